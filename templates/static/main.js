@@ -1,0 +1,44 @@
+// Entry point of every chapter page: wires up the blocks, then starts Python in a
+// worker and hands the figures to it. Without this script the page is still whole.
+
+import { setupBlocks } from "./blocks.js";
+import { setupFigures } from "./figures.js";
+import { startPython } from "./pyclient.js";
+
+document.documentElement.classList.add("js");
+setupBlocks();
+
+const figures = setupFigures();
+const bar = document.querySelector("[data-pystatus]");
+
+function status(text, value) {
+  if (!bar) return;
+  bar.hidden = false;
+  bar.querySelector("[data-pystatus-text]").textContent = text;
+  const progress = bar.querySelector("[data-pystatus-bar]");
+  if (value === undefined) progress.hidden = true;
+  else progress.value = value;
+}
+
+if (figures.count) {
+  const pyodide = document.querySelector('meta[name="mh-pyodide"]').content;
+  const python = startPython({
+    pyodideURL: new URL(pyodide, document.baseURI),
+    pyURL: new URL("../py/", import.meta.url),
+    onProgress: (step, steps, label) => status(`Loading ${label} (${step} of ${steps})…`, step - 1),
+  });
+  figures.connect(python);
+  status("Loading the Python runtime (1 of 3)…", 0);
+  python.ready.then(
+    async () => {
+      await figures.start();
+      status("Interactive figures are ready: tap a word.");
+      document.documentElement.classList.add("py-ready");
+    },
+    (err) => {
+      status(`Interaction is off: ${err.message}. The figures show their first state.`);
+      bar.classList.add("is-off");
+      figures.off();
+    },
+  );
+}

@@ -1,0 +1,58 @@
+// The page's handle on Python: starts the worker, reports progress, and turns
+// calls into promises matched to replies by id.
+
+const STEPS = 3;
+const TIMEOUT_MS = 90000;
+
+export class PythonError extends Error {
+  constructor({ type, message, traceback }) {
+    super(`${type}: ${message}`);
+    this.type = type;
+    this.traceback = traceback;
+  }
+}
+
+export function startPython({ pyodideURL, pyURL, onProgress }) {
+  const pending = new Map();
+  let nextId = 0;
+  let settle;
+  const ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  ready.catch(() => {});
+
+  if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
+    settle.reject(new Error("this browser has no WebAssembly or Web Workers"));
+    return { ready, call: () => Promise.reject(new Error("Python is off")) };
+  }
+  let worker;
+  try {
+    worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+  } catch (err) {
+    settle.reject(new Error(`the Python worker could not start (${err.message})`));
+    return { ready, call: () => Promise.reject(new Error("Python is off")) };
+  }
+  const timer = setTimeout(() => settle.reject(new Error(`Python did not start within ${TIMEOUT_MS / 1000} seconds`)), TIMEOUT_MS);
+  worker.onerror = (event) => {
+    event.preventDefault();
+    settle.reject(new Error(`the Python worker failed (${event.message || "it could not be loaded"})`));
+  };
+  worker.onmessage = ({ data }) => {
+    if (data.type === "progress") onProgress?.(data.step, STEPS, data.label);
+    else if (data.type === "ready") { clearTimeout(timer); settle.resolve(); }
+    else if (data.type === "failed") { clearTimeout(timer); settle.reject(new Error(data.message)); }
+    else if (pending.has(data.id)) {
+      const { resolve, reject } = pending.get(data.id);
+      pending.delete(data.id);
+      data.ok ? resolve(data.result) : reject(new PythonError(data.error));
+    }
+  };
+  worker.postMessage({ type: "init", pyodideURL: String(pyodideURL), pyURL: String(pyURL) });
+
+  function call(fn, args) {
+    const id = ++nextId;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ type: "call", id, fn, args });
+    });
+  }
+  return { ready, call };
+}

@@ -1,0 +1,54 @@
+"""HTML for figures, from plain Python values, shared by the build and the browser.
+
+Everything a reader typed passes through `esc` before it reaches markup, so
+a sentence such as <img src=x onerror=...> is shown as the characters it is.
+The markup carries no inline style or script: colours are classes, and the
+page's JavaScript only wires up elements marked with data-key / data-fk.
+"""
+from html import escape
+
+
+def esc(value):
+    """Text -> HTML text or attribute value."""
+    return escape(str(value), quote=True)
+
+
+def attrs(**kw):
+    """Keyword arguments -> ' name="value"' pairs; None and False drop out, True stands alone."""
+    out = []
+    for name, value in kw.items():
+        name = name.rstrip("_").replace("_", "-")
+        if value is None or value is False:
+            continue
+        out.append(f" {name}" if value is True else f' {name}="{esc(value)}"')
+    return "".join(out)
+
+
+def level(p, levels=9):
+    """A share in [0, 1] -> colour class l0 … l9 (l0 is exactly zero)."""
+    return "l0" if p <= 0 else f"l{min(levels, 1 + int(p * levels))}"
+
+
+def pct(tenths):
+    """Tenths of a point -> '12.5%'."""
+    return f"{tenths // 10}.{tenths % 10}%"
+
+
+def num(x, places=2):
+    """A number as the page shows it, with a real minus sign."""
+    s = f"{x:.{places}f}"
+    if float(s) == 0:
+        s = s.lstrip("-")
+    return s.replace("-", "−")
+
+
+def matrix(caption, row_labels, col_labels, values, *, fk, sel=None, places=2, cls="mh-matrix"):
+    """A small numeric table: one row per label, numbers right-aligned; row `sel` is marked."""
+    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in col_labels)
+    rows = []
+    for i, (label, row) in enumerate(zip(row_labels, values)):
+        cells = "".join(f"<td>{num(x, places)}</td>" for x in row)
+        rows.append(f'<tr{attrs(class_="sel" if i == sel else None)}>'
+                    f'<th scope="row">{esc(label)}</th>{cells}</tr>')
+    return (f'<table{attrs(class_=cls, data_fk=fk)}><caption>{esc(caption)}</caption>'
+            f'<thead><tr><td></td>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
