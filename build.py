@@ -99,16 +99,19 @@ def main(argv=None):
     ap.add_argument("command", nargs="?", default="build", choices=("build", "serve", "fetch"))
     ap.add_argument("--pyodide-cdn", action="store_true", help="load Pyodide from its CDN, not from site/pyodide/")
     ap.add_argument("--port", type=int, default=8000)
-    ap.add_argument("--out", type=Path, default=ROOT / "site", help="where to write the site (default: site/)")
+    ap.add_argument("--out", type=Path, default=None, help="where to write the site (default: site/ in the root)")
+    ap.add_argument("--root", type=Path, default=ROOT, help="the project folder holding chapters/, templates/, toymodels/")
     args = ap.parse_args(argv)
+    root = args.root.resolve()
+    out = args.out or root / "site"
     try:
         if args.command == "fetch":
             print(assets.runtime_dir())
             return 0
         if args.command == "serve":
             from sitebuild.serve import serve
-            return serve(ROOT, args.out, args.port, ["--pyodide-cdn"] if args.pyodide_cdn else [])
-        site = build(ROOT, args.out, args.pyodide_cdn)
+            return serve(root, out, args.port, ["--root", str(root)] + (["--pyodide-cdn"] if args.pyodide_cdn else []))
+        site = build(root, out, args.pyodide_cdn)
         print(f"built {site}")
         return 0
     except AuthorError as e:

@@ -69,8 +69,12 @@ class Prose:
                 else:
                     tex = m.group("block") or m.group("inline")
                     out = tex_to_mathml(tex.strip(), display="block" if m.group("block") else "inline")
-            except Exception as e:  # latex2mathml raises many kinds
-                raise AuthorError(self.rel, at, f"cannot read the TeX {m.group(0)!r}: {e}; "
+                    unknown = re.search(r">(\\[A-Za-z]+)<", out)
+                    if unknown:
+                        raise ValueError(f"unknown TeX command {unknown.group(1)}")
+            except Exception as e:  # latex2mathml raises many kinds, some with no message
+                reason = str(e) if isinstance(e, ValueError) and str(e) else type(e).__name__
+                raise AuthorError(self.rel, at, f"cannot read the TeX {m.group(0)!r}: {reason}; "
                                                 "write \\$ for a plain dollar sign") from None
             held.append(out)
             return HOLD.format(len(held) - 1)

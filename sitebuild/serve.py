@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 WATCHED = ("chapters", "templates", "toymodels", "sitebuild")
@@ -32,7 +33,7 @@ def snapshot(root):
 
 
 def rebuild(root, out, extra):
-    cmd = [sys.executable, str(root / "build.py"), "build", "--out", str(out), *extra]
+    cmd = [sys.executable, str(Path(__file__).resolve().parent.parent / "build.py"), "build", "--out", str(out), *extra]
     done = subprocess.run(cmd, capture_output=True, text=True)
     print((done.stdout + done.stderr).strip() or "built", flush=True)
     return done.returncode == 0

@@ -41,7 +41,7 @@ for _feature, _words in {
         if _feature:
             LEXICON[_w].add(_feature)
 
-WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*|\d+")
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
 def split_words(sentence):

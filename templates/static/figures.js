@@ -44,6 +44,7 @@ class LiveFigure {
     this.state = { ...this.initial };
     this.live = false;
     this.seq = 0;
+    this.pending = null;
     this.status = el.querySelector("[data-fig-status]");
     el.addEventListener("click", (e) => this.onClick(e));
     el.addEventListener("submit", (e) => this.onSubmit(e));
@@ -96,15 +97,20 @@ class LiveFigure {
       this.say("The interactive version is still loading; this figure shows its first state.");
       return;
     }
+    // actions made while Python is still answering build on each other, not on the drawn state
+    const next = { ...(this.pending || this.state), ...patch };
+    this.pending = next;
     const seq = ++this.seq;
     let result;
     try {
-      result = await this.python.call(this.fn, [{ ...this.state, ...patch }, this.id]);
+      result = await this.python.call(this.fn, [next, this.id]);
     } catch (err) {
+      if (seq === this.seq) this.pending = null;
       this.say(`The figure's Python code failed: ${err.message}`);
       return;
     }
-    if (seq !== this.seq) return; // a newer action has been sent
+    if (seq !== this.seq) return; // a newer action is on its way
+    this.pending = null;
     if (result.error) {
       this.say(result.error);
       return;

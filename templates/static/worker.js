@@ -22,8 +22,20 @@ async function fetchText(url) {
   return response.text();
 }
 
+// Pyodide waits forever when its .wasm cannot be fetched, so look before loading.
+async function checkRuntime(pyodideURL) {
+  const names = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
+  const answers = await Promise.all(names.map((name) => fetch(new URL(name, pyodideURL), { method: "HEAD" }).then(
+    (r) => (r.ok ? null : `${name} answered ${r.status}`),
+    () => `${name} could not be fetched`,
+  )));
+  const missing = answers.filter(Boolean);
+  if (missing.length) throw new Error(`the Python runtime is incomplete (${missing.join(", ")})`);
+}
+
 async function boot({ pyodideURL, pyURL }) {
   progress(1, "the Python runtime");
+  await checkRuntime(pyodideURL);
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
   const pyodide = await loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: () => {} });
   progress(2, "numpy");

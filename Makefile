@@ -1,0 +1,36 @@
+# Two commands set everything up on a fresh machine: `make serve` and `make test`.
+# Each bootstraps, idempotently, what it needs: the virtual env (.venv/), Pyodide and
+# its numpy (verified by sha256 into ~/.cache/manyheads), and Debian's Chromium for tests.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEPS_STAMP := $(VENV)/.deps-$(shell sha256sum pyproject.toml | cut -c1-16)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PORT ?= 8000
+
+.PHONY: serve build test pyodide chromium clean
+
+serve: $(DEPS_STAMP) pyodide
+	$(PY) build.py serve --port $(PORT)
+
+build: $(DEPS_STAMP) pyodide
+	$(PY) build.py
+
+test: $(DEPS_STAMP) pyodide chromium
+	$(PY) -m pytest
+
+$(DEPS_STAMP): pyproject.toml
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check $$($(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(" ".join(p["dependencies"] + p["optional-dependencies"]["test"]))')
+	rm -f $(VENV)/.deps-*
+	touch $@
+
+pyodide: $(DEPS_STAMP)
+	$(PY) build.py fetch
+
+chromium:
+	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+
+clean:
+	rm -rf site site.* $(VENV)
