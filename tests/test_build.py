@@ -164,3 +164,56 @@ def test_hash_mismatch_is_reported(tmp_path, monkeypatch):
     (downloads / assets.NPM_TARBALL).write_bytes(b"not the real tarball")
     with pytest.raises(assets.AssetError, match=r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not the pinned file"):
         assets.runtime_dir()
+
+
+def test_prev_next_and_position(tmp_path):
+    second = GOOD.replace('title = "A test chapter"', 'title = "Second"').replace('slug = "test"', 'slug = "second"') \
+        .replace("order = 1", "order = 2")
+    root = project(tmp_path, {"z.md": GOOD, "a.md": second})
+    site = build.build(root, root / "site")
+    first, last = (site / "test.html").read_text(), (site / "second.html").read_text()
+    assert "1 of 2" in first and '<a rel="next" href="second.html">Second →</a>' in first and 'rel="prev"' not in first
+    assert "2 of 2" in last and '<a rel="prev" href="test.html">← A test chapter</a>' in last and 'rel="next"' not in last
+    index = (site / "index.html").read_text()
+    assert index.index('href="test.html"') < index.index('href="second.html"')
+
+
+def test_cdn_option(tmp_path):
+    root = project(tmp_path, {"a.md": GOOD})
+    site = build.build(root, root / "site", cdn=True)
+    assert f'<meta name="mh-pyodide" content="{assets.CDN_URL}">' in (site / "test.html").read_text()
+    assert not (site / "pyodide").exists()
+
+
+def test_serve_types_and_rebuild_on_change(tmp_path):
+    import time
+    import urllib.request
+    root = project(tmp_path, {"a.md": GOOD})
+    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), "serve", "--root", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = ""
+        while "Many Heads is at" not in line:
+            line = proc.stdout.readline()
+            assert line, "serve exited early"
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+
+        def get(path):
+            with urllib.request.urlopen(url + path, timeout=10) as r:
+                return r.headers["Content-Type"], r.read()
+
+        assert get("pyodide/pyodide.asm.wasm")[0] == "application/wasm"
+        assert get("pyodide/pyodide.mjs")[0] == "text/javascript"
+        assert get("static/main.js")[0] == "text/javascript"
+        (root / "chapters" / "a.md").write_text(GOOD.replace("Some prose", "Freshly edited prose"))
+        deadline = time.time() + 20
+        while b"Freshly edited prose" not in get("test.html")[1]:
+            assert time.time() < deadline, "the site was not rebuilt"
+            time.sleep(0.2)
+        (root / "chapters" / "a.md").write_text(GOOD.replace("::: slot", "::: slott"))
+        while "unknown block 'slott'" not in line:
+            line = proc.stdout.readline()
+        assert b"Freshly edited prose" in get("test.html")[1]  # the last good site is still served
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -63,14 +63,18 @@ def test_home_page_lists_chapters_in_order(page, base_url):
     page.watch.clean()
 
 
-def test_progress_then_ready(page, base_url):
-    seen = []
-    page.on("console", lambda m: None)
-    page.goto(base_url + CHAPTER)
-    status = page.locator("[data-pystatus-text]")
-    page.wait_for_selector("html.py-ready", timeout=90_000)
-    seen.append(status.inner_text())
-    assert seen[-1] == "Interactive figures are ready: tap a word."
+def test_progress_names_each_step_then_ready(page, base_url):
+    page.add_init_script("""
+        window.__statuses = [];
+        new MutationObserver(() => {
+            const el = document.querySelector("[data-pystatus-text]");
+            if (el && el.textContent && window.__statuses.at(-1) !== el.textContent) window.__statuses.push(el.textContent);
+        }).observe(document, { subtree: true, childList: true, characterData: true });
+    """)
+    open_ready(page, base_url + CHAPTER)
+    assert page.evaluate("window.__statuses") == [
+        "Loading the Python runtime (1 of 3)…", "Loading numpy (2 of 3)…", "Loading the models (3 of 3)…",
+        "Interactive figures are ready: tap a word."]
     page.watch.clean()
 
 
@@ -260,3 +264,33 @@ def test_missing_runtime_leaves_static_figures_and_says_why(page, base_url):
     assert selected_rows(page) == ["it"] * 3
     assert [e for e in page.watch.errors if "404" not in e] == []
     assert page.watch.foreign == []
+
+
+def test_works_under_a_sub_path(page, site, tmp_path):
+    from conftest import serve_dir
+    (tmp_path / "courses" / "attention").mkdir(parents=True)
+    (tmp_path / "courses" / "attention" / "many-heads").symlink_to(site)
+    server = serve_dir(tmp_path)
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/courses/attention/many-heads/"
+        page.goto(url)
+        page.locator(".toc a").first.click()
+        page.wait_for_selector("html.py-ready", timeout=90_000)
+        page.get_by_role("button", name="key", exact=True).click()
+        page.wait_for_selector(".mh-shares caption:has-text('“key”')")
+        page.watch.clean()
+    finally:
+        server.shutdown()
+
+
+def test_python_errors_come_back_as_data(page, base_url):
+    open_ready(page, base_url + CHAPTER)
+    message = page.evaluate("""async () => {
+        const { startPython } = await import("./static/pyclient.js");
+        const py = startPython({ pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href) });
+        await py.ready;
+        try { await py.call("toymodels.heads:split_words", [42]); return "no error"; }
+        catch (err) { return `${err.constructor.name} | ${err.message} | ${err.traceback.includes("Traceback")}`; }
+    }""")
+    assert message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"
+    page.watch.clean()

@@ -195,8 +195,8 @@ def _mixing(m, words, sel, step):
         return ('<div class="mh-mix">' + matrix("Concatenated head outputs (T × 6)", words, cols, m["concat"], fk="concat", sel=sel)
                 + '<p class="mh-out">Each head’s two numbers are set side by side: no arithmetic, just a reshape.</p></div>')
     dims = [f"y{d + 1}" for d in range(heads.D_MODEL)]
-    return ('<div class="mh-mix">' + matrix("Output = concatenation × W^O (T × 6)", words, dims, m["y"], fk="y", sel=sel)
-            + matrix("W^O (6 × 6), fixed here, learned in a real model", cols, dims, m["WO"], fk="wo") + "</div>")
+    return ('<div class="mh-mix">' + matrix("Output = concatenation × Wᴼ (T × 6)", words, dims, m["y"], fk="y", sel=sel)
+            + matrix("Wᴼ (6 × 6), fixed here, learned in a real model", cols, dims, m["WO"], fk="wo") + "</div>")
 
 
 def shares_table(m, words, sel):
