@@ -73,6 +73,8 @@ def render_site(root, out, pyodide_url):
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f["path"], out / "py" / f["path"])
     (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
+    if (root / "toymodels" / "data").is_dir():  # fetched by Python on first use, not at start-up
+        shutil.copytree(root / "toymodels" / "data", out / "py" / "toymodels" / "data")
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
 

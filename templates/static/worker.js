@@ -51,6 +51,7 @@ async function boot({ pyodideURL, pyURL }) {
     pyodide.FS.writeFile(`${home}/${path}`, text);
   }
   pyodide.runPython(`import sys; sys.path.insert(0, "${home}"); import numpy, toymodels`);
+  pyodide.runPython("import os; os.environ['MANYHEADS_PY_URL'] = url", { globals: pyodide.toPy({ url: String(pyURL) }) });
   callPython = pyodide.runPython(CALLER);
 }
 
