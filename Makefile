@@ -18,6 +18,7 @@ build: $(DEPS_STAMP) pyodide
 	$(PY) build.py
 
 test: $(DEPS_STAMP) pyodide chromium
+	$(PY) build.py fetch --test-tools
 	$(PY) -m pytest
 
 $(DEPS_STAMP): pyproject.toml

@@ -6,6 +6,7 @@
     --pyodide-cdn                 load Pyodide from its official CDN instead of site/pyodide/
 """
 import argparse
+import base64
 import hashlib
 import json
 import shutil
@@ -22,6 +23,7 @@ from sitebuild import assets  # noqa: E402
 from sitebuild.chapters import AuthorError, read  # noqa: E402
 from sitebuild.markup import Prose  # noqa: E402
 from sitebuild.pages import ChapterRenderer  # noqa: E402
+from sitebuild.policy import content_security_policy  # noqa: E402
 
 
 def load_chapters(root):
@@ -50,6 +52,12 @@ def python_files(root):
             for p in files]
 
 
+def integrity(static):
+    """Subresource-integrity values for the files pages link to directly."""
+    return {p.name: "sha384-" + base64.b64encode(hashlib.sha384(p.read_bytes()).digest()).decode()
+            for p in static.iterdir() if p.suffix in (".js", ".css")}
+
+
 def render_site(root, out, pyodide_url):
     """Write every page and asset into `out`; raises AuthorError on an author mistake."""
     env = environment(root)
@@ -60,14 +68,15 @@ def render_site(root, out, pyodide_url):
         prose = Prose(ch.path)
         sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
         pages.append((ch, body, sources))
-    common = {"pyodide_url": pyodide_url, "chapters": [c.meta for c in chapters]}
+    shutil.copytree(root / "templates" / "static", out / "static")
+    common = {"pyodide_url": pyodide_url, "chapters": [c.meta for c in chapters],
+              "csp": content_security_policy(pyodide_url), "sri": integrity(out / "static")}
     (out / "index.html").write_text(env.get_template("index.html").render(**common, title="Many Heads"), encoding="utf-8")
     for i, (ch, body, sources) in enumerate(pages):
         html = env.get_template("chapter.html").render(
             **common, ch=ch.meta, title=ch.meta["title"], body=body, sources=sources, number=i + 1, total=len(pages),
             prev=chapters[i - 1].meta if i else None, next=chapters[i + 1].meta if i + 1 < len(chapters) else None)
         (out / f"{ch.meta['slug']}.html").write_text(html, encoding="utf-8")
-    shutil.copytree(root / "templates" / "static", out / "static")
     files = python_files(root)
     for f in files:
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +110,7 @@ def main(argv=None):
     ap.add_argument("command", nargs="?", default="build", choices=("build", "serve", "fetch"))
     ap.add_argument("--pyodide-cdn", action="store_true", help="load Pyodide from its CDN, not from site/pyodide/")
     ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--test-tools", action="store_true", help="with fetch: also fetch axe-core for the tests")
     ap.add_argument("--out", type=Path, default=None, help="where to write the site (default: site/ in the root)")
     ap.add_argument("--root", type=Path, default=ROOT, help="the project folder holding chapters/, templates/, toymodels/")
     args = ap.parse_args(argv)
@@ -109,6 +119,8 @@ def main(argv=None):
     try:
         if args.command == "fetch":
             print(assets.runtime_dir())
+            if args.test_tools:
+                print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")
             return 0
         if args.command == "serve":
             from sitebuild.serve import serve

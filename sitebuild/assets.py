@@ -119,8 +119,18 @@ def copy_runtime(dest):
             shutil.copy2(src / name, dest / name)
 
 
-if __name__ == "__main__":
-    try:
-        print(runtime_dir())
-    except AssetError as e:
-        sys.exit(f"error: {e}")
+
+
+AXE_SPEC = "axe-core@4.14.1"
+AXE_TARBALL = "axe-core-4.14.1.tgz"
+AXE_SHA256 = "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745"
+
+
+def axe_script():
+    """axe-core's axe.min.js (for the accessibility tests only), fetched from npm and verified."""
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / AXE_TARBALL
+    _download(tgz, ["npm", "pack", AXE_SPEC, "--silent", "--pack-destination", str(downloads)], AXE_SPEC)
+    check(AXE_TARBALL, sha256(tgz), AXE_SHA256)
+    with tarfile.open(tgz) as tar:
+        return tar.extractfile("package/axe.min.js").read().decode("utf-8")

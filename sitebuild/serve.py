@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+from .policy import content_security_policy
+
 WATCHED = ("chapters", "templates", "toymodels", "sitebuild")
 
 
@@ -20,8 +22,11 @@ class Handler(SimpleHTTPRequestHandler):
                       ".mjs": "text/javascript", ".js": "text/javascript", ".json": "application/json",
                       ".whl": "application/zip", ".py": "text/plain; charset=utf-8", ".svg": "image/svg+xml"}
 
+    csp = content_security_policy()
+
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Security-Policy", self.csp)
         super().end_headers()
 
     def log_message(self, fmt, *args):
@@ -53,6 +58,9 @@ def watch(root, out, extra):
 def serve(root, out, port, extra):
     if not rebuild(root, out, extra) and not out.exists():
         return 1
+    if "--pyodide-cdn" in extra:
+        from .assets import CDN_URL
+        Handler.csp = content_security_policy(CDN_URL)
     handler = functools.partial(Handler, directory=str(out))
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=watch, args=(root, out, extra), daemon=True).start()

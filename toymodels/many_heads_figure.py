@@ -136,7 +136,7 @@ def _head_summary(m, words, h, sel):
 
 
 def _head_panel(m, words, h, sel, step, hidden):
-    title = f'<h4 class="mh-head-title">{esc(head_label(h))}</h4>'
+    title = f'<h3 class="mh-head-title">{esc(head_label(h))}</h3>'
     reads = f'<p class="mh-reads">Reads {esc(READS[h].format(turn=heads.TURN))}.</p>'
     if step == "qk":
         body = matrix(f"{head_label(h)}: query and key lists", words, ("q₁", "q₂", "k₁", "k₂"),

@@ -2,6 +2,8 @@
 // {type:"call", id, fn:"toymodels.mod:func", args:[...]}. Messages out: progress, ready,
 // failed, and {id, ok, result | error} for each call. Python errors come back as data.
 
+import { allowOrigin } from "./netguard.js";
+
 let callPython = null;
 
 const CALLER = `
@@ -34,6 +36,7 @@ async function checkRuntime(pyodideURL) {
 }
 
 async function boot({ pyodideURL, pyURL }) {
+  allowOrigin(pyodideURL); // the official CDN, when the site was built to use it
   progress(1, "the Python runtime");
   await checkRuntime(pyodideURL);
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);

@@ -1,0 +1,165 @@
+"""Accessibility (axe-core, keyboard, focus, motion) and the security policy, on every page of the built site."""
+import base64
+import hashlib
+import re
+
+import pytest
+
+from conftest import open_ready
+from sitebuild import assets
+from sitebuild.policy import content_security_policy
+
+pytestmark = pytest.mark.browser
+SERIOUS = ("serious", "critical")
+
+
+@pytest.fixture(scope="session")
+def axe():
+    return assets.axe_script()
+
+
+def pages(site):
+    return sorted(p.name for p in site.glob("*.html"))
+
+
+def chapters(site):
+    return [name for name in pages(site) if "data-figure=" in (site / name).read_text()]
+
+
+def axe_violations(page, axe):
+    page.evaluate(axe)
+    found = page.evaluate("axe.run(document, { resultTypes: ['violations'] })")["violations"]
+    return [v for v in found if v["impact"] in SERIOUS]
+
+
+def describe(violations):
+    return "\n".join(f"{v['impact']}: {v['id']}: {v['help']}\n  " +
+                     "\n  ".join(n["html"][:160] + " -> " + n["failureSummary"].replace("\n", " ")
+                                 for n in v["nodes"][:6]) for v in violations)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious(browser, site, base_url, axe, scheme):
+    problems = []
+    for name in pages(site):
+        for moment in ("before Python", "after Python"):
+            context = browser.new_context(color_scheme=scheme, viewport={"width": 1200, "height": 900})
+            page = context.new_page()
+            page.goto(base_url + name, wait_until="domcontentloaded")
+            if moment == "after Python" and name in chapters(site):
+                page.wait_for_selector("html.py-ready", timeout=90_000)
+            elif moment == "after Python":
+                context.close()
+                continue
+            found = axe_violations(page, axe)
+            if found:
+                problems.append(f"{name}, {scheme}, {moment}:\n{describe(found)}")
+            context.close()
+    assert not problems, "\n\n".join(problems)
+
+
+FOCUS = """() => { const el = document.activeElement; const s = getComputedStyle(el);
+    return { inFigure: !!el.closest("figure[data-figure]"), inGroup: !!el.closest("figure [data-roving]"),
+             tag: el.tagName, text: el.textContent.slice(0, 30),
+             visible: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 }; }"""
+
+
+def test_keyboard_walks_into_figure_one_of_each_chapter_with_visible_focus(page, site, base_url):
+    for name in chapters(site):
+        open_ready(page, base_url + name)
+        invisible, info = [], {}
+        for _ in range(100):  # Tab from the top of the page until a control group of Figure 1 has focus
+            page.keyboard.press("Tab")
+            info = page.evaluate(FOCUS)
+            if not info["visible"]:
+                invisible.append(info)
+            if info["inGroup"]:
+                break
+        assert info["inGroup"], f"{name}: Tab never reached a control group of Figure 1"
+        assert invisible == [], f"{name}: focus not visible on {invisible}"
+        before = page.url
+        page.keyboard.press("ArrowRight")
+        assert page.evaluate(FOCUS)["visible"]
+        page.keyboard.press("Enter")
+        for _ in range(100):
+            if page.url != before:
+                break
+            page.wait_for_timeout(50)
+        assert page.url != before, f"{name}: arrow and Enter in Figure 1 changed nothing"
+        page.watch.clean()
+
+
+def test_reduced_motion_turns_transitions_off(browser, base_url):
+    durations = {}
+    for motion in ("no-preference", "reduce"):
+        context = browser.new_context(reduced_motion=motion)
+        page = context.new_page()
+        page.goto(base_url + "many-heads.html")
+        durations[motion] = page.evaluate("getComputedStyle(document.querySelector('.mh-grid td.c')).transitionDuration")
+        context.close()
+    assert durations == {"no-preference": "0.2s", "reduce": "0s"}
+
+
+def test_every_page_carries_the_policy_and_integrity(site, base_url):
+    import urllib.request
+    policy = content_security_policy()
+    assert "'unsafe-eval'" not in policy and "'unsafe-inline'" not in policy
+    for name in pages(site):
+        html = (site / name).read_text()
+        meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)
+        assert meta and meta.group(1).replace("&#39;", "'") == policy, name
+        assert "<script>" not in html and not re.search(r"<script(?![^>]*\bsrc=)", html), name
+        assert not re.search(r"<[^>]+\s(?:style|on[a-z]+)=", html), name
+        tags = re.findall(r'<script[^>]*>|<link rel="stylesheet"[^>]*>', html)
+        assert len(tags) == (2 if name in chapters(site) else 1), (name, tags)
+        for tag in tags:
+            path = re.search(r'(?:src|href)="(static/[^"]+)"', tag).group(1)
+            digest = base64.b64encode(hashlib.sha384((site / path).read_bytes()).digest()).decode()
+            assert f'integrity="sha384-{digest}"' in tag, (name, tag)
+    with urllib.request.urlopen(base_url + "static/worker.js") as r:
+        assert r.headers["Content-Security-Policy"] == policy
+
+
+VIOLATIONS = """
+    window.__violations = [];
+    document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+"""
+
+
+def test_a_whole_session_breaks_no_rule_and_inline_script_is_refused(page, base_url):
+    page.add_init_script(VIOLATIONS)
+    open_ready(page, base_url + "many-heads.html")
+    page.get_by_role("button", name="kept", exact=True).click()
+    page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
+    page.locator(".mh-step-link", has_text="Scores.").click()
+    page.wait_for_selector("#three-heads td.num")
+    assert page.evaluate("window.__violations") == []
+    try:
+        page.add_script_tag(content="window.__inline = 1")
+    except Exception:
+        pass
+    assert page.evaluate("window.__inline") is None
+    assert page.evaluate("window.__violations")[0].startswith("script-src-elem inline")
+    page.watch.errors.clear()  # the refused script is reported on the console, as it should be
+    page.watch.clean()
+
+
+def test_without_wasm_unsafe_eval_python_gives_up_with_a_message(page, base_url):
+    def strip(route):
+        response = route.fetch()
+        headers = {k: v.replace(" 'wasm-unsafe-eval'", "") for k, v in response.headers.items()}
+        body = response.body()
+        if "html" in headers.get("content-type", ""):
+            body = body.replace(b" &#39;wasm-unsafe-eval&#39;", b"")
+        route.fulfill(response=response, headers=headers, body=body)
+
+    page.route("**/*", strip)
+    page.clock.install()
+    page.goto(base_url + "many-heads.html")
+    page.wait_for_selector("[data-pystatus-text]:has-text('Loading')")
+    page.wait_for_timeout(3000)
+    page.clock.fast_forward("02:00")
+    page.wait_for_selector("[data-pystatus].is-off", timeout=10_000)
+    assert page.locator("[data-pystatus-text]").inner_text() == (
+        "Interaction is off: Python did not start within 90 seconds. The figures show their first state.")
+    assert page.locator("#three-heads .mh-grid").count() == 3
