@@ -9,7 +9,7 @@ DEPS_STAMP := $(VENV)/.deps-$(shell sha256sum pyproject.toml | cut -c1-16)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test pyodide chromium clean
+.PHONY: serve build test bench pyodide chromium clean
 
 serve: $(DEPS_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -35,3 +35,6 @@ chromium:
 
 clean:
 	rm -rf site site.* $(VENV)
+
+bench: $(DEPS_STAMP) pyodide chromium
+	$(PY) bench/run.py

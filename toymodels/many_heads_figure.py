@@ -174,9 +174,11 @@ def _grid(m, words, h, sel, step):
                 score = m["scores"][h, i, j]
                 tip = f"{q(words[i])} → {q(words[j])}: score {num(score)}" + ("" if seen else " (later word)")
                 cls, text = "c num" + ("" if seen else " future"), num(score, 1)
-            cells.append(f'<td{attrs(class_=cls, tabindex="0" if (i, j) == (sel, 0) else "-1", data_fk=fk, data_key="word", data_value=str(i))}>'
-                         f'{text}<span class="tip">{esc(tip)}</span></td>')
-        rows.append(f'<tr{attrs(class_="sel" if i == sel else None)}><th scope="row">{esc(words[i])}</th>{"".join(cells)}</tr>')
+            tabindex = "0" if (i, j) == (sel, 0) else "-1"
+            cells.append(f'<td class="{cls}" tabindex="{tabindex}" data-fk="{fk}">{text}<span class="tip">{esc(tip)}</span></td>')
+        # a tap anywhere in a row selects that row's word
+        rows.append(f'<tr{attrs(class_="sel" if i == sel else None, data_key="word", data_value=str(i))}>'
+                    f'<th scope="row">{esc(words[i])}</th>{"".join(cells)}</tr>')
     return (f'<table class="mh-grid" data-roving="grid">'
             f'<caption class="sr">{esc(head_label(h))}, {esc(label)}: a row is a word looking back, '
             f'a column a word it can see</caption>'

@@ -85,8 +85,8 @@ class LiveFigure {
 
   onKey(e) {
     if (moveFocus(e)) return;
-    const cell = e.target.closest("td[data-key]");
-    if (cell && (e.key === "Enter" || e.key === " ")) {
+    const cell = e.target.closest("td[data-fk]");
+    if (cell && cell.closest("[data-key]") && (e.key === "Enter" || e.key === " ")) {
       e.preventDefault();
       cell.click();
     }

@@ -26,12 +26,14 @@ if (figures.count) {
     pyodideURL: new URL(pyodide, document.baseURI),
     pyURL: new URL("../py/", import.meta.url),
     onProgress: (step, steps, label) => status(`Loading ${label} (${step} of ${steps})…`, step - 1),
+    mainThread: new URLSearchParams(location.search).get("python") === "main-thread",
   });
   figures.connect(python);
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
     async () => {
       await figures.start();
+      performance.mark("mh-python-ready");
       status("Interactive figures are ready: tap a word.");
       document.documentElement.classList.add("py-ready");
     },

@@ -12,7 +12,25 @@ export class PythonError extends Error {
   }
 }
 
-export function startPython({ pyodideURL, pyURL, onProgress }) {
+// Pyodide on the page's own thread: only for the benchmark's side-by-side measurement.
+function startOnMainThread({ pyodideURL, pyURL, onProgress }) {
+  let callPython = null;
+  const ready = import("./pyruntime.js").then(async (runtime) => {
+    const call = await runtime.boot({ pyodideURL, pyURL }, (step, label) => onProgress?.(step, STEPS, label));
+    callPython = (fn, args) => {
+      try {
+        return Promise.resolve(call(fn, args));
+      } catch (err) {
+        return Promise.reject(new PythonError(runtime.pythonError(err)));
+      }
+    };
+  });
+  ready.catch(() => {});
+  return { ready, call: (fn, args) => callPython(fn, args) };
+}
+
+export function startPython({ pyodideURL, pyURL, onProgress, mainThread = false }) {
+  if (mainThread) return startOnMainThread({ pyodideURL, pyURL, onProgress });
   const pending = new Map();
   let nextId = 0;
   let settle;

@@ -1,0 +1,157 @@
+"""`make bench`: what readers wait for, measured in Debian's Chromium on a freshly built site.
+
+Serves the site on 127.0.0.1 and writes bench/results.json and bench/results.md. Each
+start-up figure is the median of repeated cold loads (a new browser context each time);
+the tap latency is measured over 50 taps on one page. The same start-up is measured with
+Pyodide on the main thread (?python=main-thread) to show what the worker buys.
+"""
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import build  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, serve_dir  # noqa: E402
+
+COLD_LOADS = int(__import__('os').environ.get('BENCH_LOADS', 5))
+TAPS = 50
+OBSERVE = """
+window.__bench = { element: [], longtasks: [] };
+new PerformanceObserver((l) => window.__bench.element.push(...l.getEntries().map((e) => e.renderTime || e.loadTime)))
+  .observe({ type: "element", buffered: true });
+new PerformanceObserver((l) => window.__bench.longtasks.push(...l.getEntries().map((e) => [e.startTime, e.duration])))
+  .observe({ type: "longtask", buffered: true });
+"""
+TAP = """async ([n]) => {
+  const fig = document.querySelector("figure[data-figure]");
+  const words = () => [...fig.querySelectorAll(".mh-word")];
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const target = words()[i % words().length];
+    const drawn = new Promise((resolve) => fig.addEventListener("mh:drawn", resolve, { once: true }));
+    const t0 = performance.now();
+    target.click();
+    await drawn;
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));  // after the next paint
+    times.push(performance.now() - t0);
+  }
+  return times;
+}"""
+
+
+def transferred(context):
+    sizes = []
+    context.on("requestfinished", lambda r: sizes.append(r.sizes()))
+    return lambda: sum(s["responseBodySize"] + s["responseHeadersSize"] for s in sizes)
+
+
+def measure(page, url, main_thread):
+    page.add_init_script(OBSERVE)
+    page.goto(url + ("?python=main-thread" if main_thread else "") + "#three-heads")
+    page.wait_for_selector("html.py-ready", timeout=120_000)
+    page.wait_for_timeout(200)
+    m = page.evaluate("""() => ({
+        figure: Math.min(...window.__bench.element),
+        ready: performance.getEntriesByName("mh-python-ready")[0].startTime,
+        longtasks: window.__bench.longtasks })""")
+    longest = max([d for start, d in m["longtasks"] if start < m["ready"]] or [0])
+    return {"first_figure_ms": m["figure"], "python_ready_ms": m["ready"], "longest_task_ms": longest}
+
+
+def cold_load(p, url, main_thread=False):
+    """A first visit with an empty on-disk cache, then (worker mode) a second visit that may use it."""
+    with tempfile.TemporaryDirectory() as profile:
+        context = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                                       viewport={"width": 1200, "height": 900})
+        total = transferred(context)
+        result = measure(context.new_page(), url, main_thread)
+        result["bytes"] = total()
+        if not main_thread:
+            page = context.new_page()
+            page.goto(url + "#three-heads")  # a reader coming back
+            page.wait_for_selector("html.py-ready", timeout=120_000)
+            result["warm_bytes"] = total() - result["bytes"]
+        context.close()
+    return result
+
+
+def median(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+def main():
+    from playwright.sync_api import sync_playwright
+    out_dir = ROOT / "bench"
+    with tempfile.TemporaryDirectory() as tmp:
+        site = build.build(ROOT, Path(tmp) / "site")
+        chapters = sorted(p.name for p in site.glob("*.html") if "data-figure=" in p.read_text())
+        server = serve_dir(site)
+        base = f"http://127.0.0.1:{server.server_port}/"
+        results = {"machine": {"platform": platform.platform(), "cpus": __import__("os").cpu_count(),
+                               "chromium": subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()},
+                   "cold_loads": COLD_LOADS, "taps": TAPS, "chapters": {}}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for name in chapters:
+                url = base + name
+                worker = [cold_load(p, url) for _ in range(COLD_LOADS)]
+                main_thread = [cold_load(p, url, main_thread=True) for _ in range(COLD_LOADS)]
+                context = browser.new_context()
+                page = context.new_page()
+                page.goto(url)
+                page.wait_for_selector("html.py-ready", timeout=120_000)
+                taps = page.evaluate(TAP, [TAPS])
+                context.close()
+                results["chapters"][name] = {
+                    "cold_bytes": median(worker, "bytes"), "warm_bytes": median(worker, "warm_bytes"),
+                    "first_figure_ms": median(worker, "first_figure_ms"),
+                    "python_ready_ms": median(worker, "python_ready_ms"),
+                    "longest_task_ms": median(worker, "longest_task_ms"),
+                    "main_thread_python_ready_ms": median(main_thread, "python_ready_ms"),
+                    "main_thread_longest_task_ms": median(main_thread, "longest_task_ms"),
+                    "tap_to_paint_median_ms": statistics.median(taps), "tap_to_paint_p95_ms": percentile(taps, 95),
+                }
+            browser.close()
+        server.shutdown()
+    (out_dir / "results.json").write_text(json.dumps(results, indent=1))
+    table = markdown(results)
+    (out_dir / "results.md").write_text(table)
+    print(table)
+
+
+def markdown(results):
+    rows = [
+        ("cold load, bytes transferred", "cold_bytes", "{:,.0f}"),
+        ("warm (cached) load, bytes", "warm_bytes", "{:,.0f}"),
+        ("first pre-rendered figure painted (target < 300 ms)", "first_figure_ms", "{:.0f} ms"),
+        ("Python and numpy ready", "python_ready_ms", "{:.0f} ms"),
+        ("longest main-thread task while Python loads (target < 200 ms)", "longest_task_ms", "{:.0f} ms"),
+        ("same, Pyodide on the main thread: Python ready", "main_thread_python_ready_ms", "{:.0f} ms"),
+        ("same, Pyodide on the main thread: longest task", "main_thread_longest_task_ms", "{:.0f} ms"),
+        ("tap to paint, median", "tap_to_paint_median_ms", "{:.1f} ms"),
+        ("tap to paint, 95th percentile (target < 50 ms)", "tap_to_paint_p95_ms", "{:.1f} ms"),
+    ]
+    names = list(results["chapters"])
+    lines = ["| measure | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for label, key, fmt in rows:
+        lines.append(f"| {label} | " + " | ".join(fmt.format(results["chapters"][n][key]) for n in names) + " |")
+    m = results["machine"]
+    lines.append(f"\nMedians of {results['cold_loads']} cold loads; taps over {results['taps']}. "
+                 f"Machine: {m['platform']}, {m['cpus']} CPUs, {m['chromium']}, served from 127.0.0.1.")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
