@@ -24,7 +24,11 @@ BLOCKS = {
     "steps": ("the id of the figure the steps drive", False),
     "deeper": ("a title", True),
     "note": ("an optional title", True),
+    "cards": ("", True),
+    "exercise": ("the task, e.g. Make head 2 attend only to the first token", False),
+    "cell": ("", False),  # written as a fenced block ```python live, not with ':::'
 }
+LIVE_CELL = re.compile(r"^```python\s+live\b\s*(.*)$")
 FIGURE_FIELDS = {"model": True, "caption": True, "alt": True, "state": False, "live": False}
 
 
@@ -149,15 +153,31 @@ def _blocks(rel, lines, start):
                 fence = None
             keep(n, text, holds_md)
             continue
+        if top.name == "cell":
+            if text.strip() == "```":
+                stack.pop()
+            else:
+                top.lines.append((n, text))
+            continue
+        live = LIVE_CELL.match(text)
+        if live and holds_md:
+            flush()
+            block = Block("cell", live.group(1), n)
+            top.children.append(block)
+            stack.append(block)
+            continue
         opened, closed = OPEN.match(text), CLOSE.match(text)
+        if opened and opened.group(1) == "cell":
+            raise AuthorError(rel, n, "a live cell is written as a fenced block opened with ```python live, not with ':::'")
         if opened:
             name, args = opened.groups()
             if name not in BLOCKS:
-                raise AuthorError(rel, n, f"unknown block '{name}'{suggest(name, BLOCKS)}; the blocks are {', '.join(BLOCKS)}")
+                names = [b for b in BLOCKS if b != "cell"]
+                raise AuthorError(rel, n, f"unknown block '{name}'{suggest(name, names)}; the blocks are {', '.join(names)}")
             if not holds_md:
                 raise AuthorError(rel, n, f"a '{name}' block cannot sit inside '{top.name}' (opened at line {top.line}); "
                                           f"close '{top.name}' with ':::' first")
-            if not args and name != "note":
+            if not args and name not in ("note", "cards"):
                 raise AuthorError(rel, n, f"'::: {name}' needs {BLOCKS[name][0]} on the same line")
             flush()
             block = Block(name, args, n)
@@ -174,6 +194,8 @@ def _blocks(rel, lines, start):
             keep(n, text, holds_md)
     if len(stack) > 1:
         b = stack[-1]
+        if b.name == "cell":
+            raise AuthorError(rel, b.line, "live cell opened here with ```python live is never closed; add a line ``` after its code")
         raise AuthorError(rel, b.line, f"block '{b.name}' opened here is never closed; add a line ':::' after its content")
     flush()
     return root.children

@@ -8,6 +8,7 @@ from markupsafe import Markup
 
 from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .markup import Prose
+from toymodels import cells
 
 MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -63,6 +64,8 @@ class ChapterRenderer:
         self.counts = {}
 
     def render(self):
+        self.ns = self.ch.meta["slug"]
+        cells.forget(self.ns)
         for block in self._walk(self.ch.body):
             if block.name == "figure":
                 self._figure(block)
@@ -199,3 +202,57 @@ class ChapterRenderer:
     def _note(self, b):
         title = Markup(self.prose.inline(b.args, b.line)) if b.args else ""
         return self.macros.note(title, Markup(self._pieces(b.children)))
+
+    def _cards(self, b):
+        return Markup(f'<div class="mh-cards">{self._pieces(b.children)}</div>')
+
+    def _run(self, b, code, first_line, check=None):
+        """Run a cell with CPython at build time, in the page's namespace; its error is the author's."""
+        result = cells.run(code, self.ns, check)
+        if result["error"]:
+            last = result["error"].strip().splitlines()[-1]
+            line = first_line + (result["line"] or 1) - 1
+            raise AuthorError(self.rel, line, f"this live cell raised {last}; fix the code or its earlier cells")
+        return result
+
+    def _cell(self, b):
+        code = "\n".join(t for _, t in b.lines).strip("\n")
+        if not code:
+            raise AuthorError(self.rel, b.line, "this live cell is empty; put Python between ```python live and ```")
+        first = next(n for n, t in b.lines if t.strip())
+        result = self._run(b, code, first)
+        return self.macros.cell(self._id("cell"), code, result, None, self.ns)
+
+    def _exercise(self, b):
+        split = next((i for i, (_, t) in enumerate(b.lines) if t.strip() == "---"), None)
+        if split is None:
+            raise AuthorError(self.rel, b.line, "an exercise needs 'check:' and 'hint:' lines, a line '---', then the starting code")
+        head = Block("exercise", b.args, b.line, lines=b.lines[:split])
+        check, hints = None, []
+        for n, text in head.lines:
+            m = re.match(r"^(check|hint)\s*:\s*(.+)$", text.strip())
+            if not m and text.strip():
+                raise AuthorError(self.rel, n, f"an exercise holds 'check: toymodels.MODULE:FUNCTION' and 'hint: …' lines above '---'; got {text.strip()!r}")
+            if m and m.group(1) == "check":
+                check, check_line = m.group(2), n
+            elif m:
+                hints.append(Markup(self.prose.inline(m.group(2), n)))
+        if not check:
+            raise AuthorError(self.rel, b.line, "an exercise needs a line 'check: toymodels.MODULE:FUNCTION'")
+        cm = MODEL.match(check)
+        fn = None
+        if cm:
+            try:
+                fn = getattr(importlib.import_module(cm.group(1)), cm.group(2), None)
+            except ImportError:
+                fn = None
+        if not callable(fn):
+            raise AuthorError(self.rel, check_line, f"unknown check '{check}': name a function in toymodels/ as toymodels.MODULE:FUNCTION")
+        code_lines = b.lines[split + 1:]
+        code = "\n".join(t for _, t in code_lines).strip("\n")
+        if not code:
+            raise AuthorError(self.rel, b.line, "an exercise needs starting code below its '---' line")
+        first = next(n for n, t in code_lines if t.strip())
+        result = self._run(b, code, first)
+        exercise = {"task": Markup(self.prose.inline(b.args, b.line)), "check": check, "hints": hints}
+        return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)

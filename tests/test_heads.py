@@ -120,3 +120,9 @@ def test_shares_table_columns_add_to_100():
     out = render({"word": "4"})["slots"]["shares"]
     assert out.count("<td>100.0%</td>") == 3
     assert out.count('class="masked"') == 3 * 3  # three later words, one cell each per head
+
+
+def test_figure_state_rejects_unicode_digits():
+    assert render({"word": "²"})["state"]["word"] == "7"
+    from toymodels.split_attend_figure import render as render_split
+    assert render_split({"step": "mix", "cell": "²,1"})["state"]["cell"] == ""

@@ -74,7 +74,7 @@ def test_progress_names_each_step_then_ready(page, base_url):
     open_ready(page, base_url + CHAPTER)
     assert page.evaluate("window.__statuses") == [
         "Loading the Python runtime (1 of 3)…", "Loading numpy (2 of 3)…", "Loading the models (3 of 3)…",
-        "Interactive figures are ready: tap a word."]
+        "Interactive figures are ready."]
     page.watch.clean()
 
 

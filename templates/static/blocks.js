@@ -2,21 +2,13 @@
 // localStorage so a reader who comes back finds it, and the explanation stays shut until
 // the reader has committed to one.
 
-function store(key, value) {
-  try {
-    if (value === undefined) return localStorage.getItem(key);
-    localStorage.setItem(key, value);
-  } catch {
-    return null; // storage may be off (private mode, file://); the block still works
-  }
-  return null;
-}
+import { load, save } from "./storage.js";
 
 function setupGuess(section) {
   const form = section.querySelector("[data-guess-form]");
   const explain = section.querySelector("[data-explain]");
   const yours = section.querySelector("[data-your-guess]");
-  const key = `mh:${location.pathname}:${section.id}`;
+  const key = section.id;
   const show = (text) => {
     yours.textContent = `Your guess: ${text}`;
     yours.hidden = false;
@@ -32,11 +24,11 @@ function setupGuess(section) {
     const choice = form.querySelector(`input[name="guess"][value="${CSS.escape(String(data))}"]`);
     const text = choice ? choice.closest("label").textContent.trim() : String(data).trim();
     if (!text) return;
-    store(key, text);
+    save(key, text);
     show(text);
     explain.querySelector("summary").focus();
   });
-  const saved = store(key);
+  const saved = load(key);
   if (saved) show(saved);
 }
 

@@ -46,9 +46,12 @@ class LiveFigure {
     this.seq = 0;
     this.pending = null;
     this.status = el.querySelector("[data-fig-status]");
-    el.addEventListener("click", (e) => this.onClick(e));
-    el.addEventListener("submit", (e) => this.onSubmit(e));
-    el.addEventListener("keydown", (e) => this.onKey(e));
+    for (const area of [el, ...this.slots()]) {  // a slot's controls drive its figure too
+      area.addEventListener("click", (e) => this.onClick(e));
+      area.addEventListener("submit", (e) => this.onSubmit(e));
+      area.addEventListener("change", (e) => this.onChange(e));
+      area.addEventListener("keydown", (e) => this.onKey(e));
+    }
   }
 
   slots() {
@@ -73,7 +76,7 @@ class LiveFigure {
 
   onClick(e) {
     const target = e.target.closest("[data-key]");
-    if (target && this.el.contains(target)) this.set({ [target.dataset.key]: target.dataset.value });
+    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value });
   }
 
   onSubmit(e) {
@@ -81,6 +84,11 @@ class LiveFigure {
     if (!form) return;
     e.preventDefault();
     this.set(Object.fromEntries(new FormData(form)));
+  }
+
+  onChange(e) {
+    const form = e.target.closest('[data-state-form="live"]');
+    if (form) this.set(Object.fromEntries(new FormData(form)));
   }
 
   onKey(e) {
@@ -103,6 +111,7 @@ class LiveFigure {
     const seq = ++this.seq;
     let result;
     try {
+      await this.python.ready; // after a restart, the new worker must finish booting
       result = await this.python.call(this.fn, [next, this.id]);
     } catch (err) {
       if (seq === this.seq) this.pending = null;
@@ -121,7 +130,8 @@ class LiveFigure {
 
   draw(result) {
     const active = document.activeElement;
-    const focusKey = active && (this.el.contains(active) || active.closest?.("[data-slot-of]")) ? active.dataset.fk : undefined;
+    const areas = [this.el, ...this.slots()];
+    const focusKey = active && areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
     this.state = result.state;
     this.el.querySelector("[data-body]").replaceChildren(fragment(result.html));
     this.el.querySelector("[data-summary]").textContent = result.summary;
@@ -129,7 +139,9 @@ class LiveFigure {
       const html = result.slots[slot.dataset.slot];
       if (html !== undefined) slot.replaceChildren(fragment(html));
     }
-    if (focusKey) this.el.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`)?.focus();
+    if (focusKey) {
+      for (const area of areas) area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`)?.focus();
+    }
     writeURLState();
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
   }

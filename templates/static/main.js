@@ -2,6 +2,7 @@
 // worker and hands the figures to it. Without this script the page is still whole.
 
 import { setupBlocks } from "./blocks.js";
+import { setupCells } from "./cells.js";
 import { setupFigures } from "./figures.js";
 import { startPython } from "./pyclient.js";
 
@@ -20,7 +21,8 @@ function status(text, value) {
   else progress.value = value;
 }
 
-if (figures.count) {
+const cellCount = document.querySelectorAll("[data-cell]").length;
+if (figures.count || cellCount) {
   const pyodide = document.querySelector('meta[name="mh-pyodide"]').content;
   const python = startPython({
     pyodideURL: new URL(pyodide, document.baseURI),
@@ -29,12 +31,13 @@ if (figures.count) {
     mainThread: new URLSearchParams(location.search).get("python") === "main-thread",
   });
   figures.connect(python);
+  setupCells(python);
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
     async () => {
       await figures.start();
       performance.mark("mh-python-ready");
-      status("Interactive figures are ready: tap a word.");
+      status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");
       document.documentElement.classList.add("py-ready");
     },
     (err) => {
