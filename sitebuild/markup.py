@@ -86,6 +86,7 @@ class Prose:
         text, held = self._hold(text, line)
         self.md.reset()
         html = self.md.convert(text)
+        html = html.replace("<pre>", '<pre tabindex="0">')  # a code block that scrolls sideways must take focus
         return HELD.sub(lambda m: (m.group(1) or "") + held[int(m.group(2))] + (m.group(3) or ""), html)
 
     def inline(self, text, line):

@@ -9,6 +9,7 @@ function pre(cls, text) {
   const el = document.createElement("pre");
   el.className = cls;
   el.textContent = text;
+  el.tabIndex = 0; // long lines scroll sideways; keyboard users must reach them
   return el;
 }
 
