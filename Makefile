@@ -9,7 +9,7 @@ DEPS_STAMP := $(VENV)/.deps-$(shell sha256sum pyproject.toml | cut -c1-16)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test bench pyodide chromium clean
+.PHONY: serve build test bench zip pyodide chromium clean
 
 serve: $(DEPS_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -19,6 +19,7 @@ build: $(DEPS_STAMP) pyodide
 
 test: $(DEPS_STAMP) pyodide chromium
 	$(PY) build.py fetch --test-tools
+	$(PY) build.py check --strict
 	$(PY) -m pytest
 
 $(DEPS_STAMP): pyproject.toml
@@ -40,3 +41,6 @@ clean:
 
 bench: $(DEPS_STAMP) pyodide chromium
 	$(PY) bench/run.py
+
+zip: $(DEPS_STAMP) pyodide
+	$(PY) build.py zip

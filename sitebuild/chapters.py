@@ -60,6 +60,7 @@ class Chapter:
     meta: dict
     meta_lines: dict               # field -> line number
     body: list                     # Markdown pieces as (first line, text) and Blocks
+    source: str = ""               # the file's text, for finding where something was written
 
 
 def read(path, root):
@@ -76,7 +77,7 @@ def read(path, root):
         raise AuthorError(rel, 1, "front matter opened with '+++' is never closed; add a line '+++' after its last field") from None
     meta, meta_lines = _front_matter(rel, lines[1:end])
     body = _blocks(rel, lines, end + 1)
-    return Chapter(rel, meta, meta_lines, body)
+    return Chapter(rel, meta, meta_lines, body, text)
 
 
 def _front_matter(rel, lines):

@@ -61,6 +61,7 @@ class ChapterRenderer:
         self.macros = env.get_template("blocks.html").module
         self.prose = Prose(self.rel)
         self.figures = {}
+        self.figure_html = {}  # fid -> the figure's markup, for its embed page
         self.counts = {}
 
     def render(self):
@@ -113,10 +114,12 @@ class ChapterRenderer:
 
     def _figure_html(self, b):
         fig = self.figures[b.args]
-        return self.macros.figure(
+        html = self.macros.figure(
             fig.fid, Markup(self.prose.inline(b.fields["caption"], b.where["caption"])), b.fields["alt"],
             {"html": Markup(fig.result["html"]), "summary": fig.result.get("summary", "")},
-            fig.model, fig.result.get("state", {}), fig.live)
+            fig.model, fig.result.get("state", {}), fig.live, f"embed/{self.ch.meta['slug']}/{fig.fid}.html")
+        self.figure_html[fig.fid] = html
+        return html
 
     def _target(self, b, fid):
         fig = self.figures.get(fid)

@@ -2,6 +2,7 @@
 // localStorage so a reader who comes back finds it, and the explanation stays shut until
 // the reader has committed to one.
 
+import { record } from "./results.js";
 import { load, save } from "./storage.js";
 
 function setupGuess(section) {
@@ -48,6 +49,12 @@ function setupCheck(section) {
     const feedback = chosen.closest(".mh-option").querySelector("[data-feedback]");
     feedback.hidden = false;
     feedback.setAttribute("role", "status");
+    record(section.id, {
+      kind: "check yourself",
+      question: form.querySelector("legend").textContent.trim(),
+      answer: chosen.closest("label").textContent.trim(),
+      correct: feedback.classList.contains("right"),
+    });
   });
 }
 

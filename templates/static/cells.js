@@ -3,6 +3,7 @@
 // Cells share one namespace per page, so running a cell first runs the cells above it
 // that have not run yet. Edits and solved exercises are kept in localStorage.
 
+import { record } from "./results.js";
 import { load, save } from "./storage.js";
 
 function pre(cls, text) {
@@ -30,6 +31,12 @@ export function setupCells(python) {
       verdict.textContent = result.check.ok ? result.check.message : `Not yet: ${result.check.message}`;
       verdict.className = `mh-verdict ${result.check.ok ? "right" : "wrong"}`;
       if (result.check.ok) save(`exercise:${cell.id}`, "solved");
+      record(cell.id, {
+        kind: "exercise",
+        question: cell.querySelector(".mh-question").textContent.trim(),
+        answer: cell.querySelector("textarea").value,
+        correct: result.check.ok,
+      });
     }
   }
 

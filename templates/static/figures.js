@@ -46,6 +46,8 @@ class LiveFigure {
     this.seq = 0;
     this.pending = null;
     this.status = el.querySelector("[data-fig-status]");
+    // a printed page shows the pre-rendered figure, whatever the reader did on screen
+    this.printables = [el.querySelector("[data-body]"), ...this.slots()].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
     for (const area of [el, ...this.slots()]) {  // a slot's controls drive its figure too
       area.addEventListener("click", (e) => this.onClick(e));
       area.addEventListener("submit", (e) => this.onSubmit(e));
@@ -68,6 +70,18 @@ class LiveFigure {
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
     if (Object.keys(fromURL).length) await this.set(fromURL);
+  }
+
+  printView(on) {
+    for (const p of this.printables) {
+      if (on) {
+        p.now = [...p.area.childNodes];
+        p.area.replaceChildren(...p.first.map((n) => n.cloneNode(true)));
+      } else if (p.now) {
+        p.area.replaceChildren(...p.now);
+        p.now = null;
+      }
+    }
   }
 
   off() {
@@ -157,6 +171,8 @@ export function setupFigures() {
     fig.set({ [target.dataset.key]: target.dataset.value });
     fig.el.scrollIntoView({ block: "nearest" });
   });
+  window.addEventListener("beforeprint", () => figures.forEach((f) => f.printView(true)));
+  window.addEventListener("afterprint", () => figures.forEach((f) => f.printView(false)));
   return {
     count: figures.size,
     connect: (python) => figures.forEach((f) => { f.python = python; }),

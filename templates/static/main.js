@@ -3,11 +3,15 @@
 
 import { setupBlocks } from "./blocks.js";
 import { setupCells } from "./cells.js";
+import { setupEmbed } from "./embed.js";
+import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
 import { startPython } from "./pyclient.js";
 
 document.documentElement.classList.add("js");
 setupBlocks();
+setupEmbed();
+setupResults();
 
 const figures = setupFigures();
 const bar = document.querySelector("[data-pystatus]");
@@ -37,6 +41,7 @@ if (figures.count || cellCount) {
     async () => {
       await figures.start();
       performance.mark("mh-python-ready");
+      keepForOffline();
       status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");
       document.documentElement.classList.add("py-ready");
     },
@@ -46,4 +51,12 @@ if (figures.count || cellCount) {
       figures.off();
     },
   );
+}
+
+// After Python is up (so it does not compete with start-up), let the service worker keep this
+// build for offline visits. Not on file:// or where service workers are off.
+function keepForOffline() {
+  if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return;
+  navigator.serviceWorker.register(new URL("../sw.js", import.meta.url), { scope: new URL("../", import.meta.url).pathname })
+    .catch(() => {}); // a refused registration only means no offline copy
 }

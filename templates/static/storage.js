@@ -20,3 +20,16 @@ export function save(key, value) {
     // storage is off; the page works without it
   }
 }
+
+export function entries(start) {
+  const out = [];
+  try {
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (key.startsWith(prefix() + start)) out.push([key.slice((prefix() + start).length), localStorage.getItem(key)]);
+    }
+  } catch {
+    // storage is off
+  }
+  return out;
+}

@@ -1,0 +1,230 @@
+"""Authors and teachers: the chapter scaffold, `build.py check`, embedding, results as CSV, the offline zip,
+the service worker, and printing."""
+import csv
+import functools
+import io
+import threading
+import subprocess
+import sys
+import zipfile
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import build
+from conftest import open_ready, serve_dir
+from test_build import GOOD, project
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*args, root):
+    return subprocess.run([sys.executable, str(ROOT / "build.py"), *args, "--root", str(root)], capture_output=True, text=True)
+
+
+def test_new_writes_a_skeleton_that_builds(tmp_path):
+    root = project(tmp_path, {"01-a.md": GOOD})
+    done = run("new", "Heads in practice: a tour", root=root)
+    assert done.returncode == 0 and done.stdout.strip() == "wrote chapters/02-heads-in-practice-a-tour.md"
+    text = (root / "chapters/02-heads-in-practice-a-tour.md").read_text()
+    assert 'title = "Heads in practice: a tour"' in text and "order = 2" in text
+    site = build.build(root, root / "site")
+    assert "Heads in practice: a tour" in (site / "heads-in-practice-a-tour.html").read_text()
+    again = run("new", "Heads in practice: a tour", root=root)
+    assert again.returncode == 1 and "a chapter with slug 'heads-in-practice-a-tour' exists already" in again.stderr
+
+
+CHECKS = [
+    ("broken page link", GOOD + "\nSee [the other page](nowhere.html).\n", 1,
+     "chapters/a.md:21: the link to 'nowhere.html' leads to no page of this site; fix the link or the heading it points to"),
+    ("broken anchor", GOOD + "\nSee [below](#no-such-heading).\n", 1,
+     "chapters/a.md:21: the link to '#no-such-heading' names an anchor '#no-such-heading' that this page does not have"),
+    ("another origin", GOOD + '\n<img src="https://example.org/x.png" alt="x">\n', 1,
+     "site/test.html: loads https://example.org/x.png from another origin; serve it from this site instead"),
+]
+
+
+@pytest.mark.parametrize("name,text,code,message", CHECKS, ids=[c[0] for c in CHECKS])
+def test_check_reports_errors(tmp_path, name, text, code, message):
+    root = project(tmp_path, {"a.md": text})
+    done = run("check", root=root)
+    assert done.returncode == code and message in done.stderr, done.stderr
+
+
+def test_check_reports_the_mistakes_of_every_chapter(tmp_path):
+    second = GOOD.replace('slug = "test"', 'slug = "two"').replace("order = 1", "order = 2")
+    root = project(tmp_path, {"a.md": GOOD.replace("::: slot", "::: slott"), "b.md": second.replace("alt: Three grids.\n", "")})
+    done = run("check", root=root)
+    assert done.returncode == 1
+    assert "chapters/a.md:18: unknown block 'slott'" in done.stderr
+    assert "chapters/b.md:12: 'figure' block needs a field 'alt: …'" in done.stderr
+    assert "check: 2 error(s)" in done.stderr
+
+
+def test_new_leaves_appendix_orders_alone(tmp_path):
+    guide = GOOD.replace('slug = "test"', 'slug = "guide"').replace("order = 1", "order = 90")
+    root = project(tmp_path, {"01-a.md": GOOD, "90-guide.md": guide})
+    assert run("new", "Next one", root=root).stdout.strip() == "wrote chapters/02-next-one.md"
+
+
+def test_check_warnings_fail_only_when_strict(tmp_path):
+    text = GOOD + "\nTODO: finish.\n\n#### Too deep\n\nRead [this](http://example.org/).\n\n![](static/icon.svg)\n"
+    root = project(tmp_path, {"a.md": text})
+    lenient, strict = run("check", root=root), run("check", "--strict", root=root)
+    assert lenient.returncode == 0 and strict.returncode == 1
+    for message in ("chapters/a.md:21: warning: a TODO is left in the text",
+                    "chapters/a.md:23: warning: heading level 4 follows level 1; do not skip a level",
+                    "chapters/a.md:25: warning: this link uses http://; use https:// so readers are not sent to an insecure page",
+                    "chapters/a.md:27: warning: this image has no text alternative: write ![what it shows](…)"):
+        assert message in strict.stderr, strict.stderr
+    assert strict.stderr.strip().endswith("check: 0 error(s), 4 warning(s) (strict): FAILED")
+
+
+def test_the_project_passes_its_own_strict_check():
+    done = run("check", "--strict", root=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.browser
+def test_embed_button_gives_a_snippet_in_the_current_state(page, base_url):
+    open_ready(page, base_url + "many-heads.html")
+    page.get_by_role("button", name="kept", exact=True).click()
+    page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
+    page.locator("#three-heads [data-embed]").click()
+    code = page.locator("#three-heads .mh-snippet").input_value()
+    assert code.startswith(f'<iframe src="{base_url}embed/many-heads/three-heads.html?three-heads.word=6" title="Figure 1')
+    assert code.endswith(f'<script src="{base_url}static/embed-resize.js" async></script>')
+    page.watch.clean()
+
+
+PARENT = """<!doctype html><html><head><title>A course page</title></head><body>
+<h1>Week 3: attention</h1>
+<iframe id="fig" src="{src}" title="Figure" width="100%" height="200"></iframe>
+<script src="{resize}"></script></body></html>"""
+
+
+@pytest.mark.browser
+def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_url, tmp_path):
+    src = f"{base_url}embed/many-heads/three-heads.html?three-heads.head=3"
+    (tmp_path / "course.html").write_text(PARENT.format(src=src, resize=f"{base_url}static/embed-resize.js"))
+    # the course page is someone else's: a plain server, without this site's policy
+    other = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path)))
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://127.0.0.1:{other.server_port}/course.html")
+        frame = page.frame_locator("#fig")
+        frame.locator("html.py-ready").wait_for(timeout=90_000)
+        for _ in range(50):
+            height = page.evaluate("document.getElementById('fig').getBoundingClientRect().height")
+            inner = frame.locator("html").evaluate("el => el.scrollHeight")
+            if abs(height - inner) <= 4:
+                break
+            page.wait_for_timeout(100)
+        assert height > 300 and abs(height - inner) <= 4, (height, inner)
+        frame.get_by_role("button", name="key", exact=True).click()
+        frame.locator(".mh-head[data-head='3'] tr.sel th:text-is('key')").wait_for()
+        assert [s.is_visible() for s in frame.locator(".mh-head").all()] == [False, False, True]
+        assert frame.locator("[data-back]").get_attribute("href") == f"{base_url}many-heads.html?three-heads.head=3&three-heads.word=4#three-heads"
+        assert [e for e in page.watch.errors if "favicon" not in e and "404" not in e] == []
+    finally:
+        other.shutdown()
+
+
+@pytest.mark.browser
+def test_results_are_kept_and_exported_as_csv(page, base_url):
+    open_ready(page, base_url + "many-heads.html")
+    check = page.locator(".mh-check")
+    check.get_by_text("Working out which noun").click()
+    check.get_by_role("button", name="Check").click()
+    check.get_by_text("Keeping track of local order").click()
+    check.get_by_role("button", name="Check").click()
+    results = page.locator("[data-results]")
+    assert results.locator("tbody tr td").all_inner_texts()[2] == "correct"
+    page.reload()
+    page.wait_for_selector("[data-results]:not([hidden]) tbody tr")
+    with page.expect_download() as download:
+        results.get_by_role("button", name="Download as CSV").click()
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
+    assert download.value.suggested_filename == "many-heads-many-heads-results.csv"
+    assert [(r["kind"], r["result"]) for r in rows] == [("check yourself", "correct")]
+    assert rows[0]["question"].startswith("A head always looks at the word just before.")
+    assert rows[0]["answer"].startswith("Keeping track of local order")
+    page.watch.clean()
+
+
+@pytest.mark.browser
+def test_print_shows_the_pre_rendered_figures_without_controls(page, base_url):
+    open_ready(page, base_url + "many-heads.html")
+    page.get_by_role("button", name="kept", exact=True).click()
+    page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
+    page.emulate_media(media="print")
+    page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    assert page.locator(".mh-shares caption").inner_text() == "Shares for “it” in each head"
+    for selector in (".mh-controls", "[data-embed]", ".mh-pystatus", ".mh-results", ".pager"):
+        assert not page.locator(selector).first.is_visible(), selector
+    page.evaluate("window.dispatchEvent(new Event('afterprint'))")
+    page.emulate_media(media="screen")
+    assert page.locator(".mh-shares caption").inner_text() == "Shares for “kept” in each head"
+    page.watch.clean()
+
+
+@pytest.mark.browser
+def test_zip_unpacked_works_behind_a_plain_server(page, site, tmp_path):
+    archive = build.zip_site(site, tmp_path / "site.zip")
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(tmp_path / "classroom")
+    server = serve_dir(tmp_path / "classroom")
+    try:
+        open_ready(page, f"http://127.0.0.1:{server.server_port}/manyheads/many-heads.html")
+        page.get_by_role("button", name="key", exact=True).click()
+        page.wait_for_selector(".mh-shares caption:has-text('“key”')")
+        page.watch.clean()
+    finally:
+        server.shutdown()
+
+
+def wait_for_offline_copy(page):
+    """The service worker is active, so its install (which caches the whole build) has finished."""
+    page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    return sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
+
+
+@pytest.mark.browser
+def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(browser, tmp_path):
+    site = build.build(ROOT, tmp_path / "site")
+    server = serve_dir(site)
+    url = f"http://127.0.0.1:{server.server_port}/many-heads.html"
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        open_ready(page, url)
+        first = wait_for_offline_copy(page)
+        # the site is updated: a new build replaces the old one on the same server
+        chapter = (ROOT / "chapters/01-many-heads.md").read_text()
+        updated = tmp_path / "updated"
+        (updated / "chapters").mkdir(parents=True)
+        for name in ("templates", "toymodels"):
+            (updated / name).symlink_to(ROOT / name)
+        for p in (ROOT / "chapters").glob("*.md"):
+            (updated / "chapters" / p.name).write_text(p.read_text())
+        (updated / "chapters/01-many-heads.md").write_text(chapter.replace("## What real heads do", "## What real heads do, updated"))
+        build.build(updated, site)
+        page.goto(url)
+        assert page.locator("h2:has-text('What real heads do, updated')").count() == 1
+        for _ in range(200):
+            keys = sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
+            if len(keys) == 1 and keys != first:
+                break
+            page.wait_for_timeout(100)
+        assert len(keys) == 1 and keys != first, (first, keys)
+    finally:
+        server.shutdown()
+        server.server_close()
+    # the network to the server is gone: the second visit still renders and computes
+    page.goto("about:blank")
+    open_ready(page, url)
+    assert page.locator("h2:has-text('What real heads do, updated')").count() == 1
+    page.get_by_role("button", name="key", exact=True).click()
+    page.wait_for_selector(".mh-shares caption:has-text('“key”')")
+    context.close()
