@@ -131,7 +131,7 @@ def _blocks(rel, lines, start):
     md, md_start, fence = [], start + 1, None
 
     def flush():
-        nonlocal md, md_start
+        nonlocal md
         if md and any(t.strip() for t in md):
             stack[-1].children.append((md_start, "\n".join(md)))
         md = []

@@ -230,9 +230,8 @@ class ChapterRenderer:
         split = next((i for i, (_, t) in enumerate(b.lines) if t.strip() == "---"), None)
         if split is None:
             raise AuthorError(self.rel, b.line, "an exercise needs 'check:' and 'hint:' lines, a line '---', then the starting code")
-        head = Block("exercise", b.args, b.line, lines=b.lines[:split])
         check, hints = None, []
-        for n, text in head.lines:
+        for n, text in b.lines[:split]:
             m = re.match(r"^(check|hint)\s*:\s*(.+)$", text.strip())
             if not m and text.strip():
                 raise AuthorError(self.rel, n, f"an exercise holds 'check: toymodels.MODULE:FUNCTION' and 'hint: …' lines above '---'; got {text.strip()!r}")

@@ -1,5 +1,4 @@
 """What a reader sees and does, in Debian's Chromium: static page, taps, keys, edits, links, failures."""
-import re
 from urllib.parse import quote
 
 import numpy as np

@@ -6,7 +6,7 @@ the reader's browser calls the same function under Pyodide on every tap.
 """
 import numpy as np
 
-from .render import attrs, esc, level, num
+from .render import attrs, esc, level, num, state_button
 
 SENTENCE = "The cat sat on the mat"
 MAX_WORDS = 8
@@ -83,13 +83,7 @@ def _form(s, fid):
 
 
 def _word_buttons(words, i):
-    buttons = []
-    for j, word in enumerate(words):
-        a = attrs(data_key="word", data_value=str(j), data_fk=f"w{j}",
-                  aria_pressed=str(j == i).lower(),
-                  tabindex="0" if j == i else "-1")
-        buttons.append(f'<button type="button" class="mh-word"{a}>'
-                       f'{esc(word)}</button>')
+    buttons = [state_button("word", str(j), word, j == i, fk=f"w{j}", cls="mh-word") for j, word in enumerate(words)]
     return ('<div class="mh-words" role="group" aria-label="Choose a word"'
             f' data-roving>{"".join(buttons)}</div>')
 

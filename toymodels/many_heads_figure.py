@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from . import heads
-from .render import attrs, esc, level, matrix, num, pct
+from .render import attrs, esc, level, matrix, num, pct, state_button
 
 DEFAULTS = {"sentence": "Puff found a shiny key and kept it.", "word": "", "head": "all", "step": "softmax"}
 STEPS = (
@@ -90,14 +90,9 @@ def render(state=None, fid="three-heads"):
 
 
 def _controls(s, fid):
-    pick = "".join(
-        f'<button type="button"{attrs(data_key="head", data_value=v, data_fk="head-" + v, aria_pressed=str(v == s["head"]).lower(), tabindex="0" if v == s["head"] else "-1")}>'
-        f'{"All heads" if v == "all" else "Head " + v}</button>'
-        for v in CHOICES["head"])
-    steps = "".join(
-        f'<button type="button"{attrs(data_key="step", data_value=k, data_fk="step-" + k, aria_pressed=str(k == s["step"]).lower(), tabindex="0" if k == s["step"] else "-1")}>'
-        f'{i}. {esc(label)}</button>'
-        for i, (k, label) in enumerate(STEPS, 1))
+    pick = "".join(state_button("head", v, "All heads" if v == "all" else f"Head {v}", v == s["head"])
+                   for v in CHOICES["head"])
+    steps = "".join(state_button("step", k, f"{i}. {label}", k == s["step"]) for i, (k, label) in enumerate(STEPS, 1))
     return (
         '<div class="mh-controls">'
         f'<form class="mh-sentence" data-state-form><label for="{esc(fid)}-sentence">Sentence</label>'
@@ -112,9 +107,7 @@ def _controls(s, fid):
 
 
 def _word_buttons(words, sel):
-    buttons = "".join(
-        f'<button type="button" class="mh-word"{attrs(data_key="word", data_value=str(i), data_fk=f"w{i}", aria_pressed=str(i == sel).lower(), tabindex="0" if i == sel else "-1")}>{esc(w)}</button>'
-        for i, w in enumerate(words))
+    buttons = "".join(state_button("word", str(i), w, i == sel, fk=f"w{i}", cls="mh-word") for i, w in enumerate(words))
     return (f'<div class="mh-words" role="group" aria-label="Words: choose one to follow its row in every head" data-roving>'
             f'{buttons}</div>')
 

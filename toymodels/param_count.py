@@ -1,5 +1,5 @@
 """How many weights multi-head attention has: 4·d_model² + 4·d_model, whatever the number of heads."""
-from .render import attrs, esc
+from .render import esc
 
 GPT2_SMALL = {"name": "GPT-2 small", "vocab": 50257, "context": 1024, "d_model": 768, "n_head": 12, "n_layer": 12}
 GPT2_HEADS = GPT2_SMALL["n_head"]

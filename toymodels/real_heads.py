@@ -19,7 +19,6 @@ every row but the first, which can see only itself):
 - other: anything else, summarised by its strongest link.
 """
 import json
-import math
 import sys
 
 import numpy as np

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from . import real_heads as rh
-from .render import attrs, esc, level, pct
+from .render import attrs, esc, level, pct, state_button
 
 DEFAULTS = {"model": "", "sentence": "", "layer": "1", "token": "", "head": "", "view": "layer", "pick": ""}
 VIEWS = (("layer", "One layer"), ("model", "All heads"))
@@ -90,9 +90,7 @@ def render(state=None, fid="real-heads"):
 
 
 def _pressed(fk, key, value, current, text, cls=None, label=None):
-    on = value == current
-    return (f'<button type="button"{attrs(class_=cls, data_key=key, data_value=value, data_fk=fk, aria_pressed=str(on).lower(), aria_label=label, tabindex="0" if on else "-1")}>'
-            f'{esc(text)}</button>')
+    return state_button(key, value, text, value == current, fk=fk, cls=cls, aria_label=label)
 
 
 def _controls(s, m, fid):
@@ -128,7 +126,8 @@ def _controls(s, m, fid):
 
 def _tokens(d, sid, sel):
     buttons = "".join(
-        f'<button type="button"{attrs(class_="mh-word rh-token" + (" rh-special" if i in d["sinks"] and not d["causal"] else ""), data_key="token", data_value=f"{sid}:{i}", data_fk=f"t{i}", aria_pressed=str(i == sel).lower(), tabindex="0" if i == sel else "-1")}>{esc(t)}</button>'
+        state_button("token", f"{sid}:{i}", t, i == sel, fk=f"t{i}",
+                     cls="mh-word rh-token" + (" rh-special" if i in d["sinks"] and not d["causal"] else ""))
         for i, t in enumerate(d["tokens"]))
     return (f'<div class="mh-words rh-tokens" role="group" aria-label="Tokens: choose one to highlight its row in every head" data-roving>'
             f'{buttons}</div>')

@@ -24,6 +24,15 @@ def attrs(**kw):
     return "".join(out)
 
 
+def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
+    """A toggle button that sets state[key] = value. The pressed one is the tab stop of its
+    data-roving group; arrow keys reach the others."""
+    a = attrs(class_=cls, data_key=key, data_value=value, data_fk=fk or f"{key}-{value}",
+              aria_pressed=str(on).lower(), tabindex="0" if on else "-1", **extra)
+    return f'<button type="button"{a}>{esc(text)}</button>'
+
+
+
 def level(p, levels=9):
     """A share in [0, 1] -> colour class l0 … l9 (l0 is exactly zero)."""
     return "l0" if p <= 0 else f"l{min(levels, 1 + int(p * levels))}"

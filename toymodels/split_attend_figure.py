@@ -5,7 +5,7 @@ import re
 import numpy as np
 
 from . import split_attend as sa
-from .render import attrs, esc, level, num, pct
+from .render import attrs, esc, level, num, pct, state_button
 from .heads import tenths
 
 STEPS = (("project", "Project"), ("split", "Split"), ("attend", "Attend"), ("concat", "Concatenate"), ("mix", "Mix"))
@@ -74,9 +74,7 @@ def render(state=None, fid="split-attend"):
         cell = None
     s["cell"] = f"{cell[0]},{cell[1]}" if cell else ""
     body = {"project": _project, "split": _split, "attend": _attend, "concat": _concat, "mix": _mix}[s["step"]](f, words, cell)
-    stepper = "".join(
-        f'<button type="button"{attrs(data_key="step", data_value=k, data_fk="step-" + k, aria_pressed=str(k == s["step"]).lower(), tabindex="0" if k == s["step"] else "-1")}>'
-        f'{i}. {label}</button>' for i, (k, label) in enumerate(STEPS, 1))
+    stepper = "".join(state_button("step", k, f"{i}. {label}", k == s["step"]) for i, (k, label) in enumerate(STEPS, 1))
     last_the = T - 1 - [w.lower() for w in words][::-1].index("the")
     w1 = f["weights"][0, last_the]
     summary = (f"Head 1 sends the last “the” {pct(tenths(w1[: last_the + 1])[int(np.argmax(w1))])} to "
@@ -175,9 +173,7 @@ def _mix(f, words, cell):
 
 
 def _editor(s, heads):
-    presets = "".join(
-        f'<button type="button"{attrs(data_key="preset", data_value=k, data_fk="preset-" + k, aria_pressed=str(k == s["preset"]).lower(), tabindex="0" if k == s["preset"] else "-1")}>{esc(name)}</button>'
-        for k, name in PRESET_NAMES.items() if k != "custom")
+    presets = "".join(state_button("preset", k, name, k == s["preset"]) for k, name in PRESET_NAMES.items() if k != "custom")
     panels = []
     for h in range(sa.N_HEAD):
         tables = []
