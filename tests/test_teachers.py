@@ -228,3 +228,20 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(brows
     page.get_by_role("button", name="key", exact=True).click()
     page.wait_for_selector(".mh-shares caption:has-text('“key”')")
     context.close()
+
+
+@pytest.mark.browser
+def test_a_visit_to_the_home_page_alone_keeps_the_site_offline(browser, site):
+    server = serve_dir(site)
+    base = f"http://127.0.0.1:{server.server_port}/"
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(base)
+    assert wait_for_offline_copy(page)
+    server.shutdown()
+    server.server_close()
+    open_ready(page, base + "split-attend.html")
+    step = page.locator("#split-attend [data-fk='step-mix']")
+    step.click()
+    page.wait_for_selector("#split-attend [data-fk='step-mix'][aria-pressed='true']")
+    context.close()

@@ -26,6 +26,7 @@ function status(text, value) {
 }
 
 const cellCount = document.querySelectorAll("[data-cell]").length;
+if (!figures.count && !cellCount) keepForOffline(); // nothing to compete with: keep the site now
 if (figures.count || cellCount) {
   const pyodide = document.querySelector('meta[name="mh-pyodide"]').content;
   const python = startPython({
