@@ -65,6 +65,8 @@ def render(state=None, fid="three-heads"):
     if error:
         return {"html": None, "slots": {}, "state": s, "error": error, "summary": ""}
     m = heads.multi_head(words)
+    # every row's shares in tenths of a point, rounded once for the grids, the table and the sums
+    m["tenths"] = [[heads.tenths(m["weights"][h, i, : i + 1]) for i in range(len(words))] for h in range(heads.N_HEAD)]
     sel, step = int(s["word"]), s["step"]
     shown = range(heads.N_HEAD) if s["head"] == "all" else [int(s["head"]) - 1]
     summary = " ".join(_head_summary(m, words, h, sel) for h in range(heads.N_HEAD))
@@ -127,7 +129,7 @@ def _head_summary(m, words, h, sel):
         return (f"{head_label(h)}: {q(words[sel])} spreads its attention evenly over the "
                 f"{sel + 1} word{'s' if sel else ''} it can see.")
     return (f"{head_label(h)}: {q(words[sel])} looks most at {q(words[top])} "
-            f"({pct(heads.tenths(w)[top])}).")
+            f"({pct(m['tenths'][h][sel][top])}).")
 
 
 def _head_panel(m, words, h, sel, step, hidden):
@@ -152,25 +154,25 @@ def _grid(m, words, h, sel, step):
     T = len(words)
     label = {"softmax": "share of attention", "scores": "score q·k/√2 before the mask",
              "mask": "score after the mask"}[step]
+    quoted = [esc(q(w)) for w in words]  # escaped once: the grid repeats every word T times
     cols = "".join(f'<th scope="col"><span>{esc(w)}</span></th>' for w in words)
     rows = []
     for i in range(T):
-        shares = heads.tenths(m["weights"][h, i, : i + 1])
+        shares = m["tenths"][h][i]
         cells = []
         for j in range(T):
-            fk = f"g{h}-{i}-{j}"
             seen = j <= i
             if step == "softmax" or (step == "mask" and not seen):
                 if seen:
-                    tip, cls, text = f"{q(words[i])} → {q(words[j])}: {pct(shares[j])}", f"c {level(m['weights'][h, i, j])}", ""
+                    tip, cls, text = f"{quoted[i]} → {quoted[j]}: {pct(shares[j])}", f"c {level(m['weights'][h, i, j])}", ""
                 else:
-                    tip, cls, text = f"{q(words[i])} cannot see {q(words[j])}: masked", "c masked", ""
+                    tip, cls, text = f"{quoted[i]} cannot see {quoted[j]}: masked", "c masked", ""
             else:
                 score = m["scores"][h, i, j]
-                tip = f"{q(words[i])} → {q(words[j])}: score {num(score)}" + ("" if seen else " (later word)")
+                tip = f"{quoted[i]} → {quoted[j]}: score {num(score)}" + ("" if seen else " (later word)")
                 cls, text = "c num" + ("" if seen else " future"), num(score, 1)
             tabindex = "0" if (i, j) == (sel, 0) else "-1"
-            cells.append(f'<td class="{cls}" tabindex="{tabindex}" data-fk="{fk}">{text}<span class="tip">{esc(tip)}</span></td>')
+            cells.append(f'<td class="{cls}" tabindex="{tabindex}" data-fk="g{h}-{i}-{j}">{text}<span class="tip">{tip}</span></td>')
         # a tap anywhere in a row selects that row's word
         rows.append(f'<tr{attrs(class_="sel" if i == sel else None, data_key="word", data_value=str(i))}>'
                     f'<th scope="row">{esc(words[i])}</th>{"".join(cells)}</tr>')
@@ -198,7 +200,7 @@ def _mixing(m, words, sel, step):
 
 def shares_table(m, words, sel):
     """The reader's selected word: its share of attention for every word, one column per head."""
-    visible = [heads.tenths(m["weights"][h, sel, : sel + 1]) for h in range(heads.N_HEAD)]
+    visible = [m["tenths"][h][sel] for h in range(heads.N_HEAD)]
     head_cols = "".join(f'<th scope="col">{esc(head_label(h))}</th>' for h in range(heads.N_HEAD))
     rows = []
     for j, w in enumerate(words):
@@ -217,7 +219,7 @@ def _worked(m, words, sel):
                    for h in range(heads.N_HEAD))
     rows = []
     for j in range(sel + 1):
-        cells = "".join(f"<td>{num(m['scores'][h, sel, j])}</td><td>{pct(heads.tenths(m['weights'][h, sel, : sel + 1])[j])}</td>"
+        cells = "".join(f"<td>{num(m['scores'][h, sel, j])}</td><td>{pct(m['tenths'][h][sel][j])}</td>"
                         for h in range(heads.N_HEAD))
         rows.append(f'<tr><th scope="row">{esc(words[j])}</th>{cells}</tr>')
     return (f'<table class="mh-worked"><caption>Scores q·k / √{heads.D_HEAD} and shares for {esc(q(words[sel]))}</caption>'
