@@ -1,6 +1,7 @@
 # Two commands set everything up on a fresh machine: `make serve` and `make test`.
 # Each bootstraps, idempotently, what it needs: the virtual env (.venv/), Pyodide and
-# its numpy (verified by sha256 into ~/.cache/manyheads), and Debian's Chromium for tests.
+# its numpy (verified by sha256 into ~/.cache/manyheads), and, for tests, Debian's Chromium and
+# the Jane Austen corpus of the character model (Debian's r-cran-janeaustenr).
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ DEPS_STAMP := $(VENV)/.deps-$(shell sha256sum pyproject.toml | cut -c1-16)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test bench zip pyodide chromium clean
+.PHONY: serve build test bench zip pyodide chromium corpus clean
 
 serve: $(DEPS_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -17,7 +18,7 @@ serve: $(DEPS_STAMP) pyodide
 build: $(DEPS_STAMP) pyodide
 	$(PY) build.py
 
-test: $(DEPS_STAMP) pyodide chromium
+test: $(DEPS_STAMP) pyodide chromium corpus
 	$(PY) build.py fetch --test-tools
 	$(PY) build.py check --strict
 	$(PY) -m pytest
@@ -32,6 +33,10 @@ $(DEPS_STAMP): pyproject.toml
 
 pyodide: $(DEPS_STAMP)
 	$(PY) build.py fetch
+
+# Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
+corpus: $(DEPS_STAMP)
+	$(PY) -m toymodels.training.corpus >/dev/null || { $(SUDO) apt-get update -qq && $(PY) -m toymodels.training.corpus >/dev/null; }
 
 chromium:
 	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
