@@ -7,6 +7,8 @@ word looks back at "The". The reader can edit both heads' W_Q and W_K.
 """
 import numpy as np
 
+from .heads import causal_attention
+
 SENTENCE = "The cat sat on the mat"
 D_MODEL, N_HEAD = 4, 2
 D_HEAD = D_MODEL // N_HEAD
@@ -61,13 +63,9 @@ def concat(H):
 
 
 def attend(q, k, v):
-    """Scaled, causal attention for every head at once: q, k, v (h, T, d_head) -> weights (h, T, T), out (h, T, d_head)."""
-    T, d = q.shape[1], q.shape[2]
-    scores = q @ k.transpose(0, 2, 1) / np.sqrt(d)              # (h, T, T)
-    scores = np.where(np.tril(np.ones((T, T), dtype=bool)), scores, -np.inf)
-    w = np.exp(scores - scores.max(axis=-1, keepdims=True))     # (h, T, T)
-    w = w / w.sum(axis=-1, keepdims=True)
-    return scores, w, w @ v                                     # (h, T, d_head)
+    """Scaled, causal attention in every head: q, k, v (h, T, d_head) -> weights (h, T, T), out (h, T, d_head)."""
+    w = np.stack([causal_attention(qh, kh)[2] for qh, kh in zip(q, k)])  # (h, T, T): chapter 1's attention, per head
+    return w, w @ v                                                       # (h, T, d_head)
 
 
 def forward(words, heads=None):
@@ -76,11 +74,11 @@ def forward(words, heads=None):
     WQ, WK, WV, WO = weights(heads)
     Q, K, V = X @ WQ, X @ WK, X @ WV                # (T, 4) each: project
     q, k, v = split(Q, N_HEAD), split(K, N_HEAD), split(V, N_HEAD)  # (2, T, 2) each: split
-    scores, w, out = attend(q, k, v)                # (2, T, T), (2, T, T), (2, T, 2): attend
+    w, out = attend(q, k, v)                        # (2, T, T), (2, T, 2): attend
     C = concat(out)                                 # (T, 4): concatenate
     Y = C @ WO                                      # (T, 4): mix
     return dict(X=X, WQ=WQ, WK=WK, WV=WV, WO=WO, Q=Q, K=K, V=V, q=q, k=k, v=v,
-                scores=scores, weights=w, out=out, C=C, Y=Y)
+                weights=w, out=out, C=C, Y=Y)
 
 
 def check_head2_first(env):
