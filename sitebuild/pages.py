@@ -34,16 +34,18 @@ def call_figure(rel, line, model, fid, state, root):
     if not m:
         raise AuthorError(rel, line, f"model must look like toymodels.MODULE:FUNCTION, got '{model}'")
     name, func = m.groups()
-    known = figure_modules(root)
+
+    def known():  # only read when the author named something that is not there
+        figures = figure_modules(root)
+        return f"{suggest(model, figures)}; figures are {', '.join(figures)}"
+
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError:
-        raise AuthorError(rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py"
-                                     f"{suggest(model, known)}; figures are {', '.join(known)}") from None
+        raise AuthorError(rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}") from None
     fn = getattr(module, func, None)
     if not callable(fn):
-        raise AuthorError(rel, line, f"unknown figure '{model}': {name} has no function '{func}'"
-                                     f"{suggest(model, known)}; figures are {', '.join(known)}")
+        raise AuthorError(rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}")
     try:
         result = fn(state, fid)
     except Exception as e:
