@@ -64,20 +64,29 @@ def _heads(x, n_head):
     return x.reshape(T, n_head, d // n_head).transpose(1, 0, 2)
 
 
-class Bert:
-    """A BERT-style encoder from a folder with config.json and model.safetensors."""
+class Checkpoint:
+    """A folder with config.json and model.safetensors; subclasses name their config's keys."""
+    KEYS = ("n_layer", "n_head", "layer_norm_epsilon", 1e-5)
 
     def __init__(self, folder):
         self.config = load_config(folder)
-        if self.config.get("hidden_act", "gelu") != "gelu":
-            raise ValueError(f"only the exact GELU is implemented, not {self.config['hidden_act']!r}")
         self.w = load_safetensors(folder)
-        self.n_layer = self.config["num_hidden_layers"]
-        self.n_head = self.config["num_attention_heads"]
-        self.eps = self.config.get("layer_norm_eps", 1e-12)
+        layers, heads, eps, default_eps = self.KEYS
+        self.n_layer, self.n_head = self.config[layers], self.config[heads]
+        self.eps = self.config.get(eps, default_eps)
 
     def p(self, name):
         return self.w[name].astype(np.float64)
+
+
+class Bert(Checkpoint):
+    """A BERT-style encoder from a folder with config.json and model.safetensors."""
+    KEYS = ("num_hidden_layers", "num_attention_heads", "layer_norm_eps", 1e-12)
+
+    def __init__(self, folder):
+        super().__init__(folder)
+        if self.config.get("hidden_act", "gelu") != "gelu":
+            raise ValueError(f"only the exact GELU is implemented, not {self.config['hidden_act']!r}")
 
     def attentions(self, ids, token_types=None):
         """Token ids -> attention weights, shape (layers, heads, T, T); each row sums to 1."""
@@ -104,18 +113,8 @@ class Bert:
         return np.stack(maps)
 
 
-class GPT2:
+class GPT2(Checkpoint):
     """A GPT-2 checkpoint in the Hugging Face safetensors layout (local folder)."""
-
-    def __init__(self, folder):
-        self.config = load_config(folder)
-        self.w = load_safetensors(folder)
-        self.n_layer = self.config["n_layer"]
-        self.n_head = self.config["n_head"]
-        self.eps = self.config.get("layer_norm_epsilon", 1e-5)
-
-    def p(self, name):
-        return self.w[name].astype(np.float64)
 
     def attentions(self, ids):
         ids = np.asarray(ids)
