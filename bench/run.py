@@ -43,17 +43,58 @@ for _ in range(21):
     times.append(time.perf_counter() - t)
 round(sorted(times)[10] * 1000, 2)
 """
+# the chapter "One character at a time": everything its figures draw for 64 characters, inside Pyodide
+LOOK = """
+import time
+from toymodels import char_figure as fig, char_lab as lab
+params, cfg = lab.checkpoint(lab.DEFAULT_RUN, lab.steps(lab.DEFAULT_RUN)[-1])
+text = ("the queen. the queen. " * 3)[:64]
+def median_ms(f, n):
+    f()
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return round(sorted(times)[n // 2] * 1000, 2)
+f"{median_ms(lambda: lab.look(params, cfg, text, 63, 1, 0), 21)} {median_ms(lambda: fig.render({'text': text}), 11)}"
+"""
 TIME_FORWARD = """async ([code]) => {
   const { startPython } = await import("./static/pyclient.js");
   const py = startPython({ pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href) });
   await py.ready;
   const out = await py.call("toymodels.cells:run", [code, "bench", null]);
-  return out.error ? out.error : Number(out.value);
+  return out.error ? out.error : out.value;
+}"""
+# on the chapter's page: a 64-character text, taps on its characters, then the drum over checkpoints
+# fetched for the first time and again (kept by Python), each timed from the action to the next paint
+CHAR_PAGE = """async ([text, n, steps]) => {
+  const fig = document.getElementById("char-model");
+  const painted = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  async function time(act) {
+    const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
+    const t0 = performance.now();
+    act();
+    await drawn;
+    await painted();
+    return performance.now() - t0;
+  }
+  const box = document.getElementById("char-model-text");
+  await time(() => { box.value = text; box.dispatchEvent(new Event("input", { bubbles: true })); });
+  const taps = [];
+  for (let i = 0; i < n; i++) {
+    const tape = [...document.querySelectorAll('[data-slot="numbers"] .cm-ch')];
+    taps.push(await time(() => tape[(i * 7) % tape.length].click()));
+  }
+  const drum = (i) => { const d = document.getElementById("drum-at"); d.value = String(i); d.dispatchEvent(new Event("change", { bubbles: true })); };
+  const fresh = [], again = [];
+  for (const list of [fresh, again]) for (const i of steps) list.push(await time(() => drum(i)));
+  return { taps, fresh, again };
 }"""
 TAP = """async ([n]) => {
   const fig = document.querySelector("figure[data-figure]");
   // the figure's word buttons where it has them, else its other state buttons (steps, presets)
-  const words = () => [...fig.querySelectorAll(fig.querySelector(".mh-word") ? ".mh-word" : "button[data-key]")];
+  const words = () => [...fig.querySelectorAll(fig.querySelector(".mh-word") ? ".mh-word" : "button[data-key]:not([disabled])")];
   const times = [];
   for (let i = 0; i < n; i++) {
     const target = words()[i % words().length];
@@ -151,8 +192,21 @@ def main():
             context = browser.new_context(service_workers="block")
             page = context.new_page()
             page.goto(base + chapters[0])
-            results["charmodel_forward_64_ms"] = page.evaluate(TIME_FORWARD, [FORWARD])
+            results["charmodel_forward_64_ms"] = float(page.evaluate(TIME_FORWARD, [FORWARD]).strip("'"))
+            look, render = page.evaluate(TIME_FORWARD, [LOOK]).strip("'").split()
+            results["char_look_64_ms"], results["char_render_64_ms"] = float(look), float(render)
             context.close()
+            context = browser.new_context(service_workers="block")
+            page = context.new_page()
+            page.goto(base + "one-character.html")
+            page.wait_for_selector("html.py-ready", timeout=120_000)
+            timed = page.evaluate(CHAR_PAGE, [("the queen. the queen. " * 3)[:64], 30, [0, 3, 6, 9, 12, 15]])
+            context.close()
+            results["char_tap_64_median_ms"] = statistics.median(timed["taps"])
+            results["char_tap_64_p95_ms"] = percentile(timed["taps"], 95)
+            results["char_drum_fresh_median_ms"] = statistics.median(timed["fresh"])
+            results["char_drum_fresh_max_ms"] = max(timed["fresh"])
+            results["char_drum_again_median_ms"] = statistics.median(timed["again"])
             browser.close()
         server.shutdown()
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
@@ -180,6 +234,13 @@ def markdown(results):
     m = results["machine"]
     lines.append(f"\nThe character model's forward pass over 64 characters, every intermediate kept, in Pyodide in "
                  f"Chromium: {results['charmodel_forward_64_ms']} ms (median of 21).")
+    lines.append(f"\nOne character at a time, 64 characters, inside Pyodide: every intermediate (`char_lab.look`) "
+                 f"{results['char_look_64_ms']} ms, the whole figure with its nine sections as HTML "
+                 f"{results['char_render_64_ms']} ms (target < 50 ms). On the page, tap a character to paint: median "
+                 f"{results['char_tap_64_median_ms']:.1f} ms, 95th percentile {results['char_tap_64_p95_ms']:.1f} ms. "
+                 f"Drum to another checkpoint, fetched for the first time: median {results['char_drum_fresh_median_ms']:.1f} ms, "
+                 f"slowest {results['char_drum_fresh_max_ms']:.1f} ms; again, kept by Python: median "
+                 f"{results['char_drum_again_median_ms']:.1f} ms (target < 300 ms).")
     lines.append(f"\nAfter Python is ready, the service worker keeps the whole site for offline visits: "
                  f"{results['offline_copy_bytes']:,} bytes, most of them already in the browser's cache.")
     lines.append(f"\nMedians of {results['cold_loads']} cold loads; taps over {results['taps']}. "

@@ -2,6 +2,7 @@
 from .render import esc
 
 GPT2_SMALL = {"name": "GPT-2 small", "vocab": 50257, "context": 1024, "d_model": 768, "n_head": 12, "n_layer": 12}
+GPT3 = {"name": "GPT-3", "vocab": 50257, "context": 2048, "d_model": 12288, "n_head": 96, "n_layer": 96}
 GPT2_HEADS = GPT2_SMALL["n_head"]
 GPT2_LAYERS = GPT2_SMALL["n_layer"]
 GPT2_D_HEAD = GPT2_SMALL["d_model"] // GPT2_SMALL["n_head"]
@@ -69,3 +70,8 @@ def render(state=None, fid="params"):
             f'<table class="mh-matrix"><thead><tr><th scope="col">matrix</th><th scope="col">shape</th><th scope="col">numbers</th></tr></thead><tbody>{rows}</tbody></table>')
     return {"html": html, "slots": {}, "state": s, "error": None,
             "summary": f"{p['total']:,} parameters per attention layer for d_model {d:,} and {h} heads."}
+
+
+def gpt3_billions(c=GPT3):
+    """GPT-3's parameter count in whole billions, as the prose writes it: "175"."""
+    return f"{gpt2_params(c) / 1e9:.0f}"

@@ -2,10 +2,14 @@
 // Python on every reader action, and swaps in the HTML Python returns. Elements marked
 // data-key/data-value set one state field; a form marked data-state-form sets its fields.
 // The state lives in the URL as ?FIGURE.FIELD=value, so a link reopens the same view.
+// A text box in a live form answers as the reader types; an answer slower than BUSY_MS
+// marks the figure busy and shows its [data-busy] notes (e.g. "Loading the weights…").
 
 import { moveFocus } from "./keys.js";
 
 const figures = new Map();
+const BUSY_MS = 150;
+const TYPED = "input[type=text], input[type=search], textarea";
 
 function readURLState(fid) {
   const out = {};
@@ -52,6 +56,7 @@ class LiveFigure {
       area.addEventListener("click", (e) => this.onClick(e));
       area.addEventListener("submit", (e) => this.onSubmit(e));
       area.addEventListener("change", (e) => this.onChange(e));
+      area.addEventListener("input", (e) => this.onInput(e));
       area.addEventListener("keydown", (e) => this.onKey(e));
     }
   }
@@ -102,7 +107,20 @@ class LiveFigure {
 
   onChange(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form) this.set(Object.fromEntries(new FormData(form)));
+    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)));
+  }
+
+  onInput(e) {
+    const form = e.target.closest('[data-state-form="live"]');
+    if (form && e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)));
+  }
+
+  busy(on) {
+    for (const area of [this.el, ...this.slots()]) {
+      if (on) area.setAttribute("aria-busy", "true");
+      else area.removeAttribute("aria-busy");
+      for (const note of area.querySelectorAll("[data-busy]")) note.hidden = !on;
+    }
   }
 
   onKey(e) {
@@ -124,15 +142,24 @@ class LiveFigure {
     this.pending = next;
     const seq = ++this.seq;
     let result;
+    const slow = setTimeout(() => this.busy(true), BUSY_MS);
     try {
       await this.python.ready; // after a restart, the new worker must finish booting
       result = await this.python.call(this.fn, [next, this.id]);
     } catch (err) {
-      if (seq === this.seq) this.pending = null;
-      this.say(`The figure's Python code failed: ${err.message}`);
+      if (seq === this.seq) {
+        this.pending = null;
+        clearTimeout(slow);
+        this.busy(false);
+        this.say(`The figure's Python code failed: ${err.message}`);
+      }
       return;
+    } finally {
+      if (seq !== this.seq) clearTimeout(slow); // the newer action owns the busy mark now
     }
     if (seq !== this.seq) return; // a newer action is on its way
+    clearTimeout(slow);
+    this.busy(false);
     this.pending = null;
     if (result.error) {
       this.say(result.error);
@@ -146,6 +173,7 @@ class LiveFigure {
     const active = document.activeElement;
     const areas = [this.el, ...this.slots()];
     const focusKey = active && areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
+    const caret = focusKey && active.matches(TYPED) ? [active.selectionStart, active.selectionEnd] : null;
     this.state = result.state;
     this.el.querySelector("[data-body]").replaceChildren(fragment(result.html));
     this.el.querySelector("[data-summary]").textContent = result.summary;
@@ -154,7 +182,11 @@ class LiveFigure {
       if (html !== undefined) slot.replaceChildren(fragment(html));
     }
     if (focusKey) {
-      for (const area of areas) area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`)?.focus();
+      for (const area of areas) {
+        const el = area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
+        el?.focus();
+        if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
+      }
     }
     writeURLState();
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));

@@ -1,0 +1,125 @@
+"""The square and the cache: attention scores grow as n(n+1)/2, the KV cache as 2 · layers · d_model per token.
+
+A model that writes one token at a time keeps every earlier token's key and value in
+every layer (the KV cache), so a new token only needs its own query against them:
+about n dot products per head instead of all n(n+1)/2 again. The calculator below
+turns layers, d_model, bytes per number and tokens into that cache's size.
+"""
+from . import char_lab, charmodel, param_count
+from .render import esc, state_button
+
+CHAR_CONTEXT = char_lab.MAX_CHARS  # the character model is trained on stretches of this length
+UNITS = ((10**15, "PB"), (10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))
+BITS = {"1": "8-bit (1 byte)", "2": "16-bit (2 bytes)", "4": "32-bit (4 bytes)"}
+LIMITS = {"layers": 1000, "d_model": 100_000, "heads": 1000, "tokens": 1_000_000}
+FIELDS = ("layers", "d_model", "heads", "tokens", "bytes")
+
+
+def numbers_per_token(n_layer, d_model):
+    """Numbers cached per token: a key and a value (2) of d_model numbers in each layer."""
+    return 2 * n_layer * d_model
+
+
+def cache_bytes(n_layer, d_model, bytes_per_number, tokens):
+    """Bytes of the whole KV cache for `tokens` tokens."""
+    return numbers_per_token(n_layer, d_model) * bytes_per_number * tokens
+
+
+def scores_per_head(n):
+    """Attention scores one head computes for n tokens: each scores itself and every one before it."""
+    return n * (n + 1) // 2
+
+
+def dot_products_new_token(n, cached=True):
+    """Dot products one head needs for the n-th token: with the cache, its query against the
+    n − 1 cached keys and its own (n); without it, every score of all n tokens again."""
+    return n if cached else scores_per_head(n)
+
+
+def human_bytes(b):
+    """Bytes in decimal units, one decimal place: 4718592 -> '4.7 MB' (1 kB = 10³ bytes)."""
+    for size, unit in UNITS:
+        if b >= size:
+            return f"{b / size:,.1f} {unit}"
+    return f"{b:,} bytes"
+
+
+def _preset(c, tokens, nbytes):
+    """A model config -> the calculator's fields, as strings."""
+    return {"layers": str(c["n_layer"]), "d_model": str(c["d_model"]), "heads": str(c["n_head"]),
+            "tokens": str(tokens), "bytes": str(nbytes)}
+
+
+PRESETS = {
+    "this": (_preset(charmodel.REFERENCE, CHAR_CONTEXT, 4), "This chapter's model"),
+    "gpt2": (_preset(param_count.GPT2_SMALL, param_count.GPT2_SMALL["context"], 2), "GPT-2 small"),
+    "gpt3": (_preset(param_count.GPT3, param_count.GPT3["context"], 2), "GPT-3"),
+}
+DEFAULTS = {**PRESETS["this"][0], "preset": ""}
+
+
+def _check(s):
+    """Reader's strings -> ints, or ValueError with a reason a reader can act on."""
+    try:
+        v = {k: int(s[k]) for k in FIELDS}
+    except ValueError:
+        raise ValueError("every field must be a whole number, such as 12 or 2048") from None
+    for k, top in LIMITS.items():
+        if not 1 <= v[k] <= top:
+            raise ValueError(f"{k.replace('_', ' ')} must be between 1 and {top:,}")
+    if str(v["bytes"]) not in BITS:
+        raise ValueError("a number takes 1, 2 or 4 bytes here")
+    if v["d_model"] % v["heads"]:
+        raise ValueError(f"{v['heads']:,} heads cannot split d_model {v['d_model']:,} evenly: each head "
+                         f"would get {v['d_model'] / v['heads']:.4g} numbers, and a head needs a whole number")
+    return v
+
+
+def render(state=None, fid="kv-cache"):
+    """The calculator: layers, d_model, heads, tokens and bytes per number in; cache size and score counts out."""
+    s = {**DEFAULTS, **{k: str(v).strip() for k, v in (state or {}).items() if k in DEFAULTS}}
+    if s["preset"] in PRESETS:
+        s.update(PRESETS[s["preset"]][0])
+    s["preset"] = ""
+    f = esc(fid)
+
+    def field(key, fk, label, top):
+        return (f'<label for="{f}-{fk}">{label}</label><input type="number" min="1" max="{top}" '
+                f'id="{f}-{fk}" name="{key}" data-fk="{fk}" value="{esc(s[key])}">')
+    options = "".join(f'<option value="{k}"{" selected" if s["bytes"] == k else ""}>{esc(t)}</option>'
+                      for k, t in BITS.items())
+    buttons = "".join(state_button("preset", key, text, all(s[k] == p[k] for k in FIELDS), fk=f"preset-{key}")
+                      for key, (p, text) in PRESETS.items())
+    form = ('<div role="group" aria-label="Presets" data-roving>' + buttons + '</div>'
+            '<form class="mh-sentence kv-form" data-state-form>'
+            + field("layers", "l", "layers", LIMITS["layers"]) + field("d_model", "d", "d_model", LIMITS["d_model"])
+            + field("heads", "h", "heads", LIMITS["heads"]) + field("tokens", "n", "tokens n", LIMITS["tokens"])
+            + f'<label for="{f}-b">numbers stored as</label><select id="{f}-b" name="bytes" data-fk="b">{options}</select>'
+            '<button type="submit" data-fk="go">Compute</button></form>')
+    try:
+        v = _check(s)
+    except ValueError as e:
+        return {"html": form + f'<p class="mh-why" role="status">This cannot work: {esc(e)}.</p>',
+                "slots": {}, "state": s, "error": None, "summary": f"This cannot work: {e}."}
+    L, d, h, n, b = (v[k] for k in FIELDS)
+    per_token = numbers_per_token(L, d)
+    total = cache_bytes(L, d, b, n)
+    scores = scores_per_head(n)
+    with_c, without_c = dot_products_new_token(n), dot_products_new_token(n, cached=False)
+    rows = (("numbers per token", f"2 × {L:,} × {d:,}", f"{per_token:,}"),
+            ("bytes per token", f"{per_token:,} × {b}", f"{per_token * b:,} ({human_bytes(per_token * b)})"),
+            (f"cache for {n:,} tokens", f"{per_token * b:,} × {n:,}", f"{total:,} ({human_bytes(total)})"),
+            ("scores per head", f"{n:,} × {n + 1:,} / 2", f"{scores:,}"),
+            (f"dot products per head for token {n:,}, with the cache", f"{n - 1:,} cached keys + its own", f"{with_c:,}"),
+            ("… without the cache", "all scores again", f"{without_c:,}"))
+    body = "".join(f'<tr><th scope="row">{a}</th><td>{c}</td><td>{r}</td></tr>' for a, c, r in rows)
+    html = (form + f'<p class="mh-out" role="status">The cache holds <strong>{human_bytes(total)}</strong> '
+            f'for {n:,} tokens: {per_token:,} numbers per token (a key and a value of {d:,} numbers '
+            f'in each of {L:,} layers), {human_bytes(per_token * b)} (1 GB = 10⁹ bytes). Each of the {h:,} heads in a layer scores {scores:,} pairs; '
+            f'with the cache, token {n:,} needs {with_c:,} dot products per head instead of {without_c:,}.</p>'
+            '<table class="mh-matrix"><thead><tr><th scope="col">what</th><th scope="col">how</th>'
+            f'<th scope="col">how many</th></tr></thead><tbody>{body}</tbody></table>')
+    summary = (f"A KV cache of {total:,} bytes ({human_bytes(total)}) for {n:,} tokens, {per_token:,} numbers per token; "
+               f"{scores:,} scores per head, and {with_c:,} dot products per head for token {n:,} with the cache "
+               f"instead of {without_c:,} without.")
+    return {"html": html, "slots": {}, "state": s, "error": None, "summary": summary}
