@@ -25,21 +25,24 @@ def test_this_model_is_the_default_and_follows_charmodel():
     assert kv.numbers_per_token(c["n_layer"], c["d_model"]) == 2 * 2 * 32 == 128
     assert kv.CHAR_CONTEXT == train.parser().parse_args([]).ctx
     assert r["state"]["layers"] == "2" and r["state"]["bytes"] == "4"
-    assert "128" in r["html"] and "32.8 kB" in r["html"]   # 128 × 4 × 64 = 32,768 bytes
+    assert "<td>128</td>" in r["html"] and "32,768 (32.8 kB)" in r["html"]   # 128 × 4 × 64 = 32,768 bytes
     assert 'data-value="this" data-fk="preset-this" aria-pressed="true"' in r["html"]
 
 
 def test_gpt2_preset():
-    s = kv.render({"preset": "gpt2"})["state"]
+    r = kv.render({"preset": "gpt2"})
+    s = r["state"]
     assert (s["layers"], s["d_model"], s["heads"], s["tokens"], s["bytes"]) == ("12", "768", "12", "1024", "2")
+    # a key and a value of 768 in each of 12 layers, 2 bytes each, for 1,024 tokens
+    assert "<td>18,432</td>" in r["html"] and "37,748,736 (37.7 MB)" in r["html"]
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 64])
 def test_scores_per_head_brute_force(n):
     assert kv.scores_per_head(n) == sum(1 for i in range(n) for j in range(n) if j <= i)
-    if n:
-        assert kv.dot_products_new_token(n) == n
-        assert kv.dot_products_new_token(n, cached=False) == kv.scores_per_head(n)
+    if n:  # token n against the n - 1 cached keys and its own, or every pair again
+        assert kv.dot_products_new_token(n) == len([j for j in range(n)])
+        assert kv.dot_products_new_token(n, cached=False) == sum(i + 1 for i in range(n))
 
 
 def test_human_bytes():

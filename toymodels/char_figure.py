@@ -6,7 +6,8 @@ sections, so one state drives them all and lives in the URL:
   text   what the reader typed (kept as typed)     sel    the selected character ("" = the last)
   lh     the head of sections 3-5, "L.H" ("" = the last layer's strongest copier)
   off    heads pulled out, "L.H,L.H"               copy   the nonsense pair's seed (0 = the chapter's)
-  at, write   one-shot requests: the drum's position (an index), write on (any value).
+  at, at_run, write   one-shot requests: the drum's position (an index into at_run's checkpoints),
+         write on (any value).
 The build pre-renders the defaults; the browser calls this same function under Pyodide.
 """
 from . import char_draw as draw
@@ -17,17 +18,21 @@ from .heads import tenths
 from .render import attrs, esc, level, pct, state_button
 
 DEFAULTS = {"run": lab.DEFAULT_RUN, "step": "", "text": "the queen. the qu", "sel": "", "lh": "", "off": "",
-            "copy": "0", "at": "", "write": ""}
+            "copy": "0", "at": "", "at_run": "", "write": ""}
+MAX_TYPED = 200         # the text box keeps this much, known characters or not
 WRITE_ON = 24           # characters per press of "Write on"
 WINDOW = 24             # the eight small grids show the last this-many characters
 ANCHORS = {"embed": "numbers", "attention": "queries", "mlp": "cut-open", "residual": "bringing-back", "predict": "predict"}
+SECTIONS = ("numbers", "scores", "weights", "residual", "anatomy", "heads", "copying", "drum", "ablate")
+SUDDEN = 500           # steps: a rise of copying within this many is called sudden
 RUN_NAMES = {"reference-induction": "Reference size, copies", "reference": "Reference recipe",
              "reference-repeats": "Reference size, slow copier", "induction": "Twice as wide"}
 
 
-def _digits(text, limit=10 ** 9):
+def _digits(text):
+    """'12' -> 12; anything but up to nine ASCII digits (a URL may hold anything) -> None."""
     text = str(text)
-    return int(text) if text.isascii() and text.isdigit() and int(text) < limit else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def _pairs(text, L, H):
@@ -47,6 +52,21 @@ def q(ch):
     return f"“{draw.show_char(ch)}”"
 
 
+SPOKEN = {" ": "space", ".": "full stop", ",": "comma", "'": "apostrophe"}
+
+
+def said(ch):
+    """A character as a screen reader should say it: '␣' would be read as 'open box'."""
+    return SPOKEN.get(ch, ch)
+
+
+def shown(ch):
+    """A character as markup: what the eye needs, and its name for a screen reader."""
+    if ch not in SPOKEN:
+        return esc(ch)
+    return f'<span aria-hidden="true">{esc(draw.show_char(ch))}</span><span class="sr">{SPOKEN[ch]}</span>'
+
+
 def normalise(state):
     """Defaults filled in, one-shots carried out, every field clamped -> (state, view)."""
     s = {**DEFAULTS, **{k: str(v) for k, v in (state or {}).items() if k in DEFAULTS}}
@@ -54,21 +74,22 @@ def normalise(state):
         s["run"] = DEFAULTS["run"]
     steps = lab.steps(s["run"])
     at = _digits(s["at"])
-    if at is not None and at < len(steps):
+    if at is not None and at < len(steps) and s["at_run"] == s["run"]:   # a drum move made for another model is void
         s["step"] = str(steps[at])
     step = _digits(s["step"])
     step = steps[-1] if step is None else lab.nearest_step(s["run"], step)
-    s["step"], s["at"] = ("" if step == steps[-1] else str(step)), ""
+    s["step"], s["at"], s["at_run"] = ("" if step == steps[-1] else str(step)), "", ""
     params, cfg = lab.checkpoint(s["run"], step)
     L, H = cfg["n_layer"], cfg["n_head"]
     off = _pairs(s["off"], L, H)
     s["off"] = _off_text(off)
     ablate = [(l - 1, h - 1) for l, h in off]
-    s["text"] = s["text"][:200]
+    s["text"] = s["text"][:MAX_TYPED]
     text, rejected = lab.split_text(s["text"])
-    if s["write"] and text and len(text) < lab.MAX_CHARS:
-        more = lab.write_on(params, cfg, text[:lab.MAX_CHARS], WRITE_ON, lab.seed_of(s["text"] + s["step"]), ablate)
-        s["text"] += more[len(text[:lab.MAX_CHARS]):]
+    room = min(WRITE_ON, lab.MAX_CHARS - len(text), MAX_TYPED - len(s["text"]))
+    if s["write"] and text and room > 0:
+        more = lab.write_on(params, cfg, text, room, lab.seed_of(s["text"] + s["step"]), ablate)
+        s["text"] += more[len(text):]
         text, rejected = lab.split_text(s["text"])
     s["write"] = ""
     cut = len(text) > lab.MAX_CHARS
@@ -76,6 +97,8 @@ def normalise(state):
     sel = _digits(s["sel"])
     if sel is None or sel >= len(text):
         s["sel"], sel = "", max(len(text) - 1, 0)
+    else:
+        s["sel"] = str(sel)
     lh = _pairs(s["lh"], L, H)
     if lh:
         layer, head = lh[0]
@@ -95,8 +118,10 @@ def render(state=None, fid="char-model"):
     """-> {"html": section 1, "slots": the other sections, "state", "error", "summary"}."""
     s, v = normalise(state)
     if not v["text"]:
-        return {"html": "", "slots": {}, "state": s, "summary": "",
-                "error": "Type at least one character the model knows: a to z, space, full stop, comma or apostrophe."}
+        why = "Type at least one character the model knows: a to z, space, full stop, comma or apostrophe."
+        wait = f'<p class="mh-note">{why}</p>'
+        return {"html": _predict(s, v, None, fid), "slots": {name: wait for name in SECTIONS}, "state": s,
+                "summary": why, "error": None}
     r = lab.look(v["params"], v["cfg"], v["text"], v["sel"], v["layer"] - 1, v["head"] - 1, v["ablate"])
     demo = lab.copying_demo(v["params"], v["cfg"], v["seed"], v["ablate"])
     best = int(r["probs"].argmax())
@@ -105,6 +130,7 @@ def render(state=None, fid="char-model"):
     slots = {"numbers": _numbers(v, r), "scores": _scores(v, r), "weights": _weights(v, r),
              "residual": _residual(v, r), "anatomy": _anatomy(v, r), "heads": _heads(s, v, r),
              "copying": _copying(s, v, demo), "drum": _drum(s, v), "ablate": _ablate(s, v, demo)}
+    assert set(slots) == set(SECTIONS)
     return {"html": _predict(s, v, r, fid), "slots": slots, "state": s, "error": None, "summary": summary}
 
 
@@ -122,17 +148,20 @@ def run_story(run):
     when = lab.when_copying_appears(run)
     if when:
         a, b = when
-        copies = (f"It learned to copy suddenly: {100 * a['copying']:.0f}% of repeated nonsense at step "
-                  f"{a['step']:,}, {100 * b['copying']:.0f}% at step {b['step']:,}, {100 * end['copying']:.1f}% at the end.")
+        how = "suddenly, within" if b["step"] - a["step"] <= SUDDEN else "over"
+        copies = (f"It learned to copy {how} {b['step'] - a['step']:,} steps: {100 * a['copying']:.1f}% of repeated "
+                  f"nonsense at step {a['step']:,}, {100 * b['copying']:.1f}% at step {b['step']:,}, "
+                  f"{100 * end['copying']:.1f}% at the end.")
     else:
         copies = (f"It never learned to copy: {100 * end['copying']:.1f}% of repeated nonsense at the end, "
-                  "no better than guessing where spaces go.")
+                  "about what guessing letters would score.")
     return (f"{ev['n_params']:,} parameters ({c['n_layer']} layers, {c['d_model']} numbers per character), "
             f"trained for {r['steps']:,} steps at learning rate {r['lr']:g} on {data}. "
             f"On held-out text it ends at {end['valid_bits']:.2f} bits per character. {copies}")
 
 
 def _predict(s, v, r, fid):
+    """Section 1: the model switch, its story and size, the text box and the bars (r is None without text)."""
     cfg, p = v["cfg"], v["params"]
     runs = "".join(state_button("run", run, RUN_NAMES[run], run == s["run"], fk=f"run-{run}") for run in lab.RUNS)
     g3 = param_count.GPT3
@@ -143,23 +172,25 @@ def _predict(s, v, r, fid):
     rejected = ""
     if v["rejected"]:
         chars = ", ".join(dict.fromkeys(q(c) for _, c in v["rejected"]))
-        rejected = (f'<p class="mh-why cm-rejected" role="status">Not among the model\'s 30 characters, so left out: '
+        rejected = (f'<p class="mh-why cm-rejected" role="status">Not among the model\'s {len(cm.VOCAB)} characters, so left out: '
                     f'{esc(chars)}. It knows a to z, space, full stop, comma and apostrophe: no capitals, digits or other signs.</p>')
     if v["cut"]:
         rejected += f'<p class="mh-why" role="status">The model reads the first {lab.MAX_CHARS} characters: the length it was trained on.</p>'
     full = len(v["text"]) >= lab.MAX_CHARS
     form = (f'<form class="mh-sentence cm-text" data-state-form="live">'
             f'<label for="{esc(fid)}-text">Text</label>'
-            f'<input type="text" id="{esc(fid)}-text" name="text" data-fk="text" value="{esc(s["text"])}" maxlength="{lab.MAX_CHARS}" '
+            f'<input type="text" id="{esc(fid)}-text" name="text" data-fk="text" value="{esc(s["text"])}" maxlength="{MAX_TYPED}" '
             f'autocomplete="off" autocapitalize="none" spellcheck="false">'
             f'<button type="button"{attrs(data_key="write", data_value="1", data_fk="write", disabled=full)}>Write on</button></form>')
+    top = f'<div class="mh-pick cm-runs" role="group" aria-label="Model" data-roving>{runs}</div>' \
+          f'<p class="cm-story">{esc(run_story(s["run"]))}</p>{head}{form}{rejected}'
+    if r is None:
+        return top
     best = int(r["probs"].argmax())
-    said = (f'<p class="mh-out cm-next" role="status">After {esc(q(v["text"][-1]))} it expects '
-            f'<strong>{esc(q(cm.VOCAB[best]))}</strong> ({100 * r["probs"][best]:.1f}%).'
-            + (f' Heads pulled out: {esc(_names(v["off"]))}.' if v["off"] else "") + "</p>")
-    return (f'<div class="mh-pick cm-runs" role="group" aria-label="Model" data-roving>{runs}</div>'
-            f'<p class="cm-story">{esc(run_story(s["run"]))}</p>{head}{form}{rejected}{said}'
-            f'{scroll(draw.bars(r["probs"], cm.VOCAB), "Next-character probabilities")}')
+    expects = (f'<p class="mh-out cm-next" role="status">After {esc(q(v["text"][-1]))} it expects '
+               f'<strong>{esc(q(cm.VOCAB[best]))}</strong> ({100 * r["probs"][best]:.1f}%).'
+               + (f' Heads pulled out: {esc(_names(v["off"]))}.' if v["off"] else "") + "</p>")
+    return top + expects + scroll(draw.bars(r["probs"], cm.VOCAB), "Next-character probabilities")
 
 
 def scroll(html, label):
@@ -178,7 +209,7 @@ def _tape(v, slot, label):
     Built once per render (six sections show it), then named for each section."""
     if "tape" not in v:
         v["tape"] = "".join(state_button("sel", str(i), draw.show_char(c), i == v["sel"], fk=f"@@-c{i}", cls="mh-word cm-ch",
-                                         aria_label=f"character {i + 1}, {q(c)}")
+                                         aria_label=f"character {i + 1}, {said(c)}")
                             for i, c in enumerate(v["text"]))
     named = v["tape"].replace('data-fk="@@-', f'data-fk="{slot}-')
     return f'<div class="mh-words cm-tape" role="group" aria-label="{esc(label)}" data-roving>{named}</div>'
@@ -209,7 +240,7 @@ def _head_picker(v, slot):
 def _row_table(v, slot, caption, values, cells, extra=""):
     """The characters up to the selected one as columns, then the rows of numbers; later ones shuttered."""
     t, T = v["sel"], len(v["text"])
-    head = "".join(f'<th scope="col"{attrs(class_="sel" if j == t else None)}>{esc(draw.show_char(c))}</th>' for j, c in enumerate(v["text"]))
+    head = "".join(f'<th scope="col"{attrs(class_="sel" if j == t else None)}>{shown(c)}</th>' for j, c in enumerate(v["text"]))
     body = []
     for name, row in values:
         tds = "".join(cells(j, x) for j, x in enumerate(row))
@@ -261,7 +292,8 @@ def _residual(v, r):
             + "<p>The stream starts as embedding + position, and every head and MLP adds a vector to it. "
               "The length of each addition (the square root of the sum of its numbers squared):</p>"
             + scroll(draw.lengths(r["parts"], "Lengths of what each part adds to the stream"), "Lengths of the additions")
-            + f'<p>Their sum is the stream the read-out sees (length {draw.fmt(float((r["final"].astype(float) ** 2).sum() ** 0.5))}). '
+            + f'<p>Their sum is the stream that the final norm and the read-out turn into the prediction '
+              f'(length {draw.fmt(float((r["final"].astype(float) ** 2).sum() ** 0.5))}). '
               'A pulled-out head adds nothing.</p>')
 
 
@@ -290,13 +322,15 @@ def _heads(s, v, r):
                      f'{state_button("lh", f"{layer}.{head}", f"L{layer}H{head}", (layer, head) == (v["layer"], v["head"]), fk=f"heads-h{layer}.{head}", cls="cm-head-name")}'
                      f'<strong class="cm-label">{esc(name)}{" (pulled out)" if off else ""}</strong>{pic}'
                      f'<small>{numbers}</small></li>')
-    shown = f"the last {WINDOW} of your {T} characters" if first else f"your {T} characters"
-    return (f'<p>Each picture is one head on {shown}: a row for each character looking, darker is more '
-            f'attention; the outlined row is {esc(_picked(v))}. The labels and numbers are what the evaluation '
+    span = f"the last {WINDOW} of your {T} characters" if first else f"your {T} characters"
+    row = (f"the outlined row is {_picked(v)}" if v["sel"] >= first else
+           f"{_picked(v)} comes before them, so no row is outlined")
+    return (f'<p>Each picture is one head on {span}: a row for each character looking, darker is more '
+            f'attention; {esc(row)}. The labels and numbers are what the evaluation '
             f'measured for step {v["step"]:,} on held-out text (mean weight on the previous character, two back, '
             f'itself, spaces) and on repeated nonsense (copying: weight on what came next last time). '
             f'Choose a head to open it above.</p>' + _tape(v, "heads", "Choose a character") +
-            f'<ul class="cm-heads" aria-label="The eight heads" data-roving>{"".join(items)}</ul>')
+            f'<ul class="cm-heads" aria-label="The {len(labels)} heads" data-roving>{"".join(items)}</ul>')
 
 
 # ---------------------------------------------------------------- 8-10. copying, training, ablation
@@ -313,13 +347,13 @@ def _copying(s, v, demo):
     heads = " · ".join(f"L{L}H{h + 1} {100 * a:.1f}%" for h, a in enumerate(looks))
     end = lab.measured(s["run"], v["step"])
     return (f'<p class="cm-pair"><span aria-hidden="true">{chars}</span><span class="sr">{esc(text)}</span></p>'
-            f'<p class="mh-out" role="status">After the second {esc(q(text[-1]))} the letter that came next last time is '
+            f'<p class="mh-out">After the second {esc(q(text[-1]))} the letter that came next last time is '
             f'{esc(q(demo["want"]))}: the model gives it <strong data-p-want="{demo["p_want"]!r}">{100 * demo["p_want"]:.1f}%</strong>'
             f' and its top guess is {esc(q(demo["guess"]))}. From that {esc(q(text[-1]))}, layer {L}\'s heads put this much '
             f'weight on the earlier {esc(q(demo["want"]))}: {heads}; the most is L{L}H{best + 1}.</p>'
             f'<p>Read along the repeat: the model\'s top guess at each character after the first of the second copy, '
             f'{demo["n_right"]} of {len(demo["checks"])} right here.</p><ul class="cm-checks">{marks}</ul>'
-            f'<p>The evaluation measured this on 200 stretches of repeated nonsense: at step {v["step"]:,} this model '
+            f'<p>The evaluation measured this on many stretches of repeated nonsense: at step {v["step"]:,} this model '
             f'copies <strong>{100 * end["copying"]:.1f}%</strong> of the repeated characters right'
             + (" (with every head in; pulling heads out is measured below)" if v["off"] else "") + ".</p>"
             f'<button type="button"{attrs(data_key="copy", data_value=str(v["seed"] + 1), data_fk="copy-new")}>A new nonsense pair</button>')
@@ -342,9 +376,9 @@ def _drum(s, v):
     return (f'<form class="cm-drum" data-state-form="live"><label for="drum-at">Training step '
             f'<strong>{step:,}</strong> of {steps[-1]:,} (checkpoint {i + 1} of {len(steps)})</label>'
             f'<input type="range" id="drum-at" name="at" data-fk="drum" min="0" max="{len(steps) - 1}" value="{i}" '
-            f'aria-valuetext="step {step:,}"></form>{jumps}'
+            f'aria-valuetext="step {step:,}"><input type="hidden" name="at_run" value="{esc(s["run"])}"></form>{jumps}'
             f'<p class="cm-busy" data-busy hidden><progress aria-label="Loading"></progress> Loading the weights of that step…</p>'
-            f'<p class="mh-out" role="status">At step {step:,}: {now["valid_bits"]:.2f} bits per character on held-out '
+            f'<p class="mh-out">At step {step:,}: {now["valid_bits"]:.2f} bits per character on held-out '
             f'text, {100 * now["copying"]:.1f}% of repeated nonsense copied. Every figure on this page now shows '
             f'the model as it was then.</p>'
             + scroll(draw.plot(points, step, steps[-1]), "Training plot") +
@@ -359,8 +393,8 @@ def _ablate(s, v, demo):
     for l in range(1, L + 1):
         for h in range(1, H + 1):
             after = off ^ {(l, h)}
-            buttons.append(f'<button type="button"{attrs(data_key="off", data_value=_off_text(after), data_fk=f"off-{l}.{h}", aria_pressed=str((l, h) not in off).lower(), class_="cm-toggle")}>'
-                           f'L{l}H{h} {"in" if (l, h) not in off else "out"}</button>')
+            buttons.append(f'<button type="button"{attrs(data_key="off", data_value=_off_text(after), data_fk=f"off-{l}.{h}", aria_pressed=str((l, h) in off).lower(), tabindex="0" if (l, h) == (1, 1) else "-1", class_="cm-toggle")}>'
+                           f'L{l}H{h}</button>')
     reset = f'<button type="button"{attrs(data_key="off", data_value="", data_fk="off-none", disabled=not off)}>Put every head back</button>'
     ev = lab.evaluation()["runs"][s["run"]]
     ab = ev["ablation"]
@@ -377,8 +411,8 @@ def _ablate(s, v, demo):
     live = (f'With {esc(_names(v["off"]))} out, the copying demo gives {esc(q(demo["want"]))} {100 * demo["p_want"]:.1f}% '
             f'and gets {demo["n_right"]} of {len(demo["checks"])} right.' if off else
             f'With every head in, the copying demo gives {esc(q(demo["want"]))} {100 * demo["p_want"]:.1f}%.')
-    return (f'<div class="cm-toggles" role="group" aria-label="Heads: press to pull one out or put it back" data-roving>{"".join(buttons)}</div>'
-            f'{reset}<p class="mh-out" role="status">{live} The prediction at the top of the page uses the same heads.</p>'
+    return (f'<div class="cm-toggles" role="group" aria-label="Pull heads out: a pressed head is out" data-roving>{"".join(buttons)}</div>'
+            f'{reset}<p class="mh-out">{live} The prediction at the top of the page uses the same heads.</p>'
             f'<table class="mh-matrix cm-ablation"><caption>Measured by the evaluation at step {ev["final_step"]:,} '
             f'(every head in: {100 * final["copying"]:.1f}% copied, {final["valid_bits"]:.3f} bits per character)</caption>'
             f'<thead><tr><th scope="col">pulled out</th><th scope="col">copying</th><th scope="col">held-out bits</th></tr></thead>'

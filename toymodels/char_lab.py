@@ -25,8 +25,10 @@ RUNS = ("reference-induction", "reference", "reference-repeats", "induction")  #
 DEFAULT_RUN = "reference-induction"
 MAX_CHARS = 64           # the length of every training stretch: the model never saw more
 HABITS = ("previous", "two_back", "itself", "spaces")
-HABIT_AT = 0.30          # a head is labelled by a habit that gets at least this share on held-out text …
-SPACES_AT = 0.40         # … but spaces are one character in five, so a head "on spaces" needs more
+HABIT_AT = 0.30          # a head is labelled by a habit that gets at least this share on held-out text,
+SHARP = 1.5              # … and this many times the next habit's share; else it looks at a blur of them
+RECENT_AT = 0.60         # the share on the last three characters (previous, two back, itself) of a blur
+SPACES_AT = 0.40         # spaces are common, so a head "on spaces" needs more than an even spread gives them
 INDUCTION_AT = 0.30      # mean attention to "what came next last time" on repeated nonsense
 COPY_DEFAULT = "qzxv kplw qzxv kp"
 
@@ -83,16 +85,18 @@ def split_text(text):
 def head_label(rec, induction):
     """The habit the evaluation measured for one head, as (short name, the numbers behind it)."""
     numbers = {h: rec[h] for h in HABITS}
+    recent = sorted(("previous", "two_back", "itself"), key=lambda h: -rec[h])
+    best, runner_up = recent[0], recent[1]
     if induction >= INDUCTION_AT:
         name = "copies what came next"
+    elif rec["spaces"] >= SPACES_AT and rec["spaces"] > rec[best]:
+        name = "looks at spaces"
+    elif rec[best] >= HABIT_AT and rec[best] >= SHARP * rec[runner_up]:
+        name = {"previous": "previous character", "two_back": "two back", "itself": "itself"}[best]
+    elif sum(rec[h] for h in recent) >= RECENT_AT:
+        name = "last few characters"
     else:
-        best = max(("previous", "two_back", "itself"), key=lambda h: rec[h])
-        if rec["spaces"] >= SPACES_AT and rec["spaces"] > rec[best]:
-            name = "looks at spaces"
-        elif rec[best] >= HABIT_AT:
-            name = {"previous": "previous character", "two_back": "two back", "itself": "itself"}[best]
-        else:
-            name = "spread wide"
+        name = "spread wide"
     return name, dict(numbers, induction=induction)
 
 
@@ -104,13 +108,13 @@ def labels(run, step):
 
 
 def when_copying_appears(run):
-    """(last step copying under 25%, first step after it at 75% or more), or None if it never did."""
+    """(the last checkpoint copying under 25%, the first after it at 75% or more), or None if it never did."""
     ck = evaluation()["runs"][run]["checkpoints"]
     end = next((i for i, c in enumerate(ck) if c["copying"] >= 0.75), None)
     if end is None:
         return None
-    start = max(i for i in range(end) if ck[i]["copying"] < 0.25)
-    return ck[start], ck[end]
+    start = max((i for i in range(end) if ck[i]["copying"] < 0.25), default=None)
+    return None if start is None else (ck[start], ck[end])
 
 
 def nonsense_pair(seed):

@@ -58,7 +58,7 @@ def _jump():
 
 
 def _copied_at(c):
-    return f"{_pct(c['copying'])} at step {c['step']:,}"
+    return f"{_pct(c['copying'], 1)} at step {c['step']:,}"
 
 
 def jump_before():
@@ -75,9 +75,66 @@ def jump_steps():
 
 
 def jump_bits():
-    """Held-out bits per character before and after copying appears."""
+    """What the loss on held-out prose does while copying appears, with its numbers."""
     a, b = _jump()
-    return f"{a['valid_bits']:.2f} bits per character at step {a['step']:,} and {b['valid_bits']:.2f} at step {b['step']:,}"
+    change = b["valid_bits"] - a["valid_bits"]
+    way = "barely moves" if abs(change) < 0.02 else ("gets slightly worse" if change > 0 else "improves a little")
+    return (f"{way}: {a['valid_bits']:.2f} bits per character at step {a['step']:,}, "
+            f"{b['valid_bits']:.2f} at step {b['step']:,}")
+
+
+def n_models():
+    return _count(len(lab.RUNS))
+
+
+def n_reference_size():
+    """How many of the shipped models have the reference size."""
+    return _count(sum(lab.manifest(run)["config"] == lab.cm.REFERENCE for run in lab.RUNS))
+
+
+def n_copiers():
+    return _count(sum(lab.when_copying_appears(run) is not None for run in lab.RUNS))
+
+
+def wide_factor():
+    """How many times wider the wide model's stream is than the reference size's."""
+    return _times(lab.manifest("induction")["config"]["d_model"] // lab.cm.REFERENCE["d_model"])
+
+
+def mlp_factor():
+    return _times(lab.cm.REFERENCE["d_mlp"] // lab.cm.REFERENCE["d_model"])
+
+
+def n_heads():
+    return _count(lab.cm.REFERENCE["n_layer"] * lab.cm.REFERENCE["n_head"])
+
+
+def _count(n):
+    return ("zero one two three four five six seven eight nine ten".split() + [str(n)])[min(n, 11)]
+
+
+def _times(n):
+    return {2: "twice", 3: "three times"}.get(n, f"{_count(n)} times")
+
+
+def _feeders():
+    """Layer-1 heads whose removal costs copying most, and the sharpest previous-character head of layer 1."""
+    ab = lab.evaluation()["runs"][SHOWN]["ablation"]
+    labels = {(l, h): name for l, h, name, _ in lab.labels(SHOWN, lab.steps(SHOWN)[-1])}
+    first = sorted((k for k in ab if k.startswith("L1H")), key=lambda k: ab[k]["copying"])
+    sharp = [k for k in first if labels[(1, int(k[3:]))] == "previous character"]
+    return ab, first, sharp
+
+
+def layer1_feeders():
+    ab, first, sharp = _feeders()
+    worst = [k for k in first[:2] if k not in sharp]
+    return " or ".join(f"{k} ({_pct(ab[k]['copying'], 1)})" for k in worst)
+
+
+def layer1_sharp():
+    ab, first, sharp = _feeders()
+    return f"{sharp[0]} ({_pct(ab[sharp[0]]['copying'], 1)})" if sharp else "none"
 
 
 def vocab_size():

@@ -2,8 +2,10 @@
 // Python on every reader action, and swaps in the HTML Python returns. Elements marked
 // data-key/data-value set one state field; a form marked data-state-form sets its fields.
 // The state lives in the URL as ?FIGURE.FIELD=value, so a link reopens the same view.
-// A text box in a live form answers as the reader types; an answer slower than BUSY_MS
-// marks the figure busy and shows its [data-busy] notes (e.g. "Loading the weights…").
+// A text box in a live form answers as the reader types (not in the middle of an input
+// method's composition), and the box itself is kept across redraws, with its caret and undo.
+// An answer slower than BUSY_MS marks the figure busy and shows the [data-busy] notes
+// (e.g. "Loading the weights…") of the part of the page the action came from.
 
 import { moveFocus } from "./keys.js";
 
@@ -47,8 +49,8 @@ class LiveFigure {
     this.initial = JSON.parse(el.dataset.state);
     this.state = { ...this.initial };
     this.live = false;
-    this.seq = 0;
-    this.pending = null;
+    this.pending = null; // the state to send next, merged from every action since the last answer
+    this.running = false;
     this.status = el.querySelector("[data-fig-status]");
     // a printed page shows the pre-rendered figure, whatever the reader did on screen
     this.printables = [el.querySelector("[data-body]"), ...this.slots()].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
@@ -57,6 +59,7 @@ class LiveFigure {
       area.addEventListener("submit", (e) => this.onSubmit(e));
       area.addEventListener("change", (e) => this.onChange(e));
       area.addEventListener("input", (e) => this.onInput(e));
+      area.addEventListener("compositionend", (e) => this.onInput(e));
       area.addEventListener("keydown", (e) => this.onKey(e));
     }
   }
@@ -95,31 +98,31 @@ class LiveFigure {
 
   onClick(e) {
     const target = e.target.closest("[data-key]");
-    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value });
+    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget);
   }
 
   onSubmit(e) {
     const form = e.target.closest("[data-state-form]");
     if (!form) return;
     e.preventDefault();
-    this.set(Object.fromEntries(new FormData(form)));
+    this.set(Object.fromEntries(new FormData(form)), e.currentTarget);
   }
 
   onChange(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)));
+    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget);
   }
 
   onInput(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)));
+    if (form && e.target.matches(TYPED) && !e.isComposing) this.set(Object.fromEntries(new FormData(form)), e.currentTarget);
   }
 
-  busy(on) {
+  busy(on, origin) {
     for (const area of [this.el, ...this.slots()]) {
       if (on) area.setAttribute("aria-busy", "true");
       else area.removeAttribute("aria-busy");
-      for (const note of area.querySelectorAll("[data-busy]")) note.hidden = !on;
+      for (const note of area.querySelectorAll("[data-busy]")) note.hidden = !(on && area === origin);
     }
   }
 
@@ -132,59 +135,71 @@ class LiveFigure {
     }
   }
 
-  async set(patch) {
+  async set(patch, origin = this.el) {
     if (!this.live) {
       this.say("The interactive version is still loading; this figure shows its first state.");
       return;
     }
-    // actions made while Python is still answering build on each other, not on the drawn state
-    const next = { ...(this.pending || this.state), ...patch };
-    this.pending = next;
-    const seq = ++this.seq;
-    let result;
-    const slow = setTimeout(() => this.busy(true), BUSY_MS);
+    // actions made while Python is still answering build on each other, not on the drawn state,
+    // and only the newest is sent when Python is free: a held arrow key queues no backlog
+    this.pending = { ...(this.pending || this.state), ...patch };
+    this.origin = origin;
+    if (this.running) return;
+    this.running = true;
+    const slow = setTimeout(() => this.busy(true, this.origin), BUSY_MS);
     try {
-      await this.python.ready; // after a restart, the new worker must finish booting
-      result = await this.python.call(this.fn, [next, this.id]);
-    } catch (err) {
-      if (seq === this.seq) {
+      while (this.pending) {
+        const sent = this.pending;
+        let result;
+        try {
+          await this.python.ready; // after a restart, the new worker must finish booting
+          result = await this.python.call(this.fn, [sent, this.id]);
+        } catch (err) {
+          if (this.pending === sent) {
+            this.pending = null;
+            this.say(`The figure's Python code failed: ${err.message}`);
+          }
+          continue;
+        }
+        if (this.pending !== sent) continue; // the reader acted again meanwhile: send that instead
         this.pending = null;
-        clearTimeout(slow);
-        this.busy(false);
-        this.say(`The figure's Python code failed: ${err.message}`);
+        if (result.error) {
+          this.say(result.error);
+          continue;
+        }
+        this.say("");
+        this.draw(result);
       }
-      return;
     } finally {
-      if (seq !== this.seq) clearTimeout(slow); // the newer action owns the busy mark now
+      clearTimeout(slow);
+      this.busy(false);
+      this.running = false;
     }
-    if (seq !== this.seq) return; // a newer action is on its way
-    clearTimeout(slow);
-    this.busy(false);
-    this.pending = null;
-    if (result.error) {
-      this.say(result.error);
-      return;
-    }
-    this.say("");
-    this.draw(result);
   }
 
   draw(result) {
     const active = document.activeElement;
     const areas = [this.el, ...this.slots()];
     const focusKey = active && areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
-    const caret = focusKey && active.matches(TYPED) ? [active.selectionStart, active.selectionEnd] : null;
+    const typing = focusKey && active.matches(TYPED) ? active : null;
+    const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
+    const swap = (area, html) => {
+      const parts = fragment(html);
+      const twin = typing && parts.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
+      if (twin && twin.value === typing.value) twin.replaceWith(typing); // the reader's own box stays
+      area.replaceChildren(parts);
+    };
     this.state = result.state;
-    this.el.querySelector("[data-body]").replaceChildren(fragment(result.html));
+    swap(this.el.querySelector("[data-body]"), result.html);
     this.el.querySelector("[data-summary]").textContent = result.summary;
     for (const slot of this.slots()) {
       const html = result.slots[slot.dataset.slot];
-      if (html !== undefined) slot.replaceChildren(fragment(html));
+      if (html !== undefined) swap(slot, html);
     }
     if (focusKey) {
       for (const area of areas) {
         const el = area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
-        el?.focus();
+        if (el && document.activeElement !== el) el.focus();
         if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
       }
     }
