@@ -80,13 +80,17 @@ CHAR_PAGE = """async ([text, n, steps]) => {
     await painted();
     return performance.now() - t0;
   }
-  const box = document.getElementById("char-model-text");
+  const type = (value) => {  // the box is redrawn with each answer: find it anew every time
+    const box = document.getElementById("char-model-text");
+    box.value = value;
+    box.dispatchEvent(new Event("input", { bubbles: true }));
+  };
   const write = [];
   for (let i = 0; i < 5; i++) {
-    await time(() => { box.value = text.slice(0, 20 + i); box.dispatchEvent(new Event("input", { bubbles: true })); });
+    await time(() => type(text.slice(0, 20 + i)));
     write.push(await time(() => fig.querySelector("[data-key=write]").click()));
   }
-  await time(() => { box.value = text; box.dispatchEvent(new Event("input", { bubbles: true })); });
+  await time(() => type(text));
   const taps = [];
   for (let i = 0; i < n; i++) {
     const tape = [...document.querySelectorAll('[data-slot="numbers"] .cm-ch')];
