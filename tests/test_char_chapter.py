@@ -94,6 +94,18 @@ def test_copying_demo_and_nonsense_pairs():
         assert pair[len(text) - len(pair)] == want and want.isalpha()
 
 
+def test_small_grids_use_the_site_colour_levels():
+    from toymodels import char_draw, render
+    att = np.tril(np.random.default_rng(1).dirichlet(np.full(9, 0.4), size=9)).astype(np.float32)
+    att[3, 1], att[4, 0] = 0.0, 1 / 9                                 # exactly zero, and a level boundary
+    svg = char_draw.grid(att, 0, 2, "test")
+    drawn = {(int(x) // 7, int(y) // 7): cls for cls, d in re.findall(r'<path class="(l\d)" d="([^"]+)"', svg)
+             for x, y in re.findall(r"M(\d+) (\d+)h7v7", d)}
+    for i in range(9):
+        for j in range(i + 1):
+            assert drawn.get((j, i), "l1") == render.level(float(att[i, j])), (i, j)
+
+
 def test_head_labels_follow_the_evaluation():
     rec = {"previous": 0.45, "two_back": 0.2, "itself": 0.3, "spaces": 0.5}
     assert lab.head_label(rec, 0.1)[0] == "looks at spaces"

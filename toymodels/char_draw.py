@@ -8,7 +8,7 @@ its numbers by shape or position, never by colour alone.
 """
 import numpy as np
 
-from .render import attrs, esc, level
+from .render import attrs, esc
 
 MINUS = "−"
 
