@@ -8,9 +8,7 @@ its numbers by shape or position, never by colour alone.
 """
 import numpy as np
 
-from .render import attrs, esc
-
-MINUS = "−"
+from .render import attrs, esc, levels, num
 
 
 def svg(width, height, label, body, cls="mh-svg", role="img"):
@@ -28,11 +26,6 @@ def diverging(x, scale, steps=5):
         return "z"
     k = min(steps, 1 + int(abs(x) / scale * steps))
     return f"{'p' if x > 0 else 'n'}{k}"
-
-
-def fmt(x, places=2):
-    s = f"{x:.{places}f}"
-    return (s if float(s) != 0 else s.lstrip("-")).replace("-", MINUS)
 
 
 def bars(probs, vocab, top=5):
@@ -78,7 +71,7 @@ def strip(values, label):
     body = (f'<line class="axis" x1="0" y1="{mid}" x2="{n * cw}" y2="{mid}"/>' + cells_by_class(cells)
             + f'<path class="tickbar" d="{"".join(ticks)}"/>')
     low, high = min(map(float, values)), max(map(float, values))
-    return svg(n * cw, ch + lane, f"{label}: {n} numbers from {fmt(low)} to {fmt(high)}", body, "mh-svg mh-strip")
+    return svg(n * cw, ch + lane, f"{label}: {n} numbers from {num(low)} to {num(high)}", body, "mh-svg mh-strip")
 
 
 def needles(act, label):
@@ -93,13 +86,13 @@ def needles(act, label):
     body = (f'<line class="axis" x1="0" y1="{mid}" x2="{n * gap}" y2="{mid}"/>'
             f'<path class="needle pos" d="{"".join(up)}"/><path class="needle neg" d="{"".join(down)}"/>')
     on = int((act > 0.5).sum())
-    return svg(n * gap, h, f"{label}: {on} of {n} neurons above 0.5, the largest {fmt(float(act.max()))}", body, "mh-svg mh-needles")
+    return svg(n * gap, h, f"{label}: {on} of {n} neurons above 0.5, the largest {num(float(act.max()))}", body, "mh-svg mh-needles")
 
 
 def grid(att, first, sel, label, cell=7):
     """One head's attention over characters FIRST … FIRST+W-1 (att is W×W), row SEL outlined."""
     n = len(att)
-    lv = np.where(att > 0, np.minimum(9, 1 + (att * 9).astype(int)), 0)  # (n, n) as render.level, all at once
+    lv = levels(att)                                                    # (n, n) colour class numbers
     cells = [(f"l{lv[i, j]}", j * cell, i * cell, cell, cell) for i, j in zip(*np.tril_indices(n)) if lv[i, j] != 1]
     under = f'<path class="l1" d="M0 0h{cell}' + "".join(f"v{cell}h{cell}" for _ in range(n - 1)) + f'v{cell}H0z"/>'
     body = [under, cells_by_class(cells)]   # the lightest level is the whole triangle beneath
@@ -171,5 +164,5 @@ def lengths(parts, label):
         bw = (w - lw - 50) * size / top
         body.append(f'<text class="label end" x="{lw - 6}" y="{y + 13}">{esc(name)}</text>'
                     f'<rect class="len" x="{lw}" y="{y}" width="{bw:.1f}" height="{bh}"/>'
-                    f'<text class="val start" x="{lw + bw + 4:.1f}" y="{y + 13}">{fmt(size)}</text>')
+                    f'<text class="val start" x="{lw + bw + 4:.1f}" y="{y + 13}">{num(size)}</text>')
     return svg(w, len(parts) * (bh + 4), label, "".join(body), "mh-svg mh-lengths")

@@ -15,7 +15,7 @@ from . import char_lab as lab
 from . import charmodel as cm
 from . import param_count
 from .heads import tenths
-from .render import attrs, esc, level, pct, state_button
+from .render import attrs, esc, level, num, pct, state_button, whole
 
 DEFAULTS = {"run": lab.DEFAULT_RUN, "step": "", "text": "the queen. the qu", "sel": "", "lh": "", "off": "",
             "copy": "0", "at": "", "at_run": "", "write": ""}
@@ -29,17 +29,11 @@ RUN_NAMES = {"reference-induction": "Reference size, copies", "reference": "Refe
              "reference-repeats": "Reference size, slow copier", "induction": "Twice as wide"}
 
 
-def _digits(text):
-    """'12' -> 12; anything but up to nine ASCII digits (a URL may hold anything) -> None."""
-    text = str(text)
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
-
-
 def _pairs(text, L, H):
     out = set()
     for part in str(text).split(","):
         l, _, h = part.partition(".")
-        if 1 <= (_digits(l) or 0) <= L and 1 <= (_digits(h) or 0) <= H:
+        if 1 <= (whole(l, 9) or 0) <= L and 1 <= (whole(h, 9) or 0) <= H:
             out.add((int(l), int(h)))
     return sorted(out)
 
@@ -73,10 +67,10 @@ def normalise(state):
     if s["run"] not in lab.RUNS:
         s["run"] = DEFAULTS["run"]
     steps = lab.steps(s["run"])
-    at = _digits(s["at"])
+    at = whole(s["at"], 9)
     if at is not None and at < len(steps) and s["at_run"] == s["run"]:   # a drum move made for another model is void
         s["step"] = str(steps[at])
-    step = _digits(s["step"])
+    step = whole(s["step"], 9)
     step = steps[-1] if step is None else lab.nearest_step(s["run"], step)
     s["step"], s["at"], s["at_run"] = ("" if step == steps[-1] else str(step)), "", ""
     params, cfg = lab.checkpoint(s["run"], step)
@@ -94,22 +88,23 @@ def normalise(state):
     s["write"] = ""
     cut = len(text) > lab.MAX_CHARS
     text = text[:lab.MAX_CHARS]
-    sel = _digits(s["sel"])
+    sel = whole(s["sel"], 9)
     if sel is None or sel >= len(text):
         s["sel"], sel = "", max(len(text) - 1, 0)
     else:
         s["sel"] = str(sel)
+    measured = lab.measured(s["run"], step)          # the evaluation's record of this checkpoint
     lh = _pairs(s["lh"], L, H)
     if lh:
         layer, head = lh[0]
         s["lh"] = f"{layer}.{head}"
     else:
         s["lh"] = ""
-        induction = lab.measured(s["run"], step)["induction"][L - 1]
+        induction = measured["induction"][L - 1]
         layer, head = L, 1 + max(range(H), key=lambda h: induction[h])
-    seed = _digits(s["copy"]) or 0
+    seed = whole(s["copy"], 9) or 0
     s["copy"] = str(seed)
-    view = {"step": step, "steps": steps, "params": params, "cfg": cfg, "off": off, "ablate": ablate,
+    view = {"step": step, "steps": steps, "measured": measured, "params": params, "cfg": cfg, "off": off, "ablate": ablate,
             "text": text, "rejected": rejected, "cut": cut, "sel": sel, "layer": layer, "head": head, "seed": seed}
     return s, view
 
@@ -237,7 +232,7 @@ def _head_picker(v, slot):
     return f'<div class="mh-pick cm-heads-pick" role="group" aria-label="Layer and head" data-roving>{buttons}</div>'
 
 
-def _row_table(v, slot, caption, values, cells, extra=""):
+def _row_table(v, slot, caption, values, cells):
     """The characters up to the selected one as columns, then the rows of numbers; later ones shuttered."""
     t, T = v["sel"], len(v["text"])
     head = "".join(f'<th scope="col"{attrs(class_="sel" if j == t else None)}>{shown(c)}</th>' for j, c in enumerate(v["text"]))
@@ -248,17 +243,17 @@ def _row_table(v, slot, caption, values, cells, extra=""):
             tds += f'<td class="shutter" colspan="{T - t - 1}">not written yet</td>'
         body.append(f'<tr><th scope="row">{esc(name)}</th>{tds}</tr>')
     return scroll(f'<table class="cm-row"><caption>{esc(caption)}</caption><thead><tr><td></td>{head}</tr></thead>'
-                  f'<tbody>{"".join(body)}</tbody></table>', caption) + extra
+                  f'<tbody>{"".join(body)}</tbody></table>', caption)
 
 
 def _scores(v, r):
     K, scores = v["cfg"]["d_head"], r["scores"]
     top = int(scores.argmax())
-    cell = lambda j, x: f'<td{attrs(class_="top" if j == top else None, data_s=repr(float(x)))}>{draw.fmt(x)}{" ▲" if j == top else ""}</td>'  # noqa: E731
+    cell = lambda j, x: f'<td{attrs(class_="top" if j == top else None, data_s=repr(float(x)))}>{num(x)}{" ▲" if j == top else ""}</td>'  # noqa: E731
     return (_head_picker(v, "scores") + _tape(v, "scores", "Choose a character")
             + f'<p>Layer {v["layer"]}, head {v["head"]}: the query of {esc(_picked(v))} against the key of every '
               f'character up to it. Score = q·k / √{K}. The highest (▲) is {esc(q(v["text"][top]))} at place {top + 1}, '
-              f'{draw.fmt(scores[top])}.</p>'
+              f'{num(scores[top])}.</p>'
             + _row_table(v, "scores", f"Scores q·k/√{K} of L{v['layer']}H{v['head']} for {_picked(v)}",
                          [("q·k/√" + str(K), scores)], cell)
             + f'<dl class="cm-strips"><dt>query of {esc(q(v["text"][v["sel"]]))}</dt><dd>{draw.strip(r["q"], "query")}</dd>'
@@ -293,7 +288,7 @@ def _residual(v, r):
               "The length of each addition (the square root of the sum of its numbers squared):</p>"
             + scroll(draw.lengths(r["parts"], "Lengths of what each part adds to the stream"), "Lengths of the additions")
             + f'<p>Their sum is the stream that the final norm and the read-out turn into the prediction '
-              f'(length {draw.fmt(float((r["final"].astype(float) ** 2).sum() ** 0.5))}). '
+              f'(length {num(float((r["final"].astype(float) ** 2).sum() ** 0.5))}). '
               'A pulled-out head adds nothing.</p>')
 
 
@@ -345,7 +340,7 @@ def _copying(s, v, demo):
     marks = "".join(f'<li{attrs(class_="ok" if ch == got else "miss")}>{esc(q(ch))}: {"✓" if ch == got else "✗ " + esc(q(got))}</li>'
                     for _, ch, got in demo["checks"])
     heads = " · ".join(f"L{L}H{h + 1} {100 * a:.1f}%" for h, a in enumerate(looks))
-    end = lab.measured(s["run"], v["step"])
+    end = v["measured"]
     return (f'<p class="cm-pair"><span aria-hidden="true">{chars}</span><span class="sr">{esc(text)}</span></p>'
             f'<p class="mh-out">After the second {esc(q(text[-1]))} the letter that came next last time is '
             f'{esc(q(demo["want"]))}: the model gives it <strong data-p-want="{demo["p_want"]!r}">{100 * demo["p_want"]:.1f}%</strong>'
@@ -363,7 +358,7 @@ def _drum(s, v):
     steps, step = v["steps"], v["step"]
     i = steps.index(step)
     points = lab.evaluation()["runs"][s["run"]]["checkpoints"]
-    now = lab.measured(s["run"], step)
+    now = v["measured"]
     when = lab.when_copying_appears(s["run"])
     jumps = ""
     if when:

@@ -69,9 +69,7 @@ def _check(s):
             raise ValueError(f"{k.replace('_', ' ')} must be between 1 and {top:,}")
     if str(v["bytes"]) not in BITS:
         raise ValueError("a number takes 1, 2 or 4 bytes here")
-    if v["d_model"] % v["heads"]:
-        raise ValueError(f"{v['heads']:,} heads cannot split d_model {v['d_model']:,} evenly: each head "
-                         f"would get {v['d_model'] / v['heads']:.4g} numbers, and a head needs a whole number")
+    param_count.attention_params(v["d_model"], v["heads"])   # raises if the heads cannot split d_model
     return v
 
 

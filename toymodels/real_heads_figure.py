@@ -7,12 +7,11 @@ view: show layer L and enlarge head H). The build pre-renders the defaults;
 the browser calls this same function under Pyodide, which fetches a sentence's
 JSON on first use (toymodels.data).
 """
-import re
 
 import numpy as np
 
 from . import real_heads as rh
-from .render import attrs, esc, level, pct, state_button
+from .render import attrs, esc, level, pct, state_button, whole
 
 DEFAULTS = {"model": "", "sentence": "", "layer": "1", "token": "", "head": "", "view": "layer", "pick": ""}
 VIEWS = (("layer", "One layer"), ("model", "All heads"))
@@ -25,11 +24,6 @@ def q(word):
 
 def _tenths(p):
     return int(round(float(p) * 1000))
-
-
-def _int(text):
-    """'12' -> 12; anything but plain ASCII digits (even '²', which isdigit() accepts) -> None."""
-    return int(text) if re.fullmatch(r"[0-9]{1,4}", text) else None
 
 
 def normalise(state):
@@ -45,18 +39,18 @@ def normalise(state):
     L, H = m["layers"], m["heads"]
     if s["pick"]:
         layer, _, head = s["pick"].partition(".")
-        if 1 <= (_int(layer) or 0) <= L and 1 <= (_int(head) or 0) <= H:
+        if 1 <= (whole(layer, 4) or 0) <= L and 1 <= (whole(head, 4) or 0) <= H:
             s["layer"], s["head"], s["view"] = layer, head, "layer"
         s["pick"] = ""
-    if not 1 <= (_int(s["layer"]) or 0) <= L:
+    if not 1 <= (whole(s["layer"], 4) or 0) <= L:
         s["layer"] = DEFAULTS["layer"]
-    if not 1 <= (_int(s["head"]) or 0) <= H:
+    if not 1 <= (whole(s["head"], 4) or 0) <= H:
         s["head"] = ""
     if s["view"] not in dict(VIEWS):
         s["view"] = DEFAULTS["view"]
     toks = d["tokens"]
     sid, _, i = s["token"].rpartition(":")
-    if not (sid == s["sentence"] and _int(i) is not None and _int(i) < len(toks)):
+    if not (sid == s["sentence"] and whole(i, 4) is not None and whole(i, 4) < len(toks)):
         i = str(len(toks) - 1 - toks[::-1].index("it") if "it" in toks else min(1, len(toks) - 1))
     s["token"] = f"{s['sentence']}:{i}"
     return s, m, d

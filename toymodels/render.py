@@ -5,7 +5,10 @@ a sentence such as <img src=x onerror=...> is shown as the characters it is.
 The markup carries no inline style or script: colours are classes, and the
 page's JavaScript only wires up elements marked with data-key / data-fk.
 """
+import re
 from html import escape
+
+import numpy as np
 
 
 def esc(value):
@@ -36,6 +39,18 @@ def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
 def level(p, levels=9):
     """A share in [0, 1] -> colour class l0 … l9 (l0 is exactly zero)."""
     return "l0" if p <= 0 else f"l{min(levels, 1 + int(p * levels))}"
+
+
+def levels(a, n=9):
+    """`level` for a whole array at once: shares -> the numbers 0 … 9 of their colour classes."""
+    a = np.asarray(a)
+    return np.where(a > 0, np.minimum(n, 1 + (a * n).astype(int)), 0)
+
+
+def whole(text, most):
+    """'12' -> 12; anything but 1 to MOST plain ASCII digits (even '²', which isdigit() accepts) -> None.
+    A URL may hold anything, so state fields pass through here before int()."""
+    return int(text) if re.fullmatch(f"[0-9]{{1,{most}}}", str(text)) else None
 
 
 def pct(tenths):
