@@ -3,7 +3,8 @@
 // kept across builds), so a second visit works with no network. Pages, scripts and models
 // come from the network first whenever it answers, and from this build's cache only when it
 // does not; an old build's cache is deleted once this one is active, so a visit never mixes
-// files of two builds.
+// files of two builds. Chromium activates it at once despite skipWaiting only when the old
+// worker is idle; otherwise when the reader's pages of the site are closed.
 
 const SITE = "mh-site-{{ build }}";
 const RUNTIME = "mh-runtime-{{ runtime }}";
