@@ -10,7 +10,7 @@ import pytest
 from toymodels import charmodel as cm
 from toymodels.training import corpus, evaluate, train
 
-SHIP = cm.__file__.rsplit("/", 1)[0] + "/data/charmodel"
+SHIP = train.SHIP
 REF_TEXT = "it is a truth universally acknowledged, that a single man in possession"
 
 
@@ -109,7 +109,7 @@ def test_checkpoint_round_trip_in_float16(ref_params, tmp_path):
 
 
 def test_shipped_checkpoints_are_float16_and_small():
-    files = [p for p in __import__("pathlib").Path(SHIP).rglob("*.npz")]
+    files = [p for p in SHIP.rglob("*.npz")]
     assert files
     assert sum(p.stat().st_size for p in files) < 20_000_000
     with np.load(files[0]) as z:
@@ -265,7 +265,7 @@ def test_copying_score_of_a_perfect_copier():
 
 def test_shipped_evaluation_matches_the_checkpoints():
     ev = json.load(open(f"{SHIP}/evaluation.json"))
-    folders = {p.parent.name for p in __import__("pathlib").Path(SHIP).glob("*/manifest.json")}
+    folders = {p.parent.name for p in SHIP.glob("*/manifest.json")}
     assert set(ev["runs"]) == folders
     for run, r in ev["runs"].items():
         manifest = json.load(open(f"{SHIP}/{run}/manifest.json"))

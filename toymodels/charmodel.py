@@ -177,8 +177,12 @@ def load_npz(data):
     return params, cfg, meta
 
 
+def checkpoint_name(step):
+    return f"step_{int(step):05d}.npz"
+
+
 def checkpoint_path(run, step):
-    return f"charmodel/{run}/step_{int(step):05d}.npz"
+    return f"charmodel/{run}/{checkpoint_name(step)}"
 
 
 def load(run="reference", step=None):

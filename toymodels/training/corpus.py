@@ -44,9 +44,14 @@ class CorpusError(Exception):
     """The corpus is missing or damaged; the message says what to do."""
 
 
-def cache_root():
+def cache_dir():
+    """The project's download cache (sitebuild's), which holds the corpus and unshipped run states."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from sitebuild.assets import cache_dir
+    return cache_dir()
+
+
+def cache_root():
     return cache_dir() / "janeausten"
 
 

@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from toymodels import charmodel as cm
-
-SHIP = Path(__file__).resolve().parents[2] / "toymodels" / "data" / "charmodel"
+from toymodels.training.train import SHIP
 COPY_SEED = 2017
 
 
@@ -104,7 +103,7 @@ def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
     steps = steps or manifest["steps"]
     rows = []
     for step in steps:
-        params, cfg, _ = cm.load_npz((ship / run / f"step_{step:05d}.npz").read_bytes())
+        params, cfg, _ = cm.load_npz((ship / run / cm.checkpoint_name(step)).read_bytes())
         cp, ind = copying(params, cfg, return_att=True)
         hb = habits(params, cfg, valid)
         row = {"step": step, "valid_bits": round(valid_bits(params, cfg, valid), 4), "copying": round(cp, 4),
@@ -113,17 +112,17 @@ def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
         rows.append(row)
         log(f"{run} step {step}: {row['valid_bits']:.3f} bits/char, copying {cp:.1%}, "
             f"max induction score {ind.max():.2f}")
-    params, cfg, _ = cm.load_npz((ship / run / f"step_{steps[-1]:05d}.npz").read_bytes())
+    # params, cfg: the last checkpoint, left by the loop
+    def without(ab):
+        return {"copying": round(copying(params, cfg, ablate=ab), 4),
+                "valid_bits": round(valid_bits(params, cfg, valid, ablate=ab), 4)}
+
     L, H = cfg["n_layer"], cfg["n_head"]
     ablation = {"none": {"copying": rows[-1]["copying"], "valid_bits": rows[-1]["valid_bits"]}}
     for l in range(L):
         for h in range(H):
-            ab = [(l, h)]
-            ablation[f"L{l + 1}H{h + 1}"] = {"copying": round(copying(params, cfg, ablate=ab), 4),
-                                             "valid_bits": round(valid_bits(params, cfg, valid, ablate=ab), 4)}
-        ab = [(l, h) for h in range(H)]
-        ablation[f"layer{l + 1}"] = {"copying": round(copying(params, cfg, ablate=ab), 4),
-                                     "valid_bits": round(valid_bits(params, cfg, valid, ablate=ab), 4)}
+            ablation[f"L{l + 1}H{h + 1}"] = without([(l, h)])
+        ablation[f"layer{l + 1}"] = without([(l, h) for h in range(H)])
     log(f"{run} ablations at step {steps[-1]}: " + ", ".join(f"{k} {v['copying']:.1%}" for k, v in ablation.items()))
     return {"config": cfg, "recipe": manifest.get("recipe"), "n_params": cm.n_params(params),
             "train_seconds": manifest.get("seconds"), "checkpoints": rows,

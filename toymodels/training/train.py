@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from toymodels import charmodel as cm
+from toymodels import data
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIP = ROOT / "toymodels" / "data" / "charmodel"
+SHIP = data.HERE / "charmodel"
 
 
 # ---------------------------------------------------------------- initialisation and loss
@@ -238,8 +238,8 @@ def parser():
 def state_dir_of(a):
     if a.state_dir:
         return Path(a.state_dir)
-    from toymodels.training.corpus import cache_root
-    return cache_root().parent / "charmodel-runs" / a.run
+    from toymodels.training.corpus import cache_dir
+    return cache_dir() / "charmodel-runs" / a.run
 
 
 def save_state(path, params, m, v, step, a):
@@ -301,7 +301,7 @@ def train(a, train_data=None, valid_data=None, log=print):
     t0, t_last, ema = time.time(), time.time(), None
     for step in range(start, a.steps + 1):
         if step in to_ship and step not in manifest["steps"]:
-            cm.save_checkpoint(ship / f"step_{step:05d}.npz", params, cfg, step, extra={"run": a.run})
+            cm.save_checkpoint(ship / cm.checkpoint_name(step), params, cfg, step, extra={"run": a.run})
             manifest["steps"] = sorted(set(manifest["steps"]) | {step})
             manifest["seconds"] = manifest.get("seconds", 0.0) + time.time() - t_last
             t_last = time.time()
