@@ -83,24 +83,20 @@ def render(state=None, fid="real-heads"):
             "state": s, "error": None, "summary": summary}
 
 
-def _pressed(fk, key, value, current, text, cls=None, label=None):
-    return state_button(key, value, text, value == current, fk=fk, cls=cls, aria_label=label)
-
-
 def _controls(s, m, fid):
     models = rh.index()["models"]
     out = ['<div class="mh-controls rh-controls">']
     if len(models) > 1:
         out.append('<div class="rh-row"><span class="rh-what" aria-hidden="true">Model</span>'
                    '<div class="mh-pick" role="group" aria-label="Model" data-roving>'
-                   + "".join(_pressed(f"model-{x['id']}", "model", x["id"], s["model"], x["name"]) for x in models)
+                   + "".join(state_button("model", x["id"], x["name"], x["id"] == s["model"]) for x in models)
                    + "</div></div>")
     out.append('<div class="rh-row"><span class="rh-what" aria-hidden="true">Sentence</span>'
                '<div class="rh-sentences" role="group" aria-label="Sentence" data-roving>'
-               + "".join(_pressed(f"s-{x['id']}", "sentence", x["id"], s["sentence"], x["text"]) for x in m["sentences"])
+               + "".join(state_button("sentence", x["id"], x["text"], x["id"] == s["sentence"], fk=f"s-{x['id']}") for x in m["sentences"])
                + "</div></div>")
     layer = int(s["layer"])
-    steps = "".join(_pressed(f"layer-{n}", "layer", str(n), s["layer"], str(n), cls="rh-step", label=f"Layer {n}")
+    steps = "".join(state_button("layer", str(n), str(n), str(n) == s["layer"], cls="rh-step", aria_label=f"Layer {n}")
                     for n in range(1, m["layers"] + 1))
     back = (f'<button type="button"{attrs(class_="rh-nudge", data_key="layer", data_value=str(max(1, layer - 1)), data_fk="layer-down", disabled=layer == 1)}>'
             '<span aria-hidden="true">◀</span><span class="sr">Previous layer</span></button>')
@@ -111,8 +107,7 @@ def _controls(s, m, fid):
                f'<span class="rh-of">of {m["layers"]}</span></div>')
     out.append('<div class="rh-row"><span class="rh-what" aria-hidden="true">View</span>'
                '<div class="mh-pick" role="group" aria-label="View" data-roving>'
-               + "".join(_pressed(f"view-{v}", "view", v, s["view"],
-                                  t if v == "layer" else f"All {m['layers'] * m['heads']} heads") for v, t in VIEWS)
+               + "".join(state_button("view", v, t if v == "layer" else f"All {m['layers'] * m['heads']} heads", v == s["view"]) for v, t in VIEWS)
                + "</div></div>")
     out.append("</div>")
     return "".join(out)
