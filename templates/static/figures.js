@@ -52,9 +52,11 @@ class LiveFigure {
     this.pending = null; // the state to send next, merged from every action since the last answer
     this.running = false;
     this.status = el.querySelector("[data-fig-status]");
+    this.slots = [...document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`)];
+    this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
     // a printed page shows the pre-rendered figure, whatever the reader did on screen
-    this.printables = [el.querySelector("[data-body]"), ...this.slots()].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
-    for (const area of [el, ...this.slots()]) {  // a slot's controls drive its figure too
+    this.printables = [el.querySelector("[data-body]"), ...this.slots].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
+    for (const area of this.areas) {
       area.addEventListener("click", (e) => this.onClick(e));
       area.addEventListener("submit", (e) => this.onSubmit(e));
       area.addEventListener("change", (e) => this.onChange(e));
@@ -62,10 +64,6 @@ class LiveFigure {
       area.addEventListener("compositionend", (e) => this.onInput(e));
       area.addEventListener("keydown", (e) => this.onKey(e));
     }
-  }
-
-  slots() {
-    return document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`);
   }
 
   say(text) {
@@ -119,7 +117,7 @@ class LiveFigure {
   }
 
   busy(on, origin) {
-    for (const area of [this.el, ...this.slots()]) {
+    for (const area of this.areas) {
       if (on) area.setAttribute("aria-busy", "true");
       else area.removeAttribute("aria-busy");
       for (const note of area.querySelectorAll("[data-busy]")) note.hidden = !(on && area === origin);
@@ -146,7 +144,8 @@ class LiveFigure {
     this.origin = origin;
     if (this.running) return;
     this.running = true;
-    const slow = setTimeout(() => this.busy(true, this.origin), BUSY_MS);
+    let shown = false;
+    const slow = setTimeout(() => { shown = true; this.busy(true, this.origin); }, BUSY_MS);
     try {
       while (this.pending) {
         const sent = this.pending;
@@ -172,15 +171,14 @@ class LiveFigure {
       }
     } finally {
       clearTimeout(slow);
-      this.busy(false);
+      if (shown) this.busy(false);
       this.running = false;
     }
   }
 
   draw(result) {
     const active = document.activeElement;
-    const areas = [this.el, ...this.slots()];
-    const focusKey = active && areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
+    const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
     const typing = focusKey && active.matches(TYPED) ? active : null;
     const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
     const swap = (area, html) => {
@@ -192,12 +190,12 @@ class LiveFigure {
     this.state = result.state;
     swap(this.el.querySelector("[data-body]"), result.html);
     this.el.querySelector("[data-summary]").textContent = result.summary;
-    for (const slot of this.slots()) {
+    for (const slot of this.slots) {
       const html = result.slots[slot.dataset.slot];
       if (html !== undefined) swap(slot, html);
     }
     if (focusKey) {
-      for (const area of areas) {
+      for (const area of this.areas) {
         const el = area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
         if (el && document.activeElement !== el) el.focus();
         if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);

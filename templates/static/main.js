@@ -26,7 +26,6 @@ function status(text, value) {
 }
 
 const cellCount = document.querySelectorAll("[data-cell]").length;
-if (!figures.count && !cellCount) keepForOffline(); // nothing to compete with: keep the site now
 if (figures.count || cellCount) {
   const pyodide = document.querySelector('meta[name="mh-pyodide"]').content;
   const python = startPython({
@@ -52,6 +51,8 @@ if (figures.count || cellCount) {
       figures.off();
     },
   );
+} else {
+  keepForOffline(); // nothing to compete with: keep the site now
 }
 
 // After Python is up (so it does not compete with start-up), let the service worker keep this
