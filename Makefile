@@ -36,7 +36,7 @@ pyodide: $(DEPS_STAMP)
 
 # Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
 corpus: $(DEPS_STAMP)
-	$(PY) -m toymodels.training.corpus >/dev/null || { $(SUDO) apt-get update -qq && $(PY) -m toymodels.training.corpus >/dev/null; }
+	$(PY) -c 'from toymodels.training.corpus import fetch; fetch()' || { $(SUDO) apt-get update -qq && $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'; }
 
 chromium:
 	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }

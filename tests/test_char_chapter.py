@@ -25,14 +25,12 @@ def cpython_probs(run, step, text, ablate=()):
 
 
 def drawn_probs(html_or_page):
-    """{character: p} from the bars, in a render's html or on a page."""
+    """The bars' probabilities in vocabulary order, from a render's html or from a page."""
     if isinstance(html_or_page, str):
-        return {unescape(ch): float(p) for ch, p in re.findall(r'data-ch="([^"]*)" data-p="([^"]+)"', html_or_page)}
-    pairs = html_or_page.eval_on_selector_all("#char-model rect.bar", "els => els.map(e => [e.dataset.ch, e.dataset.p])")
-    return {ch: float(p) for ch, p in pairs}
-
-
-def as_vector(probs):
+        probs = {unescape(ch): float(p) for ch, p in re.findall(r'data-ch="([^"]*)" data-p="([^"]+)"', html_or_page)}
+    else:
+        pairs = html_or_page.eval_on_selector_all("#char-model rect.bar", "els => els.map(e => [e.dataset.ch, e.dataset.p])")
+        probs = {ch: float(p) for ch, p in pairs}
     return np.array([probs[c] for c in cm.VOCAB])
 
 
@@ -65,11 +63,11 @@ def test_scores_weights_and_head_output_by_hand():
 
 def test_ablation_and_checkpoints_in_the_figure_match_the_model():
     html = fig.render({"text": TEXT, "off": "2.3,1.1"})["html"]
-    assert np.allclose(as_vector(drawn_probs(html)), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (0, 0)]), atol=1e-7)
+    assert np.allclose(drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (0, 0)]), atol=1e-7)
     r = fig.render({"text": TEXT, "at": "9", "at_run": lab.DEFAULT_RUN})   # the drum's tenth checkpoint
     step = lab.steps(lab.DEFAULT_RUN)[9]
     assert r["state"]["step"] == str(step) and r["state"]["at"] == ""
-    assert np.allclose(as_vector(drawn_probs(r["html"])), cpython_probs(lab.DEFAULT_RUN, step, TEXT), atol=1e-7)
+    assert np.allclose(drawn_probs(r["html"]), cpython_probs(lab.DEFAULT_RUN, step, TEXT), atol=1e-7)
     assert f"Training step <strong>{step:,}</strong>" in r["slots"]["drum"]
 
 
@@ -125,7 +123,7 @@ def test_state_is_kept_as_typed_and_clamped():
     assert s["text"] == "The Queen!" and s["run"] == lab.DEFAULT_RUN and s["off"] == "2.3" and s["lh"] == "" and s["sel"] == ""
     assert s["step"] == str(lab.nearest_step(lab.DEFAULT_RUN, 1234)) and r["error"] is None
     assert "“T”, “Q”, “!”" in r["html"] and 'value="The Queen!"' in r["html"]
-    assert np.allclose(as_vector(drawn_probs(r["html"])),
+    assert np.allclose(drawn_probs(r["html"]),
                        cpython_probs(lab.DEFAULT_RUN, int(s["step"]), "he ueen", [(1, 2)]), atol=1e-7)
     empty = fig.render({"text": "ÉÉ"})                                 # nothing to run on: said, not an error
     assert empty["error"] is None and "at least one character" in empty["summary"] and "“É”" in empty["html"]
@@ -144,7 +142,7 @@ def test_state_is_kept_as_typed_and_clamped():
     assert len(full["state"]["text"]) == lab.MAX_CHARS and 'data-fk="write" disabled' in full["html"]
     long = fig.render({"text": "ab " * 30})
     assert f"reads the first {lab.MAX_CHARS} characters" in long["html"]
-    assert np.allclose(as_vector(drawn_probs(long["html"])), cpython_probs(lab.DEFAULT_RUN, None, ("ab " * 30)[:lab.MAX_CHARS]), atol=1e-7)
+    assert np.allclose(drawn_probs(long["html"]), cpython_probs(lab.DEFAULT_RUN, None, ("ab " * 30)[:lab.MAX_CHARS]), atol=1e-7)
 
 
 def test_switching_models_keeps_a_step_they_share_or_the_nearest():
@@ -178,17 +176,13 @@ def test_run_stories_and_prose_numbers_come_from_the_evaluation():
 
 def test_page_is_complete_without_javascript(site):
     html = (site / "one-character.html").read_text(encoding="utf-8")
-    assert np.allclose(as_vector(drawn_probs(html)), cpython_probs(lab.DEFAULT_RUN, None, TEXT), atol=1e-7)
+    assert np.allclose(drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT), atol=1e-7)
     for slot in ("numbers", "scores", "weights", "residual", "anatomy", "heads", "copying", "drum", "ablate"):
         assert f'data-slot="{slot}"><' in html and f'data-slot="{slot}"></div>' not in html
     assert html.count('class="mh-svg mh-mini"') == 8 and "2 layers × 4 heads · 32 numbers per character · 27,166 parameters" in html
 
 
 # ---------------------------------------------------------------- in the browser
-
-def url_state(page):
-    return {k.split(".", 1)[1]: v[0] for k, v in parse_qs(urlparse(page.url).query).items() if k.startswith("char-model.")}
-
 
 def wait_state(page, **want):
     page.wait_for_url(lambda u: all(parse_qs(urlparse(u).query).get(f"char-model.{k}") == [v] for k, v in want.items()),
@@ -202,6 +196,7 @@ def chapter(page, base_url):
     page.watch.clean()
 
 
+@pytest.mark.browser
 def test_typing_matches_cpython_and_loses_nothing(chapter):
     page = chapter
     page.click("#char-model-text")
@@ -221,7 +216,7 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
     assert "“Q”, “!”" in page.inner_text("#char-model .cm-rejected")
     assert page.inner_text("#char-model [data-fig-status]") == ""
     known = text.replace("Q", "").replace("!", "")
-    assert np.allclose(as_vector(drawn_probs(page)), cpython_probs(lab.DEFAULT_RUN, None, known), atol=1e-5)
+    assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, known), atol=1e-5)
     # one attention row: the weights of the chosen head for the selected character
     page.click("[data-slot=scores] [data-fk='scores-h1.2']")
     wait_state(page, lh="1.2")
@@ -231,18 +226,19 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
     assert np.allclose(row, att, atol=1e-5) and len(row) == len(known)
 
 
+@pytest.mark.browser
 def test_ablation_in_the_page_matches_python(chapter):
     page = chapter
     page.click("[data-fk='off-2.3']")
     wait_state(page, off="2.3")
-    assert np.allclose(as_vector(drawn_probs(page)), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2)]), atol=1e-5)
+    assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2)]), atol=1e-5)
     assert page.get_attribute("[data-fk='off-2.3']", "aria-pressed") == "true"
     demo = lab.copying_demo(*lab.checkpoint(lab.DEFAULT_RUN, 9000), 0, [(1, 2)])
     assert f"{100 * demo['p_want']:.1f}%" in page.text_content("[data-slot=copying] .mh-out")
     page.keyboard.press("ArrowRight")                                 # focus stays on the toggles after the redraw
     page.keyboard.press("Enter")
     wait_state(page, off="2.3,2.4")
-    assert np.allclose(as_vector(drawn_probs(page)), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (1, 3)]), atol=1e-5)
+    assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (1, 3)]), atol=1e-5)
 
 
 BUSY_WATCH = """() => { window.__busy = []; new MutationObserver(() => {
@@ -251,6 +247,7 @@ BUSY_WATCH = """() => { window.__busy = []; new MutationObserver(() => {
 }).observe(document.body, { subtree: true, attributes: true, childList: true }); }"""
 
 
+@pytest.mark.browser
 def test_drum_loads_another_checkpoint_lazily_and_says_so(browser, base_url):
     context = browser.new_context(service_workers="block")       # so that the route sees the worker's request
     fetched = []
@@ -272,30 +269,31 @@ def test_drum_loads_another_checkpoint_lazily_and_says_so(browser, base_url):
         wait_state(page, step="1000")
         assert [u for u in fetched if "step_01000" in u] and page.evaluate("window.__busy")[0] == "true"
         assert page.locator("[data-slot=drum] [data-busy]").is_hidden()
-        assert np.allclose(as_vector(drawn_probs(page)), cpython_probs(lab.DEFAULT_RUN, 1000, TEXT), atol=1e-5)
+        assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, 1000, TEXT), atol=1e-5)
         assert "step 1,000" in page.text_content("[data-slot=drum] .mh-out")
     finally:
         context.close()
 
 
+@pytest.mark.browser
 def test_switching_models_says_how_they_differ(chapter):
     page = chapter
     page.click("[data-fk='run-reference']")
     wait_state(page, run="reference")
     assert "never learned to copy" in page.inner_text("#char-model .cm-story")
     assert "Austen's novels only" in page.inner_text("#char-model .cm-story")
-    assert np.allclose(as_vector(drawn_probs(page)), cpython_probs("reference", None, TEXT), atol=1e-5)
+    assert np.allclose(drawn_probs(page), cpython_probs("reference", None, TEXT), atol=1e-5)
     end = lab.evaluation()["runs"]["reference"]["checkpoints"][-1]["copying"]
     assert f"{100 * end:.1f}%" in page.text_content("[data-slot=copying]")
     page.click("[data-fk='run-induction']")
     wait_state(page, run="induction")
     assert "103,454 parameters" in page.inner_text("#char-model .cm-size")
-    assert np.allclose(as_vector(drawn_probs(page)), cpython_probs("induction", None, TEXT), atol=1e-5)
-    page.reload()                                                      # the state comes back from the URL
-    page.wait_for_selector("html.py-ready", timeout=90_000)
+    assert np.allclose(drawn_probs(page), cpython_probs("induction", None, TEXT), atol=1e-5)
+    open_ready(page, page.url)                                         # the state comes back from the URL
     page.wait_for_selector("#char-model .cm-size:has-text('103,454 parameters')")
 
 
+@pytest.mark.browser
 def test_kv_cache_gpt3_preset(chapter):
     page = chapter
     page.click("#kv-cache [data-fk='preset-gpt3']")

@@ -184,13 +184,18 @@ def test_zip_unpacked_works_behind_a_plain_server(page, site, tmp_path):
         server.shutdown()
 
 
+def site_cache_keys(page):
+    """The names of the caches that hold a build of the site, as `page` sees them."""
+    return sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
+
+
 def site_caches(page, done, visit=None, seconds=60):
     """The site's build caches as `page` sees them, polled until done(keys) or time runs out.
     With `visit`, each look is a fresh, short visit to that address, so no page of the site stays open."""
     for _ in range(seconds * 5):
         if visit:
             page.goto(visit)
-        keys = sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
+        keys = site_cache_keys(page)
         if visit:
             page.goto("about:blank")
         if done(keys):
@@ -202,7 +207,7 @@ def site_caches(page, done, visit=None, seconds=60):
 def wait_for_offline_copy(page):
     """The service worker is active, so its install (which caches the whole build) has finished."""
     page.evaluate("navigator.serviceWorker.ready.then(() => true)")
-    return sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
+    return site_cache_keys(page)
 
 
 @pytest.mark.browser
