@@ -152,10 +152,15 @@ def architecture(cfg, anchors):
     return svg(w, len(rows) * (bh + gap) - gap, label, "".join(body), "mh-svg mh-arch", role="group")  # its links stay links
 
 
+def length(v):
+    """A vector's length: the square root of the sum of its numbers squared."""
+    return float((v.astype(float) ** 2).sum() ** 0.5)
+
+
 def lengths(parts, label):
     """Horizontal bars: the length of each vector added to the residual stream."""
     names = [n for n, _ in parts]
-    sizes = [float((v.astype(float) ** 2).sum() ** 0.5) for _, v in parts]
+    sizes = [length(v) for _, v in parts]
     w, bh, lw = 520, 18, 170
     top = max(sizes) or 1.0
     body = []

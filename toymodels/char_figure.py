@@ -177,7 +177,7 @@ def _predict(s, v, r, fid):
             f'<input type="text" id="{esc(fid)}-text" name="text" data-fk="text" value="{esc(s["text"])}" maxlength="{MAX_TYPED}" '
             f'autocomplete="off" autocapitalize="none" spellcheck="false">'
             f'<button type="button"{attrs(data_key="write", data_value="1", data_fk="write", disabled=full)}>Write on</button></form>')
-    top = f'<div class="mh-pick cm-runs" role="group" aria-label="Model" data-roving>{runs}</div>' \
+    top = f'<div class="mh-pick" role="group" aria-label="Model" data-roving>{runs}</div>' \
           f'<p class="cm-story">{esc(run_story(s["run"]))}</p>{head}{form}{rejected}'
     if r is None:
         return top
@@ -249,7 +249,7 @@ def _row_table(v, slot, caption, values, cells):
 def _scores(v, r):
     K, scores = v["cfg"]["d_head"], r["scores"]
     top = int(scores.argmax())
-    cell = lambda j, x: f'<td{attrs(class_="top" if j == top else None, data_s=repr(float(x)))}>{num(x)}{" ▲" if j == top else ""}</td>'  # noqa: E731
+    cell = lambda j, x: f'<td{attrs(class_="top" if j == top else None)}>{num(x)}{" ▲" if j == top else ""}</td>'  # noqa: E731
     return (_head_picker(v, "scores") + _tape(v, "scores", "Choose a character")
             + f'<p>Layer {v["layer"]}, head {v["head"]}: the query of {esc(_picked(v))} against the key of every '
               f'character up to it. Score = q·k / √{K}. The highest (▲) is {esc(q(v["text"][top]))} at place {top + 1}, '
@@ -267,7 +267,7 @@ def _weights(v, r):
     top = int(w.argmax())
     return (_tape(v, "weights", "Choose a character")
             + f'<p>Softmax turns the scores into weights that add to {pct(int(shares.sum()))}: '
-              f'{esc(q(v["text"][top]))} at place {top + 1} gets the most, {100 * w[top]:.1f}%. '
+              f'{esc(q(v["text"][top]))} at place {top + 1} gets the most, {pct(int(shares[top]))}. '
               f'The characters after {esc(_picked(v))} are behind the shutter: the model cannot see them.</p>'
             + _row_table(v, "weights", f"Weights of L{v['layer']}H{v['head']} for {_picked(v)}, adding to 100%",
                          [("weight", shares)], cell))
@@ -275,9 +275,10 @@ def _weights(v, r):
 
 def _residual(v, r):
     w, vals = r["weights"], r["v"]
+    shares = tenths(w)  # as the weights table shows them
     order = [int(j) for j in w.argsort()[::-1][:3]]
-    terms = " + ".join(f"{100 * w[j]:.0f}% × value of {esc(q(v['text'][j]))}" for j in order)
-    lines = "".join(f"<dt>{100 * w[j]:.1f}% × value of {esc(q(v['text'][j]))} (place {j + 1})</dt>"
+    terms = " + ".join(f"{pct(int(shares[j]))} × value of {esc(q(v['text'][j]))}" for j in order)
+    lines = "".join(f"<dt>{pct(int(shares[j]))} × value of {esc(q(v['text'][j]))} (place {j + 1})</dt>"
                     f"<dd>{draw.strip(w[j] * vals[j], 'weighted value')}</dd>" for j in order)
     return (_tape(v, "residual", "Choose a character")
             + f'<p>L{v["layer"]}H{v["head"]} brings back Σ weight × value: here mostly {terms}. '
@@ -288,7 +289,7 @@ def _residual(v, r):
               "The length of each addition (the square root of the sum of its numbers squared):</p>"
             + scroll(draw.lengths(r["parts"], "Lengths of what each part adds to the stream"), "Lengths of the additions")
             + f'<p>Their sum is the stream that the final norm and the read-out turn into the prediction '
-              f'(length {num(float((r["final"].astype(float) ** 2).sum() ** 0.5))}). '
+              f'(length {num(draw.length(r["final"]))}). '
               'A pulled-out head adds nothing.</p>')
 
 
@@ -296,10 +297,10 @@ def _anatomy(v, r):
     cfg = v["cfg"]
     rows = "".join(f'<dt>layer {l + 1} MLP, {cfg["d_mlp"]} neurons</dt><dd>{draw.needles(r["act"][l], f"layer {l + 1} MLP neurons")}</dd>'
                    for l in range(cfg["n_layer"]))
-    return (f'<div class="cm-arch">{draw.architecture(cfg, ANCHORS)}</div>' + _tape(v, "anatomy", "Choose a character")
+    return (draw.architecture(cfg, ANCHORS) + _tape(v, "anatomy", "Choose a character")
             + f'<p>Each MLP widens the stream of {esc(_picked(v))} to {cfg["d_mlp"]} neurons, applies GELU and '
               f'narrows it back. Up is a positive output, down a negative one.</p>'
-            + f'<dl class="cm-strips cm-needles">{rows}</dl>')
+            + f'<dl class="cm-strips">{rows}</dl>')
 
 
 def _heads(s, v, r):
@@ -314,7 +315,7 @@ def _heads(s, v, r):
         off = (layer, head) in v["off"]
         pic = draw.grid(att, first, v["sel"], f"L{layer}H{head} on the last {T - first} characters")
         items.append(f'<li{attrs(class_="cm-head" + (" is-off" if off else ""))}>'
-                     f'{state_button("lh", f"{layer}.{head}", f"L{layer}H{head}", (layer, head) == (v["layer"], v["head"]), fk=f"heads-h{layer}.{head}", cls="cm-head-name")}'
+                     f'{state_button("lh", f"{layer}.{head}", f"L{layer}H{head}", (layer, head) == (v["layer"], v["head"]), fk=f"heads-h{layer}.{head}")}'
                      f'<strong class="cm-label">{esc(name)}{" (pulled out)" if off else ""}</strong>{pic}'
                      f'<small>{numbers}</small></li>')
     span = f"the last {WINDOW} of your {T} characters" if first else f"your {T} characters"
@@ -343,7 +344,7 @@ def _copying(s, v, demo):
     end = v["measured"]
     return (f'<p class="cm-pair"><span aria-hidden="true">{chars}</span><span class="sr">{esc(text)}</span></p>'
             f'<p class="mh-out">After the second {esc(q(text[-1]))} the letter that came next last time is '
-            f'{esc(q(demo["want"]))}: the model gives it <strong data-p-want="{demo["p_want"]!r}">{100 * demo["p_want"]:.1f}%</strong>'
+            f'{esc(q(demo["want"]))}: the model gives it <strong>{100 * demo["p_want"]:.1f}%</strong>'
             f' and its top guess is {esc(q(demo["guess"]))}. From that {esc(q(text[-1]))}, layer {L}\'s heads put this much '
             f'weight on the earlier {esc(q(demo["want"]))}: {heads}; the most is L{L}H{best + 1}.</p>'
             f'<p>Read along the repeat: the model\'s top guess at each character after the first of the second copy, '
@@ -377,8 +378,8 @@ def _drum(s, v):
             f'text, {100 * now["copying"]:.1f}% of repeated nonsense copied. Every figure on this page now shows '
             f'the model as it was then.</p>'
             + scroll(draw.plot(points, step, steps[-1]), "Training plot") +
-            '<p class="cm-legend"><span class="k bits">solid, circle: held-out bits per character (left scale, lower is better)</span> '
-            '<span class="k copy">dashed, square: repeated nonsense copied (right scale)</span></p>')
+            '<p class="cm-legend"><span>solid, circle: held-out bits per character (left scale, lower is better)</span> '
+            '<span>dashed, square: repeated nonsense copied (right scale)</span></p>')
 
 
 def _ablate(s, v, demo):

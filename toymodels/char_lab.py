@@ -193,7 +193,7 @@ def look(params, cfg, text, sel, layer, head, ablate=()):
     return {
         "probs": cm.softmax(logits[-1].astype(np.float64)),                          # (V,)
         "embed": embed, "pos": pos, "x0": c["embed"][sel],                           # (D,) each
-        "q": q, "k": k, "scale": 1.0 / math.sqrt(K),
+        "q": q, "k": k,
         "scores": (k @ q) / math.sqrt(K),                                            # (SEL+1,)
         "weights": c[f"h{layer}.att"][head, sel, :sel + 1],                          # (SEL+1,)
         "v": c[f"h{layer}.v"][head, :sel + 1],                                       # (SEL+1, K)

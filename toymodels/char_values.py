@@ -4,6 +4,7 @@ Each is a function without arguments, so a chapter can write {{ toymodels.char_v
 and the number on the page is the one the evaluation measured, never typed in.
 """
 from . import char_lab as lab
+from .render import count_words
 
 SHOWN = lab.DEFAULT_RUN
 
@@ -84,16 +85,25 @@ def jump_bits():
 
 
 def n_models():
-    return _count(len(lab.RUNS))
+    return count_words(len(lab.RUNS))
+
+
+def _reference_size():
+    return sum(lab.manifest(run)["config"] == lab.cm.REFERENCE for run in lab.RUNS)
 
 
 def n_reference_size():
     """How many of the shipped models have the reference size."""
-    return _count(sum(lab.manifest(run)["config"] == lab.cm.REFERENCE for run in lab.RUNS))
+    return count_words(_reference_size())
+
+
+def n_other_size():
+    """How many of the shipped models do not: the wide one."""
+    return count_words(len(lab.RUNS) - _reference_size())
 
 
 def n_copiers():
-    return _count(sum(lab.when_copying_appears(run) is not None for run in lab.RUNS))
+    return count_words(sum(lab.when_copying_appears(run) is not None for run in lab.RUNS))
 
 
 def wide_factor():
@@ -105,16 +115,14 @@ def mlp_factor():
     return _times(lab.cm.REFERENCE["d_mlp"] // lab.cm.REFERENCE["d_model"])
 
 
-def n_heads():
-    return _count(lab.cm.REFERENCE["n_layer"] * lab.cm.REFERENCE["n_head"])
-
-
-def _count(n):
-    return ("zero one two three four five six seven eight nine ten".split() + [str(n)])[min(n, 11)]
+def heads_title():
+    """'Eight heads, eight jobs': one job per head of the reference size."""
+    n = count_words(lab.cm.REFERENCE["n_layer"] * lab.cm.REFERENCE["n_head"])
+    return f"{n.capitalize()} heads, {n} jobs"
 
 
 def _times(n):
-    return {2: "twice", 3: "three times"}.get(n, f"{_count(n)} times")
+    return {2: "twice", 3: "three times"}.get(n, f"{count_words(n)} times")
 
 
 def _feeders():
@@ -153,8 +161,8 @@ def wide_d_head():
     return lab.manifest("induction")["config"]["d_head"]
 
 
-def _ablations(run=SHOWN):
-    ab = lab.evaluation()["runs"][run]["ablation"]
+def _ablations():
+    ab = lab.evaluation()["runs"][SHOWN]["ablation"]
     return sorted(((k, v) for k, v in ab.items() if k.startswith("L")), key=lambda kv: kv[1]["copying"])
 
 
@@ -176,9 +184,8 @@ def layer2_out_copying():
 
 def spaces_only():
     """What always guessing a space scores on the copying test: the floor a model that cannot copy sits near."""
-    from toymodels import charmodel as cm
     from toymodels.training.evaluate import copy_set   # build time only: the trainer is not shipped
     x, periods = copy_set()
-    right = sum(int((x[i, P + 1:] == cm.STOI[" "]).sum()) for i, P in enumerate(periods))
+    right = sum(int((x[i, P + 1:] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
     total = sum(x.shape[1] - 1 - int(P) for P in periods)
     return _pct(right / total, 1)

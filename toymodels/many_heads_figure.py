@@ -5,12 +5,11 @@ browser calls the same function under Pyodide each time the reader acts.
 Slots are pieces of the same state shown elsewhere on the page (the shares
 table, the worked numbers in "Go deeper").
 """
-import re
 
 import numpy as np
 
 from . import heads
-from .render import attrs, esc, level, matrix, num, pct, state_button
+from .render import attrs, esc, level, matrix, num, pct, state_button, whole
 
 DEFAULTS = {"sentence": "Puff found a shiny key and kept it.", "word": "", "head": "all", "step": "softmax"}
 STEPS = (
@@ -55,7 +54,8 @@ def normalise(state):
             s[key] = DEFAULTS[key]
     lower = [w.lower() for w in words]
     default_word = len(words) - 1 - lower[::-1].index("it") if "it" in lower else len(words) - 1
-    s["word"] = s["word"] if re.fullmatch(r"[0-9]{1,3}", s["word"]) and int(s["word"]) < len(words) else str(default_word)
+    w = whole(s["word"], 3)
+    s["word"] = s["word"] if w is not None and w < len(words) else str(default_word)
     return s, words, error
 
 

@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 from . import data
+from .render import count_words
 
 DIR = "realheads"
 THRESHOLD = 0.5
@@ -215,11 +216,6 @@ def _heads_with(label, mid=None):
     return [(l, h) for l, row in enumerate(labels) for h, x in enumerate(row) if x == label]
 
 
-def _count_words(n):
-    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
-    return words[n] if n < len(words) else f"{n:,}"
-
-
 def _listing(heads):
     names = [head_name(l, h) for l, h in heads]
     if len(names) <= 1:
@@ -249,7 +245,7 @@ def model_name():
 
 
 def n_previous_heads():
-    return _count_words(len(_heads_with("previous")))
+    return count_words(len(_heads_with("previous")))
 
 
 def previous_heads():
@@ -257,7 +253,7 @@ def previous_heads():
 
 
 def n_next_heads():
-    return _count_words(len(_heads_with("next")))
+    return count_words(len(_heads_with("next")))
 
 
 def next_heads():
@@ -265,19 +261,19 @@ def next_heads():
 
 
 def n_sink_heads():
-    return _count_words(len(_heads_with("sink")))
+    return count_words(len(_heads_with("sink")))
 
 
 def n_broad_heads():
-    return _count_words(len(_heads_with("broad")))
+    return count_words(len(_heads_with("broad")))
 
 
 def n_other_heads():
-    return _count_words(len(_heads_with("other")))
+    return count_words(len(_heads_with("other")))
 
 
 def n_self_heads():
-    return _count_words(len(_heads_with("self")))
+    return count_words(len(_heads_with("self")))
 
 
 def _best(measure):
@@ -400,7 +396,7 @@ def next_heads_named():
 
 
 def n_broad_first_layer():
-    return _count_words(counts_overall()[0]["broad"])
+    return count_words(counts_overall()[0]["broad"])
 
 
 def counts_overall():

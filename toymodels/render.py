@@ -35,6 +35,11 @@ def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
     return f'<button type="button"{a}>{esc(text)}</button>'
 
 
+def count_words(n):
+    """3 -> 'three', as prose writes small counts; 0 -> 'no'; from 13 up, digits."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    return words[n] if n < len(words) else f"{n:,}"
+
 
 def level(p, levels=9):
     """A share in [0, 1] -> colour class l0 … l9 (l0 is exactly zero)."""
