@@ -189,15 +189,10 @@ def site_cache_keys(page):
     return sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
 
 
-def site_caches(page, done, visit=None, seconds=60):
-    """The site's build caches as `page` sees them, polled until done(keys) or time runs out.
-    With `visit`, each look is a fresh, short visit to that address, so no page of the site stays open."""
+def site_caches(page, done, seconds=60):
+    """The site's build caches as `page` sees them, polled until done(keys) or time runs out."""
     for _ in range(seconds * 5):
-        if visit:
-            page.goto(visit)
         keys = site_cache_keys(page)
-        if visit:
-            page.goto("about:blank")
         if done(keys):
             break
         page.wait_for_timeout(200)
@@ -212,9 +207,12 @@ def wait_for_offline_copy(page):
 
 @pytest.mark.browser
 def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(browser, tmp_path):
-    site = build.build(ROOT, tmp_path / "site")
-    server = serve_dir(site)
-    url = f"http://127.0.0.1:{server.server_port}/many-heads.html"
+    # the site lives under a sub-path, so a page of the same origin outside it can watch its caches
+    (tmp_path / "www").mkdir()
+    site = build.build(ROOT, tmp_path / "www/manyheads")
+    server = serve_dir(tmp_path / "www")
+    outside = f"http://127.0.0.1:{server.server_port}/"
+    url = outside + "manyheads/many-heads.html"
     context = browser.new_context()
     page = context.new_page()
     try:
@@ -232,11 +230,14 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(brows
         build.build(updated, site)
         open_ready(page, url)
         assert page.locator("h2:has-text('What real heads do, updated')").count() == 1
-        # the page asks for the update once Python is up. Chromium sometimes keeps the new worker
-        # waiting, skipWaiting or not, while any page of the site stays open (one run in three
-        # here), so the reader leaves while it installs, and it takes over then
+        # the page asks for the update once Python is up
         assert site_caches(page, lambda keys: keys != first) != first
-        keys = site_caches(page, lambda keys: len(keys) == 1 and keys != first, visit=url.replace("many-heads.html", "static/site.css"))
+        # Chromium sometimes keeps the new worker waiting, skipWaiting or not, while a page of the
+        # site is open (one run in three here); it takes over when the reader leaves. A visit into
+        # the site at that very moment can hang in Chromium (seen under load), so the test watches
+        # from outside the site, where no service worker answers
+        page.goto(outside)
+        keys = site_caches(page, lambda keys: len(keys) == 1 and keys != first)
         assert len(keys) == 1 and keys != first, (first, keys)
     finally:
         server.shutdown()
