@@ -172,6 +172,11 @@ def test_run_stories_and_prose_numbers_come_from_the_evaluation():
     assert lab.when_copying_appears("reference") is None
     slow = fig.run_story("reference-repeats")
     assert "suddenly" not in slow and "over 2,000 steps" in slow
+    # the prose's claims about the models still hold for the shipped ones
+    recipe = lab.manifest(lab.DEFAULT_RUN)["recipe"]
+    assert char_values.shown_not_plain() == "Half" and recipe["repeat_share"] + recipe["nonsense_share"] == 0.5
+    small = {run: ev[run]["checkpoints"][-1]["valid_bits"] for run in lab.RUNS if lab.manifest(run)["config"] == cm.REFERENCE}
+    assert min(small, key=small.get) == "reference"                    # "the best of the small ones on plain text"
 
 
 def test_page_is_complete_without_javascript(site):

@@ -53,6 +53,13 @@ def shown_nonsense_share():
     return _pct(lab.manifest(SHOWN)["recipe"]["nonsense_share"])
 
 
+def shown_not_plain():
+    """How much of the shown model's training text was repeats and nonsense, to start a sentence: 'Half'."""
+    recipe = lab.manifest(SHOWN)["recipe"]
+    share = recipe["repeat_share"] + recipe["nonsense_share"]
+    return "Half" if share == 0.5 else _pct(share)
+
+
 def _jump():
     """(the last checkpoint before copying appears, the first after it) of the model shown first."""
     return lab.when_copying_appears(SHOWN)
