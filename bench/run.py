@@ -58,19 +58,22 @@ RUN_PYTHON = """async ([code]) => {
   const out = await py.call("toymodels.cells:run", [code, "bench", null]);
   return out.error ? out.error : out.value;
 }"""
-# on the chapter's page: a 64-character text, taps on its characters, then the drum over checkpoints
-# fetched for the first time and again (kept by Python), each timed from the action to the next paint
-CHAR_PAGE = """async ([text, n, steps]) => {
-  const fig = document.getElementById("char-model");
-  const painted = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
-  async function time(act) {
+# milliseconds from a reader's action on figure `fig` to the first paint after Python's answer is drawn;
+# spliced into the timed snippets below
+TIME_TO_PAINT = """
+  async function timeToPaint(fig, act) {
     const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
     const t0 = performance.now();
     act();
     await drawn;
-    await painted();
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));  // after the next paint
     return performance.now() - t0;
-  }
+  }"""
+# on the chapter's page: a 64-character text, taps on its characters, then the drum over checkpoints
+# fetched for the first time and again (kept by Python), each timed from the action to the next paint
+CHAR_PAGE = """async ([text, n, steps]) => {
+  const fig = document.getElementById("char-model");
+""" + TIME_TO_PAINT + """
   const type = (value) => {  // the box is redrawn with each answer: find it anew every time
     const box = document.getElementById("char-model-text");
     box.value = value;
@@ -78,34 +81,29 @@ CHAR_PAGE = """async ([text, n, steps]) => {
   };
   const write = [];
   for (let i = 0; i < 5; i++) {
-    await time(() => type(text.slice(0, 20 + i)));
-    write.push(await time(() => fig.querySelector("[data-key=write]").click()));
+    await timeToPaint(fig, () => type(text.slice(0, 20 + i)));
+    write.push(await timeToPaint(fig, () => fig.querySelector("[data-key=write]").click()));
   }
-  await time(() => type(text));
+  await timeToPaint(fig, () => type(text));
   const taps = [];
   for (let i = 0; i < n; i++) {
     const tape = [...document.querySelectorAll('[data-slot="numbers"] .cm-ch')];
-    taps.push(await time(() => tape[(i * 7) % tape.length].click()));
+    taps.push(await timeToPaint(fig, () => tape[(i * 7) % tape.length].click()));
   }
   const drum = (i) => { const d = document.getElementById("drum-at"); d.value = String(i); d.dispatchEvent(new Event("change", { bubbles: true })); };
   const fresh = [], again = [];
-  for (const list of [fresh, again]) for (const i of steps) list.push(await time(() => drum(i)));
+  for (const list of [fresh, again]) for (const i of steps) list.push(await timeToPaint(fig, () => drum(i)));
   return { taps, fresh, again, write };
 }"""
 TAP = """async ([n]) => {
-  const fig = document.querySelector("figure[data-figure]");
+  const fig = document.querySelector("figure[data-figure]");""" + TIME_TO_PAINT + """
   // the figure's word buttons where it has them, else its other state buttons (steps, presets, models);
   // not "Write on", which runs the model once per character written and is timed on its own
   const words = () => [...fig.querySelectorAll(fig.querySelector(".mh-word") ? ".mh-word" : "button[data-key]:not([disabled]):not([data-key=write])")];
   const times = [];
   for (let i = 0; i < n; i++) {
     const target = words()[i % words().length];
-    const drawn = new Promise((resolve) => fig.addEventListener("mh:drawn", resolve, { once: true }));
-    const t0 = performance.now();
-    target.click();
-    await drawn;
-    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));  // after the next paint
-    times.push(performance.now() - t0);
+    times.push(await timeToPaint(fig, () => target.click()));
   }
   return times;
 }"""
