@@ -35,8 +35,9 @@ pyodide: $(DEPS_STAMP)
 	$(PY) build.py fetch
 
 # Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
+FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'
 corpus: $(DEPS_STAMP)
-	$(PY) -c 'from toymodels.training.corpus import fetch; fetch()' || { $(SUDO) apt-get update -qq && $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'; }
+	$(FETCH_CORPUS) || { $(SUDO) apt-get update -qq && $(FETCH_CORPUS); }
 
 chromium:
 	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
