@@ -394,15 +394,13 @@ def _ablate(s, v, demo):
     reset = f'<button type="button"{attrs(data_key="off", data_value="", data_fk="off-none", disabled=not off)}>Put every head back</button>'
     ev = lab.evaluation()["runs"][s["run"]]
     ab = ev["ablation"]
-    rows = []
-    for l in range(1, L + 1):
-        for h in range(1, H + 1):
-            m = ab[f"L{l}H{h}"]
-            rows.append(f'<tr{attrs(class_="sel" if (l, h) in off else None)}><th scope="row">L{l}H{h} out</th>'
-                        f'<td>{100 * m["copying"]:.1f}%</td><td>{m["valid_bits"]:.3f}</td></tr>')
-    for l in range(1, L + 1):
-        m = ab[f"layer{l}"]
-        rows.append(f'<tr><th scope="row">all of layer {l} out</th><td>{100 * m["copying"]:.1f}%</td><td>{m["valid_bits"]:.3f}</td></tr>')
+
+    def row(key, name, picked=False):
+        m = ab[key]
+        return (f'<tr{attrs(class_="sel" if picked else None)}><th scope="row">{name} out</th>'
+                f'<td>{100 * m["copying"]:.1f}%</td><td>{m["valid_bits"]:.3f}</td></tr>')
+    rows = [row(f"L{l}H{h}", f"L{l}H{h}", (l, h) in off) for l in range(1, L + 1) for h in range(1, H + 1)]
+    rows += [row(f"layer{l}", f"all of layer {l}") for l in range(1, L + 1)]
     final = ab["none"]
     live = (f'With {esc(_names(v["off"]))} out, the copying demo gives {esc(q(demo["want"]))} {100 * demo["p_want"]:.1f}% '
             f'and gets {demo["n_right"]} of {len(demo["checks"])} right.' if off else
