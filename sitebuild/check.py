@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .build import build, environment
 from .chapters import AuthorError, read
 from .pages import ChapterRenderer
 
@@ -56,11 +57,9 @@ def foreign(site):
 
 
 def check(root, strict=False):
-    import build  # the whole build then finds what spans chapters: duplicate slugs, broken links
-
     problems, notes = [], [f"{f}:{n}: warning: {m}" for f, n, m in warnings(root)]
     # each chapter on its own first, so that one broken chapter does not hide another's mistakes
-    env = build.environment(root)
+    env = environment(root)
     for path in sorted((root / "chapters").glob("*.md")):
         try:
             ChapterRenderer(read(path, root), env, root).render()
@@ -68,7 +67,8 @@ def check(root, strict=False):
             problems.append(str(e))
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            site = build.build(root, Path(tmp) / "site")
+            # the whole build then finds what spans chapters: duplicate slugs, broken links
+            site = build(root, Path(tmp) / "site")
         except AuthorError as e:
             if str(e) not in problems:
                 problems.append(str(e))

@@ -8,7 +8,7 @@ from markupsafe import Markup
 
 from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .markup import Prose
-from toymodels import cells
+from toymodels.page import cells
 
 MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -25,8 +25,12 @@ class Figure:
 
 def figure_modules(root):
     """toymodels modules that define a render function: what a figure block may name."""
-    return sorted(f"toymodels.{p.stem}:render" for p in (root / "toymodels").glob("*.py")
-                  if "\ndef render(" in p.read_text(encoding="utf-8"))
+    package = root / "toymodels"
+    return sorted(
+        "toymodels." + ".".join(p.relative_to(package).with_suffix("").parts) + ":render"
+        for p in package.rglob("*.py")
+        if "\ndef render(" in p.read_text(encoding="utf-8")
+    )
 
 
 def call_figure(rel, line, model, fid, state, root):

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import build  # noqa: E402
+from sitebuild import build as site_build
 from sitebuild.serve import Handler  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -20,7 +20,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    return build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
+    return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
 
 
 def serve_dir(directory):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import build
+from sitebuild import build as site_build
 from sitebuild import assets
 from sitebuild.chapters import AuthorError
 
@@ -24,7 +24,7 @@ sources = ["Someone (2020). A paper."]
 Some prose with $x^2$ maths.
 
 ::: figure three-heads
-model: toymodels.many_heads_figure:render
+model: toymodels.many_heads.figure:render
 caption: A caption.
 alt: Three grids.
 :::
@@ -73,18 +73,18 @@ MISTAKES = [
      "chapters/a.md:18: block 'slot' opened here is never closed; add a line ':::' after its content"),
     ("stray close", GOOD + ":::\n",
      "chapters/a.md:20: ':::' closes a block, but no block is open here; remove it"),
-    ("unknown figure", broken("many_heads_figure:render", "many_head_figure:render"),
-     "chapters/a.md:13: unknown figure 'toymodels.many_head_figure:render': there is no toymodels/many_head_figure.py "
-     "(did you mean 'toymodels.many_heads_figure:render'?); figures are toymodels."),
-    ("unknown figure function", broken("many_heads_figure:render", "many_heads_figure:draw"),
-     "chapters/a.md:13: unknown figure 'toymodels.many_heads_figure:draw': toymodels.many_heads_figure has no function 'draw' "
-     "(did you mean 'toymodels.many_heads_figure:render'?); figures are toymodels."),
+    ("unknown figure", broken("many_heads.figure:render", "many_heads.figures:render"),
+     "chapters/a.md:13: unknown figure 'toymodels.many_heads.figures:render': there is no toymodels/many_heads/figures.py "
+     "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels."),
+    ("unknown figure function", broken("many_heads.figure:render", "many_heads.figure:draw"),
+     "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': toymodels.many_heads.figure has no function 'draw' "
+     "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels."),
     ("unknown figure field", broken("alt: Three grids.", "alt: Three grids.\ncolour: red"),
      "chapters/a.md:16: unknown figure field 'colour'; the fields are model, caption, alt, state, live"),
     ("figure without alt", broken("alt: Three grids.\n", ""),
      "chapters/a.md:12: 'figure' block needs a field 'alt: …'"),
     ("figure state rejected", broken("alt: Three grids.", 'alt: Three grids.\nstate: {"sentence": ""}'),
-     "chapters/a.md:13: figure 'toymodels.many_heads_figure:render' rejected its state: Type a sentence with at least one word."),
+     "chapters/a.md:13: figure 'toymodels.many_heads.figure:render' rejected its state: Type a sentence with at least one word."),
     ("slot of a missing figure", broken("::: slot three-heads", "::: slot two-heads"),
      "chapters/a.md:18: no figure 'two-heads' on this page (did you mean 'three-heads'?); figures here: three-heads"),
     ("unknown slot", broken("three-heads shares", "three-heads share"),
@@ -93,8 +93,8 @@ MISTAKES = [
      "chapters/a.md:10: cannot read the TeX '$x^$': MissingSuperScriptOrSubscriptError; write \\$ for a plain dollar sign"),
     ("unknown TeX command", broken("$x^2$", r"$\sofmax(x)$"),
      r"chapters/a.md:10: cannot read the TeX '$\\sofmax(x)$': unknown TeX command \sofmax; write \$ for a plain dollar sign"),
-    ("unknown value", broken("Some prose", "Some {{ toymodels.heads.NOPE }} prose"),
-     "chapters/a.md:10: no value 'toymodels.heads.NOPE': module 'toymodels.heads' has no attribute 'NOPE'"),
+    ("unknown value", broken("Some prose", "Some {{ toymodels.many_heads.model.NOPE }} prose"),
+     "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': module 'toymodels.many_heads.model' has no attribute 'NOPE'"),
     ("check without a right answer", GOOD + "\n::: check Why?\n- [ ] No.\n  Because.\n- [ ] Also no.\n  Because.\n:::\n",
      "chapters/a.md:21: a check block needs at least two options and one marked right with '- [x]'"),
     ("guess without explanation", GOOD + "\n::: guess Why?\n- One.\n- Two.\n:::\n",
@@ -105,8 +105,8 @@ MISTAKES = [
      "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line ``` after its code"),
     ("exercise without a check", GOOD + "\n::: exercise Do it\nhint: Like this.\n---\nx = 1\n:::\n",
      "chapters/a.md:21: an exercise needs a line 'check: toymodels.MODULE:FUNCTION'"),
-    ("exercise with an unknown check", GOOD + "\n::: exercise Do it\ncheck: toymodels.heads:nope\n---\nx = 1\n:::\n",
-     "chapters/a.md:22: unknown check 'toymodels.heads:nope': name a function in toymodels/ as toymodels.MODULE:FUNCTION"),
+    ("exercise with an unknown check", GOOD + "\n::: exercise Do it\ncheck: toymodels.many_heads.model:nope\n---\nx = 1\n:::\n",
+     "chapters/a.md:22: unknown check 'toymodels.many_heads.model:nope': name a function in toymodels/ as toymodels.MODULE:FUNCTION"),
     ("step the figure lacks", GOOD + "\n::: steps three-heads\n1. {step=dance} Dance.\n:::\n",
      "chapters/a.md:22: figure 'three-heads' has no state step=dance; it takes head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output"),
 ]
@@ -119,7 +119,7 @@ def test_author_mistake_stops_the_build_and_keeps_site(tmp_path, name, text, mes
     site.mkdir()
     (site / "index.html").write_text("the previous site")
     with pytest.raises(AuthorError) as err:
-        build.build(root, site)
+        site_build.build(root, site)
     assert str(err.value).startswith(message), str(err.value)
     assert (site / "index.html").read_text() == "the previous site"
     assert sorted(p.name for p in root.iterdir()) == ["chapters", "site", "templates", "toymodels"]
@@ -129,10 +129,10 @@ def test_duplicate_slug_and_order(tmp_path):
     second = GOOD.replace('title = "A test chapter"', 'title = "Another"').replace("order = 1", "order = 2")
     root = project(tmp_path, {"a.md": GOOD, "b.md": second})
     with pytest.raises(AuthorError, match=r"^chapters/b.md:3: slug 'test' is already used by chapters/a.md; every chapter needs its own slug$"):
-        build.build(root, root / "site")
+        site_build.build(root, root / "site")
     root2 = project(tmp_path / "2", {"a.md": GOOD, "b.md": second.replace('slug = "test"', 'slug = "other"').replace("order = 2", "order = 1")})
     with pytest.raises(AuthorError, match=r"^chapters/b.md:4: order 1 is already used by chapters/a.md"):
-        build.build(root2, root2 / "site")
+        site_build.build(root2, root2 / "site")
 
 
 def test_cli_exits_non_zero_with_the_message(tmp_path):
@@ -159,9 +159,9 @@ def test_site_pages(site):
         for url in re.findall(r'<a[^>]*\bhref="([^"]*)"', page):
             assert not url.startswith("/") and (url.startswith(("https://", "#")) or "://" not in url), url
     files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
-    assert {"static/main.js", "static/worker.js", "py/files.json", "py/toymodels/heads.py",
+    assert {"static/main.js", "static/worker.js", "py/files.json", "py/toymodels/many_heads/model.py",
             f"pyodide/{assets.NUMPY_WHEEL}", "pyodide/pyodide.asm.wasm"} <= files
-    assert (site / "py/toymodels/heads.py").read_bytes() == (ROOT / "toymodels/heads.py").read_bytes()
+    assert (site / "py/toymodels/many_heads/model.py").read_bytes() == (ROOT / "toymodels/many_heads/model.py").read_bytes()
 
 
 def test_hash_mismatch_is_reported(tmp_path, monkeypatch):
@@ -178,7 +178,7 @@ def test_prev_next_and_position(tmp_path):
     second = GOOD.replace('title = "A test chapter"', 'title = "Second"').replace('slug = "test"', 'slug = "second"') \
         .replace("order = 1", "order = 2")
     root = project(tmp_path, {"z.md": GOOD, "a.md": second})
-    site = build.build(root, root / "site")
+    site = site_build.build(root, root / "site")
     first, last = (site / "test.html").read_text(), (site / "second.html").read_text()
     assert "1 of 2" in first and '<a rel="next" href="second.html">Second →</a>' in first and 'rel="prev"' not in first
     assert "2 of 2" in last and '<a rel="prev" href="test.html">← A test chapter</a>' in last and 'rel="next"' not in last
@@ -188,7 +188,7 @@ def test_prev_next_and_position(tmp_path):
 
 def test_cdn_option(tmp_path):
     root = project(tmp_path, {"a.md": GOOD})
-    site = build.build(root, root / "site", cdn=True)
+    site = site_build.build(root, root / "site", cdn=True)
     assert f'<meta name="mh-pyodide" content="{assets.CDN_URL}">' in (site / "test.html").read_text()
     assert not (site / "pyodide").exists()
 

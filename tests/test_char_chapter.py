@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from conftest import open_ready
-from toymodels import char_figure as fig
-from toymodels import char_lab as lab
-from toymodels import char_values, charmodel as cm
+from toymodels.one_character import figure as fig
+from toymodels.one_character import lab
+from toymodels.one_character import model as cm
+from toymodels.one_character import values as char_values
 from toymodels.training import evaluate, train
 
 TEXT = "the queen. the qu"
@@ -93,7 +94,8 @@ def test_copying_demo_and_nonsense_pairs():
 
 
 def test_small_grids_use_the_site_colour_levels():
-    from toymodels import char_draw, render
+    from toymodels.one_character import draw as char_draw
+    from toymodels.page import html as render
     att = np.tril(np.random.default_rng(1).dirichlet(np.full(9, 0.4), size=9)).astype(np.float32)
     att[3, 1], att[4, 0] = 0.0, 1 / 9                                 # exactly zero, and a level boundary
     svg = char_draw.grid(att, 0, 2, "test")

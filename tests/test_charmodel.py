@@ -1,4 +1,4 @@
-"""The character model (toymodels/charmodel.py), its trainer, corpus reader and evaluation (toymodels/training/)."""
+"""The character model (toymodels/one_character/model.py), its trainer, corpus reader and evaluation (toymodels/training/)."""
 import gzip
 import json
 import re
@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from toymodels import charmodel as cm
+from toymodels.one_character import model as cm
 from toymodels.training import corpus, evaluate, train
 
 SHIP = train.SHIP
@@ -33,7 +33,7 @@ def tiny_args(tmp_path, *extra):
 # ---------------------------------------------------------------- the model
 
 def test_parameter_count_from_saved_weights():
-    params, cfg, meta = cm.load("reference")  # the shipped last checkpoint, through toymodels.data
+    params, cfg, meta = cm.load("reference")  # the shipped last checkpoint, through toymodels.page.data
     assert cm.n_params(params) == 27_166
     assert cfg == cm.REFERENCE
     assert {n: p.shape for n, p in params.items()} == cm.param_shapes(cfg)

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import build
-from toymodels import guide_first_word as g
-from toymodels.render import level
+from sitebuild import build as site_build
+from toymodels.guide import first_word as g
+from toymodels.page.html import level
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = ROOT / "chapters" / "90-author-guide.md"
@@ -117,7 +117,7 @@ def test_exercise_check():
 
 
 def test_code_shown_in_the_guide_is_the_module_code():
-    source = (ROOT / "toymodels" / "guide_first_word.py").read_text(encoding="utf-8")
+    source = (ROOT / "toymodels" / "guide" / "first_word.py").read_text(encoding="utf-8")
     shown = re.findall(r"^```python\n(.*?)\n```$", CHAPTER.read_text(encoding="utf-8"), flags=re.M | re.S)
     assert len(shown) >= 5
     for block in shown:
@@ -126,14 +126,14 @@ def test_code_shown_in_the_guide_is_the_module_code():
 
 @pytest.fixture(scope="module")
 def guide_page(tmp_path_factory):
-    site = build.build(ROOT, tmp_path_factory.mktemp("guide") / "site")
+    site = site_build.build(ROOT, tmp_path_factory.mktemp("guide") / "site")
     return site, (site / "author-guide.html").read_text(encoding="utf-8")
 
 
 def test_the_guide_renders_every_block(guide_page):
     site, html = guide_page
     counts = {
-        "figure": len(re.findall(r'<figure class="mh-figure" id="first-word" data-figure="toymodels\.guide_first_word:render"', html)),
+        "figure": len(re.findall(r'<figure class="mh-figure" id="first-word" data-figure="toymodels\.guide\.first_word:render"', html)),
         "slot": html.count('<div class="mh-slot" data-slot-of="first-word" data-slot="row">'),
         "steps": html.count('<ol class="mh-howto" data-steps-for="first-word">'),
         "step": html.count('class="mh-step-link" data-target="first-word" data-key="view"'),
@@ -148,7 +148,7 @@ def test_the_guide_renders_every_block(guide_page):
     }
     assert counts == {"figure": 1, "slot": 1, "steps": 1, "step": 3, "guess": 1, "check": 1, "deeper": 1,
                       "note": 4, "cards": 1, "cell": 1, "exercise": 1, "hint": 2}
-    assert 'data-cell-check="toymodels.guide_first_word:check_strength"' in html
+    assert 'data-cell-check="toymodels.guide.first_word:check_strength"' in html
 
 
 def test_the_guide_page_is_pre_rendered_with_maths_values_and_sources(guide_page):
@@ -160,7 +160,7 @@ def test_the_guide_page_is_pre_rendered_with_maths_values_and_sources(guide_page
     assert "{{" not in prose and "MHHELD" not in html
     assert len(re.findall(r'<math [^>]*display="block"', html)) >= 2 and html.count("<math") >= 8
     assert "takes up to 8\nwords" in html                               # the value macro
-    assert "{{ toymodels.guide_first_word.MAX_WORDS }}" in html          # left alone inside code
+    assert "{{ toymodels.guide.first_word.MAX_WORDS }}" in html          # left alone inside code
     assert html.count('href="https://') >= 6                             # the sources' links
     assert 'For authors' in html and '<a href="author-guide.html">' in (site / "index.html").read_text(encoding="utf-8")
     ids = re.findall(r'\bid="([^"]+)"', html)

@@ -4,8 +4,10 @@ import math
 import numpy as np
 import pytest
 
-from toymodels import heads, model_configs
-from toymodels.many_heads_figure import render
+from toymodels.many_heads import model as heads
+from toymodels.many_heads import sizes as model_configs
+from toymodels.page.html import tenths
+from toymodels.many_heads.figure import render
 
 SENTENCE = "Puff found a shiny key and kept it."
 FEATURES = {  # what the chapter says each word is, written out by hand
@@ -79,13 +81,13 @@ def test_unknown_words_are_reported_and_featureless():
 def test_tenths_add_to_exactly_100_percent(seed):
     rng = np.random.default_rng(seed)
     p = rng.dirichlet(np.ones(rng.integers(1, 17)) * 0.3)
-    t = heads.tenths(p)
+    t = tenths(p)
     assert t.sum() == 1000
     assert np.all(np.abs(t - p * 1000) < 1), (t, p * 1000)
 
 
 def test_tenths_of_thirds():
-    assert list(heads.tenths([1 / 3] * 3)) == [334, 333, 333]
+    assert list(tenths([1 / 3] * 3)) == [334, 333, 333]
 
 
 def test_d_head_table():
@@ -124,5 +126,5 @@ def test_shares_table_columns_add_to_100():
 
 def test_figure_state_rejects_unicode_digits():
     assert render({"word": "²"})["state"]["word"] == "7"
-    from toymodels.split_attend_figure import render as render_split
+    from toymodels.split_attend.figure import render as render_split
     assert render_split({"step": "mix", "cell": "²,1"})["state"]["cell"] == ""

@@ -1,7 +1,9 @@
-"""The KV-cache calculator (toymodels/kv_cache.py): cache sizes, score counts, bad input."""
+"""The KV-cache calculator (toymodels/one_character/kv_cache.py): cache sizes, score counts, bad input."""
 import pytest
 
-from toymodels import charmodel, kv_cache as kv, param_count
+from toymodels.one_character import kv_cache as kv
+from toymodels.one_character import model as charmodel
+from toymodels.split_attend import param_count
 from toymodels.training import train
 
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import open_ready
-from toymodels import heads
+from toymodels.many_heads import model as heads
+from toymodels.page.html import tenths
 
 pytestmark = pytest.mark.browser
 CHAPTER = "many-heads.html"
@@ -98,7 +99,7 @@ def test_hover_shows_the_exact_share(page, base_url):
     cell = page.locator("#three-heads td[data-fk='g2-7-4']")  # head 3, "it" looking at "key"
     cell.hover()
     tip = cell.locator(".tip")
-    share = heads.tenths(heads.multi_head(heads.split_words(SENTENCE))["weights"][2, 7])[4]
+    share = tenths(heads.multi_head(heads.split_words(SENTENCE))["weights"][2, 7])[4]
     assert tip.is_visible() and tip.inner_text() == f"“it” → “key”: {share // 10}.{share % 10}%"
     page.watch.clean()
 
@@ -288,7 +289,7 @@ def test_python_errors_come_back_as_data(page, base_url):
         const { startPython } = await import("./static/pyclient.js");
         const py = startPython({ pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href) });
         await py.ready;
-        try { await py.call("toymodels.heads:split_words", [42]); return "no error"; }
+        try { await py.call("toymodels.many_heads.model:split_words", [42]); return "no error"; }
         catch (err) { return `${err.constructor.name} | ${err.message} | ${err.traceback.includes("Traceback")}`; }
     }""")
     assert message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"

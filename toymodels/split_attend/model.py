@@ -7,7 +7,7 @@ word looks back at "The". The reader can edit both heads' W_Q and W_K.
 """
 import numpy as np
 
-from .heads import causal_attention
+from ..many_heads.model import causal_attention
 
 SENTENCE = "The cat sat on the mat"
 D_MODEL, N_HEAD = 4, 2

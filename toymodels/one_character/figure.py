@@ -10,12 +10,10 @@ sections, so one state drives them all and lives in the URL:
          write on (any value).
 The build pre-renders the defaults; the browser calls this same function under Pyodide.
 """
-from . import char_draw as draw
-from . import char_lab as lab
-from . import charmodel as cm
-from . import param_count
-from .heads import tenths
-from .render import attrs, esc, level, num, pct, state_button, whole
+from ..page.html import attrs, esc, level, num, pct, state_button, tenths, whole
+from ..split_attend import param_count
+from . import draw, lab
+from . import model as cm
 
 DEFAULTS = {"run": lab.DEFAULT_RUN, "step": "", "text": "the queen. the qu", "sel": "", "lh": "", "off": "",
             "copy": "0", "at": "", "at_run": "", "write": ""}

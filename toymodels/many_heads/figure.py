@@ -8,8 +8,8 @@ table, the worked numbers in "Go deeper").
 
 import numpy as np
 
-from . import heads
-from .render import attrs, esc, level, matrix, num, pct, state_button, whole
+from . import model as heads
+from ..page.html import attrs, esc, level, matrix, num, pct, state_button, tenths, whole
 
 DEFAULTS = {"sentence": "Puff found a shiny key and kept it.", "word": "", "head": "all", "step": "softmax"}
 STEPS = (
@@ -66,7 +66,7 @@ def render(state=None, fid="three-heads"):
         return {"html": None, "slots": {}, "state": s, "error": error, "summary": ""}
     m = heads.multi_head(words)
     # every row's shares in tenths of a point, rounded once for the grids, the table and the sums
-    m["tenths"] = [[heads.tenths(m["weights"][h, i, : i + 1]) for i in range(len(words))] for h in range(heads.N_HEAD)]
+    m["tenths"] = [[tenths(m["weights"][h, i, : i + 1]) for i in range(len(words))] for h in range(heads.N_HEAD)]
     sel, step = int(s["word"]), s["step"]
     shown = range(heads.N_HEAD) if s["head"] == "all" else [int(s["head"]) - 1]
     summary = " ".join(_head_summary(m, words, h, sel) for h in range(heads.N_HEAD))

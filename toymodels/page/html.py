@@ -81,3 +81,18 @@ def matrix(caption, row_labels, col_labels, values, *, fk, sel=None, places=2, c
                     f'<th scope="row">{esc(label)}</th>{cells}</tr>')
     return (f'<table{attrs(class_=cls, data_fk=fk)}><caption>{esc(caption)}</caption>'
             f'<thead><tr><td></td>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+
+
+def tenths(p):
+    """Percentages of a distribution in tenths of a point that add up to exactly 1000.
+
+    Largest remainder: floor every share, then give the missing tenths to the
+    shares that lost the most, so a column never shows 99.9 or 100.1.
+    """
+    raw = np.asarray(p, dtype=float) * 1000
+    raw = raw / raw.sum() * 1000
+    out = np.floor(raw).astype(int)
+    short = 1000 - out.sum()
+    for i in np.argsort(-(raw - out), kind="stable")[:short]:
+        out[i] += 1
+    return out

@@ -4,9 +4,8 @@ import re
 
 import numpy as np
 
-from . import split_attend as sa
-from .render import attrs, esc, level, num, pct, state_button
-from .heads import tenths
+from . import model as sa
+from ..page.html import attrs, esc, level, num, pct, state_button, tenths
 
 STEPS = (("project", "Project"), ("split", "Split"), ("attend", "Attend"), ("concat", "Concatenate"), ("mix", "Mix"))
 PRESET_NAMES = {"designed": "As designed", "swapped": "Heads swapped", "zeros": "All zeros", "custom": "Your numbers"}

@@ -5,13 +5,13 @@ the highlighted row), head ("" or the enlarged head of this layer, 1-based),
 view ("layer" or "model") and pick ("L.H", a one-shot request from the model
 view: show layer L and enlarge head H). The build pre-renders the defaults;
 the browser calls this same function under Pyodide, which fetches a sentence's
-JSON on first use (toymodels.data).
+JSON on first use (toymodels.page.data).
 """
 
 import numpy as np
 
-from . import real_heads as rh
-from .render import attrs, esc, level, pct, state_button, whole
+from . import maps as rh
+from ..page.html import attrs, esc, level, pct, state_button, whole
 
 DEFAULTS = {"model": "", "sentence": "", "layer": "1", "token": "", "head": "", "view": "layer", "pick": ""}
 VIEWS = (("layer", "One layer"), ("model", "All heads"))

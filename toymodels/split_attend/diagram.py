@@ -1,5 +1,5 @@
 """The shape of multi-head attention as an SVG drawn at build time: X -> head 1 … head h -> concat -> W_O."""
-from .render import esc
+from ..page.html import esc
 
 W, H = 640, 250
 

@@ -8,7 +8,7 @@ its numbers by shape or position, never by colour alone.
 """
 import numpy as np
 
-from .render import attrs, esc, levels, num
+from ..page.html import attrs, esc, levels, num
 
 
 def svg(width, height, label, body, cls="mh-svg", role="img"):

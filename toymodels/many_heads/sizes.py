@@ -1,6 +1,6 @@
 """Sizes of well-known transformers, and the head width each implies: d_head = d_model / h."""
-from . import heads
-from .render import esc
+from . import model as heads
+from ..page.html import esc
 
 # name, d_model, heads per layer, layers
 CONFIGS = (

@@ -5,8 +5,10 @@ every layer (the KV cache), so a new token only needs its own query against them
 about n dot products per head instead of all n(n+1)/2 again. The calculator below
 turns layers, d_model, bytes per number and tokens into that cache's size.
 """
-from . import char_lab, charmodel, param_count
-from .render import esc, state_button
+from ..page.html import esc, state_button
+from ..split_attend import param_count
+from . import lab as char_lab
+from . import model as charmodel
 
 CHAR_CONTEXT = char_lab.MAX_CHARS  # the character model is trained on stretches of this length
 UNITS = ((10**15, "PB"), (10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))

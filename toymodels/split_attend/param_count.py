@@ -1,5 +1,5 @@
 """How many weights multi-head attention has: 4·d_model² + 4·d_model, whatever the number of heads."""
-from .render import esc
+from ..page.html import esc
 
 GPT2_SMALL = {"name": "GPT-2 small", "vocab": 50257, "context": 1024, "d_model": 768, "n_head": 12, "n_layer": 12}
 GPT3 = {"name": "GPT-3", "vocab": 50257, "context": 2048, "d_model": 12288, "n_head": 96, "n_layer": 96}

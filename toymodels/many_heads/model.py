@@ -118,18 +118,3 @@ def multi_head(words):
     concat = out.transpose(1, 0, 2).reshape(len(words), D_MODEL)  # (T, 6)
     return dict(X=X, unknown=unknown, q=q, k=k, v=v, scores=scores, mask=mask,
                 weights=w, out=out, concat=concat, WO=WO, y=concat @ WO)
-
-
-def tenths(p):
-    """Percentages of a distribution in tenths of a point that add up to exactly 1000.
-
-    Largest remainder: floor every share, then give the missing tenths to the
-    shares that lost the most, so a column never shows 99.9 or 100.1.
-    """
-    raw = np.asarray(p, dtype=float) * 1000
-    raw = raw / raw.sum() * 1000
-    out = np.floor(raw).astype(int)
-    short = 1000 - out.sum()
-    for i in np.argsort(-(raw - out), kind="stable")[:short]:
-        out[i] += 1
-    return out

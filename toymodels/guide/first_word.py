@@ -6,7 +6,7 @@ the reader's browser calls the same function under Pyodide on every tap.
 """
 import numpy as np
 
-from .render import attrs, esc, level, num, state_button
+from ..page.html import attrs, esc, level, num, state_button
 
 SENTENCE = "The cat sat on the mat"
 MAX_WORDS = 8

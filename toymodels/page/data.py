@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent / "data"
+HERE = Path(__file__).resolve().parent.parent / "data"
 
 
 def read_bytes(relpath):

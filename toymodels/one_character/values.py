@@ -1,10 +1,10 @@
 """Numbers the prose of "One character at a time" quotes, read from the shipped evaluation.
 
-Each is a function without arguments, so a chapter can write {{ toymodels.char_values.NAME }}
+Each is a function without arguments, so a chapter can write {{ toymodels.one_character.values.NAME }}
 and the number on the page is the one the evaluation measured, never typed in.
 """
-from . import char_lab as lab
-from .render import count_words
+from ..page.html import count_words
+from . import copy_test, lab
 
 SHOWN = lab.DEFAULT_RUN
 
@@ -191,8 +191,7 @@ def layer2_out_copying():
 
 def spaces_only():
     """What always guessing a space scores on the copying test: the floor a model that cannot copy sits near."""
-    from toymodels.training.evaluate import copy_set   # build time only: the trainer is not shipped
-    x, periods = copy_set()
+    x, periods = copy_test.copy_set()
     right = sum(int((x[i, P + 1:] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
     total = sum(x.shape[1] - 1 - int(P) for P in periods)
     return _pct(right / total, 1)

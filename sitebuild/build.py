@@ -1,0 +1,212 @@
+"""The build: chapters/*.md -> site/, as a plain pipeline of small steps.
+
+`build()` renders every page into a temporary folder beside site/ and swaps it in, so an
+author mistake (an AuthorError naming file and line) leaves the previous site/ untouched.
+The steps, in order: read the chapters, render each chapter's body (its figures are called
+here), copy the static files, write the home page, the chapters and one embed page per
+figure, copy the Python that ships to the browser and its data, check the internal links,
+add the Python runtime, and write the service worker that precaches it all.
+"""
+
+import base64
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from toymodels import BUILD_ONLY
+
+from . import assets
+from .chapters import AuthorError, read
+from .markup import Prose
+from .pages import ChapterRenderer
+from .policy import content_security_policy
+
+
+def build(root, site=None, cdn=False):
+    """Build into a temporary folder beside site/, then swap it in; on failure site/ is untouched."""
+    site = Path(site or Path(root) / "site")
+    tmp = Path(tempfile.mkdtemp(prefix="site.", dir=site.parent))
+    try:
+        _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/")
+        old = site.with_name(site.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if site.exists():
+            site.rename(old)
+        tmp.rename(site)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return site
+
+
+def load_chapters(root):
+    """Every chapter, in order; two chapters may not share a slug or an order."""
+    chapters = [read(p, root) for p in sorted((root / "chapters").glob("*.md"))]
+    for key in ("slug", "order"):
+        seen = {}
+        for ch in chapters:
+            v = ch.meta[key]
+            if v in seen:
+                message = f"{key} {v!r} is already used by {seen[v]}; every chapter needs its own {key}"
+                raise AuthorError(ch.path, ch.meta_lines[key], message)
+            seen[v] = ch.path
+    return sorted(chapters, key=lambda c: c.meta["order"])
+
+
+def environment(root):
+    return Environment(
+        loader=FileSystemLoader(root / "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def shipped_python(root):
+    """The toymodels package as the browser imports it, without its build-only packages:
+    path and a content hash for each file."""
+    package = root / "toymodels"
+    files = sorted(
+        p
+        for p in package.rglob("*.py")
+        if p.relative_to(package).parts[0] not in BUILD_ONLY
+    )
+    return [
+        {"path": p.relative_to(root).as_posix(), "hash": hashlib.sha256(p.read_bytes()).hexdigest()[:12]}
+        for p in files
+    ]
+
+
+def _render_site(root, out, pyodide_url):
+    """Write every page and asset into `out`; raises AuthorError on an author mistake."""
+    env = environment(root)
+    chapters = load_chapters(root)
+    pages = [_render_chapter(ch, env, root) for ch in chapters]
+    shutil.copytree(root / "templates" / "static", out / "static")
+    common = {
+        "pyodide_url": pyodide_url,
+        "chapters": [c.meta for c in chapters],
+        "root": "",
+        "csp": content_security_policy(pyodide_url),
+        "sri": _integrity(out / "static"),
+    }
+    _write(out / "index.html", env.get_template("index.html").render(**common, title="Many Heads"))
+    for i, page in enumerate(pages):
+        _write_chapter(env, out, common, chapters, i, page)
+        _write_embeds(env, out, common, page)
+    _copy_python(root, out)
+    check_links(out, chapters)
+    if pyodide_url == "pyodide/":
+        assets.copy_runtime(out / "pyodide")
+    _write_service_worker(env, out)
+
+
+def _render_chapter(ch, env, root):
+    """(chapter, body HTML, sources HTML, {figure id: figure HTML}) of one chapter."""
+    renderer = ChapterRenderer(ch, env, root)
+    body = renderer.render()
+    prose = Prose(ch.path)
+    sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
+    return ch, body, sources, renderer.figure_html
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _write_chapter(env, out, common, chapters, i, page):
+    ch, body, sources, _ = page
+    html = env.get_template("chapter.html").render(
+        **common,
+        ch=ch.meta,
+        title=ch.meta["title"],
+        body=body,
+        sources=sources,
+        number=i + 1,
+        total=len(chapters),
+        prev=chapters[i - 1].meta if i else None,
+        next=chapters[i + 1].meta if i + 1 < len(chapters) else None,
+    )
+    _write(out / f"{ch.meta['slug']}.html", html)
+
+
+def _write_embeds(env, out, common, page):
+    """Each figure alone on a page, for teachers to embed."""
+    ch, _, _, figures = page
+    for fid, figure in figures.items():
+        html = env.get_template("embed.html").render(
+            **{**common, "root": "../../"}, ch=ch.meta, fid=fid, figure=figure, title=ch.meta["title"]
+        )
+        _write(out / "embed" / ch.meta["slug"] / f"{fid}.html", html)
+
+
+def _copy_python(root, out):
+    """The shipped Python, files.json listing it for the browser, and the data it reads
+    (fetched by Python on first use, not at start-up)."""
+    files = shipped_python(root)
+    for f in files:
+        (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / f["path"], out / "py" / f["path"])
+    (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
+    if (root / "toymodels" / "data").is_dir():
+        shutil.copytree(root / "toymodels" / "data", out / "py" / "toymodels" / "data")
+
+
+def _integrity(static):
+    """Subresource-integrity values for the files pages link to directly."""
+    return {
+        p.name: "sha384-" + base64.b64encode(hashlib.sha384(p.read_bytes()).digest()).decode()
+        for p in static.iterdir()
+        if p.suffix in (".js", ".css")
+    }
+
+
+def check_links(out, chapters):
+    """Every internal link of every chapter leads to a page and anchor that exist."""
+    for ch in chapters:
+        page = out / f"{ch.meta['slug']}.html"
+        html = page.read_text(encoding="utf-8")
+        for href in re.findall(r'<a\b[^>]*\bhref="([^"]*)"', html):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I) or href.startswith("//"):
+                continue
+            path, _, anchor = href.partition("#")
+            target = (page.parent / path.split("?")[0]).resolve() if path else page
+            problem = None
+            if not target.is_file() or out.resolve() not in target.parents:
+                problem = f"the link to '{href}' leads to no page of this site"
+            elif anchor and f'id="{anchor}"' not in target.read_text(encoding="utf-8"):
+                problem = (
+                    f"the link to '{href}' names an anchor '#{anchor}' that "
+                    f"{path or 'this page'} does not have"
+                )
+            if problem:
+                fix = "; fix the link or the heading it points to"
+                raise AuthorError(ch.path, _link_line(ch, href), problem + fix)
+
+
+def _link_line(ch, href):
+    """The line of the chapter that writes this link (Markdown keeps the target as written)."""
+    for n, line in enumerate(ch.source.split("\n"), 1):
+        if f"({href}" in line or f'"{href}"' in line or f"<{href}>" in line:
+            return n
+    return 1
+
+
+def _write_service_worker(env, out):
+    """sw.js at the site's top: it precaches every file of this build, named by a hash of them all."""
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for name in files:
+        if not name.startswith("pyodide/"):
+            digest.update(name.encode() + hashlib.sha256((out / name).read_bytes()).digest())
+    sw = env.get_template("sw.js").render(
+        build=digest.hexdigest()[:16], runtime=assets.PYODIDE_VERSION, files=["./"] + files
+    )
+    _write(out / "sw.js", sw)

@@ -1,0 +1,186 @@
+"""The plan of the house, held by tests: the import graph has no loop, shipped code never
+reaches build-only code, chapter packages depend one way, and the tree the build ships to
+the browser imports every module and computes every value the chapters quote."""
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from sitebuild.build import shipped_python
+from toymodels import BUILD_ONLY
+
+ROOT = Path(__file__).resolve().parent.parent
+# the kernel first, then the chapters in reading order: a package may import only itself and
+# packages before it (the guide's example stands alone on the kernel)
+ORDER = ("page", "many_heads", "split_attend", "real_heads", "one_character")
+ALONE = ("guide",)
+
+
+def module_name(path):
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules():
+    files = [ROOT / "build.py", *sorted((ROOT / "sitebuild").rglob("*.py"))]
+    files += sorted((ROOT / "toymodels").rglob("*.py"))
+    return {module_name(p): p for p in files}
+
+
+def imports(path, name, known):
+    """The project modules that the file imports, at its top or inside functions."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            # `from pkg import mod` imports pkg.mod when that is a module
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph():
+    known = project_modules()
+    return {name: imports(path, name, known) for name, path in known.items()}
+
+
+def shipped(name):
+    parts = name.split(".")
+    return parts[0] == "toymodels" and (len(parts) == 1 or parts[1] not in BUILD_ONLY)
+
+
+def test_the_import_graph_has_no_loop():
+    edges = graph()
+    state, loops = {}, []
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == "open":
+                loops.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    assert loops == []
+
+
+def test_the_graph_is_read_right():
+    """The reader of imports finds relative, aliased and in-function imports (else the other
+    tests here could pass on an empty graph)."""
+    edges = graph()
+    assert "toymodels.page.html" in edges["toymodels.many_heads.figure"]
+    assert "toymodels.many_heads.model" in edges["toymodels.many_heads.figure"]  # `from . import model`
+    assert "toymodels.page.data" in edges["toymodels.one_character.model"]  # inside a function
+    assert "toymodels.one_character.copy_test" in edges["toymodels.training.evaluate"]
+    assert "sitebuild.build" in edges["build"]
+
+
+def test_shipped_code_never_reaches_build_only_code():
+    bad = [
+        f"{a} imports {b}"
+        for a, targets in graph().items()
+        if shipped(a)
+        for b in targets
+        if not shipped(b)
+    ]
+    assert bad == []
+
+
+def test_no_module_imports_the_command_line_script():
+    assert [a for a, targets in graph().items() if "build" in targets] == []
+
+
+def test_chapter_packages_depend_one_way():
+    bad = []
+    for a, targets in graph().items():
+        if not shipped(a) or a.count(".") < 2:
+            continue
+        pa = a.split(".")[1]
+        for b in targets:
+            pb = b.split(".")[1] if b.count(".") >= 1 else None
+            if pb is None or pb == pa:
+                continue
+            allowed = ("page",) if pa in ALONE else ORDER[: ORDER.index(pa)]
+            if pb not in allowed:
+                bad.append(f"{a} imports {b}")
+    assert bad == []
+    packages = {p.name for p in (ROOT / "toymodels").iterdir() if (p / "__init__.py").exists()}
+    assert packages == set(ORDER + ALONE + BUILD_ONLY)
+
+
+def chapter_names():
+    """Every {{ value }}, figure model and exercise check the chapters name."""
+    values, callables = set(), set()
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        # outside code: the guide shows placeholders and names as examples in backticks
+        prose = re.sub(r"^(```|~~~).*?^\1|`[^`\n]+`", "", text, flags=re.M | re.S)
+        values |= set(re.findall(r"\{\{\s*(toymodels[\w.]+)\s*\}\}", prose))
+        callables |= set(re.findall(r"^(?:model|check):\s*(toymodels[\w.]+:\w+)\s*$", text, re.M))
+    return sorted(values), sorted(callables)
+
+
+def test_the_shipped_tree_imports_everything_and_computes_every_value(tmp_path):
+    """Only what the build copies into site/py/: every module imports, every placeholder of
+    every chapter evaluates, every figure and check the chapters name exists."""
+    files = shipped_python(ROOT)
+    for f in files:
+        (tmp_path / f["path"]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f["path"], tmp_path / f["path"])
+    shutil.copytree(ROOT / "toymodels" / "data", tmp_path / "toymodels" / "data")
+    modules = sorted(module_name(ROOT / f["path"]) for f in files)
+    values, callables = chapter_names()
+    assert len(values) > 50 and len(callables) > 8
+    script = """
+import importlib, json, sys
+modules, values, callables = json.loads(sys.stdin.read())
+for name in modules:
+    importlib.import_module(name)
+out = {}
+for name in values:
+    module, _, attr = name.rpartition(".")
+    v = getattr(importlib.import_module(module), attr)
+    out[name] = str(v() if callable(v) else v)
+for name in callables:
+    module, _, func = name.partition(":")
+    assert callable(getattr(importlib.import_module(module), func)), name
+try:
+    import toymodels.training
+except ModuleNotFoundError:
+    out["(training)"] = "absent"
+print(json.dumps(out))
+"""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); exec({script!r})"],
+        input=json.dumps([modules, values, callables]),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out.pop("(training)") == "absent"
+    assert sorted(out) == values and all(v.strip() for v in out.values())

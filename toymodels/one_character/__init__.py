@@ -1,0 +1,1 @@
+"""Chapter "One character at a time": the trained character model, its figure, pictures, prose values and the KV cache."""

@@ -1,0 +1,244 @@
+"""Numbers the prose of "Real heads" quotes, computed from the exported maps.
+
+Each is a function without arguments, so a chapter can write
+{{ toymodels.real_heads.values.NAME }} and the number on the page is the one the
+export gives, never typed in.
+"""
+import numpy as np
+
+from ..page.html import count_words
+from .maps import BROAD, THRESHOLD, content_rows, counts, head_name, index, label_of, measures, model, pct0, pick, sentence
+
+_cache = {}
+
+
+def _all(mid=None):
+    m = model(mid)
+    return m, [sentence(m["id"], s["id"]) for s in m["sentences"]]
+
+
+def overall(mid=None):
+    """Each head's measures averaged over every sentence (sentences weigh alike) and its label from them."""
+    key = ("overall", mid)
+    if key not in _cache:
+        m, ds = _all(mid)
+        ms = [measures(d["att"], d["sinks"], d["causal"]) for d in ds]
+        avg = {k: np.mean([x[k] for x in ms], axis=0) for k in ms[0]}
+        L, H = avg["sink"].shape
+        per = [[pick(avg, (l, h)) for h in range(H)] for l in range(L)]
+        _cache[key] = ([[label_of(x) for x in row] for row in per], per)
+    return _cache[key]
+
+
+def _heads_with(label, mid=None):
+    labels, _ = overall(mid)
+    return [(l, h) for l, row in enumerate(labels) for h, x in enumerate(row) if x == label]
+
+
+def _listing(heads):
+    names = [head_name(l, h) for l, h in heads]
+    if len(names) <= 1:
+        return "".join(names) or "none"
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def n_layers():
+    return model()["layers"]
+
+
+def n_heads_per_layer():
+    return model()["heads"]
+
+
+def n_heads_total():
+    m = model()
+    return m["layers"] * m["heads"]
+
+
+def n_sentences():
+    return len(model()["sentences"])
+
+
+def model_name():
+    return model()["name"]
+
+
+def n_previous_heads():
+    return count_words(len(_heads_with("previous")))
+
+
+def previous_heads():
+    return _listing(_heads_with("previous"))
+
+
+def n_next_heads():
+    return count_words(len(_heads_with("next")))
+
+
+def next_heads():
+    return _listing(_heads_with("next"))
+
+
+def n_sink_heads():
+    return count_words(len(_heads_with("sink")))
+
+
+def n_broad_heads():
+    return count_words(len(_heads_with("broad")))
+
+
+def n_other_heads():
+    return count_words(len(_heads_with("other")))
+
+
+def n_self_heads():
+    return count_words(len(_heads_with("self")))
+
+
+def _best(measure):
+    _, per = overall()
+    return max(((l, h) for l in range(len(per)) for h in range(len(per[0]))), key=lambda lh: per[lh[0]][lh[1]][measure])
+
+
+def best_previous_head():
+    return head_name(*_best("previous"))
+
+
+def best_previous_share():
+    l, h = _best("previous")
+    return pct0(overall()[1][l][h]["previous"])
+
+
+def best_next_head():
+    return head_name(*_best("next"))
+
+
+def best_next_share():
+    l, h = _best("next")
+    return pct0(overall()[1][l][h]["next"])
+
+
+def sink_share_all():
+    """Average share of a token's attention that rests on [CLS] and [SEP], over all heads and sentences."""
+    _, per = overall()
+    return pct0(float(np.mean([m["sink"] for row in per for m in row])))
+
+
+def _sink_by_layer():
+    _, per = overall()
+    return [float(np.mean([m["sink"] for m in row])) for row in per]
+
+
+def sink_share_first_layer():
+    return pct0(_sink_by_layer()[0])
+
+
+def sink_peak_layer():
+    s = _sink_by_layer()
+    return str(int(np.argmax(s)) + 1)
+
+
+def sink_share_peak_layer():
+    return pct0(max(_sink_by_layer()))
+
+
+def _link(sid, word_from, word_to, nth_from=-1, nth_to=0):
+    """The head that sends most of token word_from's attention to word_to in one sentence: (layer, head, share)."""
+    d = sentence(model()["id"], sid)
+    toks = d["tokens"]
+    i = [k for k, t in enumerate(toks) if t == word_from][nth_from]
+    j = [k for k, t in enumerate(toks) if t == word_to][nth_to]
+    w = d["att"][:, :, i, j]
+    l, h = np.unravel_index(int(np.argmax(w)), w.shape)
+    return int(l), int(h), float(w[l, h])
+
+
+def it_cat_head():
+    l, h, _ = _link("cat", "it", "cat")
+    return head_name(l, h)
+
+
+def it_cat_share():
+    return pct0(_link("cat", "it", "cat")[2])
+
+
+def _copy():
+    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at their first copy."""
+    d = sentence(model()["id"], "fox")
+    toks, T = d["tokens"], len(d["tokens"])
+    pairs = []
+    for i in range(T):
+        if i in d["sinks"] or toks[i] in (",", "."):
+            continue
+        earlier = [j for j in range(i) if toks[j] == toks[i] and j not in d["sinks"]]
+        if earlier:
+            pairs.append((i, earlier[-1]))
+    share = np.mean([d["att"][:, :, i, j] for i, j in pairs], axis=0)
+    l, h = np.unravel_index(int(np.argmax(share)), share.shape)
+    return int(l), int(h), float(share[l, h]), len(pairs)
+
+
+def copy_head():
+    return head_name(*_copy()[:2])
+
+
+def copy_share():
+    return pct0(_copy()[2])
+
+
+def threshold_pct():
+    return pct0(THRESHOLD)
+
+
+def broad_pct():
+    return pct0(BROAD)
+
+
+def n_tokens_fewest():
+    return min(s["tokens"] for s in model()["sentences"])
+
+
+def n_tokens_most():
+    return max(s["tokens"] for s in model()["sentences"])
+
+
+def _named(heads):
+    return ("head " if len(heads) == 1 else "heads ") + _listing(heads)
+
+
+def previous_heads_named():
+    return _named(_heads_with("previous"))
+
+
+def next_heads_named():
+    return _named(_heads_with("next"))
+
+
+def n_broad_first_layer():
+    return count_words(counts_overall()[0]["broad"])
+
+
+def counts_overall():
+    return counts(overall()[0])
+
+
+def _column_share(sid, layer, head, word):
+    """Average share the sentence's own tokens give `word` (its first occurrence) in one head."""
+    d = sentence(model()["id"], sid)
+    j = d["tokens"].index(word)
+    rows = content_rows(len(d["tokens"]), d["sinks"], d["causal"])
+    return float(d["att"][layer, head][rows, j].mean())
+
+
+def it_cat_column_share():
+    l, h, _ = _link("cat", "it", "cat")
+    return pct0(_column_share("cat", l, h, "cat"))
+
+
+def it_animal_head():
+    l, h, _ = _link("animal", "it", "animal")
+    return head_name(l, h)
+
+
+def it_animal_share():
+    return pct0(_link("animal", "it", "animal")[2])
