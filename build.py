@@ -24,20 +24,40 @@ from sitebuild.check import check
 from sitebuild.scaffold import new_chapter
 from sitebuild.serve import serve
 
-
 ROOT = Path(__file__).resolve().parent
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Build (and serve) the Many Heads site.")
-    ap.add_argument("command", nargs="?", default="build", choices=("build", "serve", "fetch", "new", "check", "zip"))
+    ap.add_argument(
+        "command",
+        nargs="?",
+        default="build",
+        choices=("build", "serve", "fetch", "new", "check", "zip"),
+    )
     ap.add_argument("title", nargs="?", help="with new: the chapter's title")
     ap.add_argument("--strict", action="store_true", help="with check: warnings fail too")
-    ap.add_argument("--pyodide-cdn", action="store_true", help="load Pyodide from its CDN, not from site/pyodide/")
+    ap.add_argument(
+        "--pyodide-cdn",
+        action="store_true",
+        help="load Pyodide from its CDN, not from site/pyodide/",
+    )
     ap.add_argument("--port", type=int, default=8000)
-    ap.add_argument("--test-tools", action="store_true", help="with fetch: also fetch axe-core for the tests")
-    ap.add_argument("--out", type=Path, default=None, help="where to write the site (default: site/ in the root)")
-    ap.add_argument("--root", type=Path, default=ROOT, help="the project folder holding chapters/, templates/, toymodels/")
+    ap.add_argument(
+        "--test-tools", action="store_true", help="with fetch: also fetch axe-core for the tests"
+    )
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write the site (default: site/ in the root)",
+    )
+    ap.add_argument(
+        "--root",
+        type=Path,
+        default=ROOT,
+        help="the project folder holding chapters/, templates/, toymodels/",
+    )
     args = ap.parse_args(argv)
     root = args.root.resolve()
     out = args.out or root / "site"
@@ -59,7 +79,12 @@ def main(argv=None):
             print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "serve":
-            return serve(root, out, args.port, ["--root", str(root)] + (["--pyodide-cdn"] if args.pyodide_cdn else []))
+            return serve(
+                root,
+                out,
+                args.port,
+                ["--root", str(root)] + (["--pyodide-cdn"] if args.pyodide_cdn else []),
+            )
         site = build(root, out, args.pyodide_cdn)
         print(f"built {site}")
         return 0

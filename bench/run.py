@@ -5,6 +5,7 @@ start-up figure is the median of repeated cold loads (a new browser context each
 the tap latency is measured over 50 taps on one page. The same start-up is measured with
 Pyodide on the main thread (?python=main-thread) to show what the worker buys.
 """
+
 import json
 import platform
 import statistics
@@ -17,11 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from sitebuild import build as site_build
-from toymodels.one_character.figure import WRITE_ON  # noqa: E402
 from conftest import CHROMIUM, CHROMIUM_ARGS, serve_dir  # noqa: E402
 
-COLD_LOADS = int(__import__('os').environ.get('BENCH_LOADS', 5))
+from sitebuild import build as site_build
+from toymodels.one_character.figure import WRITE_ON  # noqa: E402
+
+COLD_LOADS = int(__import__("os").environ.get("BENCH_LOADS", 5))
 TAPS = 50
 OBSERVE = """
 window.__bench = { element: [], longtasks: [] };
@@ -71,9 +73,12 @@ TIME_TO_PAINT = """
   }"""
 # on the chapter's page: a 64-character text, taps on its characters, then the drum over checkpoints
 # fetched for the first time and again (kept by Python), each timed from the action to the next paint
-CHAR_PAGE = """async ([text, n, steps]) => {
+CHAR_PAGE = (
+    """async ([text, n, steps]) => {
   const fig = document.getElementById("char-model");
-""" + TIME_TO_PAINT + """
+"""
+    + TIME_TO_PAINT
+    + """
   const type = (value) => {  // the box is redrawn with each answer: find it anew every time
     const box = document.getElementById("char-model-text");
     box.value = value;
@@ -95,8 +100,12 @@ CHAR_PAGE = """async ([text, n, steps]) => {
   for (const list of [fresh, again]) for (const i of steps) list.push(await timeToPaint(fig, () => drum(i)));
   return { taps, fresh, again, write };
 }"""
-TAP = """async ([n]) => {
-  const fig = document.querySelector("figure[data-figure]");""" + TIME_TO_PAINT + """
+)
+TAP = (
+    """async ([n]) => {
+  const fig = document.querySelector("figure[data-figure]");"""
+    + TIME_TO_PAINT
+    + """
   // the figure's word buttons where it has them, else its other state buttons (steps, presets, models);
   // not "Write on", which runs the model once per character written and is timed on its own
   const words = () => [...fig.querySelectorAll(fig.querySelector(".mh-word") ? ".mh-word" : "button[data-key]:not([disabled]):not([data-key=write])")];
@@ -107,6 +116,7 @@ TAP = """async ([n]) => {
   }
   return times;
 }"""
+)
 
 
 def transferred(context):
@@ -125,7 +135,11 @@ def measure(page, url, main_thread):
         ready: performance.getEntriesByName("mh-python-ready")[0].startTime,
         longtasks: window.__bench.longtasks })""")
     longest = max([d for start, d in m["longtasks"] if start < m["ready"]] or [0])
-    return {"first_figure_ms": m["figure"], "python_ready_ms": m["ready"], "longest_task_ms": longest}
+    return {
+        "first_figure_ms": m["figure"],
+        "python_ready_ms": m["ready"],
+        "longest_task_ms": longest,
+    }
 
 
 def cold_load(p, url, main_thread=False):
@@ -133,8 +147,13 @@ def cold_load(p, url, main_thread=False):
     with tempfile.TemporaryDirectory() as profile:
         # the service worker's offline copy is fetched in the background after Python is ready;
         # it is reported on its own (offline_copy_bytes), not mixed into what a reader waits for
-        context = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                                       viewport={"width": 1200, "height": 900}, service_workers="block")
+        context = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1200, "height": 900},
+            service_workers="block",
+        )
         total = transferred(context)
         result = measure(context.new_page(), url, main_thread)
         result["bytes"] = total()
@@ -158,6 +177,7 @@ def percentile(values, p):
 
 def main():
     from playwright.sync_api import sync_playwright
+
     out_dir = ROOT / "bench"
     with tempfile.TemporaryDirectory() as tmp:
         site = site_build.build(ROOT, Path(tmp) / "site")
@@ -165,9 +185,19 @@ def main():
         server = serve_dir(site)
         base = f"http://127.0.0.1:{server.server_port}/"
         offline = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
-        results = {"offline_copy_bytes": offline, "machine": {"platform": platform.platform(), "cpus": __import__("os").cpu_count(),
-                               "chromium": subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()},
-                   "cold_loads": COLD_LOADS, "taps": TAPS, "chapters": {}}
+        results = {
+            "offline_copy_bytes": offline,
+            "machine": {
+                "platform": platform.platform(),
+                "cpus": __import__("os").cpu_count(),
+                "chromium": subprocess.run(
+                    [CHROMIUM, "--version"], capture_output=True, text=True
+                ).stdout.strip(),
+            },
+            "cold_loads": COLD_LOADS,
+            "taps": TAPS,
+            "chapters": {},
+        }
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for name in chapters:
@@ -181,19 +211,25 @@ def main():
                 taps = page.evaluate(TAP, [TAPS])
                 context.close()
                 results["chapters"][name] = {
-                    "cold_bytes": median(worker, "bytes"), "warm_bytes": median(worker, "warm_bytes"),
+                    "cold_bytes": median(worker, "bytes"),
+                    "warm_bytes": median(worker, "warm_bytes"),
                     "first_figure_ms": median(worker, "first_figure_ms"),
                     "python_ready_ms": median(worker, "python_ready_ms"),
                     "longest_task_ms": median(worker, "longest_task_ms"),
                     "main_thread_python_ready_ms": median(main_thread, "python_ready_ms"),
                     "main_thread_longest_task_ms": median(main_thread, "longest_task_ms"),
-                    "tap_to_paint_median_ms": statistics.median(taps), "tap_to_paint_p95_ms": percentile(taps, 95),
+                    "tap_to_paint_median_ms": statistics.median(taps),
+                    "tap_to_paint_p95_ms": percentile(taps, 95),
                 }
             context = browser.new_context(service_workers="block")
             page = context.new_page()
             page.goto(base)  # the home page starts no Python of its own to compete with this one
             forward, look, render = page.evaluate(RUN_PYTHON, [IN_PYODIDE]).strip("'").split()
-            results["charmodel_forward_64_ms"], results["char_look_64_ms"], results["char_render_64_ms"] = float(forward), float(look), float(render)
+            (
+                results["charmodel_forward_64_ms"],
+                results["char_look_64_ms"],
+                results["char_render_64_ms"],
+            ) = float(forward), float(look), float(render)
             context.close()
             context = browser.new_context(service_workers="block")
             page = context.new_page()
@@ -221,31 +257,55 @@ def markdown(results):
         ("warm (cached) load, bytes", "warm_bytes", "{:,.0f}"),
         ("first pre-rendered figure painted (target < 300 ms)", "first_figure_ms", "{:.0f} ms"),
         ("Python and numpy ready", "python_ready_ms", "{:.0f} ms"),
-        ("longest main-thread task while Python loads (target < 200 ms)", "longest_task_ms", "{:.0f} ms"),
-        ("same, Pyodide on the main thread: Python ready", "main_thread_python_ready_ms", "{:.0f} ms"),
-        ("same, Pyodide on the main thread: longest task", "main_thread_longest_task_ms", "{:.0f} ms"),
+        (
+            "longest main-thread task while Python loads (target < 200 ms)",
+            "longest_task_ms",
+            "{:.0f} ms",
+        ),
+        (
+            "same, Pyodide on the main thread: Python ready",
+            "main_thread_python_ready_ms",
+            "{:.0f} ms",
+        ),
+        (
+            "same, Pyodide on the main thread: longest task",
+            "main_thread_longest_task_ms",
+            "{:.0f} ms",
+        ),
         ("tap to paint, median", "tap_to_paint_median_ms", "{:.1f} ms"),
         ("tap to paint, 95th percentile (target < 50 ms)", "tap_to_paint_p95_ms", "{:.1f} ms"),
     ]
     names = list(results["chapters"])
     lines = ["| measure | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
     for label, key, fmt in rows:
-        lines.append(f"| {label} | " + " | ".join(fmt.format(results["chapters"][n][key]) for n in names) + " |")
+        lines.append(
+            f"| {label} | "
+            + " | ".join(fmt.format(results["chapters"][n][key]) for n in names)
+            + " |"
+        )
     m = results["machine"]
-    lines.append(f"\nThe character model's forward pass over 64 characters, every intermediate kept, in Pyodide in "
-                 f"Chromium: {results['charmodel_forward_64_ms']} ms (median of 21).")
-    lines.append(f"\nOne character at a time, 64 characters, inside Pyodide: every intermediate (`char_lab.look`) "
-                 f"{results['char_look_64_ms']} ms, the whole figure with its nine sections as HTML "
-                 f"{results['char_render_64_ms']} ms (target < 50 ms). On the page, tap a character to paint: median "
-                 f"{results['char_tap_64_median_ms']:.1f} ms, 95th percentile {results['char_tap_64_p95_ms']:.1f} ms. "
-                 f"Drum to another checkpoint, fetched for the first time: median {results['char_drum_fresh_median_ms']:.1f} ms, "
-                 f"slowest {results['char_drum_fresh_max_ms']:.1f} ms; again, kept by Python: median "
-                 f"{results['char_drum_again_median_ms']:.1f} ms (target < 300 ms). \"Write on\" (the model run "
-                 f"once for each of {WRITE_ON} characters, then the page drawn): median {results['char_write_on_median_ms']:.0f} ms.")
-    lines.append(f"\nAfter Python is ready, the service worker keeps the whole site for offline visits: "
-                 f"{results['offline_copy_bytes']:,} bytes, most of them already in the browser's cache.")
-    lines.append(f"\nMedians of {results['cold_loads']} cold loads; taps over {results['taps']}. "
-                 f"Machine: {m['platform']}, {m['cpus']} CPUs, {m['chromium']}, served from 127.0.0.1.")
+    lines.append(
+        f"\nThe character model's forward pass over 64 characters, every intermediate kept, in Pyodide in "
+        f"Chromium: {results['charmodel_forward_64_ms']} ms (median of 21)."
+    )
+    lines.append(
+        f"\nOne character at a time, 64 characters, inside Pyodide: every intermediate (`char_lab.look`) "
+        f"{results['char_look_64_ms']} ms, the whole figure with its nine sections as HTML "
+        f"{results['char_render_64_ms']} ms (target < 50 ms). On the page, tap a character to paint: median "
+        f"{results['char_tap_64_median_ms']:.1f} ms, 95th percentile {results['char_tap_64_p95_ms']:.1f} ms. "
+        f"Drum to another checkpoint, fetched for the first time: median {results['char_drum_fresh_median_ms']:.1f} ms, "
+        f"slowest {results['char_drum_fresh_max_ms']:.1f} ms; again, kept by Python: median "
+        f'{results["char_drum_again_median_ms"]:.1f} ms (target < 300 ms). "Write on" (the model run '
+        f"once for each of {WRITE_ON} characters, then the page drawn): median {results['char_write_on_median_ms']:.0f} ms."
+    )
+    lines.append(
+        f"\nAfter Python is ready, the service worker keeps the whole site for offline visits: "
+        f"{results['offline_copy_bytes']:,} bytes, most of them already in the browser's cache."
+    )
+    lines.append(
+        f"\nMedians of {results['cold_loads']} cold loads; taps over {results['taps']}. "
+        f"Machine: {m['platform']}, {m['cpus']} CPUs, {m['chromium']}, served from 127.0.0.1."
+    )
     return "\n".join(lines) + "\n"
 
 

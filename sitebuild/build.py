@@ -52,7 +52,9 @@ def load_chapters(root):
         for ch in chapters:
             v = ch.meta[key]
             if v in seen:
-                message = f"{key} {v!r} is already used by {seen[v]}; every chapter needs its own {key}"
+                message = (
+                    f"{key} {v!r} is already used by {seen[v]}; every chapter needs its own {key}"
+                )
                 raise AuthorError(ch.path, ch.meta_lines[key], message)
             seen[v] = ch.path
     return sorted(chapters, key=lambda c: c.meta["order"])
@@ -73,12 +75,13 @@ def shipped_python(root):
     path and a content hash for each file."""
     package = root / "toymodels"
     files = sorted(
-        p
-        for p in package.rglob("*.py")
-        if p.relative_to(package).parts[0] not in BUILD_ONLY
+        p for p in package.rglob("*.py") if p.relative_to(package).parts[0] not in BUILD_ONLY
     )
     return [
-        {"path": p.relative_to(root).as_posix(), "hash": hashlib.sha256(p.read_bytes()).hexdigest()[:12]}
+        {
+            "path": p.relative_to(root).as_posix(),
+            "hash": hashlib.sha256(p.read_bytes()).hexdigest()[:12],
+        }
         for p in files
     ]
 
@@ -142,7 +145,11 @@ def _write_embeds(env, out, common, page):
     ch, _, _, figures = page
     for fid, figure in figures.items():
         html = env.get_template("embed.html").render(
-            **{**common, "root": "../../"}, ch=ch.meta, fid=fid, figure=figure, title=ch.meta["title"]
+            **{**common, "root": "../../"},
+            ch=ch.meta,
+            fid=fid,
+            figure=figure,
+            title=ch.meta["title"],
         )
         _write(out / "embed" / ch.meta["slug"] / f"{fid}.html", html)
 

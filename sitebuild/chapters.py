@@ -3,13 +3,21 @@
 Every mistake an author can make is an AuthorError naming the file and line,
 worded so the author knows what to change.
 """
+
 import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FRONT_FIELDS = {"title": str, "slug": str, "order": int, "series": str, "summary": str, "sources": list}
+FRONT_FIELDS = {
+    "title": str,
+    "slug": str,
+    "order": int,
+    "series": str,
+    "summary": str,
+    "sources": list,
+}
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 OPEN = re.compile(r"^:::\s*([A-Za-z][\w-]*)\s*(.*?)\s*$")
 CLOSE = re.compile(r"^:::\s*$")
@@ -49,18 +57,20 @@ def suggest(word, options):
 class Block:
     name: str
     args: str
-    line: int                      # line of the opening ':::'
-    lines: list = field(default_factory=list)     # (line number, text) of the body
-    children: list = field(default_factory=list)  # for blocks that hold Markdown: str pieces and Blocks
+    line: int  # line of the opening ':::'
+    lines: list = field(default_factory=list)  # (line number, text) of the body
+    children: list = field(
+        default_factory=list
+    )  # for blocks that hold Markdown: str pieces and Blocks
 
 
 @dataclass
 class Chapter:
     path: str
     meta: dict
-    meta_lines: dict               # field -> line number
-    body: list                     # Markdown pieces as (first line, text) and Blocks
-    source: str = ""               # the file's text, for finding where something was written
+    meta_lines: dict  # field -> line number
+    body: list  # Markdown pieces as (first line, text) and Blocks
+    source: str = ""  # the file's text, for finding where something was written
 
 
 def read(path, root):
@@ -69,12 +79,20 @@ def read(path, root):
     text = Path(path).read_text(encoding="utf-8")
     lines = text.split("\n")
     if not lines or lines[0].strip() != "+++":
-        raise AuthorError(rel, 1, "a chapter starts with front matter: a line '+++', TOML fields "
-                                  "(title, slug, order, series, summary, sources), and another '+++'")
+        raise AuthorError(
+            rel,
+            1,
+            "a chapter starts with front matter: a line '+++', TOML fields "
+            "(title, slug, order, series, summary, sources), and another '+++'",
+        )
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == "+++")
     except StopIteration:
-        raise AuthorError(rel, 1, "front matter opened with '+++' is never closed; add a line '+++' after its last field") from None
+        raise AuthorError(
+            rel,
+            1,
+            "front matter opened with '+++' is never closed; add a line '+++' after its last field",
+        ) from None
     meta, meta_lines = _front_matter(rel, lines[1:end])
     body = _blocks(rel, lines, end + 1)
     return Chapter(rel, meta, meta_lines, body, text)
@@ -87,8 +105,12 @@ def _front_matter(rel, lines):
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         line = int(m.group(1)) + 1 if m else 2
         reason = re.sub(r"\s*\(at line.*\)", "", str(e))
-        raise AuthorError(rel, line, f"front matter is not valid TOML: {reason}; "
-                                     "strings need double quotes, e.g. title = \"My chapter\"") from None
+        raise AuthorError(
+            rel,
+            line,
+            f"front matter is not valid TOML: {reason}; "
+            'strings need double quotes, e.g. title = "My chapter"',
+        ) from None
     meta_lines = {}
     for i, text in enumerate(lines):
         m = re.match(r"\s*([A-Za-z_][\w-]*)\s*=", text)
@@ -96,32 +118,55 @@ def _front_matter(rel, lines):
             meta_lines[m.group(1)] = i + 2
     for key in meta:
         if key not in FRONT_FIELDS:
-            raise AuthorError(rel, meta_lines.get(key, 2), f"unknown front matter field '{key}'{suggest(key, FRONT_FIELDS)}; "
-                                                         f"the fields are {', '.join(FRONT_FIELDS)}")
+            raise AuthorError(
+                rel,
+                meta_lines.get(key, 2),
+                f"unknown front matter field '{key}'{suggest(key, FRONT_FIELDS)}; "
+                f"the fields are {', '.join(FRONT_FIELDS)}",
+            )
     for key, kind in FRONT_FIELDS.items():
         if key not in meta:
-            raise AuthorError(rel, 1, f"front matter is missing '{key}'; add a line such as {_example(key)}")
+            raise AuthorError(
+                rel, 1, f"front matter is missing '{key}'; add a line such as {_example(key)}"
+            )
         value, line = meta[key], meta_lines.get(key, 2)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise AuthorError(rel, line, f"'{key}' must be {_kind(kind)}, e.g. {_example(key)}")
     if not SLUG.fullmatch(meta["slug"]):
-        raise AuthorError(rel, meta_lines["slug"], f"slug '{meta['slug']}' must be lower-case letters, digits and "
-                                                   "single hyphens, e.g. slug = \"many-heads\"")
+        raise AuthorError(
+            rel,
+            meta_lines["slug"],
+            f"slug '{meta['slug']}' must be lower-case letters, digits and "
+            'single hyphens, e.g. slug = "many-heads"',
+        )
     if meta["order"] < 1:
-        raise AuthorError(rel, meta_lines["order"], "order must be 1 or more: it places the chapter in the list")
+        raise AuthorError(
+            rel, meta_lines["order"], "order must be 1 or more: it places the chapter in the list"
+        )
     if not meta["sources"] or not all(isinstance(s, str) and s.strip() for s in meta["sources"]):
-        raise AuthorError(rel, meta_lines["sources"], "sources must be a non-empty list of strings, one per work cited")
+        raise AuthorError(
+            rel,
+            meta_lines["sources"],
+            "sources must be a non-empty list of strings, one per work cited",
+        )
     return meta, meta_lines
 
 
 def _kind(kind):
-    return {str: "a string in double quotes", int: "a whole number", list: "a list of strings"}[kind]
+    return {str: "a string in double quotes", int: "a whole number", list: "a list of strings"}[
+        kind
+    ]
 
 
 def _example(key):
-    return {"title": 'title = "Many heads looking at once"', "slug": 'slug = "many-heads"', "order": "order = 1",
-            "series": 'series = "Chapter 1 · Attention"', "summary": 'summary = "One sentence on what the reader learns."',
-            "sources": 'sources = ["Vaswani et al. (2017). Attention is all you need."]'}[key]
+    return {
+        "title": 'title = "Many heads looking at once"',
+        "slug": 'slug = "many-heads"',
+        "order": "order = 1",
+        "series": 'series = "Chapter 1 · Attention"',
+        "summary": 'summary = "One sentence on what the reader learns."',
+        "sources": 'sources = ["Vaswani et al. (2017). Attention is all you need."]',
+    }[key]
 
 
 def _blocks(rel, lines, start):
@@ -169,15 +214,27 @@ def _blocks(rel, lines, start):
             continue
         opened, closed = OPEN.match(text), CLOSE.match(text)
         if opened and opened.group(1) == "cell":
-            raise AuthorError(rel, n, "a live cell is written as a fenced block opened with ```python live, not with ':::'")
+            raise AuthorError(
+                rel,
+                n,
+                "a live cell is written as a fenced block opened with ```python live, not with ':::'",
+            )
         if opened:
             name, args = opened.groups()
             if name not in BLOCKS:
                 names = [b for b in BLOCKS if b != "cell"]
-                raise AuthorError(rel, n, f"unknown block '{name}'{suggest(name, names)}; the blocks are {', '.join(names)}")
+                raise AuthorError(
+                    rel,
+                    n,
+                    f"unknown block '{name}'{suggest(name, names)}; the blocks are {', '.join(names)}",
+                )
             if not holds_md:
-                raise AuthorError(rel, n, f"a '{name}' block cannot sit inside '{top.name}' (opened at line {top.line}); "
-                                          f"close '{top.name}' with ':::' first")
+                raise AuthorError(
+                    rel,
+                    n,
+                    f"a '{name}' block cannot sit inside '{top.name}' (opened at line {top.line}); "
+                    f"close '{top.name}' with ':::' first",
+                )
             if not args and name not in ("note", "cards"):
                 raise AuthorError(rel, n, f"'::: {name}' needs {BLOCKS[name][0]} on the same line")
             flush()
@@ -186,7 +243,9 @@ def _blocks(rel, lines, start):
             stack.append(block)
         elif closed:
             if top is root:
-                raise AuthorError(rel, n, "':::' closes a block, but no block is open here; remove it")
+                raise AuthorError(
+                    rel, n, "':::' closes a block, but no block is open here; remove it"
+                )
             flush()
             stack.pop()
         else:
@@ -196,8 +255,16 @@ def _blocks(rel, lines, start):
     if len(stack) > 1:
         b = stack[-1]
         if b.name == "cell":
-            raise AuthorError(rel, b.line, "live cell opened here with ```python live is never closed; add a line ``` after its code")
-        raise AuthorError(rel, b.line, f"block '{b.name}' opened here is never closed; add a line ':::' after its content")
+            raise AuthorError(
+                rel,
+                b.line,
+                "live cell opened here with ```python live is never closed; add a line ``` after its code",
+            )
+        raise AuthorError(
+            rel,
+            b.line,
+            f"block '{b.name}' opened here is never closed; add a line ':::' after its content",
+        )
     flush()
     return root.children
 
@@ -210,10 +277,18 @@ def fields(rel, block, spec):
             continue
         m = re.match(r"^([A-Za-z_][\w-]*)\s*:\s*(.*)$", text)
         if not m:
-            raise AuthorError(rel, n, f"in a '{block.name}' block each line is 'field: value'; got {text.strip()!r}")
+            raise AuthorError(
+                rel,
+                n,
+                f"in a '{block.name}' block each line is 'field: value'; got {text.strip()!r}",
+            )
         key, value = m.groups()
         if key not in spec:
-            raise AuthorError(rel, n, f"unknown {block.name} field '{key}'{suggest(key, spec)}; the fields are {', '.join(spec)}")
+            raise AuthorError(
+                rel,
+                n,
+                f"unknown {block.name} field '{key}'{suggest(key, spec)}; the fields are {', '.join(spec)}",
+            )
         if key in out:
             raise AuthorError(rel, n, f"field '{key}' is given twice (first at line {where[key]})")
         out[key], where[key] = value.strip(), n

@@ -4,6 +4,7 @@ Errors (the build's own, broken links, a request to another origin) always fail;
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
 alternative) fail only with --strict. Each is printed as `chapters/NAME.md:LINE: message`.
 """
+
 import re
 import sys
 import tempfile
@@ -13,7 +14,9 @@ from .build import build, environment
 from .chapters import AuthorError, read
 from .pages import ChapterRenderer
 
-LOADS = re.compile(r'<(?:script|img|iframe|audio|video|source|link|embed|object)\b[^>]*?\b(?:src|href|data)="([^"]*)"')
+LOADS = re.compile(
+    r'<(?:script|img|iframe|audio|video|source|link|embed|object)\b[^>]*?\b(?:src|href|data)="([^"]*)"'
+)
 CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)")
 
 
@@ -29,15 +32,29 @@ def warnings(root):
             if fence:
                 continue
             if re.search(r"\]\(http://", line):
-                out.append((rel, n, "this link uses http://; use https:// so readers are not sent to an insecure page"))
+                out.append(
+                    (
+                        rel,
+                        n,
+                        "this link uses http://; use https:// so readers are not sent to an insecure page",
+                    )
+                )
             if re.search(r"\bTODO\b", line):
                 out.append((rel, n, "a TODO is left in the text"))
             if re.search(r"!\[\s*\]\(", line):
-                out.append((rel, n, "this image has no text alternative: write ![what it shows](…)"))
+                out.append(
+                    (rel, n, "this image has no text alternative: write ![what it shows](…)")
+                )
             m = re.match(r"^(#{1,6})\s", line)
             if m:
                 if len(m.group(1)) > level + 1:
-                    out.append((rel, n, f"heading level {len(m.group(1))} follows level {level}; do not skip a level"))
+                    out.append(
+                        (
+                            rel,
+                            n,
+                            f"heading level {len(m.group(1))} follows level {level}; do not skip a level",
+                        )
+                    )
                 level = len(m.group(1))
     return out
 
@@ -47,7 +64,9 @@ def foreign(site):
     out = []
     for page in sorted(site.rglob("*.html")):
         for url in LOADS.findall(page.read_text(encoding="utf-8")):
-            if re.match(r"^(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) or url.startswith(("http:", "https:")):
+            if re.match(r"^(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) or url.startswith(
+                ("http:", "https:")
+            ):
                 out.append((page.relative_to(site).as_posix(), url))
     for css in sorted(site.rglob("*.css")):
         for url in CSS_URL.findall(css.read_text(encoding="utf-8")):
@@ -73,11 +92,16 @@ def check(root, strict=False):
             if str(e) not in problems:
                 problems.append(str(e))
         else:
-            problems += [f"site/{page}: loads {url} from another origin; serve it from this site instead"
-                         for page, url in foreign(site)]
+            problems += [
+                f"site/{page}: loads {url} from another origin; serve it from this site instead"
+                for page, url in foreign(site)
+            ]
     for line in problems + notes:
         print(line, file=sys.stderr)
     failed = bool(problems) or (strict and bool(notes))
-    print(f"check: {len(problems)} error(s), {len(notes)} warning(s){' (strict)' if strict else ''}: "
-          f"{'FAILED' if failed else 'ok'}", file=sys.stderr)
+    print(
+        f"check: {len(problems)} error(s), {len(notes)} warning(s){' (strict)' if strict else ''}: "
+        f"{'FAILED' if failed else 'ok'}",
+        file=sys.stderr,
+    )
     return 1 if failed else 0

@@ -1,4 +1,5 @@
 """Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures through toymodels/."""
+
 import importlib
 import json
 import re
@@ -6,9 +7,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from toymodels.page import cells
+
 from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .markup import Prose
-from toymodels.page import cells
 
 MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -36,7 +38,9 @@ def figure_modules(root):
 def call_figure(rel, line, model, fid, state, root):
     m = MODEL.match(model)
     if not m:
-        raise AuthorError(rel, line, f"model must look like toymodels.MODULE:FUNCTION, got '{model}'")
+        raise AuthorError(
+            rel, line, f"model must look like toymodels.MODULE:FUNCTION, got '{model}'"
+        )
     name, func = m.groups()
 
     def known():  # only read when the author named something that is not there
@@ -46,10 +50,14 @@ def call_figure(rel, line, model, fid, state, root):
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError:
-        raise AuthorError(rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}") from None
+        raise AuthorError(
+            rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}"
+        ) from None
     fn = getattr(module, func, None)
     if not callable(fn):
-        raise AuthorError(rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}")
+        raise AuthorError(
+            rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}"
+        )
     try:
         result = fn(state, fid)
     except Exception as e:
@@ -88,7 +96,9 @@ class ChapterRenderer:
         out = []
         for p in pieces:
             if isinstance(p, Block):
-                out.append(getattr(self, "_" + p.name)(p) if p.name != "figure" else self._figure_html(p))
+                out.append(
+                    getattr(self, "_" + p.name)(p) if p.name != "figure" else self._figure_html(p)
+                )
             else:
                 out.append(self.prose.block(p[1], p[0]))
         return "\n".join(out)
@@ -100,9 +110,17 @@ class ChapterRenderer:
     def _figure(self, b):
         fid = b.args
         if not FIG_ID.match(fid):
-            raise AuthorError(self.rel, b.line, f"figure id '{fid}' must be lower-case letters, digits and hyphens")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                f"figure id '{fid}' must be lower-case letters, digits and hyphens",
+            )
         if fid in self.figures:
-            raise AuthorError(self.rel, b.line, f"figure id '{fid}' is used twice on this page; give each figure its own id")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                f"figure id '{fid}' is used twice on this page; give each figure its own id",
+            )
         f, where = fields(self.rel, b, FIGURE_FIELDS)
         state = {}
         if f.get("state"):
@@ -110,7 +128,11 @@ class ChapterRenderer:
                 state = json.loads(f["state"])
                 assert isinstance(state, dict)
             except (ValueError, AssertionError):
-                raise AuthorError(self.rel, where["state"], 'state must be a JSON object, e.g. state: {"word": "3"}') from None
+                raise AuthorError(
+                    self.rel,
+                    where["state"],
+                    'state must be a JSON object, e.g. state: {"word": "3"}',
+                ) from None
         live = f.get("live", "yes")
         if live not in ("yes", "no"):
             raise AuthorError(self.rel, where["live"], f"live must be yes or no, got '{live}'")
@@ -121,28 +143,46 @@ class ChapterRenderer:
     def _figure_html(self, b):
         fig = self.figures[b.args]
         html = self.macros.figure(
-            fig.fid, Markup(self.prose.inline(b.fields["caption"], b.where["caption"])), b.fields["alt"],
+            fig.fid,
+            Markup(self.prose.inline(b.fields["caption"], b.where["caption"])),
+            b.fields["alt"],
             {"html": Markup(fig.result["html"]), "summary": fig.result.get("summary", "")},
-            fig.model, fig.result.get("state", {}), fig.live, f"embed/{self.ch.meta['slug']}/{fig.fid}.html")
+            fig.model,
+            fig.result.get("state", {}),
+            fig.live,
+            f"embed/{self.ch.meta['slug']}/{fig.fid}.html",
+        )
         self.figure_html[fig.fid] = html
         return html
 
     def _target(self, b, fid):
         fig = self.figures.get(fid)
         if fig is None:
-            raise AuthorError(self.rel, b.line, f"no figure '{fid}' on this page{suggest(fid, self.figures)}; "
-                                                f"figures here: {', '.join(self.figures) or 'none'}")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                f"no figure '{fid}' on this page{suggest(fid, self.figures)}; "
+                f"figures here: {', '.join(self.figures) or 'none'}",
+            )
         return fig
 
     def _slot(self, b):
         parts = b.args.split()
         if len(parts) != 2:
-            raise AuthorError(self.rel, b.line, "'::: slot' takes a figure id and a slot name, e.g. '::: slot three-heads shares'")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                "'::: slot' takes a figure id and a slot name, e.g. '::: slot three-heads shares'",
+            )
         fig = self._target(b, parts[0])
         slots = fig.result.get("slots", {})
         if parts[1] not in slots:
-            raise AuthorError(self.rel, b.line, f"figure '{fig.fid}' has no slot '{parts[1]}'{suggest(parts[1], slots)}; "
-                                                f"its slots are {', '.join(slots) or 'none'}")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                f"figure '{fig.fid}' has no slot '{parts[1]}'{suggest(parts[1], slots)}; "
+                f"its slots are {', '.join(slots) or 'none'}",
+            )
         return self.macros.slot(fig.fid, parts[1], Markup(slots[parts[1]]))
 
     def _steps(self, b):
@@ -155,15 +195,25 @@ class ChapterRenderer:
                 key, val, rest = m.groups()
                 if key not in choices or val not in choices[key]:
                     allowed = "; ".join(f"{k}: {', '.join(v)}" for k, v in choices.items())
-                    raise AuthorError(self.rel, n, f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}")
+                    raise AuthorError(
+                        self.rel,
+                        n,
+                        f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}",
+                    )
                 current = {"key": key, "value": val, "lines": [rest], "line": n}
                 items.append(current)
             elif text.strip() and current and text.startswith((" ", "\t")):
                 current["lines"].append(text.strip())
             elif text.strip():
-                raise AuthorError(self.rel, n, "each step is '1. {step=NAME} what happens', continued on indented lines")
+                raise AuthorError(
+                    self.rel,
+                    n,
+                    "each step is '1. {step=NAME} what happens', continued on indented lines",
+                )
         if not items:
-            raise AuthorError(self.rel, b.line, "a steps block needs at least one '1. {step=NAME} …' line")
+            raise AuthorError(
+                self.rel, b.line, "a steps block needs at least one '1. {step=NAME} …' line"
+            )
         for it in items:
             it["html"] = Markup(self.prose.inline(" ".join(it["lines"]), it["line"]))
         return self.macros.steps(fig.fid, items)
@@ -171,42 +221,75 @@ class ChapterRenderer:
     def _guess(self, b):
         split = next((i for i, (_, t) in enumerate(b.lines) if t.strip() == "---"), None)
         if split is None:
-            raise AuthorError(self.rel, b.line, "a guess block needs a line '---' before its explanation "
-                                                "(choices, if any, go above it as '- choice' lines)")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                "a guess block needs a line '---' before its explanation "
+                "(choices, if any, go above it as '- choice' lines)",
+            )
         choices = []
         for n, text in b.lines[:split]:
             if text.strip().startswith("- "):
                 choices.append(Markup(self.prose.inline(text.strip()[2:], n)))
             elif text.strip():
-                raise AuthorError(self.rel, n, "above '---' a guess block holds only choices, each a line '- choice'")
-        body = b.lines[split + 1:]
+                raise AuthorError(
+                    self.rel,
+                    n,
+                    "above '---' a guess block holds only choices, each a line '- choice'",
+                )
+        body = b.lines[split + 1 :]
         if not any(t.strip() for _, t in body):
-            raise AuthorError(self.rel, b.line, "a guess block needs an explanation below its '---' line")
+            raise AuthorError(
+                self.rel, b.line, "a guess block needs an explanation below its '---' line"
+            )
         explanation = self.prose.block("\n".join(t for _, t in body), body[0][0])
-        return self.macros.guess(self._id("guess"), Markup(self.prose.inline(b.args, b.line)), choices, Markup(explanation))
+        return self.macros.guess(
+            self._id("guess"),
+            Markup(self.prose.inline(b.args, b.line)),
+            choices,
+            Markup(explanation),
+        )
 
     def _check(self, b):
         options = []
         for n, text in b.lines:
             m = re.match(r"^- \[( |x)\]\s+(.+)$", text)
             if m:
-                options.append({"correct": m.group(1) == "x", "text": m.group(2), "feedback": [], "line": n})
+                options.append(
+                    {"correct": m.group(1) == "x", "text": m.group(2), "feedback": [], "line": n}
+                )
             elif text.strip() and options and text.startswith((" ", "\t")):
                 options[-1]["feedback"].append(text.strip())
             elif text.strip():
-                raise AuthorError(self.rel, n, "a check block holds options '- [ ] wrong' or '- [x] right', "
-                                               "each followed by indented feedback lines")
+                raise AuthorError(
+                    self.rel,
+                    n,
+                    "a check block holds options '- [ ] wrong' or '- [x] right', "
+                    "each followed by indented feedback lines",
+                )
         if len(options) < 2 or not any(o["correct"] for o in options):
-            raise AuthorError(self.rel, b.line, "a check block needs at least two options and one marked right with '- [x]'")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                "a check block needs at least two options and one marked right with '- [x]'",
+            )
         for o in options:
             if not o["feedback"]:
-                raise AuthorError(self.rel, o["line"], "this option has no feedback; add an indented line below it saying why")
+                raise AuthorError(
+                    self.rel,
+                    o["line"],
+                    "this option has no feedback; add an indented line below it saying why",
+                )
             o["text"] = Markup(self.prose.inline(o["text"], o["line"]))
             o["feedback"] = Markup(self.prose.inline(" ".join(o["feedback"]), o["line"] + 1))
-        return self.macros.check(self._id("check"), Markup(self.prose.inline(b.args, b.line)), options)
+        return self.macros.check(
+            self._id("check"), Markup(self.prose.inline(b.args, b.line)), options
+        )
 
     def _deeper(self, b):
-        return self.macros.deeper(Markup(self.prose.inline(b.args, b.line)), Markup(self._pieces(b.children)))
+        return self.macros.deeper(
+            Markup(self.prose.inline(b.args, b.line)), Markup(self._pieces(b.children))
+        )
 
     def _note(self, b):
         title = Markup(self.prose.inline(b.args, b.line)) if b.args else ""
@@ -221,13 +304,19 @@ class ChapterRenderer:
         if result["error"]:
             last = result["error"].strip().splitlines()[-1]
             line = first_line + (result["line"] or 1) - 1
-            raise AuthorError(self.rel, line, f"this live cell raised {last}; fix the code or its earlier cells")
+            raise AuthorError(
+                self.rel, line, f"this live cell raised {last}; fix the code or its earlier cells"
+            )
         return result
 
     def _cell(self, b):
         code = "\n".join(t for _, t in b.lines).strip("\n")
         if not code:
-            raise AuthorError(self.rel, b.line, "this live cell is empty; put Python between ```python live and ```")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                "this live cell is empty; put Python between ```python live and ```",
+            )
         first = next(n for n, t in b.lines if t.strip())
         result = self._run(b, code, first)
         return self.macros.cell(self._id("cell"), code, result, None, self.ns)
@@ -235,18 +324,28 @@ class ChapterRenderer:
     def _exercise(self, b):
         split = next((i for i, (_, t) in enumerate(b.lines) if t.strip() == "---"), None)
         if split is None:
-            raise AuthorError(self.rel, b.line, "an exercise needs 'check:' and 'hint:' lines, a line '---', then the starting code")
+            raise AuthorError(
+                self.rel,
+                b.line,
+                "an exercise needs 'check:' and 'hint:' lines, a line '---', then the starting code",
+            )
         check, hints = None, []
         for n, text in b.lines[:split]:
             m = re.match(r"^(check|hint)\s*:\s*(.+)$", text.strip())
             if not m and text.strip():
-                raise AuthorError(self.rel, n, f"an exercise holds 'check: toymodels.MODULE:FUNCTION' and 'hint: …' lines above '---'; got {text.strip()!r}")
+                raise AuthorError(
+                    self.rel,
+                    n,
+                    f"an exercise holds 'check: toymodels.MODULE:FUNCTION' and 'hint: …' lines above '---'; got {text.strip()!r}",
+                )
             if m and m.group(1) == "check":
                 check, check_line = m.group(2), n
             elif m:
                 hints.append(Markup(self.prose.inline(m.group(2), n)))
         if not check:
-            raise AuthorError(self.rel, b.line, "an exercise needs a line 'check: toymodels.MODULE:FUNCTION'")
+            raise AuthorError(
+                self.rel, b.line, "an exercise needs a line 'check: toymodels.MODULE:FUNCTION'"
+            )
         cm = MODEL.match(check)
         fn = None
         if cm:
@@ -255,12 +354,22 @@ class ChapterRenderer:
             except ImportError:
                 fn = None
         if not callable(fn):
-            raise AuthorError(self.rel, check_line, f"unknown check '{check}': name a function in toymodels/ as toymodels.MODULE:FUNCTION")
-        code_lines = b.lines[split + 1:]
+            raise AuthorError(
+                self.rel,
+                check_line,
+                f"unknown check '{check}': name a function in toymodels/ as toymodels.MODULE:FUNCTION",
+            )
+        code_lines = b.lines[split + 1 :]
         code = "\n".join(t for _, t in code_lines).strip("\n")
         if not code:
-            raise AuthorError(self.rel, b.line, "an exercise needs starting code below its '---' line")
+            raise AuthorError(
+                self.rel, b.line, "an exercise needs starting code below its '---' line"
+            )
         first = next(n for n, t in code_lines if t.strip())
         result = self._run(b, code, first)
-        exercise = {"task": Markup(self.prose.inline(b.args, b.line)), "check": check, "hints": hints}
+        exercise = {
+            "task": Markup(self.prose.inline(b.args, b.line)),
+            "check": check,
+            "hints": hints,
+        }
         return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)

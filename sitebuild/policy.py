@@ -13,15 +13,17 @@ def content_security_policy(pyodide_url="pyodide/"):
     if "://" in pyodide_url:
         origin = "/".join(pyodide_url.split("/")[:3])
         extra = f" {origin}"
-    return "; ".join([
-        "default-src 'self'",
-        f"script-src 'self' 'wasm-unsafe-eval'{extra}",
-        "worker-src 'self'",
-        f"connect-src 'self'{extra}",
-        "img-src 'self'",
-        "style-src 'self'",
-        "font-src 'self'",
-        "object-src 'none'",
-        "base-uri 'none'",
-        "form-action 'self'",
-    ])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            f"script-src 'self' 'wasm-unsafe-eval'{extra}",
+            "worker-src 'self'",
+            f"connect-src 'self'{extra}",
+            "img-src 'self'",
+            "style-src 'self'",
+            "font-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+        ]
+    )

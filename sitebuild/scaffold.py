@@ -11,11 +11,19 @@ def new_chapter(root, title):
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "chapter"
     chapters = load_chapters(root)
     if any(c.meta["slug"] == slug for c in chapters):
-        raise AuthorError(f"chapters/ (new '{title}')", 1, f"a chapter with slug '{slug}' exists already; choose another title")
+        raise AuthorError(
+            f"chapters/ (new '{title}')",
+            1,
+            f"a chapter with slug '{slug}' exists already; choose another title",
+        )
     # orders from 90 up are kept for appendices such as the author guide
-    order = max((c.meta["order"] for c in chapters if c.meta["order"] < APPENDIX_ORDER), default=0) + 1
+    order = (
+        max((c.meta["order"] for c in chapters if c.meta["order"] < APPENDIX_ORDER), default=0) + 1
+    )
     path = root / "chapters" / f"{order:02d}-{slug}.md"
-    path.write_text(NEW_CHAPTER.format(title=title.replace('"', "'"), slug=slug, order=order), encoding="utf-8")
+    path.write_text(
+        NEW_CHAPTER.format(title=title.replace('"', "'"), slug=slug, order=order), encoding="utf-8"
+    )
     return path
 
 

@@ -4,13 +4,14 @@ Each rebuild runs `build.py` in a fresh process, so edited toymodels are
 imported anew; a failed rebuild prints the author's error and keeps serving
 the last good site.
 """
+
 import functools
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from .policy import content_security_policy
 
@@ -18,9 +19,16 @@ WATCHED = ("chapters", "templates", "toymodels", "sitebuild")
 
 
 class Handler(SimpleHTTPRequestHandler):
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
-                      ".mjs": "text/javascript", ".js": "text/javascript", ".json": "application/json",
-                      ".whl": "application/zip", ".py": "text/plain; charset=utf-8", ".svg": "image/svg+xml"}
+    extensions_map = {
+        **SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".json": "application/json",
+        ".whl": "application/zip",
+        ".py": "text/plain; charset=utf-8",
+        ".svg": "image/svg+xml",
+    }
 
     csp = content_security_policy()
 
@@ -38,7 +46,14 @@ def snapshot(root):
 
 
 def rebuild(root, out, extra):
-    cmd = [sys.executable, str(Path(__file__).resolve().parent.parent / "build.py"), "build", "--out", str(out), *extra]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve().parent.parent / "build.py"),
+        "build",
+        "--out",
+        str(out),
+        *extra,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     print((done.stdout + done.stderr).strip() or "built", flush=True)
     return done.returncode == 0
@@ -60,6 +75,7 @@ def serve(root, out, port, extra):
         return 1
     if "--pyodide-cdn" in extra:
         from .assets import CDN_URL
+
         Handler.csp = content_security_policy(CDN_URL)
     handler = functools.partial(Handler, directory=str(out))
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)

@@ -1,4 +1,5 @@
 """Shared fixtures: one built site per test run, served on 127.0.0.1, and Debian's Chromium."""
+
 import functools
 import sys
 import threading
@@ -14,8 +15,13 @@ from sitebuild import build as site_build
 from sitebuild.serve import Handler  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +30,9 @@ def site(tmp_path_factory):
 
 
 def serve_dir(directory):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(directory))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -39,6 +47,7 @@ def base_url(site):
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
@@ -52,7 +61,13 @@ class Watch:
         self.errors, self.foreign = [], []
         page.on("console", lambda m: m.type in ("error", "assert") and self.errors.append(m.text))
         page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
-        page.on("request", lambda r: r.url.startswith(("http://127.0.0.1:", "data:", "blob:")) or self.foreign.append(r.url))
+        page.on(
+            "request",
+            lambda r: (
+                r.url.startswith(("http://127.0.0.1:", "data:", "blob:"))
+                or self.foreign.append(r.url)
+            ),
+        )
 
     def clean(self):
         assert self.errors == [], self.errors

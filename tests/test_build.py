@@ -1,4 +1,5 @@
 """The build: what it writes, and the exact message for each author mistake (with site/ left as it was)."""
+
 import re
 import subprocess
 import sys
@@ -6,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import build as site_build
 from sitebuild import assets
+from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
 
 ROOT = Path(__file__).resolve().parent.parent
 
-GOOD = '''+++
+GOOD = """+++
 title = "A test chapter"
 slug = "test"
 order = 1
@@ -31,7 +32,7 @@ alt: Three grids.
 
 ::: slot three-heads shares
 :::
-'''
+"""
 
 
 def project(tmp_path, chapters):
@@ -51,64 +52,148 @@ def broken(old, new):
 
 
 MISTAKES = [
-    ("no front matter", GOOD.split("+++\n", 2)[2],
-     "chapters/a.md:1: a chapter starts with front matter: a line '+++', TOML fields (title, slug, order, series, summary, sources), and another '+++'"),
-    ("unclosed front matter", GOOD.replace("+++\n\nSome", "\nSome"),
-     "chapters/a.md:1: front matter opened with '+++' is never closed; add a line '+++' after its last field"),
-    ("bad TOML", broken('order = 1', 'order = one'),
-     "chapters/a.md:4: front matter is not valid TOML: Invalid value; strings need double quotes, e.g. title = \"My chapter\""),
-    ("unknown front matter field", broken('order = 1', 'order = 1\nsumary = "x"'),
-     "chapters/a.md:5: unknown front matter field 'sumary' (did you mean 'summary'?); the fields are title, slug, order, series, summary, sources"),
-    ("missing field", broken('series = "Chapter 1 · Tests"\n', ''),
-     "chapters/a.md:1: front matter is missing 'series'; add a line such as series = \"Chapter 1 · Attention\""),
-    ("wrong type", broken('order = 1', 'order = "1"'),
-     "chapters/a.md:4: 'order' must be a whole number, e.g. order = 1"),
-    ("bad slug", broken('slug = "test"', 'slug = "Test Page"'),
-     "chapters/a.md:3: slug 'Test Page' must be lower-case letters, digits and single hyphens, e.g. slug = \"many-heads\""),
-    ("empty sources", broken('sources = ["Someone (2020). A paper."]', 'sources = []'),
-     "chapters/a.md:7: sources must be a non-empty list of strings, one per work cited"),
-    ("unknown block", broken("::: slot", "::: slott"),
-     "chapters/a.md:18: unknown block 'slott' (did you mean 'slot'?); the blocks are figure, slot, guess, check, steps, deeper, note, cards, exercise"),
-    ("unclosed block", GOOD.rsplit(":::\n", 1)[0],
-     "chapters/a.md:18: block 'slot' opened here is never closed; add a line ':::' after its content"),
-    ("stray close", GOOD + ":::\n",
-     "chapters/a.md:20: ':::' closes a block, but no block is open here; remove it"),
-    ("unknown figure", broken("many_heads.figure:render", "many_heads.figures:render"),
-     "chapters/a.md:13: unknown figure 'toymodels.many_heads.figures:render': there is no toymodels/many_heads/figures.py "
-     "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels."),
-    ("unknown figure function", broken("many_heads.figure:render", "many_heads.figure:draw"),
-     "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': toymodels.many_heads.figure has no function 'draw' "
-     "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels."),
-    ("unknown figure field", broken("alt: Three grids.", "alt: Three grids.\ncolour: red"),
-     "chapters/a.md:16: unknown figure field 'colour'; the fields are model, caption, alt, state, live"),
-    ("figure without alt", broken("alt: Three grids.\n", ""),
-     "chapters/a.md:12: 'figure' block needs a field 'alt: …'"),
-    ("figure state rejected", broken("alt: Three grids.", 'alt: Three grids.\nstate: {"sentence": ""}'),
-     "chapters/a.md:13: figure 'toymodels.many_heads.figure:render' rejected its state: Type a sentence with at least one word."),
-    ("slot of a missing figure", broken("::: slot three-heads", "::: slot two-heads"),
-     "chapters/a.md:18: no figure 'two-heads' on this page (did you mean 'three-heads'?); figures here: three-heads"),
-    ("unknown slot", broken("three-heads shares", "three-heads share"),
-     "chapters/a.md:18: figure 'three-heads' has no slot 'share' (did you mean 'shares'?); its slots are shares, math"),
-    ("bad maths", broken("$x^2$", "$x^$"),
-     "chapters/a.md:10: cannot read the TeX '$x^$': MissingSuperScriptOrSubscriptError; write \\$ for a plain dollar sign"),
-    ("unknown TeX command", broken("$x^2$", r"$\sofmax(x)$"),
-     r"chapters/a.md:10: cannot read the TeX '$\\sofmax(x)$': unknown TeX command \sofmax; write \$ for a plain dollar sign"),
-    ("unknown value", broken("Some prose", "Some {{ toymodels.many_heads.model.NOPE }} prose"),
-     "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': module 'toymodels.many_heads.model' has no attribute 'NOPE'"),
-    ("check without a right answer", GOOD + "\n::: check Why?\n- [ ] No.\n  Because.\n- [ ] Also no.\n  Because.\n:::\n",
-     "chapters/a.md:21: a check block needs at least two options and one marked right with '- [x]'"),
-    ("guess without explanation", GOOD + "\n::: guess Why?\n- One.\n- Two.\n:::\n",
-     "chapters/a.md:21: a guess block needs a line '---' before its explanation (choices, if any, go above it as '- choice' lines)"),
-    ("live cell raises", GOOD + "\n```python live\nx = 1\ny = x + z\n```\n",
-     "chapters/a.md:23: this live cell raised NameError: name 'z' is not defined; fix the code or its earlier cells"),
-    ("live cell never closed", GOOD + "\n```python live\nx = 1\n",
-     "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line ``` after its code"),
-    ("exercise without a check", GOOD + "\n::: exercise Do it\nhint: Like this.\n---\nx = 1\n:::\n",
-     "chapters/a.md:21: an exercise needs a line 'check: toymodels.MODULE:FUNCTION'"),
-    ("exercise with an unknown check", GOOD + "\n::: exercise Do it\ncheck: toymodels.many_heads.model:nope\n---\nx = 1\n:::\n",
-     "chapters/a.md:22: unknown check 'toymodels.many_heads.model:nope': name a function in toymodels/ as toymodels.MODULE:FUNCTION"),
-    ("step the figure lacks", GOOD + "\n::: steps three-heads\n1. {step=dance} Dance.\n:::\n",
-     "chapters/a.md:22: figure 'three-heads' has no state step=dance; it takes head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output"),
+    (
+        "no front matter",
+        GOOD.split("+++\n", 2)[2],
+        "chapters/a.md:1: a chapter starts with front matter: a line '+++', TOML fields (title, slug, order, series, summary, sources), and another '+++'",
+    ),
+    (
+        "unclosed front matter",
+        GOOD.replace("+++\n\nSome", "\nSome"),
+        "chapters/a.md:1: front matter opened with '+++' is never closed; add a line '+++' after its last field",
+    ),
+    (
+        "bad TOML",
+        broken("order = 1", "order = one"),
+        'chapters/a.md:4: front matter is not valid TOML: Invalid value; strings need double quotes, e.g. title = "My chapter"',
+    ),
+    (
+        "unknown front matter field",
+        broken("order = 1", 'order = 1\nsumary = "x"'),
+        "chapters/a.md:5: unknown front matter field 'sumary' (did you mean 'summary'?); the fields are title, slug, order, series, summary, sources",
+    ),
+    (
+        "missing field",
+        broken('series = "Chapter 1 · Tests"\n', ""),
+        "chapters/a.md:1: front matter is missing 'series'; add a line such as series = \"Chapter 1 · Attention\"",
+    ),
+    (
+        "wrong type",
+        broken("order = 1", 'order = "1"'),
+        "chapters/a.md:4: 'order' must be a whole number, e.g. order = 1",
+    ),
+    (
+        "bad slug",
+        broken('slug = "test"', 'slug = "Test Page"'),
+        "chapters/a.md:3: slug 'Test Page' must be lower-case letters, digits and single hyphens, e.g. slug = \"many-heads\"",
+    ),
+    (
+        "empty sources",
+        broken('sources = ["Someone (2020). A paper."]', "sources = []"),
+        "chapters/a.md:7: sources must be a non-empty list of strings, one per work cited",
+    ),
+    (
+        "unknown block",
+        broken("::: slot", "::: slott"),
+        "chapters/a.md:18: unknown block 'slott' (did you mean 'slot'?); the blocks are figure, slot, guess, check, steps, deeper, note, cards, exercise",
+    ),
+    (
+        "unclosed block",
+        GOOD.rsplit(":::\n", 1)[0],
+        "chapters/a.md:18: block 'slot' opened here is never closed; add a line ':::' after its content",
+    ),
+    (
+        "stray close",
+        GOOD + ":::\n",
+        "chapters/a.md:20: ':::' closes a block, but no block is open here; remove it",
+    ),
+    (
+        "unknown figure",
+        broken("many_heads.figure:render", "many_heads.figures:render"),
+        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figures:render': there is no toymodels/many_heads/figures.py "
+        "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels.",
+    ),
+    (
+        "unknown figure function",
+        broken("many_heads.figure:render", "many_heads.figure:draw"),
+        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': toymodels.many_heads.figure has no function 'draw' "
+        "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels.",
+    ),
+    (
+        "unknown figure field",
+        broken("alt: Three grids.", "alt: Three grids.\ncolour: red"),
+        "chapters/a.md:16: unknown figure field 'colour'; the fields are model, caption, alt, state, live",
+    ),
+    (
+        "figure without alt",
+        broken("alt: Three grids.\n", ""),
+        "chapters/a.md:12: 'figure' block needs a field 'alt: …'",
+    ),
+    (
+        "figure state rejected",
+        broken("alt: Three grids.", 'alt: Three grids.\nstate: {"sentence": ""}'),
+        "chapters/a.md:13: figure 'toymodels.many_heads.figure:render' rejected its state: Type a sentence with at least one word.",
+    ),
+    (
+        "slot of a missing figure",
+        broken("::: slot three-heads", "::: slot two-heads"),
+        "chapters/a.md:18: no figure 'two-heads' on this page (did you mean 'three-heads'?); figures here: three-heads",
+    ),
+    (
+        "unknown slot",
+        broken("three-heads shares", "three-heads share"),
+        "chapters/a.md:18: figure 'three-heads' has no slot 'share' (did you mean 'shares'?); its slots are shares, math",
+    ),
+    (
+        "bad maths",
+        broken("$x^2$", "$x^$"),
+        "chapters/a.md:10: cannot read the TeX '$x^$': MissingSuperScriptOrSubscriptError; write \\$ for a plain dollar sign",
+    ),
+    (
+        "unknown TeX command",
+        broken("$x^2$", r"$\sofmax(x)$"),
+        r"chapters/a.md:10: cannot read the TeX '$\\sofmax(x)$': unknown TeX command \sofmax; write \$ for a plain dollar sign",
+    ),
+    (
+        "unknown value",
+        broken("Some prose", "Some {{ toymodels.many_heads.model.NOPE }} prose"),
+        "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': module 'toymodels.many_heads.model' has no attribute 'NOPE'",
+    ),
+    (
+        "check without a right answer",
+        GOOD + "\n::: check Why?\n- [ ] No.\n  Because.\n- [ ] Also no.\n  Because.\n:::\n",
+        "chapters/a.md:21: a check block needs at least two options and one marked right with '- [x]'",
+    ),
+    (
+        "guess without explanation",
+        GOOD + "\n::: guess Why?\n- One.\n- Two.\n:::\n",
+        "chapters/a.md:21: a guess block needs a line '---' before its explanation (choices, if any, go above it as '- choice' lines)",
+    ),
+    (
+        "live cell raises",
+        GOOD + "\n```python live\nx = 1\ny = x + z\n```\n",
+        "chapters/a.md:23: this live cell raised NameError: name 'z' is not defined; fix the code or its earlier cells",
+    ),
+    (
+        "live cell never closed",
+        GOOD + "\n```python live\nx = 1\n",
+        "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line ``` after its code",
+    ),
+    (
+        "exercise without a check",
+        GOOD + "\n::: exercise Do it\nhint: Like this.\n---\nx = 1\n:::\n",
+        "chapters/a.md:21: an exercise needs a line 'check: toymodels.MODULE:FUNCTION'",
+    ),
+    (
+        "exercise with an unknown check",
+        GOOD + "\n::: exercise Do it\ncheck: toymodels.many_heads.model:nope\n---\nx = 1\n:::\n",
+        "chapters/a.md:22: unknown check 'toymodels.many_heads.model:nope': name a function in toymodels/ as toymodels.MODULE:FUNCTION",
+    ),
+    (
+        "step the figure lacks",
+        GOOD + "\n::: steps three-heads\n1. {step=dance} Dance.\n:::\n",
+        "chapters/a.md:22: figure 'three-heads' has no state step=dance; it takes head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
+    ),
 ]
 
 
@@ -126,18 +211,37 @@ def test_author_mistake_stops_the_build_and_keeps_site(tmp_path, name, text, mes
 
 
 def test_duplicate_slug_and_order(tmp_path):
-    second = GOOD.replace('title = "A test chapter"', 'title = "Another"').replace("order = 1", "order = 2")
+    second = GOOD.replace('title = "A test chapter"', 'title = "Another"').replace(
+        "order = 1", "order = 2"
+    )
     root = project(tmp_path, {"a.md": GOOD, "b.md": second})
-    with pytest.raises(AuthorError, match=r"^chapters/b.md:3: slug 'test' is already used by chapters/a.md; every chapter needs its own slug$"):
+    with pytest.raises(
+        AuthorError,
+        match=r"^chapters/b.md:3: slug 'test' is already used by chapters/a.md; every chapter needs its own slug$",
+    ):
         site_build.build(root, root / "site")
-    root2 = project(tmp_path / "2", {"a.md": GOOD, "b.md": second.replace('slug = "test"', 'slug = "other"').replace("order = 2", "order = 1")})
-    with pytest.raises(AuthorError, match=r"^chapters/b.md:4: order 1 is already used by chapters/a.md"):
+    root2 = project(
+        tmp_path / "2",
+        {
+            "a.md": GOOD,
+            "b.md": second.replace('slug = "test"', 'slug = "other"').replace(
+                "order = 2", "order = 1"
+            ),
+        },
+    )
+    with pytest.raises(
+        AuthorError, match=r"^chapters/b.md:4: order 1 is already used by chapters/a.md"
+    ):
         site_build.build(root2, root2 / "site")
 
 
 def test_cli_exits_non_zero_with_the_message(tmp_path):
     root = project(tmp_path, {"a.md": broken("::: slot", "::: slott")})
-    done = subprocess.run([sys.executable, str(ROOT / "build.py"), "--root", str(root)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "--root", str(root)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1
     assert done.stderr.startswith("chapters/a.md:18: unknown block 'slott'")
     assert not (root / "site").exists()
@@ -153,15 +257,26 @@ def test_site_pages(site):
     assert "MHHELD" not in chapter and "{{" not in chapter
     # relative URLs only for everything the page loads; links out to papers may be absolute
     for page in (index, chapter):
-        loads = re.findall(r'<(?:script|img|iframe|source)[^>]*\bsrc="([^"]*)"', page) + \
-            re.findall(r'<link[^>]*\bhref="([^"]*)"', page)
+        loads = re.findall(r'<(?:script|img|iframe|source)[^>]*\bsrc="([^"]*)"', page) + re.findall(
+            r'<link[^>]*\bhref="([^"]*)"', page
+        )
         assert loads and all(re.match(r"^[a-z][\w./-]*$", u) and ":" not in u for u in loads), loads
         for url in re.findall(r'<a[^>]*\bhref="([^"]*)"', page):
-            assert not url.startswith("/") and (url.startswith(("https://", "#")) or "://" not in url), url
+            assert not url.startswith("/") and (
+                url.startswith(("https://", "#")) or "://" not in url
+            ), url
     files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
-    assert {"static/main.js", "static/worker.js", "py/files.json", "py/toymodels/many_heads/model.py",
-            f"pyodide/{assets.NUMPY_WHEEL}", "pyodide/pyodide.asm.wasm"} <= files
-    assert (site / "py/toymodels/many_heads/model.py").read_bytes() == (ROOT / "toymodels/many_heads/model.py").read_bytes()
+    assert {
+        "static/main.js",
+        "static/worker.js",
+        "py/files.json",
+        "py/toymodels/many_heads/model.py",
+        f"pyodide/{assets.NUMPY_WHEEL}",
+        "pyodide/pyodide.asm.wasm",
+    } <= files
+    assert (site / "py/toymodels/many_heads/model.py").read_bytes() == (
+        ROOT / "toymodels/many_heads/model.py"
+    ).read_bytes()
 
 
 def test_hash_mismatch_is_reported(tmp_path, monkeypatch):
@@ -170,18 +285,32 @@ def test_hash_mismatch_is_reported(tmp_path, monkeypatch):
     downloads = tmp_path / "cache" / "downloads"
     downloads.mkdir(parents=True)
     (downloads / assets.NPM_TARBALL).write_bytes(b"not the real tarball")
-    with pytest.raises(assets.AssetError, match=r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not the pinned file"):
+    with pytest.raises(
+        assets.AssetError,
+        match=r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not the pinned file",
+    ):
         assets.runtime_dir()
 
 
 def test_prev_next_and_position(tmp_path):
-    second = GOOD.replace('title = "A test chapter"', 'title = "Second"').replace('slug = "test"', 'slug = "second"') \
+    second = (
+        GOOD.replace('title = "A test chapter"', 'title = "Second"')
+        .replace('slug = "test"', 'slug = "second"')
         .replace("order = 1", "order = 2")
+    )
     root = project(tmp_path, {"z.md": GOOD, "a.md": second})
     site = site_build.build(root, root / "site")
     first, last = (site / "test.html").read_text(), (site / "second.html").read_text()
-    assert "1 of 2" in first and '<a rel="next" href="second.html">Second →</a>' in first and 'rel="prev"' not in first
-    assert "2 of 2" in last and '<a rel="prev" href="test.html">← A test chapter</a>' in last and 'rel="next"' not in last
+    assert (
+        "1 of 2" in first
+        and '<a rel="next" href="second.html">Second →</a>' in first
+        and 'rel="prev"' not in first
+    )
+    assert (
+        "2 of 2" in last
+        and '<a rel="prev" href="test.html">← A test chapter</a>' in last
+        and 'rel="next"' not in last
+    )
     index = (site / "index.html").read_text()
     assert index.index('href="test.html"') < index.index('href="second.html"')
 
@@ -189,16 +318,23 @@ def test_prev_next_and_position(tmp_path):
 def test_cdn_option(tmp_path):
     root = project(tmp_path, {"a.md": GOOD})
     site = site_build.build(root, root / "site", cdn=True)
-    assert f'<meta name="mh-pyodide" content="{assets.CDN_URL}">' in (site / "test.html").read_text()
+    assert (
+        f'<meta name="mh-pyodide" content="{assets.CDN_URL}">' in (site / "test.html").read_text()
+    )
     assert not (site / "pyodide").exists()
 
 
 def test_serve_types_and_rebuild_on_change(tmp_path):
     import time
     import urllib.request
+
     root = project(tmp_path, {"a.md": GOOD})
-    proc = subprocess.Popen([sys.executable, str(ROOT / "build.py"), "serve", "--root", str(root), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "build.py"), "serve", "--root", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         line = ""
         while "Many Heads is at" not in line:

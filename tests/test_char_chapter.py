@@ -1,5 +1,6 @@
 """Chapter "One character at a time": char_lab's numbers against independent sums, the figure's state,
 and the page in Chromium against CPython (probabilities, attention, ablation, the drum, the models)."""
+
 import math
 import re
 import time
@@ -8,8 +9,8 @@ from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
-
 from conftest import open_ready
+
 from toymodels.one_character import figure as fig
 from toymodels.one_character import lab
 from toymodels.one_character import model as cm
@@ -28,14 +29,20 @@ def cpython_probs(run, step, text, ablate=()):
 def drawn_probs(html_or_page):
     """The bars' probabilities in vocabulary order, from a render's html or from a page."""
     if isinstance(html_or_page, str):
-        probs = {unescape(ch): float(p) for ch, p in re.findall(r'data-ch="([^"]*)" data-p="([^"]+)"', html_or_page)}
+        probs = {
+            unescape(ch): float(p)
+            for ch, p in re.findall(r'data-ch="([^"]*)" data-p="([^"]+)"', html_or_page)
+        }
     else:
-        pairs = html_or_page.eval_on_selector_all("#char-model rect.bar", "els => els.map(e => [e.dataset.ch, e.dataset.p])")
+        pairs = html_or_page.eval_on_selector_all(
+            "#char-model rect.bar", "els => els.map(e => [e.dataset.ch, e.dataset.p])"
+        )
         probs = {ch: float(p) for ch, p in pairs}
     return np.array([probs[c] for c in cm.VOCAB])
 
 
 # ---------------------------------------------------------------- the numbers
+
 
 def test_scores_weights_and_head_output_by_hand():
     run, step = lab.DEFAULT_RUN, lab.steps(lab.DEFAULT_RUN)[-1]
@@ -43,13 +50,28 @@ def test_scores_weights_and_head_output_by_hand():
     t, head, K, D = 12, 1, cfg["d_head"], cfg["d_model"]
     r = lab.look(params, cfg, TEXT, t, 0, head)
     # an independent layer 1: sinusoids written out, LayerNorm by hand, this head's columns only
-    idx = [cm.VOCAB.index(c) for c in TEXT[:t + 1]]
-    pe = np.array([[math.sin(p / 10000 ** (i / D)) if i % 2 == 0 else math.cos(p / 10000 ** ((i - 1) / D))
-                    for i in range(D)] for p in range(t + 1)])
+    idx = [cm.VOCAB.index(c) for c in TEXT[: t + 1]]
+    pe = np.array(
+        [
+            [
+                math.sin(p / 10000 ** (i / D))
+                if i % 2 == 0
+                else math.cos(p / 10000 ** ((i - 1) / D))
+                for i in range(D)
+            ]
+            for p in range(t + 1)
+        ]
+    )
     x = params["wte"][idx].astype(np.float64) + pe
-    h = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * params["h0.ln1.g"] + params["h0.ln1.b"]
+    h = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * params[
+        "h0.ln1.g"
+    ] + params["h0.ln1.b"]
     cols = slice(head * K, (head + 1) * K)
-    q, k, v = h[t] @ params["h0.wq"][:, cols], h @ params["h0.wk"][:, cols], h @ params["h0.wv"][:, cols]
+    q, k, v = (
+        h[t] @ params["h0.wq"][:, cols],
+        h @ params["h0.wk"][:, cols],
+        h @ params["h0.wv"][:, cols],
+    )
     scores = k @ q / math.sqrt(K)
     w = np.exp(scores - scores.max())
     w /= w.sum()
@@ -58,49 +80,79 @@ def test_scores_weights_and_head_output_by_hand():
     assert np.allclose(r["weights"], w, atol=1e-5) and abs(r["weights"].sum() - 1) < 1e-6
     assert np.allclose(r["head_out"], (w @ v) @ params["h0.wo"][cols], atol=1e-4)
     # the stream is the sum of its parts, and the read-out of that sum is the prediction
-    assert np.allclose(sum(p for _, p in lab.look(params, cfg, TEXT, len(TEXT) - 1, 1, 0)["parts"]),
-                       cm.forward(params, cfg, cm.encode(TEXT), keep=True)[1]["resid_final"][-1], atol=1e-4)
+    assert np.allclose(
+        sum(p for _, p in lab.look(params, cfg, TEXT, len(TEXT) - 1, 1, 0)["parts"]),
+        cm.forward(params, cfg, cm.encode(TEXT), keep=True)[1]["resid_final"][-1],
+        atol=1e-4,
+    )
 
 
 def test_ablation_and_checkpoints_in_the_figure_match_the_model():
     html = fig.render({"text": TEXT, "off": "2.3,1.1"})["html"]
-    assert np.allclose(drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (0, 0)]), atol=1e-7)
-    r = fig.render({"text": TEXT, "at": "9", "at_run": lab.DEFAULT_RUN})   # the drum's tenth checkpoint
+    assert np.allclose(
+        drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (0, 0)]), atol=1e-7
+    )
+    r = fig.render(
+        {"text": TEXT, "at": "9", "at_run": lab.DEFAULT_RUN}
+    )  # the drum's tenth checkpoint
     step = lab.steps(lab.DEFAULT_RUN)[9]
     assert r["state"]["step"] == str(step) and r["state"]["at"] == ""
-    assert np.allclose(drawn_probs(r["html"]), cpython_probs(lab.DEFAULT_RUN, step, TEXT), atol=1e-7)
+    assert np.allclose(
+        drawn_probs(r["html"]), cpython_probs(lab.DEFAULT_RUN, step, TEXT), atol=1e-7
+    )
     assert f"Training step <strong>{step:,}</strong>" in r["slots"]["drum"]
 
 
 def test_copying_demo_and_nonsense_pairs():
-    assert lab.copy_targets("qzxv kplw qzxv kpl") == (10, [(11, "z"), (12, "x"), (13, "v"), (14, " "), (15, "k"), (16, "p"), (17, "l")])
+    assert lab.copy_targets("qzxv kplw qzxv kpl") == (
+        10,
+        [(11, "z"), (12, "x"), (13, "v"), (14, " "), (15, "k"), (16, "p"), (17, "l")],
+    )
     params, cfg = lab.checkpoint(lab.DEFAULT_RUN, lab.steps(lab.DEFAULT_RUN)[-1])
     d = lab.copying_demo(params, cfg, 0)
     assert (d["text"], d["want"], d["text"][d["source"]]) == ("qzxv kplw qzxv kp", "l", "l")
     d3 = lab.copying_demo(params, cfg, 3, [(1, 0)])
     text3, want3 = lab.nonsense_pair(3)
-    assert d3["text"] == text3 and d3["text"][d3["source"]] == want3 and d3["text"][d3["source"] - 1] == text3[-1]
+    assert (
+        d3["text"] == text3
+        and d3["text"][d3["source"]] == want3
+        and d3["text"][d3["source"] - 1] == text3[-1]
+    )
     logits = cm.forward(params, cfg, cm.encode(text3), ablate=[(1, 0)])[0]
-    assert d3["n_right"] == sum(cm.VOCAB[int(logits[i - 1].argmax())] == ch for i, ch in lab.copy_targets(text3 + want3)[1])
-    assert math.isclose(d["p_want"], cpython_probs(lab.DEFAULT_RUN, None, d["text"])[cm.STOI["l"]], rel_tol=1e-6)
+    assert d3["n_right"] == sum(
+        cm.VOCAB[int(logits[i - 1].argmax())] == ch for i, ch in lab.copy_targets(text3 + want3)[1]
+    )
+    assert math.isclose(
+        d["p_want"], cpython_probs(lab.DEFAULT_RUN, None, d["text"])[cm.STOI["l"]], rel_tol=1e-6
+    )
     att = cm.forward(params, cfg, cm.encode(d["text"]), keep=True)[1]["h1.att"]
-    assert np.allclose(d["to_source"], att[:, -1, 7])             # from the second "p" to the "l" after the first
+    assert np.allclose(
+        d["to_source"], att[:, -1, 7]
+    )  # from the second "p" to the "l" after the first
     for seed in range(1, 40):
         text, want = lab.nonsense_pair(seed)
-        pair = text[:text.index(" ", text.index(" ") + 1) + 1]
+        pair = text[: text.index(" ", text.index(" ") + 1) + 1]
         letters = pair.replace(" ", "")
-        assert len(set(letters)) == len(letters) and text.startswith(pair) and pair.startswith(text[len(pair):])
+        assert (
+            len(set(letters)) == len(letters)
+            and text.startswith(pair)
+            and pair.startswith(text[len(pair) :])
+        )
         assert pair[len(text) - len(pair)] == want and want.isalpha()
 
 
 def test_small_grids_use_the_site_colour_levels():
     from toymodels.one_character import draw as char_draw
     from toymodels.page import html as render
+
     att = np.tril(np.random.default_rng(1).dirichlet(np.full(9, 0.4), size=9)).astype(np.float32)
-    att[3, 1], att[4, 0] = 0.0, 1 / 9                                 # exactly zero, and a level boundary
+    att[3, 1], att[4, 0] = 0.0, 1 / 9  # exactly zero, and a level boundary
     svg = char_draw.grid(att, 0, 2, "test")
-    drawn = {(int(x) // 7, int(y) // 7): cls for cls, d in re.findall(r'<path class="(l\d)" d="([^"]+)"', svg)
-             for x, y in re.findall(r"M(\d+) (\d+)h7v7", d)}
+    drawn = {
+        (int(x) // 7, int(y) // 7): cls
+        for cls, d in re.findall(r'<path class="(l\d)" d="([^"]+)"', svg)
+        for x, y in re.findall(r"M(\d+) (\d+)h7v7", d)
+    }
     for i in range(9):
         for j in range(i + 1):
             assert drawn.get((j, i), "l1") == render.level(float(att[i, j])), (i, j)
@@ -111,61 +163,123 @@ def test_head_labels_follow_the_evaluation():
     assert lab.head_label(rec, 0.1)[0] == "looks at spaces"
     assert lab.head_label(dict(rec, spaces=0.2), 0.1)[0] == "previous character"
     assert lab.head_label(dict(rec, spaces=0.2), 0.6)[0] == "copies what came next"
-    assert lab.head_label({"previous": 0.1, "two_back": 0.1, "itself": 0.1, "spaces": 0.1}, 0)[0] == "spread wide"
-    assert lab.head_label({"previous": 0.30, "two_back": 0.23, "itself": 0.25, "spaces": 0.15}, 0)[0] == "last few characters"
+    assert (
+        lab.head_label({"previous": 0.1, "two_back": 0.1, "itself": 0.1, "spaces": 0.1}, 0)[0]
+        == "spread wide"
+    )
+    assert (
+        lab.head_label({"previous": 0.30, "two_back": 0.23, "itself": 0.25, "spaces": 0.15}, 0)[0]
+        == "last few characters"
+    )
     names = {(l, h): n for l, h, n, _ in lab.labels(lab.DEFAULT_RUN, 9000)}
     ind = lab.measured(lab.DEFAULT_RUN, 9000)["induction"]
-    assert {k for k, n in names.items() if n == "copies what came next"} == \
-        {(l + 1, h + 1) for l in range(2) for h in range(4) if ind[l][h] >= lab.INDUCTION_AT}
+    assert {k for k, n in names.items() if n == "copies what came next"} == {
+        (l + 1, h + 1) for l in range(2) for h in range(4) if ind[l][h] >= lab.INDUCTION_AT
+    }
 
 
 def test_state_is_kept_as_typed_and_clamped():
-    r = fig.render({"text": "The Queen!", "sel": "99", "lh": "7.7", "off": "2.3,9.9,x", "run": "nope", "step": "1234"})
+    r = fig.render(
+        {
+            "text": "The Queen!",
+            "sel": "99",
+            "lh": "7.7",
+            "off": "2.3,9.9,x",
+            "run": "nope",
+            "step": "1234",
+        }
+    )
     s = r["state"]
-    assert s["text"] == "The Queen!" and s["run"] == lab.DEFAULT_RUN and s["off"] == "2.3" and s["lh"] == "" and s["sel"] == ""
+    assert (
+        s["text"] == "The Queen!"
+        and s["run"] == lab.DEFAULT_RUN
+        and s["off"] == "2.3"
+        and s["lh"] == ""
+        and s["sel"] == ""
+    )
     assert s["step"] == str(lab.nearest_step(lab.DEFAULT_RUN, 1234)) and r["error"] is None
     assert "“T”, “Q”, “!”" in r["html"] and 'value="The Queen!"' in r["html"]
-    assert np.allclose(drawn_probs(r["html"]),
-                       cpython_probs(lab.DEFAULT_RUN, int(s["step"]), "he ueen", [(1, 2)]), atol=1e-7)
-    empty = fig.render({"text": "ÉÉ"})                                 # nothing to run on: said, not an error
-    assert empty["error"] is None and "at least one character" in empty["summary"] and "“É”" in empty["html"]
+    assert np.allclose(
+        drawn_probs(r["html"]),
+        cpython_probs(lab.DEFAULT_RUN, int(s["step"]), "he ueen", [(1, 2)]),
+        atol=1e-7,
+    )
+    empty = fig.render({"text": "ÉÉ"})  # nothing to run on: said, not an error
+    assert (
+        empty["error"] is None
+        and "at least one character" in empty["summary"]
+        and "“É”" in empty["html"]
+    )
     assert all("at least one character" in html for html in empty["slots"].values())
     evil = "<img src=x onerror=alert(1)>"
-    for r in (fig.render({"text": evil}), fig.render({"text": "ab", "run": evil, "off": evil, "lh": evil, "step": evil})):
+    for r in (
+        fig.render({"text": evil}),
+        fig.render({"text": "ab", "run": evil, "off": evil, "lh": evil, "step": evil}),
+    ):
         assert all("<img" not in html for html in [r["html"], *r["slots"].values()])
-    for field in ("sel", "copy", "step", "at"):                        # a URL may hold a number of any length
+    for field in ("sel", "copy", "step", "at"):  # a URL may hold a number of any length
         assert fig.render({"text": TEXT, field: "9" * 5000})["error"] is None
     assert fig.render({"text": TEXT, "sel": "007"})["state"]["sel"] == "7"
     wrote = fig.render({"text": TEXT, "write": "1"})["state"]
-    assert wrote["text"].startswith(TEXT) and len(wrote["text"]) == len(TEXT) + fig.WRITE_ON and wrote["write"] == ""
-    assert wrote == fig.render({"text": TEXT, "write": "1"})["state"]   # the same text writes on the same way
+    assert (
+        wrote["text"].startswith(TEXT)
+        and len(wrote["text"]) == len(TEXT) + fig.WRITE_ON
+        and wrote["write"] == ""
+    )
+    assert (
+        wrote == fig.render({"text": TEXT, "write": "1"})["state"]
+    )  # the same text writes on the same way
     near = "a" * (lab.MAX_CHARS - 3)
     full = fig.render({"text": near, "write": "1"})
-    assert len(full["state"]["text"]) == lab.MAX_CHARS and 'data-fk="write" disabled' in full["html"]
+    assert (
+        len(full["state"]["text"]) == lab.MAX_CHARS and 'data-fk="write" disabled' in full["html"]
+    )
     long = fig.render({"text": "ab " * 30})
     assert f"reads the first {lab.MAX_CHARS} characters" in long["html"]
-    assert np.allclose(drawn_probs(long["html"]), cpython_probs(lab.DEFAULT_RUN, None, ("ab " * 30)[:lab.MAX_CHARS]), atol=1e-7)
+    assert np.allclose(
+        drawn_probs(long["html"]),
+        cpython_probs(lab.DEFAULT_RUN, None, ("ab " * 30)[: lab.MAX_CHARS]),
+        atol=1e-7,
+    )
 
 
 def test_switching_models_keeps_a_step_they_share_or_the_nearest():
     s = fig.render({"run": "reference-repeats", "step": "4600"})["state"]
     assert s["step"] == "4600"
     moved = fig.render({**s, "run": lab.DEFAULT_RUN})["state"]
-    assert moved["step"] == str(min(lab.steps(lab.DEFAULT_RUN), key=lambda x: (abs(x - 4600), x))) == "4500"
+    assert (
+        moved["step"]
+        == str(min(lab.steps(lab.DEFAULT_RUN), key=lambda x: (abs(x - 4600), x)))
+        == "4500"
+    )
     # a drum position sent for one model is not read against another model's checkpoints
-    assert fig.render({"run": lab.DEFAULT_RUN, "at": "3", "at_run": "reference-repeats"})["state"]["step"] == ""
-    assert fig.render({"run": lab.DEFAULT_RUN, "at": "3", "at_run": lab.DEFAULT_RUN})["state"]["step"] == "300"
+    assert (
+        fig.render({"run": lab.DEFAULT_RUN, "at": "3", "at_run": "reference-repeats"})["state"][
+            "step"
+        ]
+        == ""
+    )
+    assert (
+        fig.render({"run": lab.DEFAULT_RUN, "at": "3", "at_run": lab.DEFAULT_RUN})["state"]["step"]
+        == "300"
+    )
 
 
 def test_run_stories_and_prose_numbers_come_from_the_evaluation():
     ev = lab.evaluation()["runs"]
     assert "never learned to copy" in fig.run_story("reference")
-    assert f"{100 * ev['reference']['checkpoints'][-1]['copying']:.1f}%" in fig.run_story("reference")
-    assert "repeated nonsense" in fig.run_story(lab.DEFAULT_RUN) and "learned to copy suddenly" in fig.run_story(lab.DEFAULT_RUN)
-    assert lab.MAX_CHARS == train.parser().parse_args([]).ctx
+    assert f"{100 * ev['reference']['checkpoints'][-1]['copying']:.1f}%" in fig.run_story(
+        "reference"
+    )
+    assert "repeated nonsense" in fig.run_story(
+        lab.DEFAULT_RUN
+    ) and "learned to copy suddenly" in fig.run_story(lab.DEFAULT_RUN)
+    assert train.parser().parse_args([]).ctx == lab.MAX_CHARS
     # the trainer's own notes give the always-a-space score the page quotes
     results = (evaluate.SHIP.parents[1] / "training" / "RESULTS.md").read_text(encoding="utf-8")
-    assert f"always predicting a space scores {char_values.spaces_only()}" in " ".join(results.split())
+    assert f"always predicting a space scores {char_values.spaces_only()}" in " ".join(
+        results.split()
+    )
     ck = lab.evaluation()["runs"][lab.DEFAULT_RUN]["checkpoints"]
     first_high = [c["step"] for c in ck if c["copying"] >= 0.75][0]
     last_low = [c["step"] for c in ck if c["copying"] < 0.25 and c["step"] < first_high][-1]
@@ -176,24 +290,49 @@ def test_run_stories_and_prose_numbers_come_from_the_evaluation():
     assert "suddenly" not in slow and "over 2,000 steps" in slow
     # the prose's claims about the models still hold for the shipped ones
     recipe = lab.manifest(lab.DEFAULT_RUN)["recipe"]
-    assert char_values.shown_not_plain() == "Half" and recipe["repeat_share"] + recipe["nonsense_share"] == 0.5
-    small = {run: ev[run]["checkpoints"][-1]["valid_bits"] for run in lab.RUNS if lab.manifest(run)["config"] == cm.REFERENCE}
-    assert min(small, key=small.get) == "reference"                    # "the best of the small ones on plain text"
+    assert (
+        char_values.shown_not_plain() == "Half"
+        and recipe["repeat_share"] + recipe["nonsense_share"] == 0.5
+    )
+    small = {
+        run: ev[run]["checkpoints"][-1]["valid_bits"]
+        for run in lab.RUNS
+        if lab.manifest(run)["config"] == cm.REFERENCE
+    }
+    assert min(small, key=small.get) == "reference"  # "the best of the small ones on plain text"
 
 
 def test_page_is_complete_without_javascript(site):
     html = (site / "one-character.html").read_text(encoding="utf-8")
     assert np.allclose(drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT), atol=1e-7)
-    for slot in ("numbers", "scores", "weights", "residual", "anatomy", "heads", "copying", "drum", "ablate"):
+    for slot in (
+        "numbers",
+        "scores",
+        "weights",
+        "residual",
+        "anatomy",
+        "heads",
+        "copying",
+        "drum",
+        "ablate",
+    ):
         assert f'data-slot="{slot}"><' in html and f'data-slot="{slot}"></div>' not in html
-    assert html.count('class="mh-svg mh-mini"') == 8 and "2 layers × 4 heads · 32 numbers per character · 27,166 parameters" in html
+    assert (
+        html.count('class="mh-svg mh-mini"') == 8
+        and "2 layers × 4 heads · 32 numbers per character · 27,166 parameters" in html
+    )
 
 
 # ---------------------------------------------------------------- in the browser
 
+
 def wait_state(page, **want):
-    page.wait_for_url(lambda u: all(parse_qs(urlparse(u).query).get(f"char-model.{k}") == [v] for k, v in want.items()),
-                      timeout=20_000)
+    page.wait_for_url(
+        lambda u: all(
+            parse_qs(urlparse(u).query).get(f"char-model.{k}") == [v] for k, v in want.items()
+        ),
+        timeout=20_000,
+    )
 
 
 @pytest.fixture
@@ -211,13 +350,16 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
     page.keyboard.type("een. the Queen!", delay=15)
     text = TEXT + "een. the Queen!"
     wait_state(page, text=text)
-    assert page.input_value("#char-model-text") == text             # every keystroke kept, caret at the end
+    assert page.input_value("#char-model-text") == text  # every keystroke kept, caret at the end
     page.keyboard.press("Home")
     for _ in range(3):
         page.keyboard.press("ArrowRight")
-    page.keyboard.type("n", delay=15)                                 # in the middle: "then queen…"
+    page.keyboard.type("n", delay=15)  # in the middle: "then queen…"
     wait_state(page, text="the" + "n" + text[3:])
-    assert page.evaluate("[document.activeElement.id, document.activeElement.selectionStart]") == ["char-model-text", 4]
+    assert page.evaluate("[document.activeElement.id, document.activeElement.selectionStart]") == [
+        "char-model-text",
+        4,
+    ]
     page.keyboard.press("Backspace")
     wait_state(page, text=text)
     assert "“Q”, “!”" in page.inner_text("#char-model .cm-rejected")
@@ -227,7 +369,9 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
     # one attention row: the weights of the chosen head for the selected character
     page.click("[data-slot=scores] [data-fk='scores-h1.2']")
     wait_state(page, lh="1.2")
-    row = page.eval_on_selector_all("[data-slot=weights] td[data-w]", "els => els.map(e => +e.dataset.w)")
+    row = page.eval_on_selector_all(
+        "[data-slot=weights] td[data-w]", "els => els.map(e => +e.dataset.w)"
+    )
     params, cfg, _ = cm.load(lab.DEFAULT_RUN)
     att = cm.forward(params, cfg, cm.encode(known), keep=True)[1]["h0.att"][1, -1]
     assert np.allclose(row, att, atol=1e-5) and len(row) == len(known)
@@ -238,14 +382,18 @@ def test_ablation_in_the_page_matches_python(chapter):
     page = chapter
     page.click("[data-fk='off-2.3']")
     wait_state(page, off="2.3")
-    assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2)]), atol=1e-5)
+    assert np.allclose(
+        drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2)]), atol=1e-5
+    )
     assert page.get_attribute("[data-fk='off-2.3']", "aria-pressed") == "true"
     demo = lab.copying_demo(*lab.checkpoint(lab.DEFAULT_RUN, 9000), 0, [(1, 2)])
     assert f"{100 * demo['p_want']:.1f}%" in page.text_content("[data-slot=copying] .mh-out")
-    page.keyboard.press("ArrowRight")                                 # focus stays on the toggles after the redraw
+    page.keyboard.press("ArrowRight")  # focus stays on the toggles after the redraw
     page.keyboard.press("Enter")
     wait_state(page, off="2.3,2.4")
-    assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (1, 3)]), atol=1e-5)
+    assert np.allclose(
+        drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (1, 3)]), atol=1e-5
+    )
 
 
 BUSY_WATCH = """() => { window.__busy = []; new MutationObserver(() => {
@@ -256,25 +404,30 @@ BUSY_WATCH = """() => { window.__busy = []; new MutationObserver(() => {
 
 @pytest.mark.browser
 def test_drum_loads_another_checkpoint_lazily_and_says_so(browser, base_url):
-    context = browser.new_context(service_workers="block")       # so that the route sees the worker's request
+    context = browser.new_context(
+        service_workers="block"
+    )  # so that the route sees the worker's request
     fetched = []
 
-    def slow(route):                                               # a slow network for one checkpoint
+    def slow(route):  # a slow network for one checkpoint
         fetched.append(route.request.url)
         time.sleep(0.6)
         route.continue_()
+
     context.route("**/charmodel/*/step_*.npz", slow)
     page = context.new_page()
     try:
         open_ready(page, base_url + "one-character.html")
-        assert not any("step_01000" in u for u in fetched)          # nothing fetched before the reader asks
+        assert not any("step_01000" in u for u in fetched)  # nothing fetched before the reader asks
         page.evaluate(BUSY_WATCH)
         steps = lab.steps(lab.DEFAULT_RUN)
         page.focus("#drum-at")
         for _ in range(len(steps) - 1 - steps.index(1000)):
             page.keyboard.press("ArrowLeft")
         wait_state(page, step="1000")
-        assert [u for u in fetched if "step_01000" in u] and page.evaluate("window.__busy")[0] == "true"
+        assert [u for u in fetched if "step_01000" in u] and page.evaluate("window.__busy")[
+            0
+        ] == "true"
         assert page.locator("[data-slot=drum] [data-busy]").is_hidden()
         assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, 1000, TEXT), atol=1e-5)
         assert "step 1,000" in page.text_content("[data-slot=drum] .mh-out")
@@ -296,7 +449,7 @@ def test_switching_models_says_how_they_differ(chapter):
     wait_state(page, run="induction")
     assert "103,454 parameters" in page.inner_text("#char-model .cm-size")
     assert np.allclose(drawn_probs(page), cpython_probs("induction", None, TEXT), atol=1e-5)
-    open_ready(page, page.url)                                         # the state comes back from the URL
+    open_ready(page, page.url)  # the state comes back from the URL
     page.wait_for_selector("#char-model .cm-size:has-text('103,454 parameters')")
 
 

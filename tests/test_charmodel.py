@@ -1,4 +1,5 @@
 """The character model (toymodels/one_character/model.py), its trainer, corpus reader and evaluation (toymodels/training/)."""
+
 import gzip
 import json
 import re
@@ -25,15 +26,29 @@ def novels_dir():
 
 
 def tiny_args(tmp_path, *extra):
-    return train.parser().parse_args([
-        "--run", "tiny", "--ship-dir", str(tmp_path / "ship"), "--state-dir", str(tmp_path / "state"),
-        "--no-progress", "--eval-every", "0", *extra])
+    return train.parser().parse_args(
+        [
+            "--run",
+            "tiny",
+            "--ship-dir",
+            str(tmp_path / "ship"),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--no-progress",
+            "--eval-every",
+            "0",
+            *extra,
+        ]
+    )
 
 
 # ---------------------------------------------------------------- the model
 
+
 def test_parameter_count_from_saved_weights():
-    params, cfg, meta = cm.load("reference")  # the shipped last checkpoint, through toymodels.page.data
+    params, cfg, meta = cm.load(
+        "reference"
+    )  # the shipped last checkpoint, through toymodels.page.data
     assert cm.n_params(params) == 27_166
     assert cfg == cm.REFERENCE
     assert {n: p.shape for n, p in params.items()} == cm.param_shapes(cfg)
@@ -66,8 +81,12 @@ def test_shapes_of_every_intermediate(ref_params):
         assert c[f"h{l}.pre"].shape == c[f"h{l}.act"].shape == (T, 128)
         np.testing.assert_allclose(c[f"h{l}.att"].sum(-1), 1, rtol=1e-5)
         # the residual stream after attention is the one before plus the heads' outputs
-        np.testing.assert_allclose(c[f"h{l}.resid_pre"] + c[f"h{l}.head_out"].sum(0), c[f"h{l}.resid_mid"],
-                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(
+            c[f"h{l}.resid_pre"] + c[f"h{l}.head_out"].sum(0),
+            c[f"h{l}.resid_mid"],
+            rtol=1e-4,
+            atol=1e-4,
+        )
     batch, _ = cm.forward(ref_params, cm.REFERENCE, np.stack([x, x[::-1]]))
     assert batch.shape == (2, T, 30)
     np.testing.assert_allclose(batch[0], logits, rtol=1e-5, atol=1e-5)
@@ -90,7 +109,9 @@ def test_ablation_silences_one_head(ref_params):
     base, _ = cm.forward(ref_params, cm.REFERENCE, x)
     cut, c = cm.forward(ref_params, cm.REFERENCE, x, ablate=[(1, 2)], keep=True)
     assert np.all(c["h1.head_out"][2] == 0) and np.any(c["h1.head_out"][1] != 0)
-    assert np.array_equal(c["h0.att"], cm.forward(ref_params, cm.REFERENCE, x, keep=True)[1]["h0.att"])
+    assert np.array_equal(
+        c["h0.att"], cm.forward(ref_params, cm.REFERENCE, x, keep=True)[1]["h0.att"]
+    )
     assert not np.allclose(cut, base)
 
 
@@ -118,7 +139,10 @@ def test_shipped_checkpoints_are_float16_and_small():
 
 # ---------------------------------------------------------------- the backward pass
 
-@pytest.mark.parametrize("cfg", [cm.REFERENCE, dict(cm.REFERENCE, d_model=12, n_head=3, d_head=5, d_mlp=20)])
+
+@pytest.mark.parametrize(
+    "cfg", [cm.REFERENCE, dict(cm.REFERENCE, d_model=12, n_head=3, d_head=5, d_mlp=20)]
+)
 def test_gradients_match_finite_differences(cfg):
     params = train.init_params(cfg, seed=1, emb_std=1.0, std=0.3, dtype=np.float64)
     rng = np.random.default_rng(0)
@@ -139,33 +163,72 @@ def test_gradients_match_finite_differences(cfg):
             numeric = (up - down) / (2 * eps)
             assert grads[name][i] == pytest.approx(numeric, rel=1e-4, abs=1e-8), name
             kinds[re.sub(r"^h\d+\.", "", name)] = True
-    assert set(kinds) == {"wte", "ln1.g", "ln1.b", "wq", "wk", "wv", "wo", "ln2.g", "ln2.b", "w1", "b1", "w2",
-                          "b2", "lnf.g", "lnf.b", "head.w", "head.b"}
+    assert set(kinds) == {
+        "wte",
+        "ln1.g",
+        "ln1.b",
+        "wq",
+        "wk",
+        "wv",
+        "wo",
+        "ln2.g",
+        "ln2.b",
+        "w1",
+        "b1",
+        "w2",
+        "b2",
+        "lnf.g",
+        "lnf.b",
+        "head.w",
+        "head.b",
+    }
 
 
 # ---------------------------------------------------------------- the corpus
 
+
 def test_corpus_reader_on_the_real_package(novels_dir):
     novels = corpus.read_novels(novels_dir)
-    assert list(novels) == ["Sense & Sensibility", "Pride & Prejudice", "Mansfield Park", "Emma",
-                            "Northanger Abbey", "Persuasion"]
+    assert list(novels) == [
+        "Sense & Sensibility",
+        "Pride & Prejudice",
+        "Mansfield Park",
+        "Emma",
+        "Northanger Abbey",
+        "Persuasion",
+    ]
     assert {t: len(lines) for t, lines in novels.items()} == {
-        "Sense & Sensibility": 12624, "Pride & Prejudice": 13030, "Mansfield Park": 15349, "Emma": 16235,
-        "Northanger Abbey": 7856, "Persuasion": 8328}
+        "Sense & Sensibility": 12624,
+        "Pride & Prejudice": 13030,
+        "Mansfield Park": 15349,
+        "Emma": 16235,
+        "Northanger Abbey": 7856,
+        "Persuasion": 8328,
+    }
     assert novels["Emma"][14].startswith("Emma Woodhouse, handsome, clever, and rich")
     texts = {t: corpus.normalise("\n".join(lines)) for t, lines in novels.items()}
     assert {t: len(s) for t, s in texts.items()} == {
-        "Sense & Sensibility": 663_399, "Pride & Prejudice": 677_232, "Mansfield Park": 875_978, "Emma": 871_650,
-        "Northanger Abbey": 429_409, "Persuasion": 461_240}
-    assert "it is a truth universally acknowledged, that a single man in possession" in texts["Pride & Prejudice"]
+        "Sense & Sensibility": 663_399,
+        "Pride & Prejudice": 677_232,
+        "Mansfield Park": 875_978,
+        "Emma": 871_650,
+        "Northanger Abbey": 429_409,
+        "Persuasion": 461_240,
+    }
+    assert (
+        "it is a truth universally acknowledged, that a single man in possession"
+        in texts["Pride & Prejudice"]
+    )
     tr, va = corpus.split(texts)
     assert set(tr + va) <= set(cm.VOCAB)
     assert 0.045 < len(va) / (len(tr) + len(va)) < 0.055
 
 
 def test_normalisation_rules():
-    assert corpus.normalise("“Oh!” said she—“Why; I’m _sure_ of it: 1811.”\n\n  Café") == \
-        "oh. said she why, i'm sure of it,. cafe"
+    assert (
+        corpus.normalise("“Oh!” said she—“Why; I’m _sure_ of it: 1811.”\n\n  Café")
+        == "oh. said she why, i'm sure of it,. cafe"
+    )
 
 
 def test_missing_corpus_is_a_clear_error(tmp_path):
@@ -184,7 +247,7 @@ def test_damaged_corpus_is_a_clear_error(novels_dir, tmp_path):
         corpus.read_novels(tmp_path)
     shutil.copy(novels_dir / "Rdata.rdx", tmp_path / "Rdata.rdx")
     blob = (novels_dir / "Rdata.rdb").read_bytes()
-    (tmp_path / "Rdata.rdb").write_bytes(blob[:len(blob) // 2])
+    (tmp_path / "Rdata.rdb").write_bytes(blob[: len(blob) // 2])
     with pytest.raises(corpus.CorpusError, match="Rdata.rdb is damaged"):
         corpus.read_novels(tmp_path)
     (tmp_path / "Rdata.rdb").write_bytes(blob[:100] + bytes(200) + blob[300:])
@@ -194,6 +257,7 @@ def test_damaged_corpus_is_a_clear_error(novels_dir, tmp_path):
 
 # ---------------------------------------------------------------- training and evaluation
 
+
 @pytest.fixture(scope="module")
 def split(novels_dir):
     return corpus.load_split(novels_dir)
@@ -201,8 +265,21 @@ def split(novels_dir):
 
 def test_short_training_lowers_the_loss(split, tmp_path):
     tr, va = split
-    a = tiny_args(tmp_path, "--steps", "40", "--batch", "16", "--ctx", "32", "--lr", "1e-2", "--warmup", "5",
-                  "--ckpt-every", "20")
+    a = tiny_args(
+        tmp_path,
+        "--steps",
+        "40",
+        "--batch",
+        "16",
+        "--ctx",
+        "32",
+        "--lr",
+        "1e-2",
+        "--warmup",
+        "5",
+        "--ckpt-every",
+        "20",
+    )
     start = train.init_params(train.config_of(a), a.seed, a.emb_std, a.init_std)
     params = train.train(a, tr, va, log=lambda *_: None)
     x, y = train.get_batch(va, 0, 99, 32, 32)
@@ -215,8 +292,24 @@ def test_short_training_lowers_the_loss(split, tmp_path):
 
 def test_training_is_seeded_and_resumable(split, tmp_path):
     tr, _ = split
-    common = ["--batch", "4", "--ctx", "16", "--steps", "12", "--state-every", "6", "--d-model", "16",
-              "--d-head", "4", "--repeat-share", "0.3", "--nonsense-share", "0.3"]
+    common = [
+        "--batch",
+        "4",
+        "--ctx",
+        "16",
+        "--steps",
+        "12",
+        "--state-every",
+        "6",
+        "--d-model",
+        "16",
+        "--d-head",
+        "4",
+        "--repeat-share",
+        "0.3",
+        "--nonsense-share",
+        "0.3",
+    ]
     whole = train.train(tiny_args(tmp_path / "a", *common), tr, None, log=lambda *_: None)
     train.train(tiny_args(tmp_path / "b", *common, "--stop-at", "7"), tr, None, log=lambda *_: None)
     resumed = train.train(tiny_args(tmp_path / "b", *common), tr, None, log=lambda *_: None)
@@ -241,8 +334,23 @@ def test_copy_set_is_repeated_nonsense():
 
 def test_evaluation_on_a_tiny_model(split, tmp_path):
     tr, va = split
-    a = tiny_args(tmp_path, "--steps", "10", "--batch", "8", "--ctx", "32", "--d-model", "16", "--d-head", "4",
-                  "--n-head", "2", "--ckpt-every", "5")
+    a = tiny_args(
+        tmp_path,
+        "--steps",
+        "10",
+        "--batch",
+        "8",
+        "--ctx",
+        "32",
+        "--d-model",
+        "16",
+        "--d-head",
+        "4",
+        "--n-head",
+        "2",
+        "--ckpt-every",
+        "5",
+    )
     train.train(a, tr, va, log=lambda *_: None)
     out = evaluate.evaluate_run("tiny", va[:20000], tmp_path / "ship", log=lambda *_: None)
     assert [r["step"] for r in out["checkpoints"]] == [0, 5, 10]
@@ -259,7 +367,7 @@ def test_evaluation_on_a_tiny_model(split, tmp_path):
 def test_copying_score_of_a_perfect_copier():
     """An oracle that always predicts the character one period back scores 100%."""
     x, ps = evaluate.copy_set(20)
-    right = sum((x[i, p + 1:] == x[i, 1:64 - p]).all() for i, p in enumerate(ps))
+    right = sum((x[i, p + 1 :] == x[i, 1 : 64 - p]).all() for i, p in enumerate(ps))
     assert right == 20
 
 
@@ -282,10 +390,12 @@ def test_shipped_models_tell_the_story():
     assert evaluate.copying(ref, ref_cfg, n=40) < 0.1
     assert evaluate.copying(rep, rep_cfg, n=40) > 0.85
     assert evaluate.copying(rep, rep_cfg, n=40, ablate=[(1, 0)]) < 0.3  # its induction head, L2H1
-    before, cfg, _ = cm.load("reference-induction", 800)   # the sudden change at the reference size
+    before, cfg, _ = cm.load("reference-induction", 800)  # the sudden change at the reference size
     after, _, _ = cm.load("reference-induction", 1300)
     assert evaluate.copying(before, cfg, n=40) < 0.3 < 0.8 < evaluate.copying(after, cfg, n=40)
     assert evaluate.copying(ind, ind_cfg, n=40) > 0.9
     assert evaluate.copying(ind, ind_cfg, n=40, ablate=[(1, 3)]) < 0.6
     text = "the same thing again and the same thing again"
-    assert cm.predict(ind, ind_cfg, text)[27:-1] == text[28:]  # the second copy, after its first letter
+    assert (
+        cm.predict(ind, ind_cfg, text)[27:-1] == text[28:]
+    )  # the second copy, after its first letter

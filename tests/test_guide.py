@@ -1,4 +1,5 @@
 """The author guide: its first-word head against an independent calculation, and the built page with every block."""
+
 import math
 import re
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_rows_sum_to_one_and_masked_cells_are_exactly_zero(n, strength):
     assert w.shape == scores.shape == masked.shape == (n, n)
     assert np.allclose(w.sum(axis=1), 1.0, atol=1e-12)
     later = np.triu(np.ones((n, n), dtype=bool), k=1)
-    assert np.all(w[later] == 0.0)                     # exactly, not nearly
+    assert np.all(w[later] == 0.0)  # exactly, not nearly
     assert np.all(np.isneginf(masked[later])) and np.all(np.isfinite(masked[~later]))
     assert np.all(w[~later] > 0)
     assert np.allclose(w, expected_shares(n, strength), rtol=0, atol=1e-12)
@@ -51,8 +52,8 @@ def test_every_word_looks_most_at_the_first_word_and_less_as_the_sentence_grows(
     firsts = w[:, 0]
     assert all(int(np.argmax(w[i, : i + 1])) == 0 for i in range(g.MAX_WORDS))
     assert np.all(np.diff(firsts) < 0) and firsts[0] == 1.0
-    assert round(100 * w[5, 0], 1) == 77.2         # the number the guide's guess block explains
-    _, _, even = g.first_word_head(4, 0.0)          # no strength: an even split over what a word sees
+    assert round(100 * w[5, 0], 1) == 77.2  # the number the guide's guess block explains
+    _, _, even = g.first_word_head(4, 0.0)  # no strength: an even split over what a word sees
     assert np.allclose(even[3], 0.25)
 
 
@@ -63,13 +64,19 @@ def test_render_keeps_the_contract():
     assert r["state"] == {"sentence": g.SENTENCE, "word": "3", "view": "softmax"}
     words = g.SENTENCE.split()
     share = 100 * expected_shares(len(words), g.STRENGTH)[3][0]
-    assert r["summary"] == (f"“on” gives {share:.1f}% of its attention to the first word, “The”, "
-                            f"and {100 * expected_shares(6, g.STRENGTH)[3][1]:.1f}% to each of the other 3 words it can see.")
+    assert r["summary"] == (
+        f"“on” gives {share:.1f}% of its attention to the first word, “The”, "
+        f"and {100 * expected_shares(6, g.STRENGTH)[3][1]:.1f}% to each of the other 3 words it can see."
+    )
     html = r["html"]
     assert html.count('class="mh-word"') == len(words) and html.count('aria-pressed="true"') == 1
     assert 'data-key="word" data-value="3" data-fk="w3" aria-pressed="true" tabindex="0"' in html
-    assert "data-state-form" in html and 'id="first-word-sentence"' in html and "data-roving" in html
-    assert not re.search(r"\s(?:style|on[a-z]+)=", html + r["slots"]["row"]) and "<script" not in html
+    assert (
+        "data-state-form" in html and 'id="first-word-sentence"' in html and "data-roving" in html
+    )
+    assert (
+        not re.search(r"\s(?:style|on[a-z]+)=", html + r["slots"]["row"]) and "<script" not in html
+    )
     assert "Total</th><td>100.0%</td>" in r["slots"]["row"]
 
 
@@ -87,15 +94,29 @@ def test_reader_text_is_escaped():
     r = g.render({"sentence": '<img src=x onerror=alert(1)> "hi"', "word": "3"})
     everything = r["html"] + r["slots"]["row"]
     assert "<img" not in everything and "&lt;img" in everything and "&quot;hi&quot;" in everything
-    assert r["summary"].startswith("“\"hi\"” gives")  # plain text: the page escapes it where it is shown
+    assert r["summary"].startswith(
+        '“"hi"” gives'
+    )  # plain text: the page escapes it where it is shown
 
 
-@pytest.mark.parametrize("state", [{"word": "99"}, {"word": "²"}, {"word": "-1"}, {"word": "03"},
-                                   {"view": "bogus"}, {"colour": "red"}, {"word": 2, "view": None}])
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"word": "99"},
+        {"word": "²"},
+        {"word": "-1"},
+        {"word": "03"},
+        {"view": "bogus"},
+        {"colour": "red"},
+        {"word": 2, "view": None},
+    ],
+)
 def test_any_state_from_the_address_bar_is_checked(state):
     r = g.render(state)
     assert r["error"] is None
-    assert r["state"]["word"] in {str(i) for i in range(6)} and r["state"]["view"] in g.CHOICES["view"]
+    assert (
+        r["state"]["word"] in {str(i) for i in range(6)} and r["state"]["view"] in g.CHOICES["view"]
+    )
     assert set(r["state"]) == set(g.DEFAULTS)
 
 
@@ -105,7 +126,10 @@ def test_a_sentence_that_cannot_be_drawn_is_an_error_for_the_reader():
     assert empty["html"] is None and empty["error"] == "Type a sentence with at least one word."
     assert long["html"] is None and long["error"] == "Use at most 8 words; this sentence has 9."
     short = g.render({"sentence": "Hello", "word": "3"})
-    assert short["state"]["word"] == "0" and short["summary"] == "“Hello” can see only itself, so it gives itself 100%."
+    assert (
+        short["state"]["word"] == "0"
+        and short["summary"] == "“Hello” can see only itself, so it gives itself 100%."
+    )
 
 
 def test_exercise_check():
@@ -118,7 +142,9 @@ def test_exercise_check():
 
 def test_code_shown_in_the_guide_is_the_module_code():
     source = (ROOT / "toymodels" / "guide" / "first_word.py").read_text(encoding="utf-8")
-    shown = re.findall(r"^```python\n(.*?)\n```$", CHAPTER.read_text(encoding="utf-8"), flags=re.M | re.S)
+    shown = re.findall(
+        r"^```python\n(.*?)\n```$", CHAPTER.read_text(encoding="utf-8"), flags=re.M | re.S
+    )
     assert len(shown) >= 5
     for block in shown:
         assert block in source, block[:80]
@@ -133,7 +159,12 @@ def guide_page(tmp_path_factory):
 def test_the_guide_renders_every_block(guide_page):
     site, html = guide_page
     counts = {
-        "figure": len(re.findall(r'<figure class="mh-figure" id="first-word" data-figure="toymodels\.guide\.first_word:render"', html)),
+        "figure": len(
+            re.findall(
+                r'<figure class="mh-figure" id="first-word" data-figure="toymodels\.guide\.first_word:render"',
+                html,
+            )
+        ),
         "slot": html.count('<div class="mh-slot" data-slot-of="first-word" data-slot="row">'),
         "steps": html.count('<ol class="mh-howto" data-steps-for="first-word">'),
         "step": html.count('class="mh-step-link" data-target="first-word" data-key="view"'),
@@ -146,8 +177,20 @@ def test_the_guide_renders_every_block(guide_page):
         "exercise": html.count('<section class="mh-cell mh-exercise" '),
         "hint": html.count('<details class="mh-hint">'),
     }
-    assert counts == {"figure": 1, "slot": 1, "steps": 1, "step": 3, "guess": 1, "check": 1, "deeper": 1,
-                      "note": 4, "cards": 1, "cell": 1, "exercise": 1, "hint": 2}
+    assert counts == {
+        "figure": 1,
+        "slot": 1,
+        "steps": 1,
+        "step": 3,
+        "guess": 1,
+        "check": 1,
+        "deeper": 1,
+        "note": 4,
+        "cards": 1,
+        "cell": 1,
+        "exercise": 1,
+        "hint": 2,
+    }
     assert 'data-cell-check="toymodels.guide.first_word:check_strength"' in html
 
 
@@ -156,13 +199,15 @@ def test_the_guide_page_is_pre_rendered_with_maths_values_and_sources(guide_page
     r = g.render({}, "first-word")
     assert r["summary"] in html and r["slots"]["row"] in html
     prose = re.sub(r"<pre.*?</pre>|<code>.*?</code>", "", html, flags=re.S)
-    assert "$" not in prose.replace("&#36;2", "") and "&#36;2" in html   # \$ became a plain dollar
+    assert "$" not in prose.replace("&#36;2", "") and "&#36;2" in html  # \$ became a plain dollar
     assert "{{" not in prose and "MHHELD" not in html
     assert len(re.findall(r'<math [^>]*display="block"', html)) >= 2 and html.count("<math") >= 8
-    assert "takes up to 8\nwords" in html                               # the value macro
-    assert "{{ toymodels.guide.first_word.MAX_WORDS }}" in html          # left alone inside code
-    assert html.count('href="https://') >= 6                             # the sources' links
-    assert 'For authors' in html and '<a href="author-guide.html">' in (site / "index.html").read_text(encoding="utf-8")
+    assert "takes up to 8\nwords" in html  # the value macro
+    assert "{{ toymodels.guide.first_word.MAX_WORDS }}" in html  # left alone inside code
+    assert html.count('href="https://') >= 6  # the sources' links
+    assert "For authors" in html and '<a href="author-guide.html">' in (
+        site / "index.html"
+    ).read_text(encoding="utf-8")
     ids = re.findall(r'\bid="([^"]+)"', html)
     assert len(ids) == len(set(ids))
     for anchor in re.findall(r'href="#([^"]+)"', html):

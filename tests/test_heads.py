@@ -1,4 +1,5 @@
 """The toy heads against independent calculations written straight from the chapter's definitions."""
+
 import math
 
 import numpy as np
@@ -6,17 +7,22 @@ import pytest
 
 from toymodels.many_heads import model as heads
 from toymodels.many_heads import sizes as model_configs
-from toymodels.page.html import tenths
 from toymodels.many_heads.figure import render
+from toymodels.page.html import tenths
 
 SENTENCE = "Puff found a shiny key and kept it."
 FEATURES = {  # what the chapter says each word is, written out by hand
-    "puff": {"doer"}, "found": {"action"}, "key": {"thing"}, "kept": {"action"}, "it": {"pronoun"},
+    "puff": {"doer"},
+    "found": {"action"},
+    "key": {"thing"},
+    "kept": {"action"},
+    "it": {"pronoun"},
 }
 
 
 def reference_weights(words):
     """Softmax rows from the chapter's formulas with Python floats and loops, no matrices."""
+
     def feats(w):
         return FEATURES.get(w.lower(), set())
 
@@ -41,11 +47,20 @@ def reference_weights(words):
 def test_weights_match_the_chapter_formulas():
     words = heads.split_words(SENTENCE)
     assert words == ["Puff", "found", "a", "shiny", "key", "and", "kept", "it"]
-    np.testing.assert_allclose(heads.multi_head(words)["weights"], reference_weights(words), atol=1e-12)
+    np.testing.assert_allclose(
+        heads.multi_head(words)["weights"], reference_weights(words), atol=1e-12
+    )
 
 
-@pytest.mark.parametrize("sentence", [SENTENCE, "The cat sat on the mat and it was happy",
-                                      " ".join(["word"] * heads.MAX_WORDS), "it"])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        SENTENCE,
+        "The cat sat on the mat and it was happy",
+        " ".join(["word"] * heads.MAX_WORDS),
+        "it",
+    ],
+)
 def test_rows_sum_to_one_and_masked_cells_are_exactly_zero(sentence):
     w = heads.multi_head(heads.split_words(sentence))["weights"]
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, atol=1e-12)
@@ -65,7 +80,7 @@ def test_shares_for_it():
     words = heads.split_words(SENTENCE)
     w = heads.multi_head(words)["weights"][:, words.index("it")]
     assert words[np.argmax(w[0])] == "kept"
-    np.testing.assert_allclose(w[1], 1 / 8)          # "it" has neither action nor doer: even spread
+    np.testing.assert_allclose(w[1], 1 / 8)  # "it" has neither action nor doer: even spread
     assert words[np.argmax(w[2])] == "key" and w[2, words.index("key")] > 0.9
     kept_to_puff = heads.multi_head(words)["weights"][1, words.index("kept"), 0]
     assert kept_to_puff > 0.9
@@ -102,13 +117,17 @@ def test_d_head_table():
 
 def test_figure_escapes_reader_text():
     out = render({"sentence": '<img src=x onerror="alert(1)"> it'})
-    assert "<img" not in out["html"] and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; it" in out["html"]
+    assert (
+        "<img" not in out["html"]
+        and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; it" in out["html"]
+    )
 
 
 def test_figure_rejects_long_and_empty_sentences():
     long = " ".join(["word"] * 17)
-    assert render({"sentence": long})["error"] == ("A sentence here can have at most 16 words; "
-                                                   "this one has 17. Shorten it and press Update.")
+    assert render({"sentence": long})["error"] == (
+        "A sentence here can have at most 16 words; this one has 17. Shorten it and press Update."
+    )
     assert render({"sentence": " ... "})["error"] == "Type a sentence with at least one word."
 
 
@@ -127,4 +146,5 @@ def test_shares_table_columns_add_to_100():
 def test_figure_state_rejects_unicode_digits():
     assert render({"word": "²"})["state"]["word"] == "7"
     from toymodels.split_attend.figure import render as render_split
+
     assert render_split({"step": "mix", "cell": "²,1"})["state"]["cell"] == ""

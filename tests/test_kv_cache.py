@@ -1,4 +1,5 @@
 """The KV-cache calculator (toymodels/one_character/kv_cache.py): cache sizes, score counts, bad input."""
+
 import pytest
 
 from toymodels.one_character import kv_cache as kv
@@ -16,7 +17,14 @@ def test_gpt3_preset_numbers():
     for text in ("2,359,296", "4,718,592", "9,663,676,416", "9.7 GB", "4.7 MB", "2,098,176"):
         assert text in r["html"]
     assert "9,663,676,416 bytes" in r["summary"] and r["error"] is None
-    assert r["state"] == {"layers": "96", "d_model": "12288", "heads": "96", "tokens": "2048", "bytes": "2", "preset": ""}
+    assert r["state"] == {
+        "layers": "96",
+        "d_model": "12288",
+        "heads": "96",
+        "tokens": "2048",
+        "bytes": "2",
+        "preset": "",
+    }
     assert 'data-value="gpt3" data-fk="preset-gpt3" aria-pressed="true"' in r["html"]
 
 
@@ -25,16 +33,24 @@ def test_this_model_is_the_default_and_follows_charmodel():
     c = charmodel.REFERENCE
     assert (c["n_layer"], c["d_model"]) == (2, 32)
     assert kv.numbers_per_token(c["n_layer"], c["d_model"]) == 2 * 2 * 32 == 128
-    assert kv.CHAR_CONTEXT == train.parser().parse_args([]).ctx
+    assert train.parser().parse_args([]).ctx == kv.CHAR_CONTEXT
     assert r["state"]["layers"] == "2" and r["state"]["bytes"] == "4"
-    assert "<td>128</td>" in r["html"] and "32,768 (32.8 kB)" in r["html"]   # 128 × 4 × 64 = 32,768 bytes
+    assert (
+        "<td>128</td>" in r["html"] and "32,768 (32.8 kB)" in r["html"]
+    )  # 128 × 4 × 64 = 32,768 bytes
     assert 'data-value="this" data-fk="preset-this" aria-pressed="true"' in r["html"]
 
 
 def test_gpt2_preset():
     r = kv.render({"preset": "gpt2"})
     s = r["state"]
-    assert (s["layers"], s["d_model"], s["heads"], s["tokens"], s["bytes"]) == ("12", "768", "12", "1024", "2")
+    assert (s["layers"], s["d_model"], s["heads"], s["tokens"], s["bytes"]) == (
+        "12",
+        "768",
+        "12",
+        "1024",
+        "2",
+    )
     # a key and a value of 768 in each of 12 layers, 2 bytes each, for 1,024 tokens
     assert "<td>18,432</td>" in r["html"] and "37,748,736 (37.7 MB)" in r["html"]
 
@@ -54,16 +70,25 @@ def test_human_bytes():
 
 
 def test_heads_must_divide_d_model():
-    r = kv.render({"preset": "gpt3", "heads": "100"})   # the preset wins: a one-shot fill
+    r = kv.render({"preset": "gpt3", "heads": "100"})  # the preset wins: a one-shot fill
     assert r["state"]["heads"] == "96"
     r = kv.render({"d_model": "32", "heads": "5"})
     assert '<p class="mh-why" role="status">' in r["html"] and "6.4" in r["html"]
     assert r["state"]["heads"] == "5" and "cannot split" in r["summary"]
 
 
-@pytest.mark.parametrize("field,bad", [("layers", "abc"), ("tokens", "-3"), ("tokens", "1e9"),
-                                       ("d_model", "<script>"), ("layers", "0"), ("tokens", "2000000"),
-                                       ("bytes", "3")])
+@pytest.mark.parametrize(
+    "field,bad",
+    [
+        ("layers", "abc"),
+        ("tokens", "-3"),
+        ("tokens", "1e9"),
+        ("d_model", "<script>"),
+        ("layers", "0"),
+        ("tokens", "2000000"),
+        ("bytes", "3"),
+    ],
+)
 def test_garbage_gives_a_message(field, bad):
     r = kv.render({field: bad})
     assert '<p class="mh-why" role="status">' in r["html"] and 'class="mh-out"' not in r["html"]

@@ -47,7 +47,9 @@ def imports(path, name, known):
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             # `from pkg import mod` imports pkg.mod when that is a module
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -92,7 +94,9 @@ def test_the_graph_is_read_right():
     tests here could pass on an empty graph)."""
     edges = graph()
     assert "toymodels.page.html" in edges["toymodels.many_heads.figure"]
-    assert "toymodels.many_heads.model" in edges["toymodels.many_heads.figure"]  # `from . import model`
+    assert (
+        "toymodels.many_heads.model" in edges["toymodels.many_heads.figure"]
+    )  # `from . import model`
     assert "toymodels.page.data" in edges["toymodels.one_character.model"]  # inside a function
     assert "toymodels.one_character.copy_test" in edges["toymodels.training.evaluate"]
     assert "sitebuild.build" in edges["build"]
@@ -174,7 +178,12 @@ except ModuleNotFoundError:
 print(json.dumps(out))
 """
     done = subprocess.run(
-        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); exec({script!r})"],
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            f"import sys; sys.path.insert(0, {str(tmp_path)!r}); exec({script!r})",
+        ],
         input=json.dumps([modules, values, callables]),
         capture_output=True,
         text=True,

@@ -1,11 +1,12 @@
 """Accessibility (axe-core, keyboard, focus, motion) and the security policy, on every page of the built site."""
+
 import base64
 import hashlib
 import re
 
 import pytest
-
 from conftest import open_ready
+
 from sitebuild import assets
 from sitebuild.policy import content_security_policy
 
@@ -33,9 +34,14 @@ def axe_violations(page, axe):
 
 
 def describe(violations):
-    return "\n".join(f"{v['impact']}: {v['id']}: {v['help']}\n  " +
-                     "\n  ".join(n["html"][:160] + " -> " + n["failureSummary"].replace("\n", " ")
-                                 for n in v["nodes"][:6]) for v in violations)
+    return "\n".join(
+        f"{v['impact']}: {v['id']}: {v['help']}\n  "
+        + "\n  ".join(
+            n["html"][:160] + " -> " + n["failureSummary"].replace("\n", " ")
+            for n in v["nodes"][:6]
+        )
+        for v in violations
+    )
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -43,7 +49,9 @@ def test_axe_finds_nothing_serious(browser, site, base_url, axe, scheme):
     problems = []
     for name in pages(site):
         for moment in ("before Python", "after Python"):
-            context = browser.new_context(color_scheme=scheme, viewport={"width": 1200, "height": 900})
+            context = browser.new_context(
+                color_scheme=scheme, viewport={"width": 1200, "height": 900}
+            )
             page = context.new_page()
             page.goto(base_url + name, wait_until="domcontentloaded")
             if moment == "after Python" and name in chapters(site):
@@ -68,7 +76,9 @@ def test_keyboard_walks_into_figure_one_of_each_chapter_with_visible_focus(page,
     for name in chapters(site):
         open_ready(page, base_url + name)
         invisible, info = [], {}
-        for _ in range(100):  # Tab from the top of the page until a control group of Figure 1 has focus
+        for _ in range(
+            100
+        ):  # Tab from the top of the page until a control group of Figure 1 has focus
             page.keyboard.press("Tab")
             info = page.evaluate(FOCUS)
             if not info["visible"]:
@@ -95,13 +105,16 @@ def test_reduced_motion_turns_transitions_off(browser, base_url):
         context = browser.new_context(reduced_motion=motion)
         page = context.new_page()
         page.goto(base_url + "many-heads.html")
-        durations[motion] = page.evaluate("getComputedStyle(document.querySelector('.mh-grid td.c')).transitionDuration")
+        durations[motion] = page.evaluate(
+            "getComputedStyle(document.querySelector('.mh-grid td.c')).transitionDuration"
+        )
         context.close()
     assert durations == {"no-preference": "0.2s", "reduce": "0s"}
 
 
 def test_every_page_carries_the_policy_and_integrity(site, base_url):
     import urllib.request
+
     policy = content_security_policy()
     assert "'unsafe-eval'" not in policy and "'unsafe-inline'" not in policy
     for name in pages(site):
@@ -111,7 +124,10 @@ def test_every_page_carries_the_policy_and_integrity(site, base_url):
         assert "<script>" not in html and not re.search(r"<script(?![^>]*\bsrc=)", html), name
         assert not re.search(r"<[^>]+\s(?:style|on[a-z]+)=", html), name
         tags = re.findall(r'<script[^>]*>|<link rel="stylesheet"[^>]*>', html)
-        assert len(tags) == len(list((site / "static").glob("*.css"))) + 1, (name, tags)  # every stylesheet and main.js
+        assert len(tags) == len(list((site / "static").glob("*.css"))) + 1, (
+            name,
+            tags,
+        )  # every stylesheet and main.js
         for tag in tags:
             path = re.search(r'(?:src|href)="(static/[^"]+)"', tag).group(1)
             digest = base64.b64encode(hashlib.sha384((site / path).read_bytes()).digest()).decode()
@@ -161,5 +177,6 @@ def test_without_wasm_unsafe_eval_python_gives_up_with_a_message(page, base_url)
     page.clock.fast_forward("02:00")
     page.wait_for_selector("[data-pystatus].is-off", timeout=10_000)
     assert page.locator("[data-pystatus-text]").inner_text() == (
-        "Interaction is off: Python did not start within 90 seconds. The figures show their first state.")
+        "Interaction is off: Python did not start within 90 seconds. The figures show their first state."
+    )
     assert page.locator("#three-heads .mh-grid").count() == 3

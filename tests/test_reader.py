@@ -1,10 +1,11 @@
 """What a reader sees and does, in Debian's Chromium: static page, taps, keys, edits, links, failures."""
+
 from urllib.parse import quote
 
 import numpy as np
 import pytest
-
 from conftest import open_ready
+
 from toymodels.many_heads import model as heads
 from toymodels.page.html import tenths
 
@@ -22,13 +23,17 @@ def shares(page):
     out = {}
     for row in page.locator(".mh-shares tbody tr").all():
         cells = row.locator("td").all_inner_texts()
-        out[row.locator("th").inner_text()] = [None if "masked" in c else float(c.rstrip("%")) for c in cells]
+        out[row.locator("th").inner_text()] = [
+            None if "masked" in c else float(c.rstrip("%")) for c in cells
+        ]
     return out
 
 
 def expected_shares(words, i):
     w = heads.multi_head(words)["weights"][:, i]
-    return {words[j]: [100 * w[h, j] if j <= i else None for h in range(3)] for j in range(len(words))}
+    return {
+        words[j]: [100 * w[h, j] if j <= i else None for h in range(3)] for j in range(len(words))
+    }
 
 
 def assert_close(table, words, i):
@@ -50,7 +55,9 @@ def test_without_javascript_the_page_is_complete(browser, base_url):
     assert_close(shares(page), heads.split_words(SENTENCE), 7)
     assert page.locator("math").count() > 5
     assert not page.locator("[data-pystatus]").is_visible()
-    assert page.locator("details.mh-explain").count() == 1  # the guess's explanation is still reachable
+    assert (
+        page.locator("details.mh-explain").count() == 1
+    )  # the guess's explanation is still reachable
     context.close()
 
 
@@ -73,8 +80,11 @@ def test_progress_names_each_step_then_ready(page, base_url):
     """)
     open_ready(page, base_url + CHAPTER)
     assert page.evaluate("window.__statuses") == [
-        "Loading the Python runtime (1 of 3)…", "Loading numpy (2 of 3)…", "Loading the models (3 of 3)…",
-        "Interactive figures are ready."]
+        "Loading the Python runtime (1 of 3)…",
+        "Loading numpy (2 of 3)…",
+        "Loading the models (3 of 3)…",
+        "Interactive figures are ready.",
+    ]
     page.watch.clean()
 
 
@@ -131,7 +141,11 @@ def test_keyboard_only(page, base_url):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("Enter")
     page.wait_for_selector("#three-heads .mh-head[data-head='1'][hidden]", state="attached")
-    assert [s.is_visible() for s in page.locator("#three-heads .mh-head").all()] == [False, True, False]
+    assert [s.is_visible() for s in page.locator("#three-heads .mh-head").all()] == [
+        False,
+        True,
+        False,
+    ]
     page.watch.clean()
 
 
@@ -143,11 +157,29 @@ def test_editing_the_sentence_updates_every_grid(page, base_url):
     page.wait_for_selector(".mh-note")
     for grid in page.locator("#three-heads .mh-grid").all():
         assert grid.locator("tbody tr").count() == 10
-        assert grid.locator("thead th").all_inner_texts() == ["The", "zorp", "sat", "on", "the", "mat", "and", "it", "was", "blick"]
-    assert page.locator(".mh-note").inner_text().startswith("Heads 2 and 3 did not know “zorp”, “blick”.")
+        assert grid.locator("thead th").all_inner_texts() == [
+            "The",
+            "zorp",
+            "sat",
+            "on",
+            "the",
+            "mat",
+            "and",
+            "it",
+            "was",
+            "blick",
+        ]
+    assert (
+        page.locator(".mh-note")
+        .inner_text()
+        .startswith("Heads 2 and 3 did not know “zorp”, “blick”.")
+    )
     words = heads.split_words("The zorp sat on the mat and it was blick")
     table = shares(page)
-    assert list(table)[:2] == ["The", "zorp"] and page.locator(".mh-shares caption").inner_text() == "Shares for “it” in each head"
+    assert (
+        list(table)[:2] == ["The", "zorp"]
+        and page.locator(".mh-shares caption").inner_text() == "Shares for “it” in each head"
+    )
     want = heads.multi_head(words)["weights"][2, 7]
     assert abs(table["mat"][2] - 100 * want[5]) <= 0.1 and np.argmax(want) == 5
     page.watch.clean()
@@ -161,13 +193,18 @@ def test_too_many_words_is_refused_and_nothing_is_lost(page, base_url):
     box.press("Enter")
     status = page.locator("#three-heads [data-fig-status]")
     status.wait_for()
-    assert status.inner_text() == "A sentence here can have at most 16 words; this one has 17. Shorten it and press Update."
+    assert (
+        status.inner_text()
+        == "A sentence here can have at most 16 words; this one has 17. Shorten it and press Update."
+    )
     assert box.input_value() == long
     assert page.locator("#three-heads .mh-grid").first.locator("tbody tr").count() == 8
     page.watch.clean()
 
 
-XSS = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> javascript:window.__xss=3'
+XSS = (
+    '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> javascript:window.__xss=3'
+)
 
 
 def test_html_in_the_sentence_stays_text(page, base_url):
@@ -192,9 +229,18 @@ def test_link_reopens_the_same_view_and_cannot_inject(page, base_url):
     page.goto("about:blank")
     open_ready(page, url)
     page.wait_for_selector(".mh-shares caption:has-text('“found”')")
-    assert page.get_by_role("button", name="Head 3", exact=True).get_attribute("aria-pressed") == "true"
-    assert [s.is_visible() for s in page.locator("#three-heads .mh-head").all()] == [False, False, True]
-    open_ready(page, f"{base_url}{CHAPTER}?three-heads.sentence={quote(XSS)}&three-heads.step=%3Cb%3E")
+    assert (
+        page.get_by_role("button", name="Head 3", exact=True).get_attribute("aria-pressed")
+        == "true"
+    )
+    assert [s.is_visible() for s in page.locator("#three-heads .mh-head").all()] == [
+        False,
+        False,
+        True,
+    ]
+    open_ready(
+        page, f"{base_url}{CHAPTER}?three-heads.sentence={quote(XSS)}&three-heads.step=%3Cb%3E"
+    )
     page.wait_for_selector("#three-heads .mh-word:text-is('img')")
     assert page.locator("#three-heads img, #three-heads script, #three-heads b").count() == 0
     assert page.evaluate("window.__xss") is None
@@ -209,7 +255,9 @@ def test_how_it_works_steps_drive_the_figure(page, base_url):
     score = heads.multi_head(words)["scores"][0, 7, 6]
     cell = page.locator("#three-heads td[data-fk='g0-7-6']")
     assert cell.inner_text().split("\n")[0] == f"{score:.1f}".replace("-", "−")
-    assert page.locator("#three-heads [data-fk='step-scores']").get_attribute("aria-pressed") == "true"
+    assert (
+        page.locator("#three-heads [data-fk='step-scores']").get_attribute("aria-pressed") == "true"
+    )
     page.locator(".mh-step-link", has_text="Concatenate.").click()
     page.wait_for_selector("#three-heads .mh-mix")
     assert "Concatenated head outputs" in page.locator("#three-heads .mh-mix").inner_text()
@@ -223,7 +271,11 @@ def test_guess_first_then_explanation(page, base_url):
     page.locator(".mh-guess label").nth(1).click()
     page.get_by_role("button", name="Commit my guess").click()
     assert explain.is_visible() and explain.get_attribute("open") is not None
-    assert page.locator("[data-your-guess]").inner_text().startswith("Your guess: One softmax has to split")
+    assert (
+        page.locator("[data-your-guess]")
+        .inner_text()
+        .startswith("Your guess: One softmax has to split")
+    )
     page.reload()
     page.wait_for_selector("html.py-ready")
     assert page.locator("details.mh-explain").is_visible()  # the committed guess is remembered
@@ -258,7 +310,9 @@ def test_missing_runtime_leaves_static_figures_and_says_why(page, base_url):
     page.goto(base_url + CHAPTER)
     page.wait_for_selector("[data-pystatus].is-off", timeout=90_000)
     text = page.locator("[data-pystatus-text]").inner_text()
-    assert text.startswith("Interaction is off: ") and text.endswith("The figures show their first state.")
+    assert text.startswith("Interaction is off: ") and text.endswith(
+        "The figures show their first state."
+    )
     assert page.locator("#three-heads .mh-grid").count() == 3
     page.get_by_role("button", name="kept", exact=True).click()
     assert selected_rows(page) == ["it"] * 3
@@ -268,6 +322,7 @@ def test_missing_runtime_leaves_static_figures_and_says_why(page, base_url):
 
 def test_works_under_a_sub_path(page, site, tmp_path):
     from conftest import serve_dir
+
     (tmp_path / "courses" / "attention").mkdir(parents=True)
     (tmp_path / "courses" / "attention" / "many-heads").symlink_to(site)
     server = serve_dir(tmp_path)
@@ -292,5 +347,7 @@ def test_python_errors_come_back_as_data(page, base_url):
         try { await py.call("toymodels.many_heads.model:split_words", [42]); return "no error"; }
         catch (err) { return `${err.constructor.name} | ${err.message} | ${err.traceback.includes("Traceback")}`; }
     }""")
-    assert message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"
+    assert (
+        message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"
+    )
     page.watch.clean()

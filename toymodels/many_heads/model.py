@@ -6,6 +6,7 @@ Every head reads two of those numbers through fixed 6×2 matrices, so the
 figure is ordinary multi-head attention, head_i = Attention(X W_i^Q, X W_i^K, X W_i^V),
 with weights chosen by hand instead of learned.
 """
+
 import re
 
 import numpy as np
@@ -13,10 +14,10 @@ import numpy as np
 D_MODEL = 6
 N_HEAD = 3
 D_HEAD = D_MODEL // N_HEAD  # 2
-TURN = 0.7       # radians the clock hand turns per word
-CLOCK = 3.5      # length of head 1's query and key
-CLOCK_PRODUCT = CLOCK ** 2  # q·k = 12.25·cos 0.7(i−1−j)
-FEATURE = 2.5    # length of heads 2 and 3's feature lists
+TURN = 0.7  # radians the clock hand turns per word
+CLOCK = 3.5  # length of head 1's query and key
+CLOCK_PRODUCT = CLOCK**2  # q·k = 12.25·cos 0.7(i−1−j)
+FEATURE = 2.5  # length of heads 2 and 3's feature lists
 MAX_WORDS = 16
 
 FEATURES = ("action", "doer", "pronoun", "thing")
@@ -27,14 +28,14 @@ HEAD_FEATURES = (None, ("action", "doer"), ("pronoun", "thing"))
 LEXICON = {}
 for _feature, _words in {
     "action": "found kept took saw sat ate chased held dropped lost gave made ran liked loved "
-              "opened thanked solved crossed picked hid left fed carried bought met wanted",
+    "opened thanked solved crossed picked hid left fed carried bought met wanted",
     "doer": "puff cat dog she he girl boy fox bird mouse scientist engineer animal queen anna "
-            "tom teacher child mother father friend",
+    "tom teacher child mother father friend",
     "pronoun": "it",
     "thing": "key box ball hat mat book cake door apple cup coin stone street problem letter "
-             "map bag toy shell bone ring mouse",
+    "map bag toy shell bone ring mouse",
     "": "a an the and but or because so then shiny old new big small red little tired happy "
-        "was is were on in at of to with by from into under near too very not didn't",
+    "was is were on in at of to with by from into under near too very not didn't",
 }.items():
     for _w in _words.split():
         LEXICON.setdefault(_w, set())
@@ -96,25 +97,37 @@ def weights():
 def causal_attention(q, k):
     """Scores (T, T), causal mask (T, T) bool, and softmax weights (T, T) with masked cells exactly 0."""
     T = q.shape[0]
-    scores = q @ k.T / np.sqrt(q.shape[1])              # (T, T)
-    mask = np.tril(np.ones((T, T), dtype=bool))         # True where j <= i
-    masked = np.where(mask, scores, -np.inf)            # (T, T)
+    scores = q @ k.T / np.sqrt(q.shape[1])  # (T, T)
+    mask = np.tril(np.ones((T, T), dtype=bool))  # True where j <= i
+    masked = np.where(mask, scores, -np.inf)  # (T, T)
     e = np.exp(masked - masked.max(axis=1, keepdims=True))
     return scores, mask, e / e.sum(axis=1, keepdims=True)
 
 
 def multi_head(words):
     """Every intermediate of three-head attention over the words, as a dict of arrays."""
-    X, unknown = embed(words)                  # (T, 6)
+    X, unknown = embed(words)  # (T, 6)
     WQ, WK, WV, WO = weights()
-    q = np.einsum("td,hde->hte", X, WQ)        # (3, T, 2)
-    k = np.einsum("td,hde->hte", X, WK)        # (3, T, 2)
-    v = np.einsum("td,hde->hte", X, WV)        # (3, T, 2)
+    q = np.einsum("td,hde->hte", X, WQ)  # (3, T, 2)
+    k = np.einsum("td,hde->hte", X, WK)  # (3, T, 2)
+    v = np.einsum("td,hde->hte", X, WV)  # (3, T, 2)
     att = [causal_attention(q[h], k[h]) for h in range(N_HEAD)]
-    scores = np.stack([a[0] for a in att])     # (3, T, T)
-    mask = att[0][1]                           # (T, T)
-    w = np.stack([a[2] for a in att])          # (3, T, T)
-    out = w @ v                                # (3, T, 2)
+    scores = np.stack([a[0] for a in att])  # (3, T, T)
+    mask = att[0][1]  # (T, T)
+    w = np.stack([a[2] for a in att])  # (3, T, T)
+    out = w @ v  # (3, T, 2)
     concat = out.transpose(1, 0, 2).reshape(len(words), D_MODEL)  # (T, 6)
-    return dict(X=X, unknown=unknown, q=q, k=k, v=v, scores=scores, mask=mask,
-                weights=w, out=out, concat=concat, WO=WO, y=concat @ WO)
+    return dict(
+        X=X,
+        unknown=unknown,
+        q=q,
+        k=k,
+        v=v,
+        scores=scores,
+        mask=mask,
+        weights=w,
+        out=out,
+        concat=concat,
+        WO=WO,
+        y=concat @ WO,
+    )

@@ -1,6 +1,7 @@
 """Sizes of well-known transformers, and the head width each implies: d_head = d_model / h."""
-from . import model as heads
+
 from ..page.html import esc
+from . import model as heads
 
 # name, d_model, heads per layer, layers
 CONFIGS = (
@@ -21,7 +22,10 @@ def render(state=None, fid="d-head"):
     """A static table: d_model ÷ h = d_head for each configuration."""
     rows = "".join(
         f'<tr><th scope="row">{esc(name)}</th><td>{dm}</td><td>{h}</td><td>{dm} ÷ {h} = {d_head(dm, h)}</td></tr>'
-        for name, dm, h, _ in CONFIGS)
-    html = ('<table class="mh-configs"><thead><tr><th scope="col">Model</th><th scope="col">d_model</th>'
-            f'<th scope="col">Heads h</th><th scope="col">d_head</th></tr></thead><tbody>{rows}</tbody></table>')
+        for name, dm, h, _ in CONFIGS
+    )
+    html = (
+        '<table class="mh-configs"><thead><tr><th scope="col">Model</th><th scope="col">d_model</th>'
+        f'<th scope="col">Heads h</th><th scope="col">d_head</th></tr></thead><tbody>{rows}</tbody></table>'
+    )
     return {"html": html, "slots": {}, "state": {}, "error": None, "summary": ""}

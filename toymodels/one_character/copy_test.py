@@ -4,6 +4,7 @@ Shipped, because the chapter quotes what always guessing a space scores on this 
 the trainer (toymodels/training/) mixes the same nonsense into its training stretches and
 the evaluation measures copying on `copy_set()`.
 """
+
 import numpy as np
 
 from . import model as cm
@@ -16,7 +17,9 @@ def nonsense(rng, period_range=(16, 32), word_range=(1, 7)):
     n = int(rng.integers(period_range[0], period_range[1] + 1))
     out = []
     while len(out) < n:
-        out.extend(rng.integers(0, 26, int(rng.integers(word_range[0], word_range[1] + 1))).tolist())
+        out.extend(
+            rng.integers(0, 26, int(rng.integers(word_range[0], word_range[1] + 1))).tolist()
+        )
         out.append(cm.STOI[" "])
     return np.array(out[:n], dtype=np.int64)
 

@@ -6,14 +6,17 @@ attention grids, the training plot and the model's block diagram. Each returns o
 (site CSS), so light and dark themes and print all work, and every picture also encodes
 its numbers by shape or position, never by colour alone.
 """
+
 import numpy as np
 
 from ..page.html import attrs, esc, levels, num
 
 
 def svg(width, height, label, body, cls="mh-svg", role="img"):
-    return (f'<svg{attrs(class_=cls, viewBox=f"0 0 {width} {height}", role=role, aria_label=label)}'
-            f' width="{width}" height="{height}">{body}</svg>')
+    return (
+        f"<svg{attrs(class_=cls, viewBox=f'0 0 {width} {height}', role=role, aria_label=label)}"
+        f' width="{width}" height="{height}">{body}</svg>'
+    )
 
 
 def show_char(ch):
@@ -37,11 +40,17 @@ def bars(probs, vocab, top=5):
         p = float(probs[i])
         bh = p * (base - 18)
         x = i * w
-        body.append(f'<rect{attrs(class_="bar top" if i in best else "bar", x=x + 3, y=f"{base - bh:.2f}", width=w - 6, height=f"{bh:.2f}", data_ch=ch, data_p=repr(p))}>'
-                    f'<title>{esc(show_char(ch))}: {100 * p:.1f}%</title></rect>')
-        body.append(f'<text class="tick" x="{x + w / 2}" y="{base + 16}">{esc(show_char(ch))}</text>')
+        body.append(
+            f"<rect{attrs(class_='bar top' if i in best else 'bar', x=x + 3, y=f'{base - bh:.2f}', width=w - 6, height=f'{bh:.2f}', data_ch=ch, data_p=repr(p))}>"
+            f"<title>{esc(show_char(ch))}: {100 * p:.1f}%</title></rect>"
+        )
+        body.append(
+            f'<text class="tick" x="{x + w / 2}" y="{base + 16}">{esc(show_char(ch))}</text>'
+        )
         if i in best:
-            body.append(f'<text class="val" x="{x + w / 2}" y="{base - bh - 4:.2f}">{100 * p:.0f}%</text>')
+            body.append(
+                f'<text class="val" x="{x + w / 2}" y="{base - bh - 4:.2f}">{100 * p:.0f}%</text>'
+            )
     said = ", ".join(f"“{show_char(vocab[i])}” {100 * probs[i]:.1f}%" for i in best)
     return svg(w * col, h, f"Next character: {said}", "".join(body), "mh-svg mh-bars")
 
@@ -58,7 +67,7 @@ def strip(values, label):
     """A vector as a row of cells coloured by size and sign, over a lane of bars up (positive) or down (negative)."""
     n = len(values)
     cw = max(7, 448 // n)
-    ch, lane = 16, 24                      # colour row, then the bar lane with its baseline in the middle
+    ch, lane = 16, 24  # colour row, then the bar lane with its baseline in the middle
     mid = ch + lane / 2
     scale = max(abs(float(v)) for v in values) or 1.0
     ticks = []
@@ -68,36 +77,65 @@ def strip(values, label):
         t = round(v / scale * (lane / 2 - 1), 1)
         cells.append((diverging(v, scale), i * cw, 0, cw, ch))
         ticks.append(f"M{i * cw + 1} {mid:g}h{cw - 2}v{-t:g}h{2 - cw}z")
-    body = (f'<line class="axis" x1="0" y1="{mid}" x2="{n * cw}" y2="{mid}"/>' + cells_by_class(cells)
-            + f'<path class="tickbar" d="{"".join(ticks)}"/>')
+    body = (
+        f'<line class="axis" x1="0" y1="{mid}" x2="{n * cw}" y2="{mid}"/>'
+        + cells_by_class(cells)
+        + f'<path class="tickbar" d="{"".join(ticks)}"/>'
+    )
     low, high = min(map(float, values)), max(map(float, values))
-    return svg(n * cw, ch + lane, f"{label}: {n} numbers from {num(low)} to {num(high)}", body, "mh-svg mh-strip")
+    return svg(
+        n * cw,
+        ch + lane,
+        f"{label}: {n} numbers from {num(low)} to {num(high)}",
+        body,
+        "mh-svg mh-strip",
+    )
 
 
 def needles(act, label):
     """One neuron per needle: up for a positive output, down for a negative one."""
     n, gap, h = len(act), 3, 64
-    mid = h * 0.7                         # GELU's outputs are large when positive, small when negative
+    mid = h * 0.7  # GELU's outputs are large when positive, small when negative
     scale = max(float(abs(act).max()), 1e-6)
     up, down = [], []
     for i, a in enumerate(act):
         a = float(a)
-        (up if a > 0 else down).append(f"M{i * gap + 1.5:g} {mid:g}V{mid - a / scale * (mid - 2):.1f}")
-    body = (f'<line class="axis" x1="0" y1="{mid}" x2="{n * gap}" y2="{mid}"/>'
-            f'<path class="needle pos" d="{"".join(up)}"/><path class="needle neg" d="{"".join(down)}"/>')
+        (up if a > 0 else down).append(
+            f"M{i * gap + 1.5:g} {mid:g}V{mid - a / scale * (mid - 2):.1f}"
+        )
+    body = (
+        f'<line class="axis" x1="0" y1="{mid}" x2="{n * gap}" y2="{mid}"/>'
+        f'<path class="needle pos" d="{"".join(up)}"/><path class="needle neg" d="{"".join(down)}"/>'
+    )
     on = int((act > 0.5).sum())
-    return svg(n * gap, h, f"{label}: {on} of {n} neurons above 0.5, the largest {num(float(act.max()))}", body, "mh-svg mh-needles")
+    return svg(
+        n * gap,
+        h,
+        f"{label}: {on} of {n} neurons above 0.5, the largest {num(float(act.max()))}",
+        body,
+        "mh-svg mh-needles",
+    )
 
 
 def grid(att, first, sel, label, cell=7):
     """One head's attention over characters FIRST … FIRST+W-1 (att is W×W), row SEL outlined."""
     n = len(att)
-    lv = levels(att)                                                    # (n, n) colour class numbers
-    cells = [(f"l{lv[i, j]}", j * cell, i * cell, cell, cell) for i, j in zip(*np.tril_indices(n)) if lv[i, j] != 1]
-    under = f'<path class="l1" d="M0 0h{cell}' + "".join(f"v{cell}h{cell}" for _ in range(n - 1)) + f'v{cell}H0z"/>'
-    body = [under, cells_by_class(cells)]   # the lightest level is the whole triangle beneath
+    lv = levels(att)  # (n, n) colour class numbers
+    cells = [
+        (f"l{lv[i, j]}", j * cell, i * cell, cell, cell)
+        for i, j in zip(*np.tril_indices(n))
+        if lv[i, j] != 1
+    ]
+    under = (
+        f'<path class="l1" d="M0 0h{cell}'
+        + "".join(f"v{cell}h{cell}" for _ in range(n - 1))
+        + f'v{cell}H0z"/>'
+    )
+    body = [under, cells_by_class(cells)]  # the lightest level is the whole triangle beneath
     if first <= sel < first + n:
-        body.append(f'<rect class="rowmark" x="0" y="{(sel - first) * cell}" width="{n * cell}" height="{cell}"/>')
+        body.append(
+            f'<rect class="rowmark" x="0" y="{(sel - first) * cell}" width="{n * cell}" height="{cell}"/>'
+        )
     body.append(f'<path class="frame" d="M0 0 H{n * cell} V{n * cell} H0 Z"/>')
     return svg(n * cell, n * cell, label, "".join(body), "mh-svg mh-mini")
 
@@ -106,50 +144,78 @@ def plot(points, step, last, width=560, height=200):
     """Held-out bits (solid) and copying (dashed) over training, with the current step marked."""
     left, right, top, bottom = 44, 48, 12, 30
     iw, ih = width - left - right, height - top - bottom
-    x = lambda s: left + iw * s / last                       # noqa: E731
-    yb = lambda b: top + ih * (5.0 - b) / 3.5                # noqa: E731  bits 1.5 … 5 upwards
-    yc = lambda c: top + ih * (1.0 - c)                      # noqa: E731  copying 0 … 100%
+    x = lambda s: left + iw * s / last  # noqa: E731
+    yb = lambda b: top + ih * (5.0 - b) / 3.5  # noqa: E731  bits 1.5 … 5 upwards
+    yc = lambda c: top + ih * (1.0 - c)  # noqa: E731  copying 0 … 100%
     bits = " ".join(f"{x(p['step']):.1f},{yb(p['valid_bits']):.1f}" for p in points)
     copy = " ".join(f"{x(p['step']):.1f},{yc(p['copying']):.1f}" for p in points)
     body = [f'<path class="frame" d="M{left} {top} V{top + ih} H{left + iw} V{top}"/>']
     for b in (2, 3, 4, 5):
         body.append(f'<text class="tick end" x="{left - 5}" y="{yb(b) + 4:.1f}">{b}</text>')
     for c in (0, 0.5, 1):
-        body.append(f'<text class="tick start" x="{left + iw + 5}" y="{yc(c) + 4:.1f}">{int(c * 100)}%</text>')
+        body.append(
+            f'<text class="tick start" x="{left + iw + 5}" y="{yc(c) + 4:.1f}">{int(c * 100)}%</text>'
+        )
     for s in range(0, last + 1, 1000 if last <= 10000 else 3000):
         body.append(f'<text class="tick" x="{x(s):.1f}" y="{top + ih + 16}">{s:,}</text>')
-    body += [f'<polyline class="line bits" points="{bits}"/>', f'<polyline class="line copy" points="{copy}"/>']
+    body += [
+        f'<polyline class="line bits" points="{bits}"/>',
+        f'<polyline class="line copy" points="{copy}"/>',
+    ]
     now = next(p for p in points if p["step"] == step)
-    body += [f'<line class="now" x1="{x(step):.1f}" y1="{top}" x2="{x(step):.1f}" y2="{top + ih}"/>',
-             f'<circle class="dot bits" cx="{x(step):.1f}" cy="{yb(now["valid_bits"]):.1f}" r="4"/>',
-             f'<rect class="dot copy" x="{x(step) - 4:.1f}" y="{yc(now["copying"]) - 4:.1f}" width="8" height="8"/>']
-    label = (f"Training: held-out bits per character fall from {points[0]['valid_bits']:.2f} to "
-             f"{points[-1]['valid_bits']:.2f}; copying goes from {100 * points[0]['copying']:.0f}% to "
-             f"{100 * points[-1]['copying']:.0f}%. Marked: step {step:,}, {now['valid_bits']:.2f} bits, "
-             f"{100 * now['copying']:.1f}% copied.")
+    body += [
+        f'<line class="now" x1="{x(step):.1f}" y1="{top}" x2="{x(step):.1f}" y2="{top + ih}"/>',
+        f'<circle class="dot bits" cx="{x(step):.1f}" cy="{yb(now["valid_bits"]):.1f}" r="4"/>',
+        f'<rect class="dot copy" x="{x(step) - 4:.1f}" y="{yc(now["copying"]) - 4:.1f}" width="8" height="8"/>',
+    ]
+    label = (
+        f"Training: held-out bits per character fall from {points[0]['valid_bits']:.2f} to "
+        f"{points[-1]['valid_bits']:.2f}; copying goes from {100 * points[0]['copying']:.0f}% to "
+        f"{100 * points[-1]['copying']:.0f}%. Marked: step {step:,}, {now['valid_bits']:.2f} bits, "
+        f"{100 * now['copying']:.1f}% copied."
+    )
     return svg(width, height, label, "".join(body), "mh-svg mh-plot")
 
 
 def architecture(cfg, anchors):
     """The blocks in order, top to bottom; each block is a link to the section that opens it."""
     D, H, M, L, V = cfg["d_model"], cfg["n_head"], cfg["d_mlp"], cfg["n_layer"], cfg["vocab"]
-    rows = [("in", f"text: one character at a time ({V} possible)", None),
-            ("embed", f"embedding + position: {D} numbers", anchors["embed"])]
+    rows = [
+        ("in", f"text: one character at a time ({V} possible)", None),
+        ("embed", f"embedding + position: {D} numbers", anchors["embed"]),
+    ]
     for layer in range(1, L + 1):
-        rows.append(("attn", f"layer {layer}: norm → attention, {H} heads of {cfg['d_head']}  (+)", anchors["attention"]))
+        rows.append(
+            (
+                "attn",
+                f"layer {layer}: norm → attention, {H} heads of {cfg['d_head']}  (+)",
+                anchors["attention"],
+            )
+        )
         rows.append(("mlp", f"layer {layer}: norm → MLP {D} → {M} → {D}  (+)", anchors["mlp"]))
-    rows += [("norm", "final norm", anchors["residual"]), ("out", f"read-out: {V} scores → probabilities", anchors["predict"])]
+    rows += [
+        ("norm", "final norm", anchors["residual"]),
+        ("out", f"read-out: {V} scores → probabilities", anchors["predict"]),
+    ]
     w, bh, gap = 400, 30, 12
-    body = [f'<line class="stream" x1="20" y1="{bh / 2}" x2="20" y2="{len(rows) * (bh + gap) - gap - bh / 2}"/>']
+    body = [
+        f'<line class="stream" x1="20" y1="{bh / 2}" x2="20" y2="{len(rows) * (bh + gap) - gap - bh / 2}"/>'
+    ]
     for i, (kind, text, href) in enumerate(rows):
         y = i * (bh + gap)
-        box = (f'<rect class="box {kind}" x="40" y="{y}" width="{w - 40}" height="{bh}" rx="4"/>'
-               f'<text class="label" x="52" y="{y + 20}">{esc(text)}</text>')
+        box = (
+            f'<rect class="box {kind}" x="40" y="{y}" width="{w - 40}" height="{bh}" rx="4"/>'
+            f'<text class="label" x="52" y="{y + 20}">{esc(text)}</text>'
+        )
         body.append(f'<a href="#{esc(href)}">{box}</a>' if href else box)
         body.append(f'<circle class="join" cx="20" cy="{y + bh / 2}" r="4"/>')
-    label = (f"The model in order: embedding and position, then {L} layers of attention and MLP each "
-             "adding to the residual stream, a final norm and the read-out.")
-    return svg(w, len(rows) * (bh + gap) - gap, label, "".join(body), "mh-svg mh-arch", role="group")  # its links stay links
+    label = (
+        f"The model in order: embedding and position, then {L} layers of attention and MLP each "
+        "adding to the residual stream, a final norm and the read-out."
+    )
+    return svg(
+        w, len(rows) * (bh + gap) - gap, label, "".join(body), "mh-svg mh-arch", role="group"
+    )  # its links stay links
 
 
 def length(v):
@@ -167,7 +233,9 @@ def lengths(parts, label):
     for i, (name, size) in enumerate(zip(names, sizes)):
         y = i * (bh + 4)
         bw = (w - lw - 50) * size / top
-        body.append(f'<text class="label end" x="{lw - 6}" y="{y + 13}">{esc(name)}</text>'
-                    f'<rect class="len" x="{lw}" y="{y}" width="{bw:.1f}" height="{bh}"/>'
-                    f'<text class="val start" x="{lw + bw + 4:.1f}" y="{y + 13}">{num(size)}</text>')
+        body.append(
+            f'<text class="label end" x="{lw - 6}" y="{y + 13}">{esc(name)}</text>'
+            f'<rect class="len" x="{lw}" y="{y}" width="{bw:.1f}" height="{bh}"/>'
+            f'<text class="val start" x="{lw + bw + 4:.1f}" y="{y + 13}">{num(size)}</text>'
+        )
     return svg(w, len(parts) * (bh + 4), label, "".join(body), "mh-svg mh-lengths")

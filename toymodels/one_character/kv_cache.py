@@ -5,6 +5,7 @@ every layer (the KV cache), so a new token only needs its own query against them
 about n dot products per head instead of all n(n+1)/2 again. The calculator below
 turns layers, d_model, bytes per number and tokens into that cache's size.
 """
+
 from ..page.html import esc, state_button
 from ..split_attend import param_count
 from . import lab as char_lab
@@ -48,8 +49,13 @@ def human_bytes(b):
 
 def _preset(c, tokens, nbytes):
     """A model config -> the calculator's fields, as strings."""
-    return {"layers": str(c["n_layer"]), "d_model": str(c["d_model"]), "heads": str(c["n_head"]),
-            "tokens": str(tokens), "bytes": str(nbytes)}
+    return {
+        "layers": str(c["n_layer"]),
+        "d_model": str(c["d_model"]),
+        "heads": str(c["n_head"]),
+        "tokens": str(tokens),
+        "bytes": str(nbytes),
+    }
 
 
 PRESETS = {
@@ -71,7 +77,9 @@ def _check(s):
             raise ValueError(f"{k.replace('_', ' ')} must be between 1 and {top:,}")
     if str(v["bytes"]) not in BITS:
         raise ValueError("a number takes 1, 2 or 4 bytes here")
-    param_count.attention_params(v["d_model"], v["heads"])   # raises if the heads cannot split d_model
+    param_count.attention_params(
+        v["d_model"], v["heads"]
+    )  # raises if the heads cannot split d_model
     return v
 
 
@@ -84,42 +92,77 @@ def render(state=None, fid="kv-cache"):
     f = esc(fid)
 
     def field(key, fk, label, top):
-        return (f'<label for="{f}-{fk}">{label}</label><input type="number" min="1" max="{top}" '
-                f'id="{f}-{fk}" name="{key}" data-fk="{fk}" value="{esc(s[key])}">')
-    options = "".join(f'<option value="{k}"{" selected" if s["bytes"] == k else ""}>{esc(t)}</option>'
-                      for k, t in BITS.items())
-    buttons = "".join(state_button("preset", key, text, all(s[k] == p[k] for k in FIELDS), fk=f"preset-{key}")
-                      for key, (p, text) in PRESETS.items())
-    form = ('<div role="group" aria-label="Presets" data-roving>' + buttons + '</div>'
-            '<form class="mh-sentence kv-form" data-state-form>'
-            + field("layers", "l", "layers", LIMITS["layers"]) + field("d_model", "d", "d_model", LIMITS["d_model"])
-            + field("heads", "h", "heads", LIMITS["heads"]) + field("tokens", "n", "tokens n", LIMITS["tokens"])
-            + f'<label for="{f}-b">numbers stored as</label><select id="{f}-b" name="bytes" data-fk="b">{options}</select>'
-            '<button type="submit" data-fk="go">Compute</button></form>')
+        return (
+            f'<label for="{f}-{fk}">{label}</label><input type="number" min="1" max="{top}" '
+            f'id="{f}-{fk}" name="{key}" data-fk="{fk}" value="{esc(s[key])}">'
+        )
+
+    options = "".join(
+        f'<option value="{k}"{" selected" if s["bytes"] == k else ""}>{esc(t)}</option>'
+        for k, t in BITS.items()
+    )
+    buttons = "".join(
+        state_button("preset", key, text, all(s[k] == p[k] for k in FIELDS), fk=f"preset-{key}")
+        for key, (p, text) in PRESETS.items()
+    )
+    form = (
+        '<div role="group" aria-label="Presets" data-roving>' + buttons + "</div>"
+        '<form class="mh-sentence kv-form" data-state-form>'
+        + field("layers", "l", "layers", LIMITS["layers"])
+        + field("d_model", "d", "d_model", LIMITS["d_model"])
+        + field("heads", "h", "heads", LIMITS["heads"])
+        + field("tokens", "n", "tokens n", LIMITS["tokens"])
+        + f'<label for="{f}-b">numbers stored as</label><select id="{f}-b" name="bytes" data-fk="b">{options}</select>'
+        '<button type="submit" data-fk="go">Compute</button></form>'
+    )
     try:
         v = _check(s)
     except ValueError as e:
-        return {"html": form + f'<p class="mh-why" role="status">This cannot work: {esc(e)}.</p>',
-                "slots": {}, "state": s, "error": None, "summary": f"This cannot work: {e}."}
+        return {
+            "html": form + f'<p class="mh-why" role="status">This cannot work: {esc(e)}.</p>',
+            "slots": {},
+            "state": s,
+            "error": None,
+            "summary": f"This cannot work: {e}.",
+        }
     L, d, h, n, b = (v[k] for k in FIELDS)
     per_token = numbers_per_token(L, d)
     total = cache_bytes(L, d, b, n)
     scores = scores_per_head(n)
     with_c, without_c = dot_products_new_token(n), dot_products_new_token(n, cached=False)
-    rows = (("numbers per token", f"2 × {L:,} × {d:,}", f"{per_token:,}"),
-            ("bytes per token", f"{per_token:,} × {b}", f"{per_token * b:,} ({human_bytes(per_token * b)})"),
-            (f"cache for {n:,} tokens", f"{per_token * b:,} × {n:,}", f"{total:,} ({human_bytes(total)})"),
-            ("scores per head", f"{n:,} × {n + 1:,} / 2", f"{scores:,}"),
-            (f"dot products per head for token {n:,}, with the cache", f"{n - 1:,} cached keys + its own", f"{with_c:,}"),
-            ("… without the cache", "all scores again", f"{without_c:,}"))
+    rows = (
+        ("numbers per token", f"2 × {L:,} × {d:,}", f"{per_token:,}"),
+        (
+            "bytes per token",
+            f"{per_token:,} × {b}",
+            f"{per_token * b:,} ({human_bytes(per_token * b)})",
+        ),
+        (
+            f"cache for {n:,} tokens",
+            f"{per_token * b:,} × {n:,}",
+            f"{total:,} ({human_bytes(total)})",
+        ),
+        ("scores per head", f"{n:,} × {n + 1:,} / 2", f"{scores:,}"),
+        (
+            f"dot products per head for token {n:,}, with the cache",
+            f"{n - 1:,} cached keys + its own",
+            f"{with_c:,}",
+        ),
+        ("… without the cache", "all scores again", f"{without_c:,}"),
+    )
     body = "".join(f'<tr><th scope="row">{a}</th><td>{c}</td><td>{r}</td></tr>' for a, c, r in rows)
-    html = (form + f'<p class="mh-out" role="status">The cache holds <strong>{human_bytes(total)}</strong> '
-            f'for {n:,} tokens: {per_token:,} numbers per token (a key and a value of {d:,} numbers '
-            f'in each of {L:,} layers), {human_bytes(per_token * b)} (1 GB = 10⁹ bytes). Each of the {h:,} heads in a layer scores {scores:,} pairs; '
-            f'with the cache, token {n:,} needs {with_c:,} dot products per head instead of {without_c:,}.</p>'
-            '<table class="mh-matrix"><thead><tr><th scope="col">what</th><th scope="col">how</th>'
-            f'<th scope="col">how many</th></tr></thead><tbody>{body}</tbody></table>')
-    summary = (f"A KV cache of {total:,} bytes ({human_bytes(total)}) for {n:,} tokens, {per_token:,} numbers per token; "
-               f"{scores:,} scores per head, and {with_c:,} dot products per head for token {n:,} with the cache "
-               f"instead of {without_c:,} without.")
+    html = (
+        form
+        + f'<p class="mh-out" role="status">The cache holds <strong>{human_bytes(total)}</strong> '
+        f"for {n:,} tokens: {per_token:,} numbers per token (a key and a value of {d:,} numbers "
+        f"in each of {L:,} layers), {human_bytes(per_token * b)} (1 GB = 10⁹ bytes). Each of the {h:,} heads in a layer scores {scores:,} pairs; "
+        f"with the cache, token {n:,} needs {with_c:,} dot products per head instead of {without_c:,}.</p>"
+        '<table class="mh-matrix"><thead><tr><th scope="col">what</th><th scope="col">how</th>'
+        f'<th scope="col">how many</th></tr></thead><tbody>{body}</tbody></table>'
+    )
+    summary = (
+        f"A KV cache of {total:,} bytes ({human_bytes(total)}) for {n:,} tokens, {per_token:,} numbers per token; "
+        f"{scores:,} scores per head, and {with_c:,} dot products per head for token {n:,} with the cache "
+        f"instead of {without_c:,} without."
+    )
     return {"html": html, "slots": {}, "state": s, "error": None, "summary": summary}

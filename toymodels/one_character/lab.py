@@ -11,6 +11,7 @@ on first use (toymodels.page.data) and kept in a small cache so moving the drum 
 Why here and not in the figure: the tests check these numbers against independent
 calculations, and the benchmark times `look` on its own.
 """
+
 import json
 import math
 import zlib
@@ -21,18 +22,25 @@ import numpy as np
 from ..page import data
 from . import model as cm
 
-RUNS = ("reference-induction", "reference", "reference-repeats", "induction")  # the order the page offers them
+RUNS = (
+    "reference-induction",
+    "reference",
+    "reference-repeats",
+    "induction",
+)  # the order the page offers them
 DEFAULT_RUN = "reference-induction"
-MAX_CHARS = 64           # the length of every training stretch: the model never saw more
+MAX_CHARS = 64  # the length of every training stretch: the model never saw more
 HABITS = ("previous", "two_back", "itself", "spaces")
-HABIT_AT = 0.30          # a head is labelled by a habit that gets at least this share on held-out text,
-SHARP = 1.5              # … and this many times the next habit's share; else it looks at a blur of them
-RECENT_AT = 0.60         # the share on the last three characters (previous, two back, itself) of a blur
-SPACES_AT = 0.40         # spaces are common, so a head "on spaces" needs more than an even spread gives them
-INDUCTION_AT = 0.30      # mean attention to "what came next last time" on repeated nonsense
+HABIT_AT = 0.30  # a head is labelled by a habit that gets at least this share on held-out text,
+SHARP = 1.5  # … and this many times the next habit's share; else it looks at a blur of them
+RECENT_AT = 0.60  # the share on the last three characters (previous, two back, itself) of a blur
+SPACES_AT = (
+    0.40  # spaces are common, so a head "on spaces" needs more than an even spread gives them
+)
+INDUCTION_AT = 0.30  # mean attention to "what came next last time" on repeated nonsense
 COPY_DEFAULT = "qzxv kplw qzxv kp"
 
-_checkpoints = OrderedDict()   # (run, step) -> (params, cfg); the last few used
+_checkpoints = OrderedDict()  # (run, step) -> (params, cfg); the last few used
 _KEEP = 8
 _meta = {}
 
@@ -103,8 +111,10 @@ def head_label(rec, induction):
 def labels(run, step):
     """[(layer, head, name, numbers)] for the eight heads of a checkpoint, layer and head 1-based."""
     rec = measured(run, step)
-    return [(h["layer"], h["head"], *head_label(h, rec["induction"][h["layer"] - 1][h["head"] - 1]))
-            for h in rec["habits"]]
+    return [
+        (h["layer"], h["head"], *head_label(h, rec["induction"][h["layer"] - 1][h["head"] - 1]))
+        for h in rec["habits"]
+    ]
 
 
 def when_copying_appears(run):
@@ -128,31 +138,42 @@ def nonsense_pair(seed):
     rng = np.random.default_rng(seed)
     letters = rng.permutation(list("abcdefghijklmnopqrstuvwxyz"))
     n1, n2 = rng.integers(3, 6, size=2)
-    first = "".join(letters[:n1]) + " " + "".join(letters[n1:n1 + n2]) + " "   # the pair, then a space
-    k = int(rng.integers(n1 + 2, n1 + n2))       # cut inside the second word, past its first letter
+    first = (
+        "".join(letters[:n1]) + " " + "".join(letters[n1 : n1 + n2]) + " "
+    )  # the pair, then a space
+    k = int(rng.integers(n1 + 2, n1 + n2))  # cut inside the second word, past its first letter
     return first + first[:k], first[k]
 
 
 def copy_targets(text):
     """(period, [(i, expected)]) for a text that repeats with its shortest period: the prediction
     made at i - 1 should be text[i]; the first character of the repeat cannot be inferred."""
-    period = next(p for p in range(1, len(text)) if all(text[i] == text[i - p] for i in range(p, len(text))))
+    period = next(
+        p for p in range(1, len(text)) if all(text[i] == text[i - p] for i in range(p, len(text)))
+    )
     return period, [(i, text[i]) for i in range(period + 1, len(text))]
 
 
 def copying_demo(params, cfg, seed, ablate=()):
     """The model on a nonsense pair: p(next = the letter it should copy), and each layer-2 head's look back."""
     text, want = nonsense_pair(seed)
-    logits, c = cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True)   # (T, V)
-    probs = cm.softmax(logits.astype(np.float64))                                    # (T, V)
+    logits, c = cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True)  # (T, V)
+    probs = cm.softmax(logits.astype(np.float64))  # (T, V)
     period, targets = copy_targets(text + want)
     T = len(text)
-    source = T - period           # where the letter to copy sits in the first copy
-    att = c[f"h{cfg['n_layer'] - 1}.att"]                                            # (H, T, T) last layer
+    source = T - period  # where the letter to copy sits in the first copy
+    att = c[f"h{cfg['n_layer'] - 1}.att"]  # (H, T, T) last layer
     right = [(i, ch, cm.VOCAB[int(probs[i - 1].argmax())]) for i, ch in targets]
-    return {"text": text, "want": want, "source": source, "p_want": float(probs[-1, cm.STOI[want]]),
-            "guess": cm.VOCAB[int(probs[-1].argmax())], "to_source": [float(a) for a in att[:, -1, source]],
-            "checks": right, "n_right": sum(ch == got for _, ch, got in right)}
+    return {
+        "text": text,
+        "want": want,
+        "source": source,
+        "p_want": float(probs[-1, cm.STOI[want]]),
+        "guess": cm.VOCAB[int(probs[-1].argmax())],
+        "to_source": [float(a) for a in att[:, -1, source]],
+        "checks": right,
+        "n_right": sum(ch == got for _, ch, got in right),
+    }
 
 
 def write_on(params, cfg, text, n, seed, ablate=()):
@@ -160,8 +181,8 @@ def write_on(params, cfg, text, n, seed, ablate=()):
     rng = np.random.default_rng(seed)
     ids = list(cm.encode(text))
     for _ in range(min(n, MAX_CHARS - len(ids))):
-        logits, _ = cm.forward(params, cfg, np.array(ids), ablate=ablate)            # (T, V)
-        p = cm.softmax(logits[-1].astype(np.float64))                                # (V,)
+        logits, _ = cm.forward(params, cfg, np.array(ids), ablate=ablate)  # (T, V)
+        p = cm.softmax(logits[-1].astype(np.float64))  # (V,)
         ids.append(int(rng.choice(len(p), p=p / p.sum())))
     return cm.decode(ids)
 
@@ -178,27 +199,31 @@ def look(params, cfg, text, sel, layer, head, ablate=()):
     what that head adds to SEL's stream; parts: [(name, vector (D,))] everything added to SEL's
     stream, in order, whose sum is `final`; act (L, M) the MLP neurons; att (L, H, T, T).
     """
-    idx = cm.encode(text)                                                            # (T,)
-    logits, c = cm.forward(params, cfg, idx, ablate=ablate, keep=True)              # (T, V)
+    idx = cm.encode(text)  # (T,)
+    logits, c = cm.forward(params, cfg, idx, ablate=ablate, keep=True)  # (T, V)
     D, K, L = cfg["d_model"], cfg["d_head"], cfg["n_layer"]
-    pos = cm.position_code(len(idx), D, cfg["pos_base"], np.float32)[sel]           # (D,)
-    embed = params["wte"][idx[sel]]                                                  # (D,)
-    q = c[f"h{layer}.q"][head, sel]                                                  # (K,)
-    k = c[f"h{layer}.k"][head, :sel + 1]                                             # (SEL+1, K)
+    pos = cm.position_code(len(idx), D, cfg["pos_base"], np.float32)[sel]  # (D,)
+    embed = params["wte"][idx[sel]]  # (D,)
+    q = c[f"h{layer}.q"][head, sel]  # (K,)
+    k = c[f"h{layer}.k"][head, : sel + 1]  # (SEL+1, K)
     parts = [("characters and positions", c["embed"][sel])]
     for l in range(L):
-        heads_out = c[f"h{l}.head_out"][:, sel]                                      # (H, D)
+        heads_out = c[f"h{l}.head_out"][:, sel]  # (H, D)
         parts += [(f"layer {l + 1} head {h + 1}", heads_out[h]) for h in range(len(heads_out))]
         parts.append((f"layer {l + 1} MLP", c[f"h{l}.resid_post"][sel] - c[f"h{l}.resid_mid"][sel]))
     return {
-        "probs": cm.softmax(logits[-1].astype(np.float64)),                          # (V,)
-        "embed": embed, "pos": pos, "x0": c["embed"][sel],                           # (D,) each
-        "q": q, "k": k,
-        "scores": (k @ q) / math.sqrt(K),                                            # (SEL+1,)
-        "weights": c[f"h{layer}.att"][head, sel, :sel + 1],                          # (SEL+1,)
-        "v": c[f"h{layer}.v"][head, :sel + 1],                                       # (SEL+1, K)
-        "head_out": c[f"h{layer}.head_out"][head, sel],                              # (D,)
-        "parts": parts, "final": c["resid_final"][sel],                              # (D,)
-        "act": np.stack([c[f"h{l}.act"][sel] for l in range(L)]),                    # (L, M)
-        "att": np.stack([c[f"h{l}.att"] for l in range(L)]),                         # (L, H, T, T)
+        "probs": cm.softmax(logits[-1].astype(np.float64)),  # (V,)
+        "embed": embed,
+        "pos": pos,
+        "x0": c["embed"][sel],  # (D,) each
+        "q": q,
+        "k": k,
+        "scores": (k @ q) / math.sqrt(K),  # (SEL+1,)
+        "weights": c[f"h{layer}.att"][head, sel, : sel + 1],  # (SEL+1,)
+        "v": c[f"h{layer}.v"][head, : sel + 1],  # (SEL+1, K)
+        "head_out": c[f"h{layer}.head_out"][head, sel],  # (D,)
+        "parts": parts,
+        "final": c["resid_final"][sel],  # (D,)
+        "act": np.stack([c[f"h{l}.act"][sel] for l in range(L)]),  # (L, M)
+        "att": np.stack([c[f"h{l}.att"] for l in range(L)]),  # (L, H, T, T)
     }

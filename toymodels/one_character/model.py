@@ -27,6 +27,7 @@ and "induction" (D=64, 103,454 parameters, with repeats: forms them around steps
 
 Shapes: B batch, T characters, D model width, H heads, K head size, M MLP width, V = 30.
 """
+
 import io
 import json
 import math
@@ -35,14 +36,24 @@ import numpy as np
 
 VOCAB = "abcdefghijklmnopqrstuvwxyz .,'"  # the 30 characters, index = position in this string
 STOI = {c: i for i, c in enumerate(VOCAB)}
-REFERENCE = {"vocab": 30, "d_model": 32, "n_layer": 2, "n_head": 4, "d_head": 8, "d_mlp": 128, "pos_base": 10000.0}
+REFERENCE = {
+    "vocab": 30,
+    "d_model": 32,
+    "n_layer": 2,
+    "n_head": 4,
+    "d_head": 8,
+    "d_mlp": 128,
+    "pos_base": 10000.0,
+}
 
 
 def encode(text):
     """Characters -> int array (T,); raises ValueError naming the first character outside VOCAB."""
     bad = [c for c in text if c not in STOI]
     if bad:
-        raise ValueError(f"character {bad[0]!r} is not in the model's 30-character vocabulary {VOCAB!r}")
+        raise ValueError(
+            f"character {bad[0]!r} is not in the model's 30-character vocabulary {VOCAB!r}"
+        )
     return np.array([STOI[c] for c in text], dtype=np.int64)  # (T,)
 
 
@@ -53,14 +64,27 @@ def decode(ids):
 def param_shapes(cfg):
     """Every parameter's name and shape, in a fixed order."""
     D, H, K, M, V = cfg["d_model"], cfg["n_head"], cfg["d_head"], cfg["d_mlp"], cfg["vocab"]
-    shapes = {"wte": (V, D)}                                                  # character embedding
+    shapes = {"wte": (V, D)}  # character embedding
     for l in range(cfg["n_layer"]):
-        shapes.update({f"h{l}.ln1.g": (D,), f"h{l}.ln1.b": (D,),              # LayerNorm before attention
-                       f"h{l}.wq": (D, H * K), f"h{l}.wk": (D, H * K), f"h{l}.wv": (D, H * K),  # no biases
-                       f"h{l}.wo": (H * K, D),                                # output projection, no bias
-                       f"h{l}.ln2.g": (D,), f"h{l}.ln2.b": (D,),              # LayerNorm before the MLP
-                       f"h{l}.w1": (D, M), f"h{l}.b1": (M,), f"h{l}.w2": (M, D), f"h{l}.b2": (D,)})
-    shapes.update({"lnf.g": (D,), "lnf.b": (D,), "head.w": (D, V), "head.b": (V,)})  # final LN, read-out
+        shapes.update(
+            {
+                f"h{l}.ln1.g": (D,),
+                f"h{l}.ln1.b": (D,),  # LayerNorm before attention
+                f"h{l}.wq": (D, H * K),
+                f"h{l}.wk": (D, H * K),
+                f"h{l}.wv": (D, H * K),  # no biases
+                f"h{l}.wo": (H * K, D),  # output projection, no bias
+                f"h{l}.ln2.g": (D,),
+                f"h{l}.ln2.b": (D,),  # LayerNorm before the MLP
+                f"h{l}.w1": (D, M),
+                f"h{l}.b1": (M,),
+                f"h{l}.w2": (M, D),
+                f"h{l}.b2": (D,),
+            }
+        )
+    shapes.update(
+        {"lnf.g": (D,), "lnf.b": (D,), "head.w": (D, V), "head.b": (V,)}
+    )  # final LN, read-out
     return shapes
 
 
@@ -70,19 +94,19 @@ def n_params(params):
 
 def position_code(T, D, base=10000.0, dtype=np.float64):
     """The 2017 sinusoids: PE[t, 2i] = sin(t / base^(2i/D)), PE[t, 2i+1] = cos(same)."""
-    t = np.arange(T)[:, None]                                    # (T, 1)
-    freq = base ** (-np.arange(0, D, 2) / D)                     # (D/2,)
-    pe = np.zeros((T, D))                                        # (T, D)
-    pe[:, 0::2] = np.sin(t * freq)                               # (T, D/2)
-    pe[:, 1::2] = np.cos(t * freq)                               # (T, D/2)
+    t = np.arange(T)[:, None]  # (T, 1)
+    freq = base ** (-np.arange(0, D, 2) / D)  # (D/2,)
+    pe = np.zeros((T, D))  # (T, D)
+    pe[:, 0::2] = np.sin(t * freq)  # (T, D/2)
+    pe[:, 1::2] = np.cos(t * freq)  # (T, D/2)
     return pe.astype(dtype)
 
 
 def layernorm(x, g, b, eps=1e-5):
-    mu = x.mean(-1, keepdims=True)                               # (..., 1)
-    rstd = 1.0 / np.sqrt(x.var(-1, keepdims=True) + eps)         # (..., 1)
-    xhat = (x - mu) * rstd                                       # (..., D)
-    return xhat * g + b, xhat, rstd                              # (..., D)
+    mu = x.mean(-1, keepdims=True)  # (..., 1)
+    rstd = 1.0 / np.sqrt(x.var(-1, keepdims=True) + eps)  # (..., 1)
+    xhat = (x - mu) * rstd  # (..., D)
+    return xhat * g + b, xhat, rstd  # (..., D)
 
 
 GELU_C = math.sqrt(2.0 / math.pi)
@@ -90,7 +114,9 @@ GELU_C = math.sqrt(2.0 / math.pi)
 
 def gelu(x):
     """GELU, tanh approximation (as in GPT-2)."""
-    return 0.5 * x * (1.0 + np.tanh(GELU_C * x * (1.0 + 0.044715 * x * x)))  # x*x, not x**3: much faster
+    return (
+        0.5 * x * (1.0 + np.tanh(GELU_C * x * (1.0 + 0.044715 * x * x)))
+    )  # x*x, not x**3: much faster
 
 
 def forward(params, cfg, idx, ablate=(), keep=False):
@@ -104,15 +130,15 @@ def forward(params, cfg, idx, ablate=(), keep=False):
     idx = np.asarray(idx)
     squeeze = idx.ndim == 1
     if squeeze:
-        idx = idx[None]                                          # (1, T)
+        idx = idx[None]  # (1, T)
     B, T = idx.shape
     D, H, K = cfg["d_model"], cfg["n_head"], cfg["d_head"]
     dt = params["wte"].dtype if params["wte"].dtype != np.float16 else np.float32
     c = {}
-    mask = np.triu(np.ones((T, T), dtype=bool), 1)               # (T, T) True above the diagonal: the future
+    mask = np.triu(np.ones((T, T), dtype=bool), 1)  # (T, T) True above the diagonal: the future
     x = params["wte"][idx].astype(dt) + position_code(T, D, cfg["pos_base"], dt)  # (B, T, D)
     if keep:
-        c["idx"], c["embed"] = idx, x                            # (B, T), (B, T, D)
+        c["idx"], c["embed"] = idx, x  # (B, T), (B, T, D)
     for l in range(cfg["n_layer"]):
         p = lambda n: params[f"h{l}.{n}"].astype(dt, copy=False)  # noqa: E731
         h1, xhat1, rstd1 = layernorm(x, p("ln1.g"), p("ln1.b"))  # (B, T, D)
@@ -120,42 +146,66 @@ def forward(params, cfg, idx, ablate=(), keep=False):
         k = (h1 @ p("wk")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
         v = (h1 @ p("wv")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
         s = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(K))  # (B, H, T, T) scores
-        s = np.where(mask, -np.inf, s)                            # (B, H, T, T) no looking ahead
-        s = s - s.max(-1, keepdims=True)                          # (B, H, T, T)
-        att = np.exp(s)                                           # (B, H, T, T)
-        att /= att.sum(-1, keepdims=True)                         # (B, H, T, T) rows sum to 1
-        y = att @ v                                               # (B, H, T, K)
-        for (la, ha) in ablate:
+        s = np.where(mask, -np.inf, s)  # (B, H, T, T) no looking ahead
+        s = s - s.max(-1, keepdims=True)  # (B, H, T, T)
+        att = np.exp(s)  # (B, H, T, T)
+        att /= att.sum(-1, keepdims=True)  # (B, H, T, T) rows sum to 1
+        y = att @ v  # (B, H, T, K)
+        for la, ha in ablate:
             if la == l:
-                y[:, ha] = 0.0                                    # (B, T, K) this head says nothing
-        ym = y.transpose(0, 2, 1, 3).reshape(B, T, H * K)         # (B, T, H*K) heads side by side
-        x_mid = x + ym @ p("wo")                                  # (B, T, D) residual after attention
+                y[:, ha] = 0.0  # (B, T, K) this head says nothing
+        ym = y.transpose(0, 2, 1, 3).reshape(B, T, H * K)  # (B, T, H*K) heads side by side
+        x_mid = x + ym @ p("wo")  # (B, T, D) residual after attention
         h2, xhat2, rstd2 = layernorm(x_mid, p("ln2.g"), p("ln2.b"))  # (B, T, D)
-        pre = h2 @ p("w1") + p("b1")                              # (B, T, M)
-        act = gelu(pre)                                           # (B, T, M)
-        x_out = x_mid + act @ p("w2") + p("b2")                   # (B, T, D) residual after the MLP
+        pre = h2 @ p("w1") + p("b1")  # (B, T, M)
+        act = gelu(pre)  # (B, T, M)
+        x_out = x_mid + act @ p("w2") + p("b2")  # (B, T, D) residual after the MLP
         if keep:
-            wo = p("wo").reshape(H, K, D)                         # (H, K, D)
-            c.update({f"h{l}.resid_pre": x, f"h{l}.ln1": h1, f"h{l}.xhat1": xhat1, f"h{l}.rstd1": rstd1,
-                      f"h{l}.q": q, f"h{l}.k": k, f"h{l}.v": v, f"h{l}.att": att, f"h{l}.y": ym,
-                      f"h{l}.resid_mid": x_mid, f"h{l}.ln2": h2, f"h{l}.xhat2": xhat2, f"h{l}.rstd2": rstd2,
-                      f"h{l}.pre": pre, f"h{l}.act": act, f"h{l}.resid_post": x_out})
-            if keep != "train":                                   # the trainer does not need this one
-                c[f"h{l}.head_out"] = np.einsum("bhtk,hkd->bhtd", y, wo)  # (B, H, T, D) each head's share
-        x = x_out                                                 # (B, T, D)
-    hf, xhatf, rstdf = layernorm(x, params["lnf.g"].astype(dt), params["lnf.b"].astype(dt))  # (B, T, D)
+            wo = p("wo").reshape(H, K, D)  # (H, K, D)
+            c.update(
+                {
+                    f"h{l}.resid_pre": x,
+                    f"h{l}.ln1": h1,
+                    f"h{l}.xhat1": xhat1,
+                    f"h{l}.rstd1": rstd1,
+                    f"h{l}.q": q,
+                    f"h{l}.k": k,
+                    f"h{l}.v": v,
+                    f"h{l}.att": att,
+                    f"h{l}.y": ym,
+                    f"h{l}.resid_mid": x_mid,
+                    f"h{l}.ln2": h2,
+                    f"h{l}.xhat2": xhat2,
+                    f"h{l}.rstd2": rstd2,
+                    f"h{l}.pre": pre,
+                    f"h{l}.act": act,
+                    f"h{l}.resid_post": x_out,
+                }
+            )
+            if keep != "train":  # the trainer does not need this one
+                c[f"h{l}.head_out"] = np.einsum(
+                    "bhtk,hkd->bhtd", y, wo
+                )  # (B, H, T, D) each head's share
+        x = x_out  # (B, T, D)
+    hf, xhatf, rstdf = layernorm(
+        x, params["lnf.g"].astype(dt), params["lnf.b"].astype(dt)
+    )  # (B, T, D)
     logits = hf @ params["head.w"].astype(dt) + params["head.b"].astype(dt)  # (B, T, V)
     if keep:
         c.update({"resid_final": x, "lnf": hf, "xhatf": xhatf, "rstdf": rstdf})
     if squeeze:
-        logits = logits[0]                                        # (T, V)
-        c = {n: (a[0] if isinstance(a, np.ndarray) and a.ndim > 1 else a) for n, a in c.items()} if keep else c
+        logits = logits[0]  # (T, V)
+        c = (
+            {n: (a[0] if isinstance(a, np.ndarray) and a.ndim > 1 else a) for n, a in c.items()}
+            if keep
+            else c
+        )
     return logits, c
 
 
 def softmax(logits):
-    e = np.exp(logits - logits.max(-1, keepdims=True))           # (..., V)
-    return e / e.sum(-1, keepdims=True)                          # (..., V)
+    e = np.exp(logits - logits.max(-1, keepdims=True))  # (..., V)
+    return e / e.sum(-1, keepdims=True)  # (..., V)
 
 
 def save_checkpoint(path_or_file, params, cfg, step, dtype=np.float16, extra=None):
@@ -191,6 +241,7 @@ def load(run="reference", step=None):
     step=None takes the run's last checkpoint, as listed in charmodel/RUN/manifest.json.
     """
     from ..page import data
+
     if step is None:
         step = json.loads(data.read_text(f"charmodel/{run}/manifest.json"))["steps"][-1]
     return load_npz(data.read_bytes(checkpoint_path(run, step)))
@@ -199,6 +250,7 @@ def load(run="reference", step=None):
 def evaluation():
     """The measurements of every shipped checkpoint (charmodel/evaluation.json), as a dict."""
     from ..page import data
+
     return json.loads(data.read_text("charmodel/evaluation.json"))
 
 

@@ -3,6 +3,7 @@
 Each is a function without arguments, so a chapter can write {{ toymodels.one_character.values.NAME }}
 and the number on the page is the one the evaluation measured, never typed in.
 """
+
 from ..page.html import count_words
 from . import copy_test, lab
 
@@ -86,9 +87,15 @@ def jump_bits():
     """What the loss on held-out prose does while copying appears, with its numbers."""
     a, b = _jump()
     change = b["valid_bits"] - a["valid_bits"]
-    way = "barely moves" if abs(change) < 0.02 else ("gets slightly worse" if change > 0 else "improves a little")
-    return (f"{way}: {a['valid_bits']:.2f} bits per character at step {a['step']:,}, "
-            f"{b['valid_bits']:.2f} at step {b['step']:,}")
+    way = (
+        "barely moves"
+        if abs(change) < 0.02
+        else ("gets slightly worse" if change > 0 else "improves a little")
+    )
+    return (
+        f"{way}: {a['valid_bits']:.2f} bits per character at step {a['step']:,}, "
+        f"{b['valid_bits']:.2f} at step {b['step']:,}"
+    )
 
 
 def n_models():
@@ -170,7 +177,9 @@ def wide_d_head():
 
 def _ablations():
     ab = lab.evaluation()["runs"][SHOWN]["ablation"]
-    return sorted(((k, v) for k, v in ab.items() if k.startswith("L")), key=lambda kv: kv[1]["copying"])
+    return sorted(
+        ((k, v) for k, v in ab.items() if k.startswith("L")), key=lambda kv: kv[1]["copying"]
+    )
 
 
 def worst_head():
@@ -192,6 +201,6 @@ def layer2_out_copying():
 def spaces_only():
     """What always guessing a space scores on the copying test: the floor a model that cannot copy sits near."""
     x, periods = copy_test.copy_set()
-    right = sum(int((x[i, P + 1:] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
+    right = sum(int((x[i, P + 1 :] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
     total = sum(x.shape[1] - 1 - int(P) for P in periods)
     return _pct(right / total, 1)

@@ -4,6 +4,7 @@ The build runs every cell of a chapter once, in order, with CPython and prints t
 output under it; the browser runs the same function under Pyodide when the reader
 presses Run. Cells of one page share a namespace, like a notebook.
 """
+
 import ast
 import contextlib
 import importlib
@@ -38,7 +39,12 @@ def run(code, ns="page", check=None):
     result = {"stdout": "", "value": None, "error": None, "line": None, "check": None}
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
-            linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)  # source lines in tracebacks
+            linecache.cache[FILENAME] = (
+                len(code),
+                None,
+                code.splitlines(True),
+                FILENAME,
+            )  # source lines in tracebacks
             tree = ast.parse(code, FILENAME)
             last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
             exec(compile(tree, FILENAME, "exec"), env)

@@ -6,6 +6,7 @@ from the site (a synchronous request, which a Web Worker may make) and kept in
 the in-memory file system for the next call. The worker tells Python where the
 site's py/ folder is through MANYHEADS_PY_URL.
 """
+
 import os
 import sys
 from pathlib import Path

@@ -5,6 +5,7 @@ a sentence such as <img src=x onerror=...> is shown as the characters it is.
 The markup carries no inline style or script: colours are classes, and the
 page's JavaScript only wires up elements marked with data-key / data-fk.
 """
+
 import re
 from html import escape
 
@@ -30,14 +31,35 @@ def attrs(**kw):
 def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
     """A toggle button that sets state[key] = value. The pressed one is the tab stop of its
     data-roving group; arrow keys reach the others."""
-    a = attrs(class_=cls, data_key=key, data_value=value, data_fk=fk or f"{key}-{value}",
-              aria_pressed=str(on).lower(), tabindex="0" if on else "-1", **extra)
+    a = attrs(
+        class_=cls,
+        data_key=key,
+        data_value=value,
+        data_fk=fk or f"{key}-{value}",
+        aria_pressed=str(on).lower(),
+        tabindex="0" if on else "-1",
+        **extra,
+    )
     return f'<button type="button"{a}>{esc(text)}</button>'
 
 
 def count_words(n):
     """3 -> 'three', as prose writes small counts; 0 -> 'no'; from 13 up, digits."""
-    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    words = (
+        "no",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+    )
     return words[n] if n < len(words) else f"{n:,}"
 
 
@@ -77,10 +99,14 @@ def matrix(caption, row_labels, col_labels, values, *, fk, sel=None, places=2, c
     rows = []
     for i, (label, row) in enumerate(zip(row_labels, values)):
         cells = "".join(f"<td>{num(x, places)}</td>" for x in row)
-        rows.append(f'<tr{attrs(class_="sel" if i == sel else None)}>'
-                    f'<th scope="row">{esc(label)}</th>{cells}</tr>')
-    return (f'<table{attrs(class_=cls, data_fk=fk)}><caption>{esc(caption)}</caption>'
-            f'<thead><tr><td></td>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+        rows.append(
+            f"<tr{attrs(class_='sel' if i == sel else None)}>"
+            f'<th scope="row">{esc(label)}</th>{cells}</tr>'
+        )
+    return (
+        f"<table{attrs(class_=cls, data_fk=fk)}><caption>{esc(caption)}</caption>"
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def tenths(p):

@@ -18,6 +18,7 @@ every row but the first, which can see only itself):
   possible (the weight is spread over many tokens);
 - other: anything else, summarised by its strongest link.
 """
+
 import json
 
 import numpy as np
@@ -28,8 +29,14 @@ DIR = "realheads"
 THRESHOLD = 0.5
 BROAD = 0.7
 LABELS = ("previous", "next", "self", "sink", "broad", "other")
-NAMES = {"previous": "previous token", "next": "next token", "self": "self", "sink": "sink",
-         "broad": "broad", "other": "other"}
+NAMES = {
+    "previous": "previous token",
+    "next": "next token",
+    "self": "self",
+    "sink": "sink",
+    "broad": "broad",
+    "other": "other",
+}
 _cache = {}
 
 
@@ -96,8 +103,13 @@ def measures(att, sinks, causal):
     with np.errstate(divide="ignore", invalid="ignore"):
         ent = -np.where(A > 0, A * np.log(np.where(A > 0, A, 1)), 0).sum(-1)
         ent = np.where(visible > 1, ent / np.log(np.maximum(visible, 2)), 0.0)
-    return {"previous": prev.mean(-1), "next": nxt.mean(-1), "self": own.mean(-1),
-            "sink": sink.mean(-1), "entropy": ent.mean(-1)}
+    return {
+        "previous": prev.mean(-1),
+        "next": nxt.mean(-1),
+        "self": own.mean(-1),
+        "sink": sink.mean(-1),
+        "entropy": ent.mean(-1),
+    }
 
 
 def label_of(m):
@@ -153,18 +165,31 @@ def summary(d, layer, head, label, m):
     q = lambda i: f"“{d['tokens'][i]}”"  # noqa: E731
     start = f"Head {head_name(layer, head)} · {NAMES[label]}: "
     if label == "previous":
-        return start + f"on average {pct0(m['previous'])} of a token’s attention goes to the token before it."
+        return (
+            start
+            + f"on average {pct0(m['previous'])} of a token’s attention goes to the token before it."
+        )
     if label == "next":
-        return start + f"on average {pct0(m['next'])} of a token’s attention goes to the token after it."
+        return (
+            start
+            + f"on average {pct0(m['next'])} of a token’s attention goes to the token after it."
+        )
     if label == "self":
-        return start + f"on average {pct0(m['self'])} of a token’s attention stays on the token itself."
+        return (
+            start
+            + f"on average {pct0(m['self'])} of a token’s attention stays on the token itself."
+        )
     if label == "sink":
-        return start + f"on average {pct0(m['sink'])} of a token’s attention rests on {sink_names(d)}."
+        return (
+            start + f"on average {pct0(m['sink'])} of a token’s attention rests on {sink_names(d)}."
+        )
     link = strongest_link(d, layer, head)
     tail = f" Its strongest link: {q(link[0])} → {q(link[1])}, {pct0(link[2])}." if link else ""
     if label == "broad":
-        return (start + f"attention spread widely (entropy {pct0(m['entropy'])} of the most possible), "
-                f"{pct0(m['sink'])} on {sink_names(d)}." + tail)
+        return (
+            start + f"attention spread widely (entropy {pct0(m['entropy'])} of the most possible), "
+            f"{pct0(m['sink'])} on {sink_names(d)}." + tail
+        )
     return start + f"no single habit; {pct0(m['sink'])} on {sink_names(d)}." + tail
 
 

@@ -4,10 +4,23 @@ Each is a function without arguments, so a chapter can write
 {{ toymodels.real_heads.values.NAME }} and the number on the page is the one the
 export gives, never typed in.
 """
+
 import numpy as np
 
 from ..page.html import count_words
-from .maps import BROAD, THRESHOLD, content_rows, counts, head_name, index, label_of, measures, model, pct0, pick, sentence
+from .maps import (
+    BROAD,
+    THRESHOLD,
+    content_rows,
+    counts,
+    head_name,
+    label_of,
+    measures,
+    model,
+    pct0,
+    pick,
+    sentence,
+)
 
 _cache = {}
 
@@ -97,7 +110,10 @@ def n_self_heads():
 
 def _best(measure):
     _, per = overall()
-    return max(((l, h) for l in range(len(per)) for h in range(len(per[0]))), key=lambda lh: per[lh[0]][lh[1]][measure])
+    return max(
+        ((l, h) for l in range(len(per)) for h in range(len(per[0]))),
+        key=lambda lh: per[lh[0]][lh[1]][measure],
+    )
 
 
 def best_previous_head():

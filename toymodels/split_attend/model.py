@@ -5,6 +5,7 @@ head 1 lets an article look for a noun before it (the second "the" finds "cat"),
 head 2 gives every word the same query and only the first word a key, so every
 word looks back at "The". The reader can edit both heads' W_Q and W_K.
 """
+
 import numpy as np
 
 from ..many_heads.model import causal_attention
@@ -20,8 +21,14 @@ S = 3.0  # strength of the hand-made links
 # per head: W_Q and W_K (d_model, d_head); rows follow FEATURES
 PRESETS = {
     "designed": (
-        (S * np.array([[0, 0], [0, 1], [1, 0], [0, 0]]), S * np.array([[0, 0], [1, 0], [0, 1], [0, 0]])),
-        (S * np.array([[0, 0], [0, 0], [0, 0], [1, 0]]), S * np.array([[1, 0], [0, 0], [0, 0], [0, 0]])),
+        (
+            S * np.array([[0, 0], [0, 1], [1, 0], [0, 0]]),
+            S * np.array([[0, 0], [1, 0], [0, 1], [0, 0]]),
+        ),
+        (
+            S * np.array([[0, 0], [0, 0], [0, 0], [1, 0]]),
+            S * np.array([[1, 0], [0, 0], [0, 0], [0, 0]]),
+        ),
     ),
     "zeros": ((np.zeros((4, 2)), np.zeros((4, 2))), (np.zeros((4, 2)), np.zeros((4, 2)))),
     "swapped": None,  # filled below: head 1 and head 2 trade places
@@ -43,10 +50,14 @@ def embed(words):
 def weights(heads=None):
     """W_Q, W_K, W_V, W_O, each (4, 4); heads = ((W_Q1, W_K1), (W_Q2, W_K2)) or the designed preset."""
     heads = heads or PRESETS["designed"]
-    WQ = np.concatenate([np.asarray(q, dtype=float) for q, _ in heads], axis=1)  # (4, 4): head h in columns 2h, 2h+1
+    WQ = np.concatenate(
+        [np.asarray(q, dtype=float) for q, _ in heads], axis=1
+    )  # (4, 4): head h in columns 2h, 2h+1
     WK = np.concatenate([np.asarray(k, dtype=float) for _, k in heads], axis=1)  # (4, 4)
-    WV = np.eye(D_MODEL)                                                         # values: the word vector itself
-    WO = np.round(np.random.default_rng(4).normal(size=(D_MODEL, D_MODEL)) / 2, 2)  # stands in for learned weights
+    WV = np.eye(D_MODEL)  # values: the word vector itself
+    WO = np.round(
+        np.random.default_rng(4).normal(size=(D_MODEL, D_MODEL)) / 2, 2
+    )  # stands in for learned weights
     return WQ, WK, WV, WO
 
 
@@ -64,21 +75,24 @@ def concat(H):
 
 def attend(q, k, v):
     """Scaled, causal attention in every head: q, k, v (h, T, d_head) -> weights (h, T, T), out (h, T, d_head)."""
-    w = np.stack([causal_attention(qh, kh)[2] for qh, kh in zip(q, k)])  # (h, T, T): chapter 1's attention, per head
-    return w, w @ v                                                       # (h, T, d_head)
+    w = np.stack(
+        [causal_attention(qh, kh)[2] for qh, kh in zip(q, k)]
+    )  # (h, T, T): chapter 1's attention, per head
+    return w, w @ v  # (h, T, d_head)
 
 
 def forward(words, heads=None):
     """Every step of multi-head attention as a dict of arrays."""
-    X = embed(words)                                # (T, 4)
+    X = embed(words)  # (T, 4)
     WQ, WK, WV, WO = weights(heads)
-    Q, K, V = X @ WQ, X @ WK, X @ WV                # (T, 4) each: project
+    Q, K, V = X @ WQ, X @ WK, X @ WV  # (T, 4) each: project
     q, k, v = split(Q, N_HEAD), split(K, N_HEAD), split(V, N_HEAD)  # (2, T, 2) each: split
-    w, out = attend(q, k, v)                        # (2, T, T), (2, T, 2): attend
-    C = concat(out)                                 # (T, 4): concatenate
-    Y = C @ WO                                      # (T, 4): mix
-    return dict(X=X, WQ=WQ, WK=WK, WV=WV, WO=WO, Q=Q, K=K, V=V, q=q, k=k, v=v,
-                weights=w, out=out, C=C, Y=Y)
+    w, out = attend(q, k, v)  # (2, T, T), (2, T, 2): attend
+    C = concat(out)  # (T, 4): concatenate
+    Y = C @ WO  # (T, 4): mix
+    return dict(
+        X=X, WQ=WQ, WK=WK, WV=WV, WO=WO, Q=Q, K=K, V=V, q=q, k=k, v=v, weights=w, out=out, C=C, Y=Y
+    )
 
 
 def check_head2_first(env):
@@ -87,9 +101,17 @@ def check_head2_first(env):
     if not isinstance(w2, np.ndarray) or w2.shape != (3, 3):
         return False, "Run the cell so that w2 holds head 2's 3 × 3 attention weights."
     if w2[1, 0] < 0.9:
-        return False, f"Token 1 gives {100 * w2[1, 0]:.0f}% to token 0; aim for over 90%. Its key must score highest."
+        return (
+            False,
+            f"Token 1 gives {100 * w2[1, 0]:.0f}% to token 0; aim for over 90%. Its key must score highest.",
+        )
     if w2[2, 1] > 0.1:
-        return False, f"Token 2 still gives {100 * w2[2, 1]:.0f}% to token 1; the key of token 1 must score low."
-    return True, (f"Correct: token 1 gives {100 * w2[1, 0]:.0f}% to token 0. Token 2 can only split its weight between "
-                  "tokens 0 and 2: their vectors are identical, so no key can tell them apart. That is why real "
-                  "models add the position to every word.")
+        return (
+            False,
+            f"Token 2 still gives {100 * w2[2, 1]:.0f}% to token 1; the key of token 1 must score low.",
+        )
+    return True, (
+        f"Correct: token 1 gives {100 * w2[1, 0]:.0f}% to token 0. Token 2 can only split its weight between "
+        "tokens 0 and 2: their vectors are identical, so no key can tell them apart. That is why real "
+        "models add the position to every word."
+    )

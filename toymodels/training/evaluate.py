@@ -18,6 +18,7 @@ For every checkpoint of a run:
 For the last checkpoint also: copying with each head pulled out in turn (its output set to zero),
 with all of layer 1 and all of layer 2 pulled out, and the held-out bits with each head pulled out.
 """
+
 import argparse
 import json
 import time
@@ -30,21 +31,22 @@ from toymodels.one_character.copy_test import copy_set
 
 from . import SHIP
 
+
 def copying(params, cfg, n=200, ctx=64, ablate=(), batch=100, return_att=False):
     x, ps = copy_set(n, ctx)
     right = total = 0
     ind = np.zeros((cfg["n_layer"], cfg["n_head"]))
     for s in range(0, n, batch):
-        xb, pb = x[s:s + batch], ps[s:s + batch]
+        xb, pb = x[s : s + batch], ps[s : s + batch]
         logits, c = cm.forward(params, cfg, xb, ablate=ablate, keep=return_att)  # (b, T, V)
-        pred = logits.argmax(-1)                                                  # (b, T)
+        pred = logits.argmax(-1)  # (b, T)
         for i, P in enumerate(pb):
-            right += int((pred[i, P:ctx - 1] == xb[i, P + 1:]).sum())             # predicting P+1 … ctx-1
+            right += int((pred[i, P : ctx - 1] == xb[i, P + 1 :]).sum())  # predicting P+1 … ctx-1
             total += ctx - 1 - P
             if return_att:
-                t = np.arange(P, ctx)                                             # queries in the repeats
+                t = np.arange(P, ctx)  # queries in the repeats
                 for l in range(cfg["n_layer"]):
-                    ind[l] += c[f"h{l}.att"][i][:, t, t - P + 1].mean(-1)         # (H,)
+                    ind[l] += c[f"h{l}.att"][i][:, t, t - P + 1].mean(-1)  # (H,)
     if return_att:
         return right / total, ind / n
     return right / total
@@ -52,17 +54,17 @@ def copying(params, cfg, n=200, ctx=64, ablate=(), batch=100, return_att=False):
 
 def valid_stretches(valid, n, ctx):
     starts = np.linspace(0, len(valid) - ctx - 1, n).astype(int)
-    return np.stack([valid[s:s + ctx + 1] for s in starts])  # (n, ctx+1)
+    return np.stack([valid[s : s + ctx + 1] for s in starts])  # (n, ctx+1)
 
 
 def valid_bits(params, cfg, valid, n=1000, ctx=64, ablate=(), batch=250):
     xy = valid_stretches(valid, n, ctx)
     tot = 0.0
     for s in range(0, n, batch):
-        logits, _ = cm.forward(params, cfg, xy[s:s + batch, :-1], ablate=ablate)  # (b, T, V)
+        logits, _ = cm.forward(params, cfg, xy[s : s + batch, :-1], ablate=ablate)  # (b, T, V)
         lp = logits - logits.max(-1, keepdims=True)
-        lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))                       # (b, T, V) log-probs
-        tgt = xy[s:s + batch, 1:]
+        lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))  # (b, T, V) log-probs
+        tgt = xy[s : s + batch, 1:]
         tot += -np.take_along_axis(lp, tgt[..., None], -1).sum()
     return float(tot / (n * ctx) / np.log(2))
 
@@ -72,17 +74,22 @@ def habits(params, cfg, valid, n=200, ctx=64):
     x = xy[:, :-1]
     _, c = cm.forward(params, cfg, x, keep=True)
     t = np.arange(2, ctx)
-    space = (x == cm.STOI[" "])                                                   # (n, T)
+    space = x == cm.STOI[" "]  # (n, T)
     out = []
     for l in range(cfg["n_layer"]):
-        att = c[f"h{l}.att"]                                                      # (n, H, T, T)
+        att = c[f"h{l}.att"]  # (n, H, T, T)
         for h in range(cfg["n_head"]):
-            a = att[:, h]                                                         # (n, T, T)
-            out.append({"layer": l + 1, "head": h + 1,
-                        "previous": round(float(a[:, t, t - 1].mean()), 4),
-                        "two_back": round(float(a[:, t, t - 2].mean()), 4),
-                        "itself": round(float(a[:, t, t].mean()), 4),
-                        "spaces": round(float((a[:, t, :] * space[:, None, :]).sum(-1).mean()), 4)})
+            a = att[:, h]  # (n, T, T)
+            out.append(
+                {
+                    "layer": l + 1,
+                    "head": h + 1,
+                    "previous": round(float(a[:, t, t - 1].mean()), 4),
+                    "two_back": round(float(a[:, t, t - 2].mean()), 4),
+                    "itself": round(float(a[:, t, t].mean()), 4),
+                    "spaces": round(float((a[:, t, :] * space[:, None, :]).sum(-1).mean()), 4),
+                }
+            )
     return out
 
 
@@ -94,16 +101,25 @@ def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
         params, cfg, _ = cm.load_npz((ship / run / cm.checkpoint_name(step)).read_bytes())
         cp, ind = copying(params, cfg, return_att=True)
         hb = habits(params, cfg, valid)
-        row = {"step": step, "valid_bits": round(valid_bits(params, cfg, valid), 4), "copying": round(cp, 4),
-               "induction": [[round(float(v), 4) for v in layer] for layer in ind],
-               "habits": hb}
+        row = {
+            "step": step,
+            "valid_bits": round(valid_bits(params, cfg, valid), 4),
+            "copying": round(cp, 4),
+            "induction": [[round(float(v), 4) for v in layer] for layer in ind],
+            "habits": hb,
+        }
         rows.append(row)
-        log(f"{run} step {step}: {row['valid_bits']:.3f} bits/char, copying {cp:.1%}, "
-            f"max induction score {ind.max():.2f}")
+        log(
+            f"{run} step {step}: {row['valid_bits']:.3f} bits/char, copying {cp:.1%}, "
+            f"max induction score {ind.max():.2f}"
+        )
+
     # params, cfg: the last checkpoint, left by the loop
     def without(ab):
-        return {"copying": round(copying(params, cfg, ablate=ab), 4),
-                "valid_bits": round(valid_bits(params, cfg, valid, ablate=ab), 4)}
+        return {
+            "copying": round(copying(params, cfg, ablate=ab), 4),
+            "valid_bits": round(valid_bits(params, cfg, valid, ablate=ab), 4),
+        }
 
     L, H = cfg["n_layer"], cfg["n_head"]
     ablation = {"none": {"copying": rows[-1]["copying"], "valid_bits": rows[-1]["valid_bits"]}}
@@ -111,10 +127,19 @@ def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
         for h in range(H):
             ablation[f"L{l + 1}H{h + 1}"] = without([(l, h)])
         ablation[f"layer{l + 1}"] = without([(l, h) for h in range(H)])
-    log(f"{run} ablations at step {steps[-1]}: " + ", ".join(f"{k} {v['copying']:.1%}" for k, v in ablation.items()))
-    return {"config": cfg, "recipe": manifest.get("recipe"), "n_params": cm.n_params(params),
-            "train_seconds": manifest.get("seconds"), "checkpoints": rows,
-            "final_step": steps[-1], "ablation": ablation}
+    log(
+        f"{run} ablations at step {steps[-1]}: "
+        + ", ".join(f"{k} {v['copying']:.1%}" for k, v in ablation.items())
+    )
+    return {
+        "config": cfg,
+        "recipe": manifest.get("recipe"),
+        "n_params": cm.n_params(params),
+        "train_seconds": manifest.get("seconds"),
+        "checkpoints": rows,
+        "final_step": steps[-1],
+        "ablation": ablation,
+    }
 
 
 def summary(run, r):
@@ -125,32 +150,51 @@ def summary(run, r):
         if rec.get(k, default) != default:
             levers = ", ".join(x for x in (levers, f"{k} {rec[k]}") if x)
     shape = f"D{cfg['d_model']} {cfg['n_head']}x{cfg['d_head']}, {r['n_params']:,d} p."
-    recipe = f"{shape}; {rec.get('steps')} x {rec.get('batch')}x{rec.get('ctx')}, lr {rec.get('lr')}" + (
-        f"; {levers}" if levers else "")
+    recipe = (
+        f"{shape}; {rec.get('steps')} x {rec.get('batch')}x{rec.get('ctx')}, lr {rec.get('lr')}"
+        + (f"; {levers}" if levers else "")
+    )
     rows = r["checkpoints"]
-    copy = " ".join(f"{c['step']}:{c['copying']:.0%}" for c in rows if c["step"] % 1000 == 0 or c is rows[-1])
+    copy = " ".join(
+        f"{c['step']}:{c['copying']:.0%}" for c in rows if c["step"] % 1000 == 0 or c is rows[-1]
+    )
     last = rows[-1]
     best = max((h for h in last["habits"] if h["layer"] == 1), key=lambda h: h["previous"])
     ind = np.array(last["induction"])
     l, h = np.unravel_index(ind.argmax(), ind.shape)
-    habits = (f"L1 most on previous: L1H{best['head']} {best['previous']:.2f}; "
-              f"best induction score: L{l + 1}H{h + 1} {ind.max():.2f}")
+    habits = (
+        f"L1 most on previous: L1H{best['head']} {best['previous']:.2f}; "
+        f"best induction score: L{l + 1}H{h + 1} {ind.max():.2f}"
+    )
     abl = r["ablation"]
-    worst = {k: min((n for n in abl if n.startswith(f"L{k}H")), key=lambda n: abl[n]["copying"]) for k in (1, 2)}
+    worst = {
+        k: min((n for n in abl if n.startswith(f"L{k}H")), key=lambda n: abl[n]["copying"])
+        for k in (1, 2)
+    }
     ablated = ", ".join(f"{worst[k]} out {abl[worst[k]]['copying']:.0%}" for k in (1, 2))
-    return (f"| {run} | {recipe} | {last['valid_bits']:.3f} | {copy} | {habits} | "
-            f"{ablated}, layer 2 out {abl['layer2']['copying']:.0%} |")
+    return (
+        f"| {run} | {recipe} | {last['valid_bits']:.3f} | {copy} | {habits} | "
+        f"{ablated}, layer 2 out {abl['layer2']['copying']:.0%} |"
+    )
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--runs", nargs="*", help="default: every folder under toymodels/data/charmodel/")
+    p.add_argument(
+        "--runs", nargs="*", help="default: every folder under toymodels/data/charmodel/"
+    )
     p.add_argument("--ship-dir", default=str(SHIP))
     p.add_argument("--out", default=None, help="default: SHIP_DIR/evaluation.json")
-    p.add_argument("--every", type=int, default=0, help="only checkpoints at multiples of this step (and the last)")
+    p.add_argument(
+        "--every",
+        type=int,
+        default=0,
+        help="only checkpoints at multiples of this step (and the last)",
+    )
     a = p.parse_args(argv)
     ship = Path(a.ship_dir)
     from .corpus import load_split
+
     _, valid = load_split()
     runs = a.runs or sorted(d.name for d in ship.iterdir() if (d / "manifest.json").exists())
     out = Path(a.out) if a.out else ship / "evaluation.json"

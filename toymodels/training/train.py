@@ -24,6 +24,7 @@ folder (sitebuild.assets.cache_dir()/charmodel-runs); the shipped float16 checkp
 toymodels/data/charmodel/NAME/step_NNNNN.npz at the steps --ckpt-every/--ckpt-dense pick,
 listed in manifest.json.
 """
+
 import argparse
 import json
 import math
@@ -38,8 +39,8 @@ from toymodels.one_character.copy_test import nonsense, tile
 
 from . import SHIP
 
-
 # ---------------------------------------------------------------- initialisation and loss
+
 
 def init_params(cfg, seed=0, emb_std=1.0, std=0.02, dtype=np.float32):
     rng = np.random.default_rng(seed)
@@ -65,57 +66,67 @@ def loss_and_grads(params, cfg, idx, targets, need_grads=True):
     """Mean cross-entropy (nats) of predicting targets (B, T) from idx (B, T), and d loss / d every parameter."""
     logits, c = cm.forward(params, cfg, idx, keep="train" if need_grads else False)  # (B, T, V)
     B, T, V = logits.shape
-    probs = cm.softmax(logits)                                                # (B, T, V)
-    flat_t = targets.reshape(-1)                                              # (B*T,)
-    p_right = probs.reshape(-1, V)[np.arange(B * T), flat_t]                  # (B*T,)
+    probs = cm.softmax(logits)  # (B, T, V)
+    flat_t = targets.reshape(-1)  # (B*T,)
+    p_right = probs.reshape(-1, V)[np.arange(B * T), flat_t]  # (B*T,)
     loss = float(-np.log(np.maximum(p_right, 1e-30)).mean())
     if not need_grads:
         return loss, None
     D, H, K = cfg["d_model"], cfg["n_head"], cfg["d_head"]
     g = {}
-    dlogits = probs.reshape(-1, V).copy()                                     # (B*T, V)
+    dlogits = probs.reshape(-1, V).copy()  # (B*T, V)
     dlogits[np.arange(B * T), flat_t] -= 1.0
     dlogits /= B * T
-    hf = c["lnf"].reshape(-1, D)                                              # (B*T, D)
-    g["head.w"] = hf.T @ dlogits                                              # (D, V)
-    g["head.b"] = dlogits.sum(0)                                              # (V,)
-    dhf = (dlogits @ params["head.w"].T).reshape(B, T, D)                     # (B, T, D)
-    dx, g["lnf.g"], g["lnf.b"] = ln_backward(dhf, c["xhatf"], c["rstdf"], params["lnf.g"])  # (B, T, D)
+    hf = c["lnf"].reshape(-1, D)  # (B*T, D)
+    g["head.w"] = hf.T @ dlogits  # (D, V)
+    g["head.b"] = dlogits.sum(0)  # (V,)
+    dhf = (dlogits @ params["head.w"].T).reshape(B, T, D)  # (B, T, D)
+    dx, g["lnf.g"], g["lnf.b"] = ln_backward(
+        dhf, c["xhatf"], c["rstdf"], params["lnf.g"]
+    )  # (B, T, D)
     scale = 1.0 / math.sqrt(K)
     for l in reversed(range(cfg["n_layer"])):
         P = lambda n: params[f"h{l}.{n}"]  # noqa: E731
-        C = lambda n: c[f"h{l}.{n}"]       # noqa: E731
+        C = lambda n: c[f"h{l}.{n}"]  # noqa: E731
         # MLP: x_out = x_mid + gelu(ln2(x_mid) @ w1 + b1) @ w2 + b2
-        dflat = dx.reshape(-1, D)                                             # (B*T, D)
-        act = C("act").reshape(B * T, -1)                                     # (B*T, M)
-        g[f"h{l}.w2"] = act.T @ dflat                                         # (M, D)
-        g[f"h{l}.b2"] = dflat.sum(0)                                          # (D,)
-        dact = dflat @ P("w2").T                                              # (B*T, M)
-        dpre = dact * gelu_grad(C("pre").reshape(B * T, -1))                  # (B*T, M)
-        g[f"h{l}.w1"] = C("ln2").reshape(B * T, D).T @ dpre                   # (D, M)
-        g[f"h{l}.b1"] = dpre.sum(0)                                           # (M,)
-        dh2 = (dpre @ P("w1").T).reshape(B, T, D)                             # (B, T, D)
-        dmid, g[f"h{l}.ln2.g"], g[f"h{l}.ln2.b"] = ln_backward(dh2, C("xhat2"), C("rstd2"), P("ln2.g"))
-        dx = dx + dmid                                                        # (B, T, D) d loss / d x_mid
+        dflat = dx.reshape(-1, D)  # (B*T, D)
+        act = C("act").reshape(B * T, -1)  # (B*T, M)
+        g[f"h{l}.w2"] = act.T @ dflat  # (M, D)
+        g[f"h{l}.b2"] = dflat.sum(0)  # (D,)
+        dact = dflat @ P("w2").T  # (B*T, M)
+        dpre = dact * gelu_grad(C("pre").reshape(B * T, -1))  # (B*T, M)
+        g[f"h{l}.w1"] = C("ln2").reshape(B * T, D).T @ dpre  # (D, M)
+        g[f"h{l}.b1"] = dpre.sum(0)  # (M,)
+        dh2 = (dpre @ P("w1").T).reshape(B, T, D)  # (B, T, D)
+        dmid, g[f"h{l}.ln2.g"], g[f"h{l}.ln2.b"] = ln_backward(
+            dh2, C("xhat2"), C("rstd2"), P("ln2.g")
+        )
+        dx = dx + dmid  # (B, T, D) d loss / d x_mid
         # attention: x_mid = x + merge(softmax(q k^T / sqrt(K)) v) @ wo
-        dflat = dx.reshape(-1, D)                                             # (B*T, D)
-        g[f"h{l}.wo"] = C("y").reshape(B * T, H * K).T @ dflat                # (H*K, D)
-        dy = (dflat @ P("wo").T).reshape(B, T, H, K).transpose(0, 2, 1, 3)    # (B, H, T, K)
-        att, q, k, v = C("att"), C("q"), C("k"), C("v")                       # (B, H, T, T), (B, H, T, K) x3
-        datt = dy @ v.transpose(0, 1, 3, 2)                                   # (B, H, T, T)
-        dv = att.transpose(0, 1, 3, 2) @ dy                                   # (B, H, T, K)
-        ds = att * (datt - (datt * att).sum(-1, keepdims=True))               # (B, H, T, T) softmax backward
-        ds *= scale                                                           # masked entries have att = 0
-        dq = ds @ k                                                           # (B, H, T, K)
-        dk = ds.transpose(0, 1, 3, 2) @ q                                     # (B, H, T, K)
-        merge = lambda a: a.transpose(0, 2, 1, 3).reshape(B * T, H * K)       # noqa: E731  (B*T, H*K)
+        dflat = dx.reshape(-1, D)  # (B*T, D)
+        g[f"h{l}.wo"] = C("y").reshape(B * T, H * K).T @ dflat  # (H*K, D)
+        dy = (dflat @ P("wo").T).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
+        att, q, k, v = C("att"), C("q"), C("k"), C("v")  # (B, H, T, T), (B, H, T, K) x3
+        datt = dy @ v.transpose(0, 1, 3, 2)  # (B, H, T, T)
+        dv = att.transpose(0, 1, 3, 2) @ dy  # (B, H, T, K)
+        ds = att * (datt - (datt * att).sum(-1, keepdims=True))  # (B, H, T, T) softmax backward
+        ds *= scale  # masked entries have att = 0
+        dq = ds @ k  # (B, H, T, K)
+        dk = ds.transpose(0, 1, 3, 2) @ q  # (B, H, T, K)
+        merge = lambda a: a.transpose(0, 2, 1, 3).reshape(B * T, H * K)  # noqa: E731  (B*T, H*K)
         dq, dk, dv = merge(dq), merge(dk), merge(dv)
-        h1 = C("ln1").reshape(B * T, D)                                       # (B*T, D)
-        g[f"h{l}.wq"], g[f"h{l}.wk"], g[f"h{l}.wv"] = h1.T @ dq, h1.T @ dk, h1.T @ dv  # (D, H*K) each
+        h1 = C("ln1").reshape(B * T, D)  # (B*T, D)
+        g[f"h{l}.wq"], g[f"h{l}.wk"], g[f"h{l}.wv"] = (
+            h1.T @ dq,
+            h1.T @ dk,
+            h1.T @ dv,
+        )  # (D, H*K) each
         dh1 = (dq @ P("wq").T + dk @ P("wk").T + dv @ P("wv").T).reshape(B, T, D)  # (B, T, D)
-        dres, g[f"h{l}.ln1.g"], g[f"h{l}.ln1.b"] = ln_backward(dh1, C("xhat1"), C("rstd1"), P("ln1.g"))
-        dx = dx + dres                                                        # (B, T, D) d loss / d x_pre
-    gwte = np.zeros_like(params["wte"])                                       # (V, D)
+        dres, g[f"h{l}.ln1.g"], g[f"h{l}.ln1.b"] = ln_backward(
+            dh1, C("xhat1"), C("rstd1"), P("ln1.g")
+        )
+        dx = dx + dres  # (B, T, D) d loss / d x_pre
+    gwte = np.zeros_like(params["wte"])  # (V, D)
     np.add.at(gwte, idx.reshape(-1), dx.reshape(-1, D))
     g["wte"] = gwte
     return loss, g
@@ -124,10 +135,12 @@ def loss_and_grads(params, cfg, idx, targets, need_grads=True):
 def ln_backward(dy, xhat, rstd, gain):
     """d/dx, d/dgain, d/dbias of y = xhat * gain + bias, xhat = (x - mean) * rstd."""
     D = xhat.shape[-1]
-    dgain = (dy * xhat).reshape(-1, D).sum(0)                                 # (D,)
-    dbias = dy.reshape(-1, D).sum(0)                                          # (D,)
-    dxhat = dy * gain                                                         # (..., D)
-    dx = rstd * (dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True))
+    dgain = (dy * xhat).reshape(-1, D).sum(0)  # (D,)
+    dbias = dy.reshape(-1, D).sum(0)  # (D,)
+    dxhat = dy * gain  # (..., D)
+    dx = rstd * (
+        dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True)
+    )
     return dx, dgain, dbias
 
 
@@ -139,12 +152,13 @@ def gelu_grad(x):
 
 # ---------------------------------------------------------------- data
 
+
 def get_batch(data, step, seed, batch, ctx, repeat_share=0.0, nonsense_share=0.0):
     """(idx, targets), each (batch, ctx); a function of (seed, step) only."""
     rng = np.random.default_rng([seed, step, 1])
-    starts = rng.integers(0, len(data) - ctx - 1, batch)                     # (batch,)
-    x = np.stack([data[s:s + ctx + 1] for s in starts])                       # (batch, ctx+1)
-    kind = rng.random(batch)                                                  # (batch,)
+    starts = rng.integers(0, len(data) - ctx - 1, batch)  # (batch,)
+    x = np.stack([data[s : s + ctx + 1] for s in starts])  # (batch, ctx+1)
+    kind = rng.random(batch)  # (batch,)
     for i in range(batch):
         if kind[i] < nonsense_share:
             x[i] = tile(nonsense(rng, (max(4, ctx // 8), ctx // 2)), ctx + 1)
@@ -152,11 +166,12 @@ def get_batch(data, step, seed, batch, ctx, repeat_share=0.0, nonsense_share=0.0
             L = int(rng.integers(max(4, ctx // 8), ctx // 2 + 1))
             at = int(rng.integers(0, ctx + 1 - 2 * L + 1))
             s = int(rng.integers(0, len(data) - L))
-            x[i, at:] = tile(data[s:s + L], ctx + 1 - at)
+            x[i, at:] = tile(data[s : s + L], ctx + 1 - at)
     return x[:, :-1], x[:, 1:]
 
 
 # ---------------------------------------------------------------- schedule, Adam, checkpoints
+
 
 def lr_at(step, a):
     if step < a.warmup:
@@ -175,24 +190,48 @@ def ship_steps(a):
 
 
 def config_of(a):
-    return {"vocab": 30, "d_model": a.d_model, "n_layer": a.n_layer, "n_head": a.n_head, "d_head": a.d_head,
-            "d_mlp": a.d_mlp or 4 * a.d_model, "pos_base": a.pos_base}
+    return {
+        "vocab": 30,
+        "d_model": a.d_model,
+        "n_layer": a.n_layer,
+        "n_head": a.n_head,
+        "d_head": a.d_head,
+        "d_mlp": a.d_mlp or 4 * a.d_model,
+        "pos_base": a.pos_base,
+    }
 
 
 def recipe_of(a):
-    keys = ("steps", "batch", "ctx", "lr", "lr_floor", "warmup", "beta2", "clip", "seed", "emb_std", "init_std",
-            "repeat_share", "nonsense_share")
+    keys = (
+        "steps",
+        "batch",
+        "ctx",
+        "lr",
+        "lr_floor",
+        "warmup",
+        "beta2",
+        "clip",
+        "seed",
+        "emb_std",
+        "init_std",
+        "repeat_share",
+        "nonsense_share",
+    )
     return {k: getattr(a, k) for k in keys}
 
 
 def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--run", default="reference", help="name: checkpoints go to toymodels/data/charmodel/RUN/")
+    p.add_argument(
+        "--run", default="reference", help="name: checkpoints go to toymodels/data/charmodel/RUN/"
+    )
     p.add_argument("--steps", type=int, default=9000)
     p.add_argument("--batch", type=int, default=48)
     p.add_argument("--ctx", type=int, default=64)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--lr-floor", type=float, default=0.1, help="final learning rate as a share of --lr")
+    p.add_argument(
+        "--lr-floor", type=float, default=0.1, help="final learning rate as a share of --lr"
+    )
     p.add_argument("--warmup", type=int, default=200)
     p.add_argument("--beta2", type=float, default=0.99)
     p.add_argument("--clip", type=float, default=1.0)
@@ -207,16 +246,33 @@ def parser():
     p.add_argument("--pos-base", type=float, default=10000.0)
     p.add_argument("--repeat-share", type=float, default=0.0)
     p.add_argument("--nonsense-share", type=float, default=0.0)
-    p.add_argument("--ckpt-every", type=int, default=500, help="ship a float16 checkpoint this often")
-    p.add_argument("--ckpt-dense", type=int, nargs=2, default=(0, 3000), metavar=("FROM", "TO"),
-                   help="… and every --ckpt-dense-every steps between these")
+    p.add_argument(
+        "--ckpt-every", type=int, default=500, help="ship a float16 checkpoint this often"
+    )
+    p.add_argument(
+        "--ckpt-dense",
+        type=int,
+        nargs=2,
+        default=(0, 3000),
+        metavar=("FROM", "TO"),
+        help="… and every --ckpt-dense-every steps between these",
+    )
     p.add_argument("--ckpt-dense-every", type=int, default=100)
-    p.add_argument("--state-every", type=int, default=250, help="save the resumable state this often")
-    p.add_argument("--eval-every", type=int, default=500, help="print held-out loss and copying this often")
+    p.add_argument(
+        "--state-every", type=int, default=250, help="save the resumable state this often"
+    )
+    p.add_argument(
+        "--eval-every", type=int, default=500, help="print held-out loss and copying this often"
+    )
     p.add_argument("--ship-dir", default=str(SHIP))
     p.add_argument("--state-dir", default=None, help="default: cache_dir()/charmodel-runs/RUN")
     p.add_argument("--fresh", action="store_true", help="ignore a saved state and start again")
-    p.add_argument("--stop-at", type=int, default=None, help="save the state and stop at this step (resume later)")
+    p.add_argument(
+        "--stop-at",
+        type=int,
+        default=None,
+        help="save the state and stop at this step (resume later)",
+    )
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -225,6 +281,7 @@ def state_dir_of(a):
     if a.state_dir:
         return Path(a.state_dir)
     from .corpus import cache_dir
+
     return cache_dir() / "charmodel-runs" / a.run
 
 
@@ -248,8 +305,10 @@ def load_state(path):
 def progress(step, total, loss, speed, extra=""):
     width = 30
     done = int(width * step / total)
-    sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {step}/{total} loss {loss:.3f} "
-                     f"({loss / math.log(2):.3f} bits/char) {speed:.1f} steps/s {extra}   ")
+    sys.stderr.write(
+        f"\r[{'#' * done}{'.' * (width - done)}] {step}/{total} loss {loss:.3f} "
+        f"({loss / math.log(2):.3f} bits/char) {speed:.1f} steps/s {extra}   "
+    )
     sys.stderr.flush()
 
 
@@ -258,6 +317,7 @@ def train(a, train_data=None, valid_data=None, log=print):
     cfg = config_of(a)
     if train_data is None:
         from .corpus import load_split
+
         train_data, valid_data = load_split()
     sdir = state_dir_of(a)
     sdir.mkdir(parents=True, exist_ok=True)
@@ -268,8 +328,10 @@ def train(a, train_data=None, valid_data=None, log=print):
     if state_path.exists() and not a.fresh:
         meta, params, m, v = load_state(state_path)
         if meta["config"] != cfg or meta["recipe"] != recipe_of(a):
-            raise SystemExit(f"{state_path} was saved by another recipe ({meta['recipe']}, {meta['config']}); "
-                             f"use --fresh to start again or another --run name")
+            raise SystemExit(
+                f"{state_path} was saved by another recipe ({meta['recipe']}, {meta['config']}); "
+                f"use --fresh to start again or another --run name"
+            )
         start = meta["step"]
         log(f"resuming {a.run} at step {start}")
     else:
@@ -279,26 +341,39 @@ def train(a, train_data=None, valid_data=None, log=print):
     ship.mkdir(parents=True, exist_ok=True)
     manifest_path = ship / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() and start > 0 else {}
-    manifest.update({"run": a.run, "config": cfg, "recipe": recipe_of(a), "n_params": cm.n_params(params)})
+    manifest.update(
+        {"run": a.run, "config": cfg, "recipe": recipe_of(a), "n_params": cm.n_params(params)}
+    )
     manifest.setdefault("steps", [])
     manifest.setdefault("log", [])
-    log(f"{a.run}: {cm.n_params(params):,d} parameters, {a.steps} steps of {a.batch} x {a.ctx} characters")
+    log(
+        f"{a.run}: {cm.n_params(params):,d} parameters, {a.steps} steps of {a.batch} x {a.ctx} characters"
+    )
     b1, b2, eps = 0.9, a.beta2, 1e-8
     t0, t_last, ema = time.time(), time.time(), None
     for step in range(start, a.steps + 1):
         if step in to_ship and step not in manifest["steps"]:
-            cm.save_checkpoint(ship / cm.checkpoint_name(step), params, cfg, step, extra={"run": a.run})
+            cm.save_checkpoint(
+                ship / cm.checkpoint_name(step), params, cfg, step, extra={"run": a.run}
+            )
             manifest["steps"] = sorted(set(manifest["steps"]) | {step})
             manifest["seconds"] = manifest.get("seconds", 0.0) + time.time() - t_last
             t_last = time.time()
             manifest_path.write_text(json.dumps(manifest, indent=1))
         if a.eval_every and step % a.eval_every == 0 and valid_data is not None:
             from .evaluate import copying, valid_bits
+
             vb = valid_bits(params, cfg, valid_data, n=32, ctx=a.ctx)
             cp = copying(params, cfg, n=50)
             log(f"\nstep {step}: held-out {vb:.3f} bits/char, copying {cp:.1%}")
             manifest["log"] = [e for e in manifest["log"] if e["step"] != step] + [
-                {"step": step, "valid_bits": round(vb, 4), "copying50": round(cp, 4), "train_loss_ema": ema}]
+                {
+                    "step": step,
+                    "valid_bits": round(vb, 4),
+                    "copying50": round(cp, 4),
+                    "train_loss_ema": ema,
+                }
+            ]
             manifest_path.write_text(json.dumps(manifest, indent=1))
         if step == a.steps:
             break
@@ -306,7 +381,9 @@ def train(a, train_data=None, valid_data=None, log=print):
             save_state(state_path, params, m, v, step, a)
             log(f"\n{a.run}: stopped at step {step}; run again to resume")
             return params
-        idx, tgt = get_batch(train_data, step, a.seed, a.batch, a.ctx, a.repeat_share, a.nonsense_share)
+        idx, tgt = get_batch(
+            train_data, step, a.seed, a.batch, a.ctx, a.repeat_share, a.nonsense_share
+        )
         loss, g = loss_and_grads(params, cfg, idx, tgt)
         norm = math.sqrt(sum(float((x.astype(np.float64) ** 2).sum()) for x in g.values()))
         clip = min(1.0, a.clip / (norm + 1e-12)) if a.clip else 1.0
