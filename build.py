@@ -1,12 +1,14 @@
 """Build the Many Heads site: chapters/*.md -> site/, then optionally serve it.
 
-    python build.py               build site/ (atomically: the old site stays if anything fails)
-    python build.py serve         build, serve on 127.0.0.1:8000, rebuild when sources change
-    python build.py fetch         fetch and verify Pyodide and numpy into the cache
-    python build.py new "Title"   write chapters/NN-slug.md, a skeleton with the next order number
-    python build.py check         build into a temporary folder and report every problem (--strict: warnings too)
-    python build.py zip           build, then write manyheads-site.zip: the whole site, Pyodide inside
-    --pyodide-cdn                 load Pyodide from its official CDN instead of site/pyodide/
+    python build.py              build site/ (atomically: the old site stays if anything fails)
+    python build.py serve        build, serve on 127.0.0.1:8000, rebuild when sources change
+    python build.py fetch        fetch and verify Pyodide and numpy into the cache
+    python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
+    python build.py check        build into a temporary folder and report every problem
+                                 (--strict: warnings too)
+    python build.py zip          build, then write manyheads-site.zip: the whole site, Pyodide
+                                 inside
+    --pyodide-cdn                load Pyodide from its official CDN instead of site/pyodide/
 
 The pipeline lives in sitebuild/ (sitebuild/build.py); this file only reads the command
 line, and no module imports it.

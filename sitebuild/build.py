@@ -28,7 +28,8 @@ from .policy import content_security_policy
 
 
 def build(root, site=None, cdn=False):
-    """Build into a temporary folder beside site/, then swap it in; on failure site/ is untouched."""
+    """Build into a temporary folder beside site/, then swap it in; on failure site/ is
+    untouched."""
     site = Path(site or Path(root) / "site")
     tmp = Path(tempfile.mkdtemp(prefix="site.", dir=site.parent))
     try:
@@ -207,7 +208,8 @@ def _link_line(ch, href):
 
 
 def _write_service_worker(env, out):
-    """sw.js at the site's top: it precaches every file of this build, named by a hash of them all."""
+    """sw.js at the site's top: it precaches every file of this build, named by a hash of
+    them all."""
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for name in files:

@@ -217,7 +217,8 @@ def _blocks(rel, lines, start):
             raise AuthorError(
                 rel,
                 n,
-                "a live cell is written as a fenced block opened with ```python live, not with ':::'",
+                "a live cell is written as a fenced block opened with ```python live, "
+                "not with ':::'",
             )
         if opened:
             name, args = opened.groups()
@@ -226,7 +227,8 @@ def _blocks(rel, lines, start):
                 raise AuthorError(
                     rel,
                     n,
-                    f"unknown block '{name}'{suggest(name, names)}; the blocks are {', '.join(names)}",
+                    f"unknown block '{name}'{suggest(name, names)}; "
+                    f"the blocks are {', '.join(names)}",
                 )
             if not holds_md:
                 raise AuthorError(
@@ -258,7 +260,8 @@ def _blocks(rel, lines, start):
             raise AuthorError(
                 rel,
                 b.line,
-                "live cell opened here with ```python live is never closed; add a line ``` after its code",
+                "live cell opened here with ```python live is never closed; "
+                "add a line ``` after its code",
             )
         raise AuthorError(
             rel,
@@ -287,7 +290,8 @@ def fields(rel, block, spec):
             raise AuthorError(
                 rel,
                 n,
-                f"unknown {block.name} field '{key}'{suggest(key, spec)}; the fields are {', '.join(spec)}",
+                f"unknown {block.name} field '{key}'{suggest(key, spec)}; "
+                f"the fields are {', '.join(spec)}",
             )
         if key in out:
             raise AuthorError(rel, n, f"field '{key}' is given twice (first at line {where[key]})")

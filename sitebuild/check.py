@@ -1,4 +1,5 @@
-"""`python build.py check`: build into a temporary folder and report every problem an author can fix.
+"""`python build.py check`: build into a temporary folder and report every problem an author
+can fix.
 
 Errors (the build's own, broken links, a request to another origin) always fail; warnings
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
@@ -36,7 +37,8 @@ def warnings(root):
                     (
                         rel,
                         n,
-                        "this link uses http://; use https:// so readers are not sent to an insecure page",
+                        "this link uses http://; "
+                        "use https:// so readers are not sent to an insecure page",
                     )
                 )
             if re.search(r"\bTODO\b", line):
@@ -52,7 +54,8 @@ def warnings(root):
                         (
                             rel,
                             n,
-                            f"heading level {len(m.group(1))} follows level {level}; do not skip a level",
+                            f"heading level {len(m.group(1))} follows level {level}; "
+                            "do not skip a level",
                         )
                     )
                 level = len(m.group(1))

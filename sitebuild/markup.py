@@ -1,4 +1,5 @@
-"""Markdown to HTML for chapter prose: Python-Markdown, TeX maths to MathML, and {{ toymodels.… }} values.
+"""Markdown to HTML for chapter prose: Python-Markdown, TeX maths to MathML, and
+{{ toymodels.… }} values.
 
 Maths is converted at build time, so pages need no maths JavaScript. A value
 macro such as {{ toymodels.many_heads.model.D_HEAD }} puts a number computed by code into
@@ -28,11 +29,13 @@ HELD = re.compile(r"(<p>)?MHHELD(\d+)X(</p>)?")
 
 
 def value(name):
-    """'toymodels.many_heads.model.D_HEAD' -> its value as text; raises LookupError with what went wrong."""
+    """'toymodels.many_heads.model.D_HEAD' -> its value as text; raises LookupError with what
+    went wrong."""
     module, _, attr = name.rpartition(".")
     if not module.startswith("toymodels"):
         raise LookupError(
-            f"values come from toymodels/, e.g. {{{{ toymodels.many_heads.model.D_HEAD }}}}; got '{name}'"
+            "values come from toymodels/, e.g. {{ toymodels.many_heads.model.D_HEAD }}; "
+            f"got '{name}'"
         )
     try:
         v = getattr(importlib.import_module(module), attr)

@@ -1,4 +1,5 @@
-"""Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures through toymodels/."""
+"""Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures
+through toymodels/."""
 
 import importlib
 import json
@@ -299,7 +300,8 @@ class ChapterRenderer:
         return Markup(f'<div class="mh-cards">{self._pieces(b.children)}</div>')
 
     def _run(self, b, code, first_line, check=None):
-        """Run a cell with CPython at build time, in the page's namespace; its error is the author's."""
+        """Run a cell with CPython at build time, in the page's namespace; its error is the
+        author's."""
         result = cells.run(code, self.ns, check)
         if result["error"]:
             last = result["error"].strip().splitlines()[-1]
@@ -327,7 +329,8 @@ class ChapterRenderer:
             raise AuthorError(
                 self.rel,
                 b.line,
-                "an exercise needs 'check:' and 'hint:' lines, a line '---', then the starting code",
+                "an exercise needs 'check:' and 'hint:' lines, a line '---', "
+                "then the starting code",
             )
         check, hints = None, []
         for n, text in b.lines[:split]:
@@ -336,7 +339,8 @@ class ChapterRenderer:
                 raise AuthorError(
                     self.rel,
                     n,
-                    f"an exercise holds 'check: toymodels.MODULE:FUNCTION' and 'hint: …' lines above '---'; got {text.strip()!r}",
+                    "an exercise holds 'check: toymodels.MODULE:FUNCTION' and 'hint: …' lines "
+                    f"above '---'; got {text.strip()!r}",
                 )
             if m and m.group(1) == "check":
                 check, check_line = m.group(2), n
@@ -357,7 +361,8 @@ class ChapterRenderer:
             raise AuthorError(
                 self.rel,
                 check_line,
-                f"unknown check '{check}': name a function in toymodels/ as toymodels.MODULE:FUNCTION",
+                f"unknown check '{check}': "
+                "name a function in toymodels/ as toymodels.MODULE:FUNCTION",
             )
         code_lines = b.lines[split + 1 :]
         code = "\n".join(t for _, t in code_lines).strip("\n")

@@ -8,7 +8,8 @@ policy from its own response, not from the page).
 
 
 def content_security_policy(pyodide_url="pyodide/"):
-    """The policy as one header value; a CDN runtime adds that one origin for scripts and fetches."""
+    """The policy as one header value; a CDN runtime adds that one origin for scripts and
+    fetches."""
     extra = ""
     if "://" in pyodide_url:
         origin = "/".join(pyodide_url.split("/")[:3])

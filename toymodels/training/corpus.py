@@ -1,10 +1,12 @@
-"""Jane Austen's six novels from Debian's r-cran-janeaustenr, normalised to the model's 30 characters.
+"""Jane Austen's six novels from Debian's r-cran-janeaustenr, normalised to the model's
+30 characters.
 
-Fetch: `apt-get download r-cran-janeaustenr` and `dpkg -x` into sitebuild.assets.cache_dir()/janeausten
-(~/.cache/manyheads or $MANYHEADS_CACHE; never inside git; R is not needed). The texts sit in the R
-lazy-load database data/Rdata.rdb; its index data/Rdata.rdx is a gzip-compressed serialized R list
-of (offset, length) per object; each object is a 4-byte big-endian length followed by a zlib stream
-of a serialized R character vector (one element per line), parsed with the PyPI package `rdata`.
+Fetch: `apt-get download r-cran-janeaustenr` and `dpkg -x` into
+sitebuild.assets.cache_dir()/janeausten (~/.cache/manyheads or $MANYHEADS_CACHE; never inside
+git; R is not needed). The texts sit in the R lazy-load database data/Rdata.rdb; its index
+data/Rdata.rdx is a gzip-compressed serialized R list of (offset, length) per object; each
+object is a 4-byte big-endian length followed by a zlib stream of a serialized R character
+vector (one element per line), parsed with the PyPI package `rdata`.
 
 Normalisation rules (normalise()), in order:
   1. Unicode NFKD, then accents dropped (é -> e); curly quotes and apostrophes made straight.
@@ -43,8 +45,8 @@ NOVELS = {
 DATA_SUBDIR = Path("usr/lib/R/site-library/janeaustenr/data")
 VALID_SHARE = 0.05
 REFETCH = (
-    "Delete the janeausten folder in the cache (~/.cache/manyheads or $MANYHEADS_CACHE) and fetch it again "
-    "with `python -m toymodels.training.corpus`."
+    "Delete the janeausten folder in the cache (~/.cache/manyheads or $MANYHEADS_CACHE) "
+    "and fetch it again with `python -m toymodels.training.corpus`."
 )
 
 
@@ -53,7 +55,8 @@ class CorpusError(Exception):
 
 
 def cache_dir():
-    """The project's download cache (sitebuild's), which holds the corpus and unshipped run states."""
+    """The project's download cache (sitebuild's), which holds the corpus and unshipped run
+    states."""
     from sitebuild.assets import cache_dir
 
     return cache_dir()
@@ -79,7 +82,8 @@ def fetch(root=None, quiet=False):
     for tool in ("apt-get", "dpkg"):
         if shutil.which(tool) is None:
             raise CorpusError(
-                f"cannot fetch {PACKAGE}: `{tool}` is not installed (a Debian-like system is needed)"
+                f"cannot fetch {PACKAGE}: `{tool}` is not installed "
+                "(a Debian-like system is needed)"
             )
     for deb in root.glob(f"{PACKAGE}_*.deb"):
         deb.unlink()
@@ -119,9 +123,8 @@ def _parse_r(data, what):
 
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter(
-                "ignore"
-            )  # rdata: "Unknown file type: assumed RDS" for a bare serialization
+            # rdata warns "Unknown file type: assumed RDS" for a bare serialization
+            warnings.simplefilter("ignore")
             return rdata.conversion.convert(rdata.parser.parse_data(data, expand_altrep=True))
     except Exception as e:  # rdata raises many kinds on garbage
         raise CorpusError(
@@ -130,7 +133,8 @@ def _parse_r(data, what):
 
 
 def read_novels(folder=None):
-    """{title: list of lines} of the six novels, in the package's order, from data/Rdata.rdb/.rdx."""
+    """{title: list of lines} of the six novels, in the package's order, from
+    data/Rdata.rdb/.rdx."""
     folder = Path(folder) if folder else data_dir()
     rdb, rdx = folder / "Rdata.rdb", folder / "Rdata.rdx"
     for f in (rdb, rdx):
@@ -172,7 +176,8 @@ def read_novels(folder=None):
             ) from None
         if len(raw) != size:
             raise CorpusError(
-                f"{rdb} is damaged: {name} unpacks to {len(raw)} bytes, its header says {size}. {REFETCH}"
+                f"{rdb} is damaged: {name} unpacks to {len(raw)} bytes, "
+                f"its header says {size}. {REFETCH}"
             )
         lines = _parse_r(raw, f"{rdb} ({name})")
         novels[title] = [str(x) for x in lines]
@@ -237,9 +242,8 @@ def main():
     for title, t in novels.items():
         print(f"{title:22s} {len(t):>9,d} characters  {t[:60]!r}")
     tr, va = split(novels)
-    print(
-        f"{'all':22s} {sum(map(len, novels.values())):>9,d} characters; training {len(tr):,d}, validation {len(va):,d}"
-    )
+    total = sum(map(len, novels.values()))
+    print(f"{'all':22s} {total:>9,d} characters; training {len(tr):,d}, validation {len(va):,d}")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
-"""What the character model learned, per shipped checkpoint, into toymodels/data/charmodel/evaluation.json.
+"""What the character model learned, per shipped checkpoint, into
+toymodels/data/charmodel/evaluation.json.
 
-    python -m toymodels.training.evaluate                 # every run under toymodels/data/charmodel/
+    python -m toymodels.training.evaluate  # every run under toymodels/data/charmodel/
     python -m toymodels.training.evaluate --runs reference
 
 For every checkpoint of a run:
   valid_bits  held-out loss in bits per character: mean over every position of 1,000 stretches of
               64 characters evenly spaced through the validation text (the last 5% of each novel);
   copying     in-context copying: 200 stretches of 64 characters of repeated random nonsense
-              (random letters in words of 1-7 letters; the nonsense, of a period P drawn from 16..32,
-              repeats until the stretch is full; seed 2017, a stream the trainer never uses). The
-              score is the share of characters of the repeats (positions P+1 … 63; the first
-              character of the second copy cannot be inferred) whose most likely prediction is right;
+              (random letters in words of 1-7 letters; the nonsense, of a period P drawn from
+              16..32, repeats until the stretch is full; seed 2017, a stream the trainer never
+              uses). The score is the share of characters of the repeats (positions P+1 … 63; the
+              first character of the second copy cannot be inferred) whose most likely prediction
+              is right;
   induction   per head, mean attention from a character in the repeats to the character just after
               its earlier occurrence (one period back, plus one): the induction-head signature;
   habits      per head on held-out text (query positions 2…63 of 200 stretches): mean attention
@@ -45,8 +47,8 @@ def copying(params, cfg, n=200, ctx=64, ablate=(), batch=100, return_att=False):
             total += ctx - 1 - P
             if return_att:
                 t = np.arange(P, ctx)  # queries in the repeats
-                for l in range(cfg["n_layer"]):
-                    ind[l] += c[f"h{l}.att"][i][:, t, t - P + 1].mean(-1)  # (H,)
+                for layer in range(cfg["n_layer"]):
+                    ind[layer] += c[f"h{layer}.att"][i][:, t, t - P + 1].mean(-1)  # (H,)
     if return_att:
         return right / total, ind / n
     return right / total
@@ -76,13 +78,13 @@ def habits(params, cfg, valid, n=200, ctx=64):
     t = np.arange(2, ctx)
     space = x == cm.STOI[" "]  # (n, T)
     out = []
-    for l in range(cfg["n_layer"]):
-        att = c[f"h{l}.att"]  # (n, H, T, T)
+    for layer in range(cfg["n_layer"]):
+        att = c[f"h{layer}.att"]  # (n, H, T, T)
         for h in range(cfg["n_head"]):
             a = att[:, h]  # (n, T, T)
             out.append(
                 {
-                    "layer": l + 1,
+                    "layer": layer + 1,
                     "head": h + 1,
                     "previous": round(float(a[:, t, t - 1].mean()), 4),
                     "two_back": round(float(a[:, t, t - 2].mean()), 4),
@@ -123,10 +125,10 @@ def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
 
     L, H = cfg["n_layer"], cfg["n_head"]
     ablation = {"none": {"copying": rows[-1]["copying"], "valid_bits": rows[-1]["valid_bits"]}}
-    for l in range(L):
+    for layer in range(L):
         for h in range(H):
-            ablation[f"L{l + 1}H{h + 1}"] = without([(l, h)])
-        ablation[f"layer{l + 1}"] = without([(l, h) for h in range(H)])
+            ablation[f"L{layer + 1}H{h + 1}"] = without([(layer, h)])
+        ablation[f"layer{layer + 1}"] = without([(layer, h) for h in range(H)])
     log(
         f"{run} ablations at step {steps[-1]}: "
         + ", ".join(f"{k} {v['copying']:.1%}" for k, v in ablation.items())
@@ -143,7 +145,8 @@ def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
 
 
 def summary(run, r):
-    """One Markdown table row: recipe -> held-out bits, copying over training, head habits at the end."""
+    """One Markdown table row: recipe -> held-out bits, copying over training, head habits at the
+    end."""
     rec, cfg = r["recipe"] or {}, r["config"]
     levers = ", ".join(f"{k} {rec[k]}" for k in ("repeat_share", "nonsense_share") if rec.get(k))
     for k, default in (("init_std", 0.02), ("lr_floor", 0.1)):
@@ -161,10 +164,10 @@ def summary(run, r):
     last = rows[-1]
     best = max((h for h in last["habits"] if h["layer"] == 1), key=lambda h: h["previous"])
     ind = np.array(last["induction"])
-    l, h = np.unravel_index(ind.argmax(), ind.shape)
+    layer, h = np.unravel_index(ind.argmax(), ind.shape)
     habits = (
         f"L1 most on previous: L1H{best['head']} {best['previous']:.2f}; "
-        f"best induction score: L{l + 1}H{h + 1} {ind.max():.2f}"
+        f"best induction score: L{layer + 1}H{h + 1} {ind.max():.2f}"
     )
     abl = r["ablation"]
     worst = {
@@ -179,7 +182,7 @@ def summary(run, r):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--runs", nargs="*", help="default: every folder under toymodels/data/charmodel/"
     )

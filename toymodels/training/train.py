@@ -1,13 +1,17 @@
-"""Train toymodels/one_character/model.py in numpy: hand-written backward pass, Adam, fixed seed, resumable.
+"""Train toymodels/one_character/model.py in numpy: hand-written backward pass, Adam, fixed seed,
+resumable.
 
-    python -m toymodels.training.train                       # the reference run (27,166 parameters)
-    python -m toymodels.training.train --run NAME --d-model 64 --repeat-share 0.5 …   # a search run
+The reference run (27,166 parameters), then a search run:
+
+    python -m toymodels.training.train
+    python -m toymodels.training.train --run NAME --d-model 64 --repeat-share 0.5 …
 
 Reference recipe (the defaults): 9,000 steps, each reading 48 stretches of 64 characters drawn
 at random from the training part of the six novels; Adam (betas 0.9, 0.99, no weight decay)
 at 3e-3 with 200 steps of linear warm-up and a cosine decay to a tenth; gradients clipped to
 norm 1; seed 0. Embeddings start N(0, 1) (comparable in size to the sinusoidal position code),
-the other matrices N(0, 0.02), the two projections into the residual stream (wo, w2) N(0, 0.02/sqrt(2L)).
+the other matrices N(0, 0.02), the two projections into the residual stream (wo, w2)
+N(0, 0.02/sqrt(2L)).
 
 Levers for the induction-head search (all off in the reference recipe):
   --repeat-share P   a share P of the stretches hold a repeated passage: a stretch of the novels
@@ -63,7 +67,8 @@ def init_params(cfg, seed=0, emb_std=1.0, std=0.02, dtype=np.float32):
 
 
 def loss_and_grads(params, cfg, idx, targets, need_grads=True):
-    """Mean cross-entropy (nats) of predicting targets (B, T) from idx (B, T), and d loss / d every parameter."""
+    """Mean cross-entropy (nats) of predicting targets (B, T) from idx (B, T), and d loss / d every
+    parameter."""
     logits, c = cm.forward(params, cfg, idx, keep="train" if need_grads else False)  # (B, T, V)
     B, T, V = logits.shape
     probs = cm.softmax(logits)  # (B, T, V)
@@ -85,26 +90,29 @@ def loss_and_grads(params, cfg, idx, targets, need_grads=True):
         dhf, c["xhatf"], c["rstdf"], params["lnf.g"]
     )  # (B, T, D)
     scale = 1.0 / math.sqrt(K)
-    for l in reversed(range(cfg["n_layer"])):
-        P = lambda n: params[f"h{l}.{n}"]  # noqa: E731
-        C = lambda n: c[f"h{l}.{n}"]  # noqa: E731
+
+    def merge(a):  # (B, H, T, K) -> (B*T, H*K)
+        return a.transpose(0, 2, 1, 3).reshape(B * T, H * K)
+
+    for layer in reversed(range(cfg["n_layer"])):
+        P, C = layer_entries(params, layer), layer_entries(c, layer)
         # MLP: x_out = x_mid + gelu(ln2(x_mid) @ w1 + b1) @ w2 + b2
         dflat = dx.reshape(-1, D)  # (B*T, D)
         act = C("act").reshape(B * T, -1)  # (B*T, M)
-        g[f"h{l}.w2"] = act.T @ dflat  # (M, D)
-        g[f"h{l}.b2"] = dflat.sum(0)  # (D,)
+        g[f"h{layer}.w2"] = act.T @ dflat  # (M, D)
+        g[f"h{layer}.b2"] = dflat.sum(0)  # (D,)
         dact = dflat @ P("w2").T  # (B*T, M)
         dpre = dact * gelu_grad(C("pre").reshape(B * T, -1))  # (B*T, M)
-        g[f"h{l}.w1"] = C("ln2").reshape(B * T, D).T @ dpre  # (D, M)
-        g[f"h{l}.b1"] = dpre.sum(0)  # (M,)
+        g[f"h{layer}.w1"] = C("ln2").reshape(B * T, D).T @ dpre  # (D, M)
+        g[f"h{layer}.b1"] = dpre.sum(0)  # (M,)
         dh2 = (dpre @ P("w1").T).reshape(B, T, D)  # (B, T, D)
-        dmid, g[f"h{l}.ln2.g"], g[f"h{l}.ln2.b"] = ln_backward(
+        dmid, g[f"h{layer}.ln2.g"], g[f"h{layer}.ln2.b"] = ln_backward(
             dh2, C("xhat2"), C("rstd2"), P("ln2.g")
         )
         dx = dx + dmid  # (B, T, D) d loss / d x_mid
         # attention: x_mid = x + merge(softmax(q k^T / sqrt(K)) v) @ wo
         dflat = dx.reshape(-1, D)  # (B*T, D)
-        g[f"h{l}.wo"] = C("y").reshape(B * T, H * K).T @ dflat  # (H*K, D)
+        g[f"h{layer}.wo"] = C("y").reshape(B * T, H * K).T @ dflat  # (H*K, D)
         dy = (dflat @ P("wo").T).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
         att, q, k, v = C("att"), C("q"), C("k"), C("v")  # (B, H, T, T), (B, H, T, K) x3
         datt = dy @ v.transpose(0, 1, 3, 2)  # (B, H, T, T)
@@ -113,16 +121,15 @@ def loss_and_grads(params, cfg, idx, targets, need_grads=True):
         ds *= scale  # masked entries have att = 0
         dq = ds @ k  # (B, H, T, K)
         dk = ds.transpose(0, 1, 3, 2) @ q  # (B, H, T, K)
-        merge = lambda a: a.transpose(0, 2, 1, 3).reshape(B * T, H * K)  # noqa: E731  (B*T, H*K)
-        dq, dk, dv = merge(dq), merge(dk), merge(dv)
+        dq, dk, dv = merge(dq), merge(dk), merge(dv)  # (B*T, H*K) each
         h1 = C("ln1").reshape(B * T, D)  # (B*T, D)
-        g[f"h{l}.wq"], g[f"h{l}.wk"], g[f"h{l}.wv"] = (
+        g[f"h{layer}.wq"], g[f"h{layer}.wk"], g[f"h{layer}.wv"] = (
             h1.T @ dq,
             h1.T @ dk,
             h1.T @ dv,
         )  # (D, H*K) each
         dh1 = (dq @ P("wq").T + dk @ P("wk").T + dv @ P("wv").T).reshape(B, T, D)  # (B, T, D)
-        dres, g[f"h{l}.ln1.g"], g[f"h{l}.ln1.b"] = ln_backward(
+        dres, g[f"h{layer}.ln1.g"], g[f"h{layer}.ln1.b"] = ln_backward(
             dh1, C("xhat1"), C("rstd1"), P("ln1.g")
         )
         dx = dx + dres  # (B, T, D) d loss / d x_pre
@@ -130,6 +137,12 @@ def loss_and_grads(params, cfg, idx, targets, need_grads=True):
     np.add.at(gwte, idx.reshape(-1), dx.reshape(-1, D))
     g["wte"] = gwte
     return loss, g
+
+
+def layer_entries(store, layer):
+    """One layer's entries of STORE, looked up by their name inside the layer: for layer 1,
+    get("w2") is store["h1.w2"]."""
+    return lambda name: store[f"h{layer}.{name}"]
 
 
 def ln_backward(dy, xhat, rstd, gain):
@@ -181,7 +194,8 @@ def lr_at(step, a):
 
 
 def ship_steps(a):
-    """Steps whose float16 weights are shipped: every ckpt_every, every ckpt_dense_every inside ckpt_dense."""
+    """Steps whose float16 weights are shipped: every ckpt_every, every ckpt_dense_every inside
+    ckpt_dense."""
     lo, hi = a.ckpt_dense
     steps = {0, a.steps}
     steps |= set(range(0, a.steps + 1, a.ckpt_every))
@@ -221,7 +235,7 @@ def recipe_of(a):
 
 
 def parser():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--run", default="reference", help="name: checkpoints go to toymodels/data/charmodel/RUN/"
     )
@@ -298,7 +312,10 @@ def save_state(path, params, m, v, step, a):
 def load_state(path):
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(str(z["__meta__"]))
-        grab = lambda pre: {n[2:]: z[n] for n in z.files if n.startswith(pre)}  # noqa: E731
+
+        def grab(pre):
+            return {n[2:]: z[n] for n in z.files if n.startswith(pre)}
+
         return meta, grab("p:"), grab("m:"), grab("v:")
 
 
@@ -347,7 +364,8 @@ def train(a, train_data=None, valid_data=None, log=print):
     manifest.setdefault("steps", [])
     manifest.setdefault("log", [])
     log(
-        f"{a.run}: {cm.n_params(params):,d} parameters, {a.steps} steps of {a.batch} x {a.ctx} characters"
+        f"{a.run}: {cm.n_params(params):,d} parameters, "
+        f"{a.steps} steps of {a.batch} x {a.ctx} characters"
     )
     b1, b2, eps = 0.9, a.beta2, 1e-8
     t0, t_last, ema = time.time(), time.time(), None
