@@ -454,6 +454,30 @@ def test_switching_models_says_how_they_differ(chapter):
 
 
 @pytest.mark.browser
+def test_a_link_with_old_field_names_opens_the_same_view_and_is_rewritten(page, base_url):
+    """Links shared before the fields were renamed (sel, off, run) still work; the URL then
+    holds only the new names, and junk is dropped."""
+    old = "char-model.sel=3&char-model.off=2.3&char-model.run=reference&char-model.junk=%3Cb%3E"
+    open_ready(page, f"{base_url}one-character.html?kv-cache.layers=12&{old}")
+    wait_state(page, character="3", pulled_out="2.3", model="reference")
+    query = parse_qs(urlparse(page.url).query)
+    assert sorted(k for k in query if k.startswith("char-model.")) == [
+        "char-model.character",
+        "char-model.model",
+        "char-model.pulled_out",
+    ]
+    assert query["kv-cache.layers"] == ["12"]  # another figure's fields are its own
+    assert page.get_attribute("[data-fk='off-2.3']", "aria-pressed") == "true"
+    assert (
+        page.get_attribute("[data-slot=numbers] [data-fk='numbers-c3']", "aria-pressed") == "true"
+    )
+    assert np.allclose(
+        drawn_probs(page), cpython_probs("reference", None, TEXT, [(1, 2)]), atol=1e-5
+    )
+    page.watch.clean()
+
+
+@pytest.mark.browser
 def test_kv_cache_gpt3_preset(chapter):
     page = chapter
     page.click("#kv-cache [data-fk='preset-gpt3']")

@@ -20,14 +20,17 @@ def merge(defaults, state, aliases=None, *, strip=False):
     """The reader's state over DEFAULTS: every default field, as a string, in DEFAULTS' order.
 
     STATE may hold anything (it comes from the address bar): a field named in ALIASES is read
-    under its new name (the new name wins if both are given), None counts as not given, any
-    other field is dropped, and every value becomes a string (stripped if STRIP). Checking the
-    values is the figure's own work.
+    under its new name, None counts as not given, any other field is dropped, and every value
+    becomes a string (stripped if STRIP). Checking the values is the figure's own work.
+
+    Given both, a field's old name wins over its new one: the page writes only new names, so
+    an old one comes from a link shared before the rename and asks for that view, while the
+    new one beside it is the page's starting state, which the page sends along with it.
     """
     given = state if isinstance(state, Mapping) else {}
     renamed = aliases or {}
     merged = dict(defaults)
-    for key in sorted(given, key=lambda key: key in defaults):  # a field's new name comes last
+    for key in sorted(given, key=lambda key: key in renamed):  # old names last, so they win
         name = renamed.get(key, key) if isinstance(key, str) else None
         text = _text(given[key]) if name in defaults else None
         if text is not None:
