@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from toymodels.page import cells
+from toymodels.page import figure as contract
 
 from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .markup import Prose
@@ -63,7 +64,17 @@ def call_figure(rel, line, model, fid, state, root):
         result = fn(state, fid)
     except Exception as e:
         raise AuthorError(rel, line, f"figure '{model}' failed: {type(e).__name__}: {e}") from None
-    if result.get("error"):
+    try:
+        contract.check(result)
+    except ValueError as e:
+        raise AuthorError(
+            rel,
+            line,
+            f"figure '{model}' returned {e}; a figure returns "
+            "toymodels.page.figure.result(html, state, slots=..., summary=...) "
+            "or failure(state, error)",
+        ) from None
+    if result["error"]:
         raise AuthorError(rel, line, f"figure '{model}' rejected its state: {result['error']}")
     return module, result
 

@@ -88,15 +88,13 @@ def test_scores_weights_and_head_output_by_hand():
 
 
 def test_ablation_and_checkpoints_in_the_figure_match_the_model():
-    html = fig.render({"text": TEXT, "off": "2.3,1.1"})["html"]
+    html = fig.render({"text": TEXT, "pulled_out": "2.3,1.1"})["html"]
     assert np.allclose(
         drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (0, 0)]), atol=1e-7
     )
-    r = fig.render(
-        {"text": TEXT, "at": "9", "at_run": lab.DEFAULT_RUN}
-    )  # the drum's tenth checkpoint
+    r = fig.render({"text": TEXT, "drum": "9", "drum_model": lab.DEFAULT_RUN})  # tenth checkpoint
     step = lab.steps(lab.DEFAULT_RUN)[9]
-    assert r["state"]["step"] == str(step) and r["state"]["at"] == ""
+    assert r["state"]["step"] == str(step) and r["state"]["drum"] == ""
     assert np.allclose(
         drawn_probs(r["html"]), cpython_probs(lab.DEFAULT_RUN, step, TEXT), atol=1e-7
     )
@@ -182,20 +180,20 @@ def test_state_is_kept_as_typed_and_clamped():
     r = fig.render(
         {
             "text": "The Queen!",
-            "sel": "99",
-            "lh": "7.7",
-            "off": "2.3,9.9,x",
-            "run": "nope",
+            "character": "99",
+            "head": "7.7",
+            "pulled_out": "2.3,9.9,x",
+            "model": "nope",
             "step": "1234",
         }
     )
     s = r["state"]
     assert (
         s["text"] == "The Queen!"
-        and s["run"] == lab.DEFAULT_RUN
-        and s["off"] == "2.3"
-        and s["lh"] == ""
-        and s["sel"] == ""
+        and s["model"] == lab.DEFAULT_RUN
+        and s["pulled_out"] == "2.3"
+        and s["head"] == ""
+        and s["character"] == ""
     )
     assert s["step"] == str(lab.nearest_step(lab.DEFAULT_RUN, 1234)) and r["error"] is None
     assert "“T”, “Q”, “!”" in r["html"] and 'value="The Queen!"' in r["html"]
@@ -214,12 +212,12 @@ def test_state_is_kept_as_typed_and_clamped():
     evil = "<img src=x onerror=alert(1)>"
     for r in (
         fig.render({"text": evil}),
-        fig.render({"text": "ab", "run": evil, "off": evil, "lh": evil, "step": evil}),
+        fig.render({"text": "ab", "model": evil, "pulled_out": evil, "head": evil, "step": evil}),
     ):
         assert all("<img" not in html for html in [r["html"], *r["slots"].values()])
-    for field in ("sel", "copy", "step", "at"):  # a URL may hold a number of any length
+    for field in ("character", "nonsense", "step", "drum"):  # a URL may hold a number of any length
         assert fig.render({"text": TEXT, field: "9" * 5000})["error"] is None
-    assert fig.render({"text": TEXT, "sel": "007"})["state"]["sel"] == "7"
+    assert fig.render({"text": TEXT, "character": "007"})["state"]["character"] == "7"
     wrote = fig.render({"text": TEXT, "write": "1"})["state"]
     assert (
         wrote["text"].startswith(TEXT)
@@ -244,9 +242,9 @@ def test_state_is_kept_as_typed_and_clamped():
 
 
 def test_switching_models_keeps_a_step_they_share_or_the_nearest():
-    s = fig.render({"run": "reference-repeats", "step": "4600"})["state"]
+    s = fig.render({"model": "reference-repeats", "step": "4600"})["state"]
     assert s["step"] == "4600"
-    moved = fig.render({**s, "run": lab.DEFAULT_RUN})["state"]
+    moved = fig.render({**s, "model": lab.DEFAULT_RUN})["state"]
     assert (
         moved["step"]
         == str(min(lab.steps(lab.DEFAULT_RUN), key=lambda x: (abs(x - 4600), x)))
@@ -254,13 +252,15 @@ def test_switching_models_keeps_a_step_they_share_or_the_nearest():
     )
     # a drum position sent for one model is not read against another model's checkpoints
     assert (
-        fig.render({"run": lab.DEFAULT_RUN, "at": "3", "at_run": "reference-repeats"})["state"][
-            "step"
-        ]
+        fig.render({"model": lab.DEFAULT_RUN, "drum": "3", "drum_model": "reference-repeats"})[
+            "state"
+        ]["step"]
         == ""
     )
     assert (
-        fig.render({"run": lab.DEFAULT_RUN, "at": "3", "at_run": lab.DEFAULT_RUN})["state"]["step"]
+        fig.render({"model": lab.DEFAULT_RUN, "drum": "3", "drum_model": lab.DEFAULT_RUN})["state"][
+            "step"
+        ]
         == "300"
     )
 
@@ -368,7 +368,7 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
     assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, known), atol=1e-5)
     # one attention row: the weights of the chosen head for the selected character
     page.click("[data-slot=scores] [data-fk='scores-h1.2']")
-    wait_state(page, lh="1.2")
+    wait_state(page, head="1.2")
     row = page.eval_on_selector_all(
         "[data-slot=weights] td[data-w]", "els => els.map(e => +e.dataset.w)"
     )
@@ -381,7 +381,7 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
 def test_ablation_in_the_page_matches_python(chapter):
     page = chapter
     page.click("[data-fk='off-2.3']")
-    wait_state(page, off="2.3")
+    wait_state(page, pulled_out="2.3")
     assert np.allclose(
         drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2)]), atol=1e-5
     )
@@ -390,7 +390,7 @@ def test_ablation_in_the_page_matches_python(chapter):
     assert f"{100 * demo['p_want']:.1f}%" in page.text_content("[data-slot=copying] .mh-out")
     page.keyboard.press("ArrowRight")  # focus stays on the toggles after the redraw
     page.keyboard.press("Enter")
-    wait_state(page, off="2.3,2.4")
+    wait_state(page, pulled_out="2.3,2.4")
     assert np.allclose(
         drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, TEXT, [(1, 2), (1, 3)]), atol=1e-5
     )
@@ -439,18 +439,42 @@ def test_drum_loads_another_checkpoint_lazily_and_says_so(browser, base_url):
 def test_switching_models_says_how_they_differ(chapter):
     page = chapter
     page.click("[data-fk='run-reference']")
-    wait_state(page, run="reference")
+    wait_state(page, model="reference")
     assert "never learned to copy" in page.inner_text("#char-model .cm-story")
     assert "Austen's novels only" in page.inner_text("#char-model .cm-story")
     assert np.allclose(drawn_probs(page), cpython_probs("reference", None, TEXT), atol=1e-5)
     end = lab.evaluation()["runs"]["reference"]["checkpoints"][-1]["copying"]
     assert f"{100 * end:.1f}%" in page.text_content("[data-slot=copying]")
     page.click("[data-fk='run-induction']")
-    wait_state(page, run="induction")
+    wait_state(page, model="induction")
     assert "103,454 parameters" in page.inner_text("#char-model .cm-size")
     assert np.allclose(drawn_probs(page), cpython_probs("induction", None, TEXT), atol=1e-5)
     open_ready(page, page.url)  # the state comes back from the URL
     page.wait_for_selector("#char-model .cm-size:has-text('103,454 parameters')")
+
+
+@pytest.mark.browser
+def test_a_link_with_old_field_names_opens_the_same_view_and_is_rewritten(page, base_url):
+    """Links shared before the fields were renamed (sel, off, run) still work; the URL then
+    holds only the new names, and junk is dropped."""
+    old = "char-model.sel=3&char-model.off=2.3&char-model.run=reference&char-model.junk=%3Cb%3E"
+    open_ready(page, f"{base_url}one-character.html?kv-cache.layers=12&{old}")
+    wait_state(page, character="3", pulled_out="2.3", model="reference")
+    query = parse_qs(urlparse(page.url).query)
+    assert sorted(k for k in query if k.startswith("char-model.")) == [
+        "char-model.character",
+        "char-model.model",
+        "char-model.pulled_out",
+    ]
+    assert query["kv-cache.layers"] == ["12"]  # another figure's fields are its own
+    assert page.get_attribute("[data-fk='off-2.3']", "aria-pressed") == "true"
+    assert (
+        page.get_attribute("[data-slot=numbers] [data-fk='numbers-c3']", "aria-pressed") == "true"
+    )
+    assert np.allclose(
+        drawn_probs(page), cpython_probs("reference", None, TEXT, [(1, 2)]), atol=1e-5
+    )
+    page.watch.clean()
 
 
 @pytest.mark.browser

@@ -147,4 +147,4 @@ def test_figure_state_rejects_unicode_digits():
     assert render({"word": "²"})["state"]["word"] == "7"
     from toymodels.split_attend.figure import render as render_split
 
-    assert render_split({"step": "mix", "cell": "²,1"})["state"]["cell"] == ""
+    assert render_split({"step": "mix", "output_cell": "²,1"})["state"]["output_cell"] == ""

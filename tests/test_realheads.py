@@ -388,9 +388,9 @@ def test_figure_defaults_and_state(fresh_cache):
         assert f'data-head="{h + 1}" data-label="{labels[0][h]}"' in r["html"]
         assert fig.esc(rh.summary(d, 0, h, labels[0][h], per[0][h])) in r["html"]
     assert "style=" not in r["html"] and "<script" not in r["html"]
-    # the model view's pick opens that layer with the head enlarged, then clears itself
-    r = fig.render({"view": "model", "pick": "4.11", "sentence": "puff"})
-    assert (r["state"]["layer"], r["state"]["head"], r["state"]["view"], r["state"]["pick"]) == (
+    # the model view's enlarge opens that layer with the head enlarged, then clears itself
+    r = fig.render({"view": "model", "enlarge": "4.11", "sentence": "puff"})
+    assert (r["state"]["layer"], r["state"]["head"], r["state"]["view"], r["state"]["enlarge"]) == (
         "4",
         "11",
         "layer",
@@ -417,7 +417,7 @@ def test_figure_defaults_and_state(fresh_cache):
         "view": "layer",
     }
     assert "<b>" not in r["html"]
-    r = fig.render({"layer": "²", "head": "٣", "token": "cat:²", "pick": "².1"})
+    r = fig.render({"layer": "²", "head": "٣", "token": "cat:²", "enlarge": "².1"})
     assert (r["state"]["layer"], r["state"]["head"], r["state"]["token"]) == ("1", "", "cat:8")
     m = fig.render({"view": "model"})["html"]
     assert m.count('class="rh-mini"') == 72 and m.count('<span class="sr">Head 1.') == 12

@@ -102,13 +102,16 @@ def test_editing_weights_and_presets():
     }
     out = render(state)
     assert out["state"]["preset"] == "custom" and out["error"] is None
-    assert render({"preset": "custom", "w": out["state"]["w"]})["summary"] == render({})["summary"]
+    assert (
+        render({"preset": "custom", "weights": out["state"]["weights"]})["summary"]
+        == render({})["summary"]
+    )
     assert (
         render({**state, "q1_00": "abc"})["error"]
         == "Each weight must be a number, such as 1.5 or −2."
     )
     assert render({**state, "q1_00": "99"})["error"] == "Keep each weight between −20 and 20."
-    assert render({"preset": "custom", "w": "1,2"})["state"]["preset"] == "designed"
+    assert render({"preset": "custom", "weights": "1,2"})["state"]["preset"] == "designed"
 
 
 def test_cells_share_a_namespace_and_report_errors():

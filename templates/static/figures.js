@@ -21,14 +21,19 @@ function readURLState(fid) {
   return out;
 }
 
+// The URL holds each figure's current state, as Python normalised it, and nothing else: every
+// FIGURE.* parameter that is not one of its fields now differing from the starting state goes
+// (a field's old name from a link shared before it was renamed, junk typed into the address
+// bar, a field back at its start), then those fields are written, in place if already there.
 function writeURLState() {
   const params = new URLSearchParams(location.search);
   for (const fig of figures.values()) {
-    for (const key of Object.keys({ ...fig.initial, ...fig.state })) {
-      const name = `${fig.id}.${key}`;
-      if (fig.state[key] !== undefined && fig.state[key] !== fig.initial[key]) params.set(name, fig.state[key]);
-      else params.delete(name);
+    const prefix = `${fig.id}.`;
+    const shown = (key) => Object.hasOwn(fig.state, key) && fig.state[key] !== fig.initial[key];
+    for (const name of [...params.keys()]) {
+      if (name.startsWith(prefix) && !shown(name.slice(prefix.length))) params.delete(name);
     }
+    for (const [key, value] of Object.entries(fig.state)) if (shown(key)) params.set(prefix + key, value);
   }
   const query = params.toString();
   history.replaceState(history.state, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);

@@ -7,6 +7,7 @@ the reader's browser calls the same function under Pyodide on every tap.
 
 import numpy as np
 
+from ..page.figure import failure, merge, result
 from ..page.html import attrs, esc, level, num, state_button
 
 SENTENCE = "The cat sat on the mat"
@@ -34,19 +35,18 @@ def first_word_head(n, strength=STRENGTH):
 
 def normalise(state):
     """Fill in defaults, check every field; -> (state, words, error)."""
-    given = {k: str(v) for k, v in (state or {}).items() if k in DEFAULTS}
-    s = {**DEFAULTS, **given}
-    words = s["sentence"].split()
-    s["sentence"] = " ".join(words)
+    state = merge(DEFAULTS, state)  # every field of DEFAULTS, as a string; nothing else
+    words = state["sentence"].split()
+    state["sentence"] = " ".join(words)
     if not words:
-        return s, words, "Type a sentence with at least one word."
+        return state, words, "Type a sentence with at least one word."
     if len(words) > MAX_WORDS:
-        return s, words, (f"Use at most {MAX_WORDS} words; this sentence has {len(words)}.")
-    if s["view"] not in CHOICES["view"]:
-        s["view"] = DEFAULTS["view"]
-    if s["word"] not in [str(j) for j in range(len(words))]:
-        s["word"] = str(min(int(DEFAULTS["word"]), len(words) - 1))
-    return s, words, None
+        return state, words, f"Use at most {MAX_WORDS} words; this sentence has {len(words)}."
+    if state["view"] not in CHOICES["view"]:
+        state["view"] = DEFAULTS["view"]
+    if state["word"] not in [str(j) for j in range(len(words))]:
+        state["word"] = str(min(int(DEFAULTS["word"]), len(words) - 1))
+    return state, words, None
 
 
 def summary(words, w, i):
@@ -62,33 +62,27 @@ def summary(words, w, i):
 
 def render(state=None, fid="first-word"):
     """State in; the figure's html, slots, state, error and summary out."""
-    s, words, error = normalise(state)
+    state, words, error = normalise(state)
     if error:
-        return {"html": None, "slots": {}, "state": s, "error": error, "summary": ""}
+        return failure(state, error)
     scores, _, w = first_word_head(len(words))
-    i = int(s["word"])
+    i = int(state["word"])
     text = summary(words, w, i)
     html = (
-        _form(s, fid)
+        _form(state, fid)
         + _word_buttons(words, i)
-        + _grid(words, scores, w, i, s["view"])
+        + _grid(words, scores, w, i, state["view"])
         + f'<p class="mh-summary">{esc(text)}</p>'
     )
-    return {
-        "html": html,
-        "slots": {"row": _row(words, w, i)},
-        "state": s,
-        "error": None,
-        "summary": text,
-    }
+    return result(html, state, slots={"row": _row(words, w, i)}, summary=text)
 
 
-def _form(s, fid):
+def _form(state, fid):
     return (
         '<div class="mh-controls"><form class="mh-sentence" data-state-form>'
         f'<label for="{esc(fid)}-sentence">Sentence</label>'
         f'<input type="text" name="sentence" id="{esc(fid)}-sentence" data-fk="sentence"'
-        f' value="{esc(s["sentence"])}" maxlength="200" autocomplete="off">'
+        f' value="{esc(state["sentence"])}" maxlength="200" autocomplete="off">'
         '<button type="submit" data-fk="update">Update</button></form></div>'
     )
 
@@ -104,34 +98,31 @@ def _word_buttons(words, i):
     )
 
 
-def _grid(words, scores, w, i, view):
-    """Rows look back, columns are looked at; a tap on a row chooses its word."""
+def _grid(words, scores, w, chosen, view):
+    """Row i is word i looking back, column j a word it looks at; a tap on a row chooses it."""
     head = "".join(f'<th scope="col"><span>{esc(word)}</span></th>' for word in words)
     rows = []
-    for r, word in enumerate(words):
+    for i, word in enumerate(words):
         cells = []
-        for c in range(len(words)):
-            if c > r and view != "scores":
+        for j in range(len(words)):
+            if j > i and view != "scores":
                 cls, text, tip = "c masked", "", "masked"
             elif view == "softmax":
-                cls, text, tip = f"c {level(w[r, c])}", "", f"{100 * w[r, c]:.1f}%"
+                cls, text, tip = f"c {level(w[i, j])}", "", f"{100 * w[i, j]:.1f}%"
             else:
-                cls, text = "c num" + (" future" if c > r else ""), num(scores[r, c], 1)
-                tip = "score " + num(scores[r, c])
-            tab = "0" if (r, c) == (i, 0) else "-1"
+                cls, text = "c num" + (" future" if j > i else ""), num(scores[i, j], 1)
+                tip = "score " + num(scores[i, j])
+            tab = "0" if (i, j) == (chosen, 0) else "-1"
             cells.append(
-                f'<td class="{cls}" tabindex="{tab}" data-fk="g{r}-{c}">{text}'
-                f'<span class="tip">{esc(word)} → {esc(words[c])}: {tip}</span></td>'
+                f'<td class="{cls}" tabindex="{tab}" data-fk="g{i}-{j}">{text}'
+                f'<span class="tip">{esc(word)} → {esc(words[j])}: {tip}</span></td>'
             )
-        rows.append(
-            f"<tr{attrs(class_='sel' if r == i else None, data_key='word', data_value=str(r))}>"
-            f'<th scope="row">{esc(word)}</th>{"".join(cells)}</tr>'
-        )
-    label = {"scores": "scores", "mask": "scores after the mask", "softmax": "shares of attention"}[
-        view
-    ]
+        row = attrs(class_="sel" if i == chosen else None, data_key="word", data_value=str(i))
+        rows.append(f'<tr{row}><th scope="row">{esc(word)}</th>{"".join(cells)}</tr>')
+    label = {"scores": "scores", "mask": "scores after the mask", "softmax": "shares of attention"}
     return (
-        f'<table class="mh-grid" data-roving="grid"><caption class="sr">First-word head, {label}</caption>'
+        '<table class="mh-grid" data-roving="grid">'
+        f'<caption class="sr">First-word head, {label[view]}</caption>'
         f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
@@ -139,8 +130,8 @@ def _grid(words, scores, w, i, view):
 def _row(words, w, i):
     """Slot "row": the chosen word's shares as a table, elsewhere on the page."""
     rows = "".join(
-        f'<tr><th scope="row">{esc(words[c])}</th><td>{100 * w[i, c]:.1f}%</td></tr>'
-        for c in range(i + 1)
+        f'<tr><th scope="row">{esc(words[j])}</th><td>{100 * w[i, j]:.1f}%</td></tr>'
+        for j in range(i + 1)
     )
     return (
         f'<table class="mh-shares"><caption>Shares for “{esc(words[i])}”</caption>'
@@ -158,9 +149,9 @@ def check_strength(env):
         return False, "Each row of w should add up to 1; compute w with first_word_head."
     last = w[-1, 0]
     if last < 0.9:
-        return (
-            False,
-            f"The last word gives the first word {100 * last:.1f}%; raise the strength until it reaches 90%.",
+        return False, (
+            f"The last word gives the first word {100 * last:.1f}%; "
+            "raise the strength until it reaches 90%."
         )
     return True, (
         f"Right: the last word now gives the first word {100 * last:.1f}%. The other words all "

@@ -95,7 +95,8 @@ def weights():
 
 
 def causal_attention(q, k):
-    """Scores (T, T), causal mask (T, T) bool, and softmax weights (T, T) with masked cells exactly 0."""
+    """Scores (T, T), causal mask (T, T) bool, and softmax weights (T, T) with masked cells
+    exactly 0."""
     T = q.shape[0]
     scores = q @ k.T / np.sqrt(q.shape[1])  # (T, T)
     mask = np.tril(np.ones((T, T), dtype=bool))  # True where j <= i

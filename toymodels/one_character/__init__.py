@@ -1,1 +1,2 @@
-"""Chapter "One character at a time": the trained character model, its figure, pictures, prose values and the KV cache."""
+"""Chapter "One character at a time": the trained character model, its figure, pictures, prose
+values and the KV cache."""

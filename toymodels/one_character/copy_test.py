@@ -13,7 +13,8 @@ COPY_SEED = 2017
 
 
 def nonsense(rng, period_range=(16, 32), word_range=(1, 7)):
-    """Random nonsense of a length drawn from PERIOD_RANGE: random letters, words of random length."""
+    """Random nonsense of a length drawn from PERIOD_RANGE: random letters, words of random
+    length."""
     n = int(rng.integers(period_range[0], period_range[1] + 1))
     out = []
     while len(out) < n:

@@ -40,10 +40,16 @@ def bars(probs, vocab, top=5):
         p = float(probs[i])
         bh = p * (base - 18)
         x = i * w
-        body.append(
-            f"<rect{attrs(class_='bar top' if i in best else 'bar', x=x + 3, y=f'{base - bh:.2f}', width=w - 6, height=f'{bh:.2f}', data_ch=ch, data_p=repr(p))}>"
-            f"<title>{esc(show_char(ch))}: {100 * p:.1f}%</title></rect>"
+        bar = attrs(
+            class_="bar top" if i in best else "bar",
+            x=x + 3,
+            y=f"{base - bh:.2f}",
+            width=w - 6,
+            height=f"{bh:.2f}",
+            data_ch=ch,
+            data_p=repr(p),
         )
+        body.append(f"<rect{bar}><title>{esc(show_char(ch))}: {100 * p:.1f}%</title></rect>")
         body.append(
             f'<text class="tick" x="{x + w / 2}" y="{base + 16}">{esc(show_char(ch))}</text>'
         )
@@ -64,7 +70,8 @@ def cells_by_class(cells):
 
 
 def strip(values, label):
-    """A vector as a row of cells coloured by size and sign, over a lane of bars up (positive) or down (negative)."""
+    """A vector as a row of cells coloured by size and sign, over a lane of bars up (positive) or
+    down (negative)."""
     n = len(values)
     cw = max(7, 448 // n)
     ch, lane = 16, 24  # colour row, then the bar lane with its baseline in the middle
@@ -105,7 +112,8 @@ def needles(act, label):
         )
     body = (
         f'<line class="axis" x1="0" y1="{mid}" x2="{n * gap}" y2="{mid}"/>'
-        f'<path class="needle pos" d="{"".join(up)}"/><path class="needle neg" d="{"".join(down)}"/>'
+        f'<path class="needle pos" d="{"".join(up)}"/>'
+        f'<path class="needle neg" d="{"".join(down)}"/>'
     )
     on = int((act > 0.5).sum())
     return svg(
@@ -123,7 +131,7 @@ def grid(att, first, sel, label, cell=7):
     lv = levels(att)  # (n, n) colour class numbers
     cells = [
         (f"l{lv[i, j]}", j * cell, i * cell, cell, cell)
-        for i, j in zip(*np.tril_indices(n))
+        for i, j in zip(*np.tril_indices(n), strict=True)
         if lv[i, j] != 1
     ]
     under = (
@@ -133,9 +141,8 @@ def grid(att, first, sel, label, cell=7):
     )
     body = [under, cells_by_class(cells)]  # the lightest level is the whole triangle beneath
     if first <= sel < first + n:
-        body.append(
-            f'<rect class="rowmark" x="0" y="{(sel - first) * cell}" width="{n * cell}" height="{cell}"/>'
-        )
+        row = f'x="0" y="{(sel - first) * cell}" width="{n * cell}" height="{cell}"'
+        body.append(f'<rect class="rowmark" {row}/>')
     body.append(f'<path class="frame" d="M0 0 H{n * cell} V{n * cell} H0 Z"/>')
     return svg(n * cell, n * cell, label, "".join(body), "mh-svg mh-mini")
 
@@ -144,18 +151,24 @@ def plot(points, step, last, width=560, height=200):
     """Held-out bits (solid) and copying (dashed) over training, with the current step marked."""
     left, right, top, bottom = 44, 48, 12, 30
     iw, ih = width - left - right, height - top - bottom
-    x = lambda s: left + iw * s / last  # noqa: E731
-    yb = lambda b: top + ih * (5.0 - b) / 3.5  # noqa: E731  bits 1.5 … 5 upwards
-    yc = lambda c: top + ih * (1.0 - c)  # noqa: E731  copying 0 … 100%
+
+    def x(s):
+        return left + iw * s / last
+
+    def yb(b):  # bits 1.5 … 5 upwards
+        return top + ih * (5.0 - b) / 3.5
+
+    def yc(c):  # copying 0 … 100%
+        return top + ih * (1.0 - c)
+
     bits = " ".join(f"{x(p['step']):.1f},{yb(p['valid_bits']):.1f}" for p in points)
     copy = " ".join(f"{x(p['step']):.1f},{yc(p['copying']):.1f}" for p in points)
     body = [f'<path class="frame" d="M{left} {top} V{top + ih} H{left + iw} V{top}"/>']
     for b in (2, 3, 4, 5):
         body.append(f'<text class="tick end" x="{left - 5}" y="{yb(b) + 4:.1f}">{b}</text>')
     for c in (0, 0.5, 1):
-        body.append(
-            f'<text class="tick start" x="{left + iw + 5}" y="{yc(c) + 4:.1f}">{int(c * 100)}%</text>'
-        )
+        at = f'x="{left + iw + 5}" y="{yc(c) + 4:.1f}"'
+        body.append(f'<text class="tick start" {at}>{int(c * 100)}%</text>')
     for s in range(0, last + 1, 1000 if last <= 10000 else 3000):
         body.append(f'<text class="tick" x="{x(s):.1f}" y="{top + ih + 16}">{s:,}</text>')
     body += [
@@ -166,7 +179,8 @@ def plot(points, step, last, width=560, height=200):
     body += [
         f'<line class="now" x1="{x(step):.1f}" y1="{top}" x2="{x(step):.1f}" y2="{top + ih}"/>',
         f'<circle class="dot bits" cx="{x(step):.1f}" cy="{yb(now["valid_bits"]):.1f}" r="4"/>',
-        f'<rect class="dot copy" x="{x(step) - 4:.1f}" y="{yc(now["copying"]) - 4:.1f}" width="8" height="8"/>',
+        f'<rect class="dot copy" x="{x(step) - 4:.1f}" y="{yc(now["copying"]) - 4:.1f}" '
+        'width="8" height="8"/>',
     ]
     label = (
         f"Training: held-out bits per character fall from {points[0]['valid_bits']:.2f} to "
@@ -198,9 +212,8 @@ def architecture(cfg, anchors):
         ("out", f"read-out: {V} scores → probabilities", anchors["predict"]),
     ]
     w, bh, gap = 400, 30, 12
-    body = [
-        f'<line class="stream" x1="20" y1="{bh / 2}" x2="20" y2="{len(rows) * (bh + gap) - gap - bh / 2}"/>'
-    ]
+    bottom = len(rows) * (bh + gap) - gap - bh / 2
+    body = [f'<line class="stream" x1="20" y1="{bh / 2}" x2="20" y2="{bottom}"/>']
     for i, (kind, text, href) in enumerate(rows):
         y = i * (bh + gap)
         box = (
@@ -230,7 +243,7 @@ def lengths(parts, label):
     w, bh, lw = 520, 18, 170
     top = max(sizes) or 1.0
     body = []
-    for i, (name, size) in enumerate(zip(names, sizes)):
+    for i, (name, size) in enumerate(zip(names, sizes, strict=True)):
         y = i * (bh + 4)
         bw = (w - lw - 50) * size / top
         body.append(

@@ -1,32 +1,49 @@
-"""Figure "One character at a time": the trained character model, live, cut open, ablated and replayed.
+"""Figure "One character at a time": the trained character model, live, cut open, ablated and
+replayed.
 
 The figure itself is the live prediction (section 1); its slots are the chapter's other
 sections, so one state drives them all and lives in the URL:
-  run    which shipped model (char_lab.RUNS)       step   its checkpoint ("" = the last)
-  text   what the reader typed (kept as typed)     sel    the selected character ("" = the last)
-  lh     the head of sections 3-5, "L.H" ("" = the last layer's strongest copier)
-  off    heads pulled out, "L.H,L.H"               copy   the nonsense pair's seed (0 = the chapter's)
-  at, at_run, write   one-shot requests: the drum's position (an index into at_run's checkpoints),
-         write on (any value).
-The build pre-renders the defaults; the browser calls this same function under Pyodide.
+  model       which shipped model (lab.RUNS)
+  step        its checkpoint ("" = the last)
+  text        what the reader typed (kept as typed)
+  character   the selected character ("" = the last)
+  head        the head of sections 3-5, "L.H" ("" = the last layer's strongest copier)
+  pulled_out  heads pulled out, "L.H,L.H"
+  nonsense    the nonsense pair's seed (0 = the chapter's)
+  drum, drum_model, write   one-shot requests: the drum's position (an index into
+              drum_model's checkpoints), write on (any value).
+Links shared before the fields had these names use run, sel, lh, off, copy, at and at_run
+(ALIASES). The build pre-renders the defaults; the browser calls this same function under
+Pyodide.
 """
 
-from ..page.html import attrs, esc, level, num, pct, state_button, tenths, whole
+from ..many_heads.sizes import GPT3
+from ..page.figure import merge, result
+from ..page.html import attrs, esc, level, num, pct, quoted, state_button, tenths, whole
 from ..split_attend import param_count
 from . import draw, lab
 from . import model as cm
 
 DEFAULTS = {
-    "run": lab.DEFAULT_RUN,
+    "model": lab.DEFAULT_RUN,
     "step": "",
     "text": "the queen. the qu",
-    "sel": "",
-    "lh": "",
-    "off": "",
-    "copy": "0",
-    "at": "",
-    "at_run": "",
+    "character": "",
+    "head": "",
+    "pulled_out": "",
+    "nonsense": "0",
+    "drum": "",
+    "drum_model": "",
     "write": "",
+}
+ALIASES = {  # the names of links shared before
+    "run": "model",
+    "sel": "character",
+    "lh": "head",
+    "off": "pulled_out",
+    "copy": "nonsense",
+    "at": "drum",
+    "at_run": "drum_model",
 }
 MAX_TYPED = 200  # the text box keeps this much, known characters or not
 WRITE_ON = 24  # characters per press of "Write on"
@@ -59,20 +76,22 @@ RUN_NAMES = {
 
 
 def _pairs(text, L, H):
+    """'2.3,1.1' -> [(1, 1), (2, 3)]: the (layer, head) pairs named, 1-based, that exist."""
     out = set()
     for part in str(text).split(","):
-        l, _, h = part.partition(".")
-        if 1 <= (whole(l, 9) or 0) <= L and 1 <= (whole(h, 9) or 0) <= H:
-            out.add((int(l), int(h)))
+        layer, _, head = part.partition(".")
+        if 1 <= (whole(layer, 9) or 0) <= L and 1 <= (whole(head, 9) or 0) <= H:
+            out.add((int(layer), int(head)))
     return sorted(out)
 
 
-def _off_text(pairs):
-    return ",".join(f"{l}.{h}" for l, h in sorted(pairs))
+def _pairs_text(pairs):
+    return ",".join(f"{layer}.{head}" for layer, head in sorted(pairs))
 
 
-def q(ch):
-    return f"“{draw.show_char(ch)}”"
+def quoted_char(ch):
+    """A character in curly quotes, a space shown as '␣'."""
+    return quoted(draw.show_char(ch))
 
 
 SPOKEN = {" ": "space", ".": "full stop", ",": "comma", "'": "apostrophe"}
@@ -87,529 +106,615 @@ def shown(ch):
     """A character as markup: what the eye needs, and its name for a screen reader."""
     if ch not in SPOKEN:
         return esc(ch)
-    return f'<span aria-hidden="true">{esc(draw.show_char(ch))}</span><span class="sr">{SPOKEN[ch]}</span>'
+    return (
+        f'<span aria-hidden="true">{esc(draw.show_char(ch))}</span>'
+        f'<span class="sr">{SPOKEN[ch]}</span>'
+    )
 
 
 def normalise(state):
     """Defaults filled in, one-shots carried out, every field clamped -> (state, view)."""
-    s = {**DEFAULTS, **{k: str(v) for k, v in (state or {}).items() if k in DEFAULTS}}
-    if s["run"] not in lab.RUNS:
-        s["run"] = DEFAULTS["run"]
-    steps = lab.steps(s["run"])
-    at = whole(s["at"], 9)
-    if (
-        at is not None and at < len(steps) and s["at_run"] == s["run"]
-    ):  # a drum move made for another model is void
-        s["step"] = str(steps[at])
-    step = whole(s["step"], 9)
-    step = steps[-1] if step is None else lab.nearest_step(s["run"], step)
-    s["step"], s["at"], s["at_run"] = ("" if step == steps[-1] else str(step)), "", ""
-    params, cfg = lab.checkpoint(s["run"], step)
+    state = merge(DEFAULTS, state, ALIASES)
+    if state["model"] not in lab.RUNS:
+        state["model"] = DEFAULTS["model"]
+    run = state["model"]
+    steps = lab.steps(run)
+    drum = whole(state["drum"], 9)
+    if drum is not None and drum < len(steps) and state["drum_model"] == run:
+        state["step"] = str(steps[drum])  # a drum move made for another model is void
+    step = whole(state["step"], 9)
+    step = steps[-1] if step is None else lab.nearest_step(run, step)
+    state["step"] = "" if step == steps[-1] else str(step)
+    state["drum"], state["drum_model"] = "", ""
+    params, cfg = lab.checkpoint(run, step)
     L, H = cfg["n_layer"], cfg["n_head"]
-    off = _pairs(s["off"], L, H)
-    s["off"] = _off_text(off)
-    ablate = [(l - 1, h - 1) for l, h in off]
-    s["text"] = s["text"][:MAX_TYPED]
-    text, rejected = lab.split_text(s["text"])
-    room = min(WRITE_ON, lab.MAX_CHARS - len(text), MAX_TYPED - len(s["text"]))
-    if s["write"] and text and room > 0:
-        more = lab.write_on(params, cfg, text, room, lab.seed_of(s["text"] + s["step"]), ablate)
-        s["text"] += more[len(text) :]
-        text, rejected = lab.split_text(s["text"])
-    s["write"] = ""
+    pulled_out = _pairs(state["pulled_out"], L, H)
+    state["pulled_out"] = _pairs_text(pulled_out)
+    ablate = [(layer - 1, head - 1) for layer, head in pulled_out]
+    state["text"] = state["text"][:MAX_TYPED]
+    text, rejected = lab.split_text(state["text"])
+    room = min(WRITE_ON, lab.MAX_CHARS - len(text), MAX_TYPED - len(state["text"]))
+    if state["write"] and text and room > 0:
+        seed = lab.seed_of(state["text"] + state["step"])
+        more = lab.write_on(params, cfg, text, room, seed, ablate)
+        state["text"] += more[len(text) :]
+        text, rejected = lab.split_text(state["text"])
+    state["write"] = ""
     cut = len(text) > lab.MAX_CHARS
     text = text[: lab.MAX_CHARS]
-    sel = whole(s["sel"], 9)
-    if sel is None or sel >= len(text):
-        s["sel"], sel = "", max(len(text) - 1, 0)
+    selected = whole(state["character"], 9)
+    if selected is None or selected >= len(text):
+        state["character"], selected = "", max(len(text) - 1, 0)
     else:
-        s["sel"] = str(sel)
-    measured = lab.measured(s["run"], step)  # the evaluation's record of this checkpoint
-    lh = _pairs(s["lh"], L, H)
-    if lh:
-        layer, head = lh[0]
-        s["lh"] = f"{layer}.{head}"
+        state["character"] = str(selected)
+    measured = lab.measured(run, step)  # the evaluation's record of this checkpoint
+    chosen = _pairs(state["head"], L, H)
+    if chosen:
+        layer, head = chosen[0]
+        state["head"] = f"{layer}.{head}"
     else:
-        s["lh"] = ""
+        state["head"] = ""
         induction = measured["induction"][L - 1]
         layer, head = L, 1 + max(range(H), key=lambda h: induction[h])
-    seed = whole(s["copy"], 9) or 0
-    s["copy"] = str(seed)
+    seed = whole(state["nonsense"], 9) or 0
+    state["nonsense"] = str(seed)
     view = {
         "step": step,
         "steps": steps,
         "measured": measured,
         "params": params,
         "cfg": cfg,
-        "off": off,
+        "pulled_out": pulled_out,
         "ablate": ablate,
         "text": text,
         "rejected": rejected,
         "cut": cut,
-        "sel": sel,
+        "selected": selected,
         "layer": layer,
         "head": head,
         "seed": seed,
     }
-    return s, view
+    return state, view
 
 
 def render(state=None, fid="char-model"):
-    """-> {"html": section 1, "slots": the other sections, "state", "error", "summary"}."""
-    s, v = normalise(state)
-    if not v["text"]:
-        why = "Type at least one character the model knows: a to z, space, full stop, comma or apostrophe."
+    """-> the figure's html (section 1), its slots (the other sections), state, error (always
+    None) and summary."""
+    state, view = normalise(state)
+    if not view["text"]:
+        why = (
+            "Type at least one character the model knows: "
+            "a to z, space, full stop, comma or apostrophe."
+        )
         wait = f'<p class="mh-note">{why}</p>'
-        return {
-            "html": _predict(s, v, None, fid),
-            "slots": {name: wait for name in SECTIONS},
-            "state": s,
-            "summary": why,
-            "error": None,
-        }
-    r = lab.look(
-        v["params"], v["cfg"], v["text"], v["sel"], v["layer"] - 1, v["head"] - 1, v["ablate"]
+        slots = {name: wait for name in SECTIONS}
+        return result(_predict(state, view, None, fid), state, slots=slots, summary=why)
+    look = lab.look(
+        view["params"],
+        view["cfg"],
+        view["text"],
+        view["selected"],
+        view["layer"] - 1,
+        view["head"] - 1,
+        view["ablate"],
     )
-    demo = lab.copying_demo(v["params"], v["cfg"], v["seed"], v["ablate"])
-    best = int(r["probs"].argmax())
+    demo = lab.copying_demo(view["params"], view["cfg"], view["seed"], view["ablate"])
+    best = int(look["probs"].argmax())
     summary = (
-        f"After {q(v['text'][-1])} the model ({RUN_NAMES[s['run']]}, step {v['step']:,}) expects "
-        f"{q(cm.VOCAB[best])} with {100 * r['probs'][best]:.1f}%."
+        f"After {quoted_char(view['text'][-1])} the model ({RUN_NAMES[state['model']]}, "
+        f"step {view['step']:,}) expects {quoted_char(cm.VOCAB[best])} "
+        f"with {100 * look['probs'][best]:.1f}%."
     )
     slots = {
-        "numbers": _numbers(v, r),
-        "scores": _scores(v, r),
-        "weights": _weights(v, r),
-        "residual": _residual(v, r),
-        "anatomy": _anatomy(v, r),
-        "heads": _heads(s, v, r),
-        "copying": _copying(s, v, demo),
-        "drum": _drum(s, v),
-        "ablate": _ablate(s, v, demo),
+        "numbers": _numbers(view, look),
+        "scores": _scores(view, look),
+        "weights": _weights(view, look),
+        "residual": _residual(view, look),
+        "anatomy": _anatomy(view, look),
+        "heads": _heads(state, view, look),
+        "copying": _copying(view, demo),
+        "drum": _drum(state, view),
+        "ablate": _ablate(state, view, demo),
     }
     assert set(slots) == set(SECTIONS)
-    return {
-        "html": _predict(s, v, r, fid),
-        "slots": slots,
-        "state": s,
-        "error": None,
-        "summary": summary,
-    }
+    return result(_predict(state, view, look, fid), state, slots=slots, summary=summary)
 
 
-# ---------------------------------------------------------------- 1. live prediction
+# ------------------------------------------------------------ 1. live prediction
 
 
 def run_story(run):
-    """How a run was trained and what it measured, in a sentence or two, from its manifest and evaluation."""
-    m, ev = lab.manifest(run), lab.evaluation()["runs"][run]
-    r, c, end = m["recipe"], m["config"], ev["checkpoints"][-1]
-    if r["repeat_share"] or r["nonsense_share"]:
+    """How a run was trained and what it measured, in a sentence or two, from its manifest and
+    evaluation."""
+    manifest, evaluation = lab.manifest(run), lab.evaluation()["runs"][run]
+    recipe, config, end = manifest["recipe"], manifest["config"], evaluation["checkpoints"][-1]
+    if recipe["repeat_share"] or recipe["nonsense_share"]:
         data = (
-            f"Austen's novels, but {r['repeat_share']:.0%} of its training stretches were a passage repeated "
-            f"over and over and {r['nonsense_share']:.0%} were repeated nonsense"
+            f"Austen's novels, but {recipe['repeat_share']:.0%} of its training stretches were a "
+            f"passage repeated over and over and {recipe['nonsense_share']:.0%} were repeated "
+            "nonsense"
         )
     else:
         data = "Austen's novels only"
     when = lab.when_copying_appears(run)
     if when:
-        a, b = when
-        how = "suddenly, within" if b["step"] - a["step"] <= SUDDEN else "over"
+        before, after = when
+        took = after["step"] - before["step"]
+        how = "suddenly, within" if took <= SUDDEN else "over"
         copies = (
-            f"It learned to copy {how} {b['step'] - a['step']:,} steps: {100 * a['copying']:.1f}% of repeated "
-            f"nonsense at step {a['step']:,}, {100 * b['copying']:.1f}% at step {b['step']:,}, "
+            f"It learned to copy {how} {took:,} steps: "
+            f"{100 * before['copying']:.1f}% of repeated nonsense at step {before['step']:,}, "
+            f"{100 * after['copying']:.1f}% at step {after['step']:,}, "
             f"{100 * end['copying']:.1f}% at the end."
         )
     else:
         copies = (
-            f"It never learned to copy: {100 * end['copying']:.1f}% of repeated nonsense at the end, "
-            "about what guessing letters would score."
+            f"It never learned to copy: {100 * end['copying']:.1f}% of repeated nonsense at the "
+            "end, about what guessing letters would score."
         )
     return (
-        f"{ev['n_params']:,} parameters ({c['n_layer']} layers, {c['d_model']} numbers per character), "
-        f"trained for {r['steps']:,} steps at learning rate {r['lr']:g} on {data}. "
-        f"On held-out text it ends at {end['valid_bits']:.2f} bits per character. {copies}"
+        f"{evaluation['n_params']:,} parameters ({config['n_layer']} layers, "
+        f"{config['d_model']} numbers per character), trained for {recipe['steps']:,} steps at "
+        f"learning rate {recipe['lr']:g} on {data}. On held-out text it ends at "
+        f"{end['valid_bits']:.2f} bits per character. {copies}"
     )
 
 
-def _predict(s, v, r, fid):
-    """Section 1: the model switch, its story and size, the text box and the bars (r is None without text)."""
-    cfg, p = v["cfg"], v["params"]
+def _size(view):
+    """The model's size in the weights running, beside GPT-3's."""
+    cfg = view["cfg"]
+    return (
+        f'<p class="cm-size"><strong>{cfg["n_layer"]} layers × {cfg["n_head"]} heads · '
+        f"{cfg['d_model']} numbers per character · {cm.n_params(view['params']):,} parameters"
+        "</strong> (counted in the weights you are running). "
+        f"GPT-3: {GPT3['n_layer']} layers × {GPT3['n_head']} heads · {GPT3['d_model']:,} "
+        f"numbers per token · about {param_count.gpt3_billions()} billion parameters.</p>"
+    )
+
+
+def _predict(state, view, look, fid):
+    """Section 1: the model switch, its story and size, the text box and the bars (look is None
+    without text)."""
+    fid = esc(fid)
     runs = "".join(
-        state_button("run", run, RUN_NAMES[run], run == s["run"], fk=f"run-{run}")
+        state_button("model", run, RUN_NAMES[run], run == state["model"], fk=f"run-{run}")
         for run in lab.RUNS
     )
-    g3 = param_count.GPT3
-    head = (
-        f'<p class="cm-size"><strong>{cfg["n_layer"]} layers × {cfg["n_head"]} heads · {cfg["d_model"]} numbers per '
-        f"character · {cm.n_params(p):,} parameters</strong> (counted in the weights you are running). "
-        f"GPT-3: {g3['n_layer']} layers × {g3['n_head']} heads · {g3['d_model']:,} numbers per token · about "
-        f"{param_count.gpt3_billions()} billion parameters.</p>"
-    )
     rejected = ""
-    if v["rejected"]:
-        chars = ", ".join(dict.fromkeys(q(c) for _, c in v["rejected"]))
+    if view["rejected"]:
+        chars = ", ".join(dict.fromkeys(quoted_char(c) for _, c in view["rejected"]))
         rejected = (
-            f'<p class="mh-why cm-rejected" role="status">Not among the model\'s {len(cm.VOCAB)} characters, so left out: '
-            f"{esc(chars)}. It knows a to z, space, full stop, comma and apostrophe: no capitals, digits or other signs.</p>"
+            '<p class="mh-why cm-rejected" role="status">'
+            f"Not among the model's {len(cm.VOCAB)} characters, so left out: {esc(chars)}. "
+            "It knows a to z, space, full stop, comma and apostrophe: "
+            "no capitals, digits or other signs.</p>"
         )
-    if v["cut"]:
-        rejected += f'<p class="mh-why" role="status">The model reads the first {lab.MAX_CHARS} characters: the length it was trained on.</p>'
-    full = len(v["text"]) >= lab.MAX_CHARS
+    if view["cut"]:
+        rejected += (
+            f'<p class="mh-why" role="status">The model reads the first {lab.MAX_CHARS} '
+            "characters: the length it was trained on.</p>"
+        )
+    full = len(view["text"]) >= lab.MAX_CHARS
+    write = attrs(data_key="write", data_value="1", data_fk="write", disabled=full)
     form = (
         f'<form class="mh-sentence cm-text" data-state-form="live">'
-        f'<label for="{esc(fid)}-text">Text</label>'
-        f'<input type="text" id="{esc(fid)}-text" name="text" data-fk="text" value="{esc(s["text"])}" maxlength="{MAX_TYPED}" '
+        f'<label for="{fid}-text">Text</label>'
+        f'<input type="text" id="{fid}-text" name="text" data-fk="text" '
+        f'value="{esc(state["text"])}" maxlength="{MAX_TYPED}" '
         f'autocomplete="off" autocapitalize="none" spellcheck="false">'
-        f'<button type="button"{attrs(data_key="write", data_value="1", data_fk="write", disabled=full)}>Write on</button></form>'
+        f'<button type="button"{write}>Write on</button></form>'
     )
     top = (
         f'<div class="mh-pick" role="group" aria-label="Model" data-roving>{runs}</div>'
-        f'<p class="cm-story">{esc(run_story(s["run"]))}</p>{head}{form}{rejected}'
+        f'<p class="cm-story">{esc(run_story(state["model"]))}</p>{_size(view)}{form}{rejected}'
     )
-    if r is None:
+    if look is None:
         return top
-    best = int(r["probs"].argmax())
+    best = int(look["probs"].argmax())
+    pulled_out = view["pulled_out"]
     expects = (
-        f'<p class="mh-out cm-next" role="status">After {esc(q(v["text"][-1]))} it expects '
-        f"<strong>{esc(q(cm.VOCAB[best]))}</strong> ({100 * r['probs'][best]:.1f}%)."
-        + (f" Heads pulled out: {esc(_names(v['off']))}." if v["off"] else "")
+        f'<p class="mh-out cm-next" role="status">After {esc(quoted_char(view["text"][-1]))} '
+        f"it expects <strong>{esc(quoted_char(cm.VOCAB[best]))}</strong> "
+        f"({100 * look['probs'][best]:.1f}%)."
+        + (f" Heads pulled out: {esc(_names(pulled_out))}." if pulled_out else "")
         + "</p>"
     )
-    return top + expects + scroll(draw.bars(r["probs"], cm.VOCAB), "Next-character probabilities")
+    bars = draw.bars(look["probs"], cm.VOCAB)
+    return top + expects + scroll(bars, "Next-character probabilities")
 
 
 def scroll(html, label):
-    """A box that scrolls sideways on a narrow screen; focusable, so the keyboard can scroll it too."""
+    """A box that scrolls sideways on a narrow screen; focusable, so the keyboard can scroll it
+    too."""
     return (
         f'<div class="cm-scroll" tabindex="0" role="region" aria-label="{esc(label)}">{html}</div>'
     )
 
 
-def _names(off):
-    return ", ".join(f"L{l}H{h}" for l, h in off)
+def _names(pairs):
+    return ", ".join(f"L{layer}H{head}" for layer, head in pairs)
 
 
-# ---------------------------------------------------------------- 2-5. inside the selected character
+# ------------------------------------------------------------ 2-5. inside the selected character
 
 
-def _tape(v, slot, label):
+def _tape(view, slot, label):
     """The reader's text as buttons: choose a character to select it in every section.
     Built once per render (six sections show it), then named for each section."""
-    if "tape" not in v:
-        v["tape"] = "".join(
+    if "tape" not in view:
+        view["tape"] = "".join(
             state_button(
-                "sel",
+                "character",
                 str(i),
                 draw.show_char(c),
-                i == v["sel"],
+                i == view["selected"],
                 fk=f"@@-c{i}",
                 cls="mh-word cm-ch",
                 aria_label=f"character {i + 1}, {said(c)}",
             )
-            for i, c in enumerate(v["text"])
+            for i, c in enumerate(view["text"])
         )
-    named = v["tape"].replace('data-fk="@@-', f'data-fk="{slot}-')
-    return f'<div class="mh-words cm-tape" role="group" aria-label="{esc(label)}" data-roving>{named}</div>'
-
-
-def _picked(v):
-    return f"{q(v['text'][v['sel']])} (character {v['sel'] + 1})"
-
-
-def _numbers(v, r):
-    t = v["sel"]
+    named = view["tape"].replace('data-fk="@@-', f'data-fk="{slot}-')
     return (
-        _tape(v, "numbers", "Choose a character")
-        + f"<p>{esc(_picked(v))}: its embedding, the position code for place {t + 1}, and their sum, "
-        f"{v['cfg']['d_model']} numbers each. Blue and a tick up is positive, orange and a tick down negative.</p>"
+        f'<div class="mh-words cm-tape" role="group" aria-label="{esc(label)}" data-roving>'
+        f"{named}</div>"
+    )
+
+
+def _picked(view):
+    return f"{quoted_char(view['text'][view['selected']])} (character {view['selected'] + 1})"
+
+
+def _numbers(view, look):
+    at = view["selected"]
+    return (
+        _tape(view, "numbers", "Choose a character")
+        + f"<p>{esc(_picked(view))}: its embedding, the position code for place {at + 1}, "
+        f"and their sum, {view['cfg']['d_model']} numbers each. Blue and a tick up is positive, "
+        "orange and a tick down negative.</p>"
         + '<dl class="cm-strips">'
-        + f"<dt>embedding of {esc(q(v['text'][t]))}</dt><dd>{draw.strip(r['embed'], 'embedding')}</dd>"
-        + f"<dt>position {t + 1}</dt><dd>{draw.strip(r['pos'], 'position code')}</dd>"
-        + f"<dt>sum: what layer 1 reads</dt><dd>{draw.strip(r['x0'], 'sum')}</dd></dl>"
+        + f"<dt>embedding of {esc(quoted_char(view['text'][at]))}</dt>"
+        f"<dd>{draw.strip(look['embed'], 'embedding')}</dd>"
+        + f"<dt>position {at + 1}</dt><dd>{draw.strip(look['pos'], 'position code')}</dd>"
+        + f"<dt>sum: what layer 1 reads</dt><dd>{draw.strip(look['x0'], 'sum')}</dd></dl>"
     )
 
 
-def _head_picker(v, slot):
-    L, H = v["cfg"]["n_layer"], v["cfg"]["n_head"]
+def _head_button(view, slot, layer, head):
+    """A button that opens head (LAYER, HEAD) in sections 3-5."""
+    return state_button(
+        "head",
+        f"{layer}.{head}",
+        f"L{layer}H{head}",
+        (layer, head) == (view["layer"], view["head"]),
+        fk=f"{slot}-h{layer}.{head}",
+    )
+
+
+def _head_picker(view, slot):
+    L, H = view["cfg"]["n_layer"], view["cfg"]["n_head"]
     buttons = "".join(
-        state_button(
-            "lh", f"{l}.{h}", f"L{l}H{h}", (l, h) == (v["layer"], v["head"]), fk=f"{slot}-h{l}.{h}"
-        )
-        for l in range(1, L + 1)
-        for h in range(1, H + 1)
+        _head_button(view, slot, layer, head)
+        for layer in range(1, L + 1)
+        for head in range(1, H + 1)
     )
-    return f'<div class="mh-pick cm-heads-pick" role="group" aria-label="Layer and head" data-roving>{buttons}</div>'
+    return (
+        '<div class="mh-pick cm-heads-pick" role="group" aria-label="Layer and head" data-roving>'
+        f"{buttons}</div>"
+    )
 
 
-def _row_table(v, slot, caption, values, cells):
-    """The characters up to the selected one as columns, then the rows of numbers; later ones shuttered."""
-    t, T = v["sel"], len(v["text"])
+def _row_table(view, slot, caption, values, cells):
+    """The characters up to the selected one as columns, then the rows of numbers; later ones
+    shuttered."""
+    at, T = view["selected"], len(view["text"])
     head = "".join(
-        f'<th scope="col"{attrs(class_="sel" if j == t else None)}>{shown(c)}</th>'
-        for j, c in enumerate(v["text"])
+        f'<th scope="col"{attrs(class_="sel" if j == at else None)}>{shown(c)}</th>'
+        for j, c in enumerate(view["text"])
     )
     body = []
     for name, row in values:
         tds = "".join(cells(j, x) for j, x in enumerate(row))
-        if t + 1 < T:
-            tds += f'<td class="shutter" colspan="{T - t - 1}">not written yet</td>'
+        if at + 1 < T:
+            tds += f'<td class="shutter" colspan="{T - at - 1}">not written yet</td>'
         body.append(f'<tr><th scope="row">{esc(name)}</th>{tds}</tr>')
     return scroll(
-        f'<table class="cm-row"><caption>{esc(caption)}</caption><thead><tr><td></td>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>",
+        f'<table class="cm-row"><caption>{esc(caption)}</caption>'
+        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
         caption,
     )
 
 
-def _scores(v, r):
-    K, scores = v["cfg"]["d_head"], r["scores"]
+def _head_name(view):
+    return f"L{view['layer']}H{view['head']}"
+
+
+def _scores(view, look):
+    K, scores = view["cfg"]["d_head"], look["scores"]
     top = int(scores.argmax())
-    cell = lambda j, x: (
-        f"<td{attrs(class_='top' if j == top else None)}>{num(x)}{' ▲' if j == top else ''}</td>"
-    )  # noqa: E731
+
+    def cell(j, x):
+        mark = " ▲" if j == top else ""
+        return f"<td{attrs(class_='top' if j == top else None)}>{num(x)}{mark}</td>"
+
+    text = view["text"]
     return (
-        _head_picker(v, "scores")
-        + _tape(v, "scores", "Choose a character")
-        + f"<p>Layer {v['layer']}, head {v['head']}: the query of {esc(_picked(v))} against the key of every "
-        f"character up to it. Score = q·k / √{K}. The highest (▲) is {esc(q(v['text'][top]))} at place {top + 1}, "
+        _head_picker(view, "scores")
+        + _tape(view, "scores", "Choose a character")
+        + f"<p>Layer {view['layer']}, head {view['head']}: the query of {esc(_picked(view))} "
+        f"against the key of every character up to it. Score = q·k / √{K}. "
+        f"The highest (▲) is {esc(quoted_char(text[top]))} at place {top + 1}, "
         f"{num(scores[top])}.</p>"
         + _row_table(
-            v,
+            view,
             "scores",
-            f"Scores q·k/√{K} of L{v['layer']}H{v['head']} for {_picked(v)}",
+            f"Scores q·k/√{K} of {_head_name(view)} for {_picked(view)}",
             [("q·k/√" + str(K), scores)],
             cell,
         )
-        + f'<dl class="cm-strips"><dt>query of {esc(q(v["text"][v["sel"]]))}</dt><dd>{draw.strip(r["q"], "query")}</dd>'
-        f"<dt>key of {esc(q(v['text'][top]))}</dt><dd>{draw.strip(r['k'][top], 'key')}</dd></dl>"
+        + f'<dl class="cm-strips"><dt>query of {esc(quoted_char(text[view["selected"]]))}</dt>'
+        f"<dd>{draw.strip(look['q'], 'query')}</dd>"
+        f"<dt>key of {esc(quoted_char(text[top]))}</dt>"
+        f"<dd>{draw.strip(look['k'][top], 'key')}</dd></dl>"
     )
 
 
-def _weights(v, r):
-    w = r["weights"]
-    shares = tenths(w)
-    cell = lambda j, x: (
-        f"<td{attrs(class_='w ' + level(float(w[j])), data_w=repr(float(w[j])))}>{pct(int(x))}</td>"
-    )  # noqa: E731
-    top = int(w.argmax())
+def _weights(view, look):
+    weights = look["weights"]
+    shares = tenths(weights)
+
+    def cell(j, x):
+        weight = float(weights[j])
+        return f"<td{attrs(class_='w ' + level(weight), data_w=repr(weight))}>{pct(int(x))}</td>"
+
+    top = int(weights.argmax())
     return (
-        _tape(v, "weights", "Choose a character")
+        _tape(view, "weights", "Choose a character")
         + f"<p>Softmax turns the scores into weights that add to {pct(int(shares.sum()))}: "
-        f"{esc(q(v['text'][top]))} at place {top + 1} gets the most, {pct(int(shares[top]))}. "
-        f"The characters after {esc(_picked(v))} are behind the shutter: the model cannot see them.</p>"
+        f"{esc(quoted_char(view['text'][top]))} at place {top + 1} gets the most, "
+        f"{pct(int(shares[top]))}. The characters after {esc(_picked(view))} are behind the "
+        "shutter: the model cannot see them.</p>"
         + _row_table(
-            v,
+            view,
             "weights",
-            f"Weights of L{v['layer']}H{v['head']} for {_picked(v)}, adding to 100%",
+            f"Weights of {_head_name(view)} for {_picked(view)}, adding to 100%",
             [("weight", shares)],
             cell,
         )
     )
 
 
-def _residual(v, r):
-    w, vals = r["weights"], r["v"]
-    shares = tenths(w)  # as the weights table shows them
-    order = [int(j) for j in w.argsort()[::-1][:3]]
-    terms = " + ".join(f"{pct(int(shares[j]))} × value of {esc(q(v['text'][j]))}" for j in order)
+def _residual(view, look):
+    weights, values = look["weights"], look["v"]
+    shares = tenths(weights)  # as the weights table shows them
+    order = [int(j) for j in weights.argsort()[::-1][:3]]
+
+    def share_of(j):
+        return f"{pct(int(shares[j]))} × value of {esc(quoted_char(view['text'][j]))}"
+
+    terms = " + ".join(share_of(j) for j in order)
     lines = "".join(
-        f"<dt>{pct(int(shares[j]))} × value of {esc(q(v['text'][j]))} (place {j + 1})</dt>"
-        f"<dd>{draw.strip(w[j] * vals[j], 'weighted value')}</dd>"
+        f"<dt>{share_of(j)} (place {j + 1})</dt>"
+        f"<dd>{draw.strip(weights[j] * values[j], 'weighted value')}</dd>"
         for j in order
     )
+    name = _head_name(view)
+    lengths = draw.lengths(look["parts"], "Lengths of what each part adds to the stream")
     return (
-        _tape(v, "residual", "Choose a character")
-        + f"<p>L{v['layer']}H{v['head']} brings back Σ weight × value: here mostly {terms}. "
-        f"Its output matrix turns that into {v['cfg']['d_model']} numbers added to {esc(_picked(v))}'s stream.</p>"
-        + f'<dl class="cm-strips">{lines}<dt>what L{v["layer"]}H{v["head"]} adds to the stream</dt>'
-        f"<dd>{draw.strip(r['head_out'], 'head output')}</dd></dl>"
-        + "<p>The stream starts as embedding + position, and every head and MLP adds a vector to it. "
-        "The length of each addition (the square root of the sum of its numbers squared):</p>"
-        + scroll(
-            draw.lengths(r["parts"], "Lengths of what each part adds to the stream"),
-            "Lengths of the additions",
-        )
-        + f"<p>Their sum is the stream that the final norm and the read-out turn into the prediction "
-        f"(length {num(draw.length(r['final']))}). "
+        _tape(view, "residual", "Choose a character")
+        + f"<p>{name} brings back Σ weight × value: here mostly {terms}. "
+        f"Its output matrix turns that into {view['cfg']['d_model']} numbers added to "
+        f"{esc(_picked(view))}'s stream.</p>"
+        + f'<dl class="cm-strips">{lines}<dt>what {name} adds to the stream</dt>'
+        f"<dd>{draw.strip(look['head_out'], 'head output')}</dd></dl>"
+        + "<p>The stream starts as embedding + position, and every head and MLP adds a vector "
+        "to it. The length of each addition (the square root of the sum of its numbers "
+        "squared):</p>"
+        + scroll(lengths, "Lengths of the additions")
+        + "<p>Their sum is the stream that the final norm and the read-out turn into the "
+        f"prediction (length {num(draw.length(look['final']))}). "
         "A pulled-out head adds nothing.</p>"
     )
 
 
-def _anatomy(v, r):
-    cfg = v["cfg"]
+def _anatomy(view, look):
+    cfg = view["cfg"]
     rows = "".join(
-        f"<dt>layer {l + 1} MLP, {cfg['d_mlp']} neurons</dt><dd>{draw.needles(r['act'][l], f'layer {l + 1} MLP neurons')}</dd>"
-        for l in range(cfg["n_layer"])
+        f"<dt>layer {layer + 1} MLP, {cfg['d_mlp']} neurons</dt>"
+        f"<dd>{draw.needles(look['act'][layer], f'layer {layer + 1} MLP neurons')}</dd>"
+        for layer in range(cfg["n_layer"])
     )
     return (
         draw.architecture(cfg, ANCHORS)
-        + _tape(v, "anatomy", "Choose a character")
-        + f"<p>Each MLP widens the stream of {esc(_picked(v))} to {cfg['d_mlp']} neurons, applies GELU and "
-        f"narrows it back. Up is a positive output, down a negative one.</p>"
+        + _tape(view, "anatomy", "Choose a character")
+        + f"<p>Each MLP widens the stream of {esc(_picked(view))} to {cfg['d_mlp']} neurons, "
+        "applies GELU and narrows it back. Up is a positive output, down a negative one.</p>"
         + f'<dl class="cm-strips">{rows}</dl>'
     )
 
 
-def _heads(s, v, r):
-    labels = lab.labels(s["run"], v["step"])
-    T = len(v["text"])
+def _heads(state, view, look):
+    labels = lab.labels(state["model"], view["step"])
+    T = len(view["text"])
     first = max(0, T - WINDOW)
     items = []
     for layer, head, name, nums in labels:
-        att = r["att"][layer - 1, head - 1, first:, first:]
+        att = look["att"][layer - 1, head - 1, first:, first:]
         numbers = (
-            f"previous {nums['previous']:.2f} · two back {nums['two_back']:.2f} · itself {nums['itself']:.2f} · "
-            f"spaces {nums['spaces']:.2f} · copying {nums['induction']:.2f}"
+            f"previous {nums['previous']:.2f} · two back {nums['two_back']:.2f} · "
+            f"itself {nums['itself']:.2f} · spaces {nums['spaces']:.2f} · "
+            f"copying {nums['induction']:.2f}"
         )
-        off = (layer, head) in v["off"]
-        pic = draw.grid(att, first, v["sel"], f"L{layer}H{head} on the last {T - first} characters")
+        out = (layer, head) in view["pulled_out"]
+        label = f"L{layer}H{head} on the last {T - first} characters"
+        picture = draw.grid(att, first, view["selected"], label)
         items.append(
-            f"<li{attrs(class_='cm-head' + (' is-off' if off else ''))}>"
-            f"{state_button('lh', f'{layer}.{head}', f'L{layer}H{head}', (layer, head) == (v['layer'], v['head']), fk=f'heads-h{layer}.{head}')}"
-            f'<strong class="cm-label">{esc(name)}{" (pulled out)" if off else ""}</strong>{pic}'
-            f"<small>{numbers}</small></li>"
+            f"<li{attrs(class_='cm-head' + (' is-off' if out else ''))}>"
+            f"{_head_button(view, 'heads', layer, head)}"
+            f'<strong class="cm-label">{esc(name)}{" (pulled out)" if out else ""}</strong>'
+            f"{picture}<small>{numbers}</small></li>"
         )
     span = f"the last {WINDOW} of your {T} characters" if first else f"your {T} characters"
     row = (
-        f"the outlined row is {_picked(v)}"
-        if v["sel"] >= first
-        else f"{_picked(v)} comes before them, so no row is outlined"
+        f"the outlined row is {_picked(view)}"
+        if view["selected"] >= first
+        else f"{_picked(view)} comes before them, so no row is outlined"
     )
     return (
-        f"<p>Each picture is one head on {span}: a row for each character looking, darker is more "
-        f"attention; {esc(row)}. The labels and numbers are what the evaluation "
-        f"measured for step {v['step']:,} on held-out text (mean weight on the previous character, two back, "
-        f"itself, spaces) and on repeated nonsense (copying: weight on what came next last time). "
-        f"Choose a head to open it above.</p>"
-        + _tape(v, "heads", "Choose a character")
-        + f'<ul class="cm-heads" aria-label="The {len(labels)} heads" data-roving>{"".join(items)}</ul>'
+        f"<p>Each picture is one head on {span}: a row for each character looking, darker is "
+        f"more attention; {esc(row)}. The labels and numbers are what the evaluation "
+        f"measured for step {view['step']:,} on held-out text (mean weight on the previous "
+        "character, two back, itself, spaces) and on repeated nonsense (copying: weight on what "
+        "came next last time). Choose a head to open it above.</p>"
+        + _tape(view, "heads", "Choose a character")
+        + f'<ul class="cm-heads" aria-label="The {len(labels)} heads" data-roving>'
+        f"{''.join(items)}</ul>"
     )
 
 
-# ---------------------------------------------------------------- 8-10. copying, training, ablation
+# ------------------------------------------------------------ 8-10. copying, training, ablation
 
 
-def _copying(s, v, demo):
-    text, src, T = demo["text"], demo["source"], len(demo["text"])
-    L = v["cfg"]["n_layer"]
+def _copying(view, demo):
+    text, source, T = demo["text"], demo["source"], len(demo["text"])
+    L = view["cfg"]["n_layer"]
     looks = demo["to_source"]
     best = max(range(len(looks)), key=lambda h: looks[h])
-    chars = "".join(
-        f"<span{attrs(class_='src' if i == src else ('now' if i == T - 1 else None))}>{esc(draw.show_char(c))}</span>"
-        for i, c in enumerate(text)
-    )
-    marks = "".join(
-        f"<li{attrs(class_='ok' if ch == got else 'miss')}>{esc(q(ch))}: {'✓' if ch == got else '✗ ' + esc(q(got))}</li>"
-        for _, ch, got in demo["checks"]
-    )
-    heads = " · ".join(f"L{L}H{h + 1} {100 * a:.1f}%" for h, a in enumerate(looks))
-    end = v["measured"]
+
+    def char(i, c):
+        cls = "src" if i == source else ("now" if i == T - 1 else None)
+        return f"<span{attrs(class_=cls)}>{esc(draw.show_char(c))}</span>"
+
+    def mark(ch, got):
+        right = ch == got
+        verdict = "✓" if right else "✗ " + esc(quoted_char(got))
+        return (
+            f"<li{attrs(class_='ok' if right else 'miss')}>{esc(quoted_char(ch))}: {verdict}</li>"
+        )
+
+    chars = "".join(char(i, c) for i, c in enumerate(text))
+    marks = "".join(mark(ch, got) for _, ch, got in demo["checks"])
+    heads = " · ".join(f"L{L}H{head + 1} {100 * share:.1f}%" for head, share in enumerate(looks))
+    end = view["measured"]
+    last, want = esc(quoted_char(text[-1])), esc(quoted_char(demo["want"]))
+    new_pair = attrs(data_key="nonsense", data_value=str(view["seed"] + 1), data_fk="copy-new")
     return (
-        f'<p class="cm-pair"><span aria-hidden="true">{chars}</span><span class="sr">{esc(text)}</span></p>'
-        f'<p class="mh-out">After the second {esc(q(text[-1]))} the letter that came next last time is '
-        f"{esc(q(demo['want']))}: the model gives it <strong>{100 * demo['p_want']:.1f}%</strong>"
-        f" and its top guess is {esc(q(demo['guess']))}. From that {esc(q(text[-1]))}, layer {L}'s heads put this much "
-        f"weight on the earlier {esc(q(demo['want']))}: {heads}; the most is L{L}H{best + 1}.</p>"
-        f"<p>Read along the repeat: the model's top guess at each character after the first of the second copy, "
-        f'{demo["n_right"]} of {len(demo["checks"])} right here.</p><ul class="cm-checks">{marks}</ul>'
-        f"<p>The evaluation measured this on many stretches of repeated nonsense: at step {v['step']:,} this model "
-        f"copies <strong>{100 * end['copying']:.1f}%</strong> of the repeated characters right"
-        + (" (with every head in; pulling heads out is measured below)" if v["off"] else "")
+        f'<p class="cm-pair"><span aria-hidden="true">{chars}</span>'
+        f'<span class="sr">{esc(text)}</span></p>'
+        f'<p class="mh-out">After the second {last} the letter that came next last time is '
+        f"{want}: the model gives it <strong>{100 * demo['p_want']:.1f}%</strong>"
+        f" and its top guess is {esc(quoted_char(demo['guess']))}. From that {last}, "
+        f"layer {L}'s heads put this much weight on the earlier {want}: {heads}; "
+        f"the most is L{L}H{best + 1}.</p>"
+        "<p>Read along the repeat: the model's top guess at each character after the first of "
+        f"the second copy, {demo['n_right']} of {len(demo['checks'])} right here.</p>"
+        f'<ul class="cm-checks">{marks}</ul>'
+        "<p>The evaluation measured this on many stretches of repeated nonsense: at step "
+        f"{view['step']:,} this model copies <strong>{100 * end['copying']:.1f}%</strong> "
+        "of the repeated characters right"
+        + (
+            " (with every head in; pulling heads out is measured below)"
+            if view["pulled_out"]
+            else ""
+        )
         + ".</p>"
-        f'<button type="button"{attrs(data_key="copy", data_value=str(v["seed"] + 1), data_fk="copy-new")}>A new nonsense pair</button>'
+        f'<button type="button"{new_pair}>A new nonsense pair</button>'
     )
 
 
-def _drum(s, v):
-    steps, step = v["steps"], v["step"]
+def _drum(state, view):
+    steps, step = view["steps"], view["step"]
     i = steps.index(step)
-    points = lab.evaluation()["runs"][s["run"]]["checkpoints"]
-    now = v["measured"]
-    when = lab.when_copying_appears(s["run"])
+    points = lab.evaluation()["runs"][state["model"]]["checkpoints"]
+    now = view["measured"]
+    when = lab.when_copying_appears(state["model"])
     jumps = ""
     if when:
-        a, b = when
+        before, after = when
         jumps = (
             '<div class="mh-pick" role="group" aria-label="Jump to" data-roving>'
-            + state_button(
-                "step",
-                str(a["step"]),
-                f"Before: step {a['step']:,}",
-                step == a["step"],
-                fk="drum-before",
-            )
-            + state_button(
-                "step",
-                str(b["step"]),
-                f"After: step {b['step']:,}",
-                step == b["step"],
-                fk="drum-after",
-            )
-            + state_button(
-                "step",
-                str(steps[-1]),
-                f"The end: step {steps[-1]:,}",
-                step == steps[-1],
-                fk="drum-end",
+            + "".join(
+                state_button("step", str(to), f"{said}: step {to:,}", step == to, fk=fk)
+                for to, said, fk in (
+                    (before["step"], "Before", "drum-before"),
+                    (after["step"], "After", "drum-after"),
+                    (steps[-1], "The end", "drum-end"),
+                )
             )
             + "</div>"
         )
+    plot = draw.plot(points, step, steps[-1])
     return (
         f'<form class="cm-drum" data-state-form="live"><label for="drum-at">Training step '
         f"<strong>{step:,}</strong> of {steps[-1]:,} (checkpoint {i + 1} of {len(steps)})</label>"
-        f'<input type="range" id="drum-at" name="at" data-fk="drum" min="0" max="{len(steps) - 1}" value="{i}" '
-        f'aria-valuetext="step {step:,}"><input type="hidden" name="at_run" value="{esc(s["run"])}"></form>{jumps}'
-        f'<p class="cm-busy" data-busy hidden><progress aria-label="Loading"></progress> Loading the weights of that step…</p>'
-        f'<p class="mh-out">At step {step:,}: {now["valid_bits"]:.2f} bits per character on held-out '
-        f"text, {100 * now['copying']:.1f}% of repeated nonsense copied. Every figure on this page now shows "
-        f"the model as it was then.</p>"
-        + scroll(draw.plot(points, step, steps[-1]), "Training plot")
-        + '<p class="cm-legend"><span>solid, circle: held-out bits per character (left scale, lower is better)</span> '
+        f'<input type="range" id="drum-at" name="drum" data-fk="drum" min="0" '
+        f'max="{len(steps) - 1}" value="{i}" aria-valuetext="step {step:,}">'
+        f'<input type="hidden" name="drum_model" value="{esc(state["model"])}"></form>{jumps}'
+        '<p class="cm-busy" data-busy hidden><progress aria-label="Loading"></progress> '
+        "Loading the weights of that step…</p>"
+        f'<p class="mh-out">At step {step:,}: {now["valid_bits"]:.2f} bits per character on '
+        f"held-out text, {100 * now['copying']:.1f}% of repeated nonsense copied. "
+        "Every figure on this page now shows the model as it was then.</p>"
+        + scroll(plot, "Training plot")
+        + '<p class="cm-legend"><span>solid, circle: held-out bits per character '
+        "(left scale, lower is better)</span> "
         "<span>dashed, square: repeated nonsense copied (right scale)</span></p>"
     )
 
 
-def _ablate(s, v, demo):
-    L, H = v["cfg"]["n_layer"], v["cfg"]["n_head"]
-    off = set(v["off"])
-    buttons = []
-    for l in range(1, L + 1):
-        for h in range(1, H + 1):
-            after = off ^ {(l, h)}
-            buttons.append(
-                f'<button type="button"{attrs(data_key="off", data_value=_off_text(after), data_fk=f"off-{l}.{h}", aria_pressed=str((l, h) in off).lower(), tabindex="0" if (l, h) == (1, 1) else "-1", class_="cm-toggle")}>'
-                f"L{l}H{h}</button>"
-            )
-    reset = f'<button type="button"{attrs(data_key="off", data_value="", data_fk="off-none", disabled=not off)}>Put every head back</button>'
-    ev = lab.evaluation()["runs"][s["run"]]
-    ab = ev["ablation"]
+def _toggle(layer, head, pulled_out):
+    """A button that pulls head (LAYER, HEAD) out, or puts it back."""
+    markup = attrs(
+        data_key="pulled_out",
+        data_value=_pairs_text(pulled_out ^ {(layer, head)}),
+        data_fk=f"off-{layer}.{head}",
+        aria_pressed=str((layer, head) in pulled_out).lower(),
+        tabindex="0" if (layer, head) == (1, 1) else "-1",
+        class_="cm-toggle",
+    )
+    return f'<button type="button"{markup}>L{layer}H{head}</button>'
+
+
+def _ablate(state, view, demo):
+    L, H = view["cfg"]["n_layer"], view["cfg"]["n_head"]
+    pulled_out = set(view["pulled_out"])
+    every = [(layer, head) for layer in range(1, L + 1) for head in range(1, H + 1)]
+    buttons = "".join(_toggle(layer, head, pulled_out) for layer, head in every)
+    back = attrs(data_key="pulled_out", data_value="", data_fk="off-none", disabled=not pulled_out)
+    reset = f'<button type="button"{back}>Put every head back</button>'
+    evaluation = lab.evaluation()["runs"][state["model"]]
+    ablation = evaluation["ablation"]
 
     def row(key, name, picked=False):
-        m = ab[key]
+        measured = ablation[key]
         return (
             f'<tr{attrs(class_="sel" if picked else None)}><th scope="row">{name} out</th>'
-            f"<td>{100 * m['copying']:.1f}%</td><td>{m['valid_bits']:.3f}</td></tr>"
+            f"<td>{100 * measured['copying']:.1f}%</td><td>{measured['valid_bits']:.3f}</td></tr>"
         )
 
     rows = [
-        row(f"L{l}H{h}", f"L{l}H{h}", (l, h) in off)
-        for l in range(1, L + 1)
-        for h in range(1, H + 1)
+        row(f"L{layer}H{head}", f"L{layer}H{head}", (layer, head) in pulled_out)
+        for layer, head in every
     ]
-    rows += [row(f"layer{l}", f"all of layer {l}") for l in range(1, L + 1)]
-    final = ab["none"]
+    rows += [row(f"layer{layer}", f"all of layer {layer}") for layer in range(1, L + 1)]
+    final = ablation["none"]
+    want, p_want = esc(quoted_char(demo["want"])), f"{100 * demo['p_want']:.1f}%"
     live = (
-        f"With {esc(_names(v['off']))} out, the copying demo gives {esc(q(demo['want']))} {100 * demo['p_want']:.1f}% "
+        f"With {esc(_names(view['pulled_out']))} out, the copying demo gives {want} {p_want} "
         f"and gets {demo['n_right']} of {len(demo['checks'])} right."
-        if off
-        else f"With every head in, the copying demo gives {esc(q(demo['want']))} {100 * demo['p_want']:.1f}%."
+        if pulled_out
+        else f"With every head in, the copying demo gives {want} {p_want}."
+    )
+    header = "".join(
+        f'<th scope="col">{name}</th>' for name in ("pulled out", "copying", "held-out bits")
     )
     return (
-        f'<div class="cm-toggles" role="group" aria-label="Pull heads out: a pressed head is out" data-roving>{"".join(buttons)}</div>'
-        f'{reset}<p class="mh-out">{live} The prediction at the top of the page uses the same heads.</p>'
-        f'<table class="mh-matrix cm-ablation"><caption>Measured by the evaluation at step {ev["final_step"]:,} '
-        f"(every head in: {100 * final['copying']:.1f}% copied, {final['valid_bits']:.3f} bits per character)</caption>"
-        f'<thead><tr><th scope="col">pulled out</th><th scope="col">copying</th><th scope="col">held-out bits</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        '<div class="cm-toggles" role="group" aria-label="Pull heads out: a pressed head is out"'
+        f" data-roving>{buttons}</div>"
+        f'{reset}<p class="mh-out">{live} The prediction at the top of the page uses the same '
+        "heads.</p>"
+        '<table class="mh-matrix cm-ablation"><caption>Measured by the evaluation at step '
+        f"{evaluation['final_step']:,} (every head in: {100 * final['copying']:.1f}% copied, "
+        f"{final['valid_bits']:.3f} bits per character)</caption>"
+        f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )

@@ -1,4 +1,5 @@
-"""The square and the cache: attention scores grow as n(n+1)/2, the KV cache as 2 · layers · d_model per token.
+"""The square and the cache: attention scores grow as n(n+1)/2, the KV cache as
+2 · layers · d_model per token.
 
 A model that writes one token at a time keeps every earlier token's key and value in
 every layer (the KV cache), so a new token only needs its own query against them:
@@ -6,6 +7,8 @@ about n dot products per head instead of all n(n+1)/2 again. The calculator belo
 turns layers, d_model, bytes per number and tokens into that cache's size.
 """
 
+from ..many_heads.sizes import GPT2_SMALL, GPT3
+from ..page.figure import merge, result
 from ..page.html import esc, state_button
 from ..split_attend import param_count
 from . import lab as char_lab
@@ -29,7 +32,8 @@ def cache_bytes(n_layer, d_model, bytes_per_number, tokens):
 
 
 def scores_per_head(n):
-    """Attention scores one head computes for n tokens: each scores itself and every one before it."""
+    """Attention scores one head computes for n tokens: each scores itself and every one before
+    it."""
     return n * (n + 1) // 2
 
 
@@ -47,12 +51,12 @@ def human_bytes(b):
     return f"{b:,} bytes"
 
 
-def _preset(c, tokens, nbytes):
-    """A model config -> the calculator's fields, as strings."""
+def _preset(size, tokens, nbytes):
+    """A model's size -> the calculator's fields, as strings."""
     return {
-        "layers": str(c["n_layer"]),
-        "d_model": str(c["d_model"]),
-        "heads": str(c["n_head"]),
+        "layers": str(size["n_layer"]),
+        "d_model": str(size["d_model"]),
+        "heads": str(size["n_head"]),
         "tokens": str(tokens),
         "bytes": str(nbytes),
     }
@@ -60,76 +64,78 @@ def _preset(c, tokens, nbytes):
 
 PRESETS = {
     "this": (_preset(charmodel.REFERENCE, CHAR_CONTEXT, 4), "This chapter's model"),
-    "gpt2": (_preset(param_count.GPT2_SMALL, param_count.GPT2_SMALL["context"], 2), "GPT-2 small"),
-    "gpt3": (_preset(param_count.GPT3, param_count.GPT3["context"], 2), "GPT-3"),
+    "gpt2": (_preset(GPT2_SMALL, GPT2_SMALL["context"], 2), "GPT-2 small"),
+    "gpt3": (_preset(GPT3, GPT3["context"], 2), "GPT-3"),
 }
 DEFAULTS = {**PRESETS["this"][0], "preset": ""}
 
 
-def _check(s):
+def _check(state):
     """Reader's strings -> ints, or ValueError with a reason a reader can act on."""
     try:
-        v = {k: int(s[k]) for k in FIELDS}
+        numbers = {key: int(state[key]) for key in FIELDS}
     except ValueError:
         raise ValueError("every field must be a whole number, such as 12 or 2048") from None
-    for k, top in LIMITS.items():
-        if not 1 <= v[k] <= top:
-            raise ValueError(f"{k.replace('_', ' ')} must be between 1 and {top:,}")
-    if str(v["bytes"]) not in BITS:
+    for key, top in LIMITS.items():
+        if not 1 <= numbers[key] <= top:
+            raise ValueError(f"{key.replace('_', ' ')} must be between 1 and {top:,}")
+    if str(numbers["bytes"]) not in BITS:
         raise ValueError("a number takes 1, 2 or 4 bytes here")
-    param_count.attention_params(
-        v["d_model"], v["heads"]
-    )  # raises if the heads cannot split d_model
-    return v
+    # raises if the heads cannot split d_model
+    param_count.attention_params(numbers["d_model"], numbers["heads"])
+    return numbers
 
 
-def render(state=None, fid="kv-cache"):
-    """The calculator: layers, d_model, heads, tokens and bytes per number in; cache size and score counts out."""
-    s = {**DEFAULTS, **{k: str(v).strip() for k, v in (state or {}).items() if k in DEFAULTS}}
-    if s["preset"] in PRESETS:
-        s.update(PRESETS[s["preset"]][0])
-    s["preset"] = ""
-    f = esc(fid)
+def _form(state, fid):
+    fid = esc(fid)
 
     def field(key, fk, label, top):
         return (
-            f'<label for="{f}-{fk}">{label}</label><input type="number" min="1" max="{top}" '
-            f'id="{f}-{fk}" name="{key}" data-fk="{fk}" value="{esc(s[key])}">'
+            f'<label for="{fid}-{fk}">{label}</label><input type="number" min="1" max="{top}" '
+            f'id="{fid}-{fk}" name="{key}" data-fk="{fk}" value="{esc(state[key])}">'
         )
 
     options = "".join(
-        f'<option value="{k}"{" selected" if s["bytes"] == k else ""}>{esc(t)}</option>'
-        for k, t in BITS.items()
+        f'<option value="{key}"{" selected" if state["bytes"] == key else ""}>{esc(text)}</option>'
+        for key, text in BITS.items()
     )
     buttons = "".join(
-        state_button("preset", key, text, all(s[k] == p[k] for k in FIELDS), fk=f"preset-{key}")
-        for key, (p, text) in PRESETS.items()
+        state_button(
+            "preset", key, text, all(state[k] == fields[k] for k in FIELDS), fk=f"preset-{key}"
+        )
+        for key, (fields, text) in PRESETS.items()
     )
-    form = (
+    return (
         '<div role="group" aria-label="Presets" data-roving>' + buttons + "</div>"
         '<form class="mh-sentence kv-form" data-state-form>'
         + field("layers", "l", "layers", LIMITS["layers"])
         + field("d_model", "d", "d_model", LIMITS["d_model"])
         + field("heads", "h", "heads", LIMITS["heads"])
         + field("tokens", "n", "tokens n", LIMITS["tokens"])
-        + f'<label for="{f}-b">numbers stored as</label><select id="{f}-b" name="bytes" data-fk="b">{options}</select>'
+        + f'<label for="{fid}-b">numbers stored as</label>'
+        f'<select id="{fid}-b" name="bytes" data-fk="b">{options}</select>'
         '<button type="submit" data-fk="go">Compute</button></form>'
     )
+
+
+def render(state=None, fid="kv-cache"):
+    """The calculator: layers, d_model, heads, tokens and bytes per number in; cache size and
+    score counts out."""
+    state = merge(DEFAULTS, state, strip=True)
+    if state["preset"] in PRESETS:
+        state.update(PRESETS[state["preset"]][0])
+    state["preset"] = ""
+    form = _form(state, fid)
     try:
-        v = _check(s)
-    except ValueError as e:
-        return {
-            "html": form + f'<p class="mh-why" role="status">This cannot work: {esc(e)}.</p>',
-            "slots": {},
-            "state": s,
-            "error": None,
-            "summary": f"This cannot work: {e}.",
-        }
-    L, d, h, n, b = (v[k] for k in FIELDS)
+        numbers = _check(state)
+    except ValueError as err:
+        why = f'<p class="mh-why" role="status">This cannot work: {esc(err)}.</p>'
+        return result(form + why, state, summary=f"This cannot work: {err}.")
+    L, d, h, n, b = (numbers[key] for key in FIELDS)  # layers, d_model, heads, tokens, bytes
     per_token = numbers_per_token(L, d)
     total = cache_bytes(L, d, b, n)
     scores = scores_per_head(n)
-    with_c, without_c = dot_products_new_token(n), dot_products_new_token(n, cached=False)
+    with_cache, without = dot_products_new_token(n), dot_products_new_token(n, cached=False)
     rows = (
         ("numbers per token", f"2 × {L:,} × {d:,}", f"{per_token:,}"),
         (
@@ -146,23 +152,28 @@ def render(state=None, fid="kv-cache"):
         (
             f"dot products per head for token {n:,}, with the cache",
             f"{n - 1:,} cached keys + its own",
-            f"{with_c:,}",
+            f"{with_cache:,}",
         ),
-        ("… without the cache", "all scores again", f"{without_c:,}"),
+        ("… without the cache", "all scores again", f"{without:,}"),
     )
-    body = "".join(f'<tr><th scope="row">{a}</th><td>{c}</td><td>{r}</td></tr>' for a, c, r in rows)
+    body = "".join(
+        f'<tr><th scope="row">{what}</th><td>{how}</td><td>{count}</td></tr>'
+        for what, how, count in rows
+    )
+    header = "".join(f'<th scope="col">{name}</th>' for name in ("what", "how", "how many"))
     html = (
         form
         + f'<p class="mh-out" role="status">The cache holds <strong>{human_bytes(total)}</strong> '
         f"for {n:,} tokens: {per_token:,} numbers per token (a key and a value of {d:,} numbers "
-        f"in each of {L:,} layers), {human_bytes(per_token * b)} (1 GB = 10⁹ bytes). Each of the {h:,} heads in a layer scores {scores:,} pairs; "
-        f"with the cache, token {n:,} needs {with_c:,} dot products per head instead of {without_c:,}.</p>"
-        '<table class="mh-matrix"><thead><tr><th scope="col">what</th><th scope="col">how</th>'
-        f'<th scope="col">how many</th></tr></thead><tbody>{body}</tbody></table>'
+        f"in each of {L:,} layers), {human_bytes(per_token * b)} (1 GB = 10⁹ bytes). "
+        f"Each of the {h:,} heads in a layer scores {scores:,} pairs; "
+        f"with the cache, token {n:,} needs {with_cache:,} dot products per head "
+        f"instead of {without:,}.</p>"
+        f'<table class="mh-matrix"><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>'
     )
     summary = (
-        f"A KV cache of {total:,} bytes ({human_bytes(total)}) for {n:,} tokens, {per_token:,} numbers per token; "
-        f"{scores:,} scores per head, and {with_c:,} dot products per head for token {n:,} with the cache "
-        f"instead of {without_c:,} without."
+        f"A KV cache of {total:,} bytes ({human_bytes(total)}) for {n:,} tokens, "
+        f"{per_token:,} numbers per token; {scores:,} scores per head, and {with_cache:,} "
+        f"dot products per head for token {n:,} with the cache instead of {without:,} without."
     )
-    return {"html": html, "slots": {}, "state": s, "error": None, "summary": summary}
+    return result(html, state, summary=summary)

@@ -67,7 +67,8 @@ def nearest_step(run, step):
 
 
 def checkpoint(run, step):
-    """(params, cfg) of one shipped checkpoint, read once and kept while it is among the last used."""
+    """(params, cfg) of one shipped checkpoint, read once and kept while it is among the last
+    used."""
     key = (run, int(step))
     if key in _checkpoints:
         _checkpoints.move_to_end(key)
@@ -109,7 +110,8 @@ def head_label(rec, induction):
 
 
 def labels(run, step):
-    """[(layer, head, name, numbers)] for the eight heads of a checkpoint, layer and head 1-based."""
+    """[(layer, head, name, numbers)] for the eight heads of a checkpoint, layer and head
+    1-based."""
     rec = measured(run, step)
     return [
         (h["layer"], h["head"], *head_label(h, rec["induction"][h["layer"] - 1][h["head"] - 1]))
@@ -118,7 +120,8 @@ def labels(run, step):
 
 
 def when_copying_appears(run):
-    """(the last checkpoint copying under 25%, the first after it at 75% or more), or None if it never did."""
+    """(the last checkpoint copying under 25%, the first after it at 75% or more), or None if it
+    never did."""
     ck = evaluation()["runs"][run]["checkpoints"]
     end = next((i for i, c in enumerate(ck) if c["copying"] >= 0.75), None)
     if end is None:
@@ -128,7 +131,8 @@ def when_copying_appears(run):
 
 
 def nonsense_pair(seed):
-    """Two made-up words, then the same again but cut short: (text, the letter that should come next).
+    """Two made-up words, then the same again but cut short: (text, the letter that should come
+    next).
 
     Seed 0 is the chapter's own example. Letters are never repeated inside a pair, so the
     last character has exactly one earlier occurrence to copy from.
@@ -155,7 +159,8 @@ def copy_targets(text):
 
 
 def copying_demo(params, cfg, seed, ablate=()):
-    """The model on a nonsense pair: p(next = the letter it should copy), and each layer-2 head's look back."""
+    """The model on a nonsense pair: p(next = the letter it should copy), and each layer-2 head's
+    look back."""
     text, want = nonsense_pair(seed)
     logits, c = cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True)  # (T, V)
     probs = cm.softmax(logits.astype(np.float64))  # (T, V)
@@ -177,7 +182,8 @@ def copying_demo(params, cfg, seed, ablate=()):
 
 
 def write_on(params, cfg, text, n, seed, ablate=()):
-    """TEXT followed by up to N characters drawn one at a time from the model's own probabilities."""
+    """TEXT followed by up to N characters drawn one at a time from the model's own
+    probabilities."""
     rng = np.random.default_rng(seed)
     ids = list(cm.encode(text))
     for _ in range(min(n, MAX_CHARS - len(ids))):
@@ -192,7 +198,8 @@ def seed_of(text):
 
 
 def look(params, cfg, text, sel, layer, head, ablate=()):
-    """Everything the chapter draws for TEXT, selected character SEL, and head (LAYER, HEAD), 0-based.
+    """Everything the chapter draws for TEXT, selected character SEL, and head (LAYER, HEAD),
+    0-based.
 
     probs (V,) the next character after the whole text; embed/pos/x0 (D,) of character SEL;
     q (K,), k (SEL+1, K), scores and weights (SEL+1,) of the chosen head for SEL; head_out (D,)
@@ -207,10 +214,11 @@ def look(params, cfg, text, sel, layer, head, ablate=()):
     q = c[f"h{layer}.q"][head, sel]  # (K,)
     k = c[f"h{layer}.k"][head, : sel + 1]  # (SEL+1, K)
     parts = [("characters and positions", c["embed"][sel])]
-    for l in range(L):
-        heads_out = c[f"h{l}.head_out"][:, sel]  # (H, D)
-        parts += [(f"layer {l + 1} head {h + 1}", heads_out[h]) for h in range(len(heads_out))]
-        parts.append((f"layer {l + 1} MLP", c[f"h{l}.resid_post"][sel] - c[f"h{l}.resid_mid"][sel]))
+    for block in range(L):
+        heads_out = c[f"h{block}.head_out"][:, sel]  # (H, D)
+        parts += [(f"layer {block + 1} head {h + 1}", heads_out[h]) for h in range(len(heads_out))]
+        mlp_out = c[f"h{block}.resid_post"][sel] - c[f"h{block}.resid_mid"][sel]  # (D,)
+        parts.append((f"layer {block + 1} MLP", mlp_out))
     return {
         "probs": cm.softmax(logits[-1].astype(np.float64)),  # (V,)
         "embed": embed,
@@ -224,6 +232,6 @@ def look(params, cfg, text, sel, layer, head, ablate=()):
         "head_out": c[f"h{layer}.head_out"][head, sel],  # (D,)
         "parts": parts,
         "final": c["resid_final"][sel],  # (D,)
-        "act": np.stack([c[f"h{l}.act"][sel] for l in range(L)]),  # (L, M)
-        "att": np.stack([c[f"h{l}.att"] for l in range(L)]),  # (L, H, T, T)
+        "act": np.stack([c[f"h{block}.act"][sel] for block in range(L)]),  # (L, M)
+        "att": np.stack([c[f"h{block}.att"] for block in range(L)]),  # (L, H, T, T)
     }

@@ -1,4 +1,5 @@
-"""A tiny character-level transformer in numpy: 2 pre-LayerNorm blocks of 4 causal heads, trained on Jane Austen.
+"""A tiny character-level transformer in numpy: 2 pre-LayerNorm blocks of 4 causal heads,
+trained on Jane Austen.
 
 What: the forward pass of the model that the chapter "One character at a time" shows,
 in the style of nanoGPT's model.py but numpy only, so that the very same file runs at
@@ -65,26 +66,25 @@ def param_shapes(cfg):
     """Every parameter's name and shape, in a fixed order."""
     D, H, K, M, V = cfg["d_model"], cfg["n_head"], cfg["d_head"], cfg["d_mlp"], cfg["vocab"]
     shapes = {"wte": (V, D)}  # character embedding
-    for l in range(cfg["n_layer"]):
+    for layer in range(cfg["n_layer"]):
         shapes.update(
             {
-                f"h{l}.ln1.g": (D,),
-                f"h{l}.ln1.b": (D,),  # LayerNorm before attention
-                f"h{l}.wq": (D, H * K),
-                f"h{l}.wk": (D, H * K),
-                f"h{l}.wv": (D, H * K),  # no biases
-                f"h{l}.wo": (H * K, D),  # output projection, no bias
-                f"h{l}.ln2.g": (D,),
-                f"h{l}.ln2.b": (D,),  # LayerNorm before the MLP
-                f"h{l}.w1": (D, M),
-                f"h{l}.b1": (M,),
-                f"h{l}.w2": (M, D),
-                f"h{l}.b2": (D,),
+                f"h{layer}.ln1.g": (D,),
+                f"h{layer}.ln1.b": (D,),  # LayerNorm before attention
+                f"h{layer}.wq": (D, H * K),
+                f"h{layer}.wk": (D, H * K),
+                f"h{layer}.wv": (D, H * K),  # no biases
+                f"h{layer}.wo": (H * K, D),  # output projection, no bias
+                f"h{layer}.ln2.g": (D,),
+                f"h{layer}.ln2.b": (D,),  # LayerNorm before the MLP
+                f"h{layer}.w1": (D, M),
+                f"h{layer}.b1": (M,),
+                f"h{layer}.w2": (M, D),
+                f"h{layer}.b2": (D,),
             }
         )
-    shapes.update(
-        {"lnf.g": (D,), "lnf.b": (D,), "head.w": (D, V), "head.b": (V,)}
-    )  # final LN, read-out
+    # final LN, read-out
+    shapes.update({"lnf.g": (D,), "lnf.b": (D,), "head.w": (D, V), "head.b": (V,)})
     return shapes
 
 
@@ -119,13 +119,20 @@ def gelu(x):
     )  # x*x, not x**3: much faster
 
 
+def _weights_of(params, layer, dt):
+    """name -> layer LAYER's parameter NAME as dtype DT (no copy when it already is)."""
+    return lambda name: params[f"h{layer}.{name}"].astype(dt, copy=False)
+
+
 def forward(params, cfg, idx, ablate=(), keep=False):
-    """Logits (B, T, V) for int idx (B, T) or (T,), and a dict of intermediates (empty unless keep).
+    """Logits (B, T, V) for int idx (B, T) or (T,), and a dict of intermediates (empty unless
+    keep).
 
     ablate: (layer, head) pairs whose output is set to zero. keep=True returns every
-    intermediate (for the chapter and for the trainer's backward pass): per layer l,
-    cache["h{l}.att"] (B, H, T, T), q/k/v (B, H, T, K), "head_out" (B, H, T, D) each head's
-    contribution to the residual stream, "resid_mid"/"resid_post" (B, T, D), MLP "pre"/"act" (B, T, M).
+    intermediate (for the chapter and for the trainer's backward pass): per layer (0-based),
+    cache["h{layer}.att"] (B, H, T, T), q/k/v (B, H, T, K), "head_out" (B, H, T, D) each head's
+    contribution to the residual stream, "resid_mid"/"resid_post" (B, T, D), MLP "pre"/"act"
+    (B, T, M).
     """
     idx = np.asarray(idx)
     squeeze = idx.ndim == 1
@@ -139,8 +146,8 @@ def forward(params, cfg, idx, ablate=(), keep=False):
     x = params["wte"][idx].astype(dt) + position_code(T, D, cfg["pos_base"], dt)  # (B, T, D)
     if keep:
         c["idx"], c["embed"] = idx, x  # (B, T), (B, T, D)
-    for l in range(cfg["n_layer"]):
-        p = lambda n: params[f"h{l}.{n}"].astype(dt, copy=False)  # noqa: E731
+    for layer in range(cfg["n_layer"]):
+        p = _weights_of(params, layer, dt)
         h1, xhat1, rstd1 = layernorm(x, p("ln1.g"), p("ln1.b"))  # (B, T, D)
         q = (h1 @ p("wq")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
         k = (h1 @ p("wk")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
@@ -152,7 +159,7 @@ def forward(params, cfg, idx, ablate=(), keep=False):
         att /= att.sum(-1, keepdims=True)  # (B, H, T, T) rows sum to 1
         y = att @ v  # (B, H, T, K)
         for la, ha in ablate:
-            if la == l:
+            if la == layer:
                 y[:, ha] = 0.0  # (B, T, K) this head says nothing
         ym = y.transpose(0, 2, 1, 3).reshape(B, T, H * K)  # (B, T, H*K) heads side by side
         x_mid = x + ym @ p("wo")  # (B, T, D) residual after attention
@@ -164,32 +171,30 @@ def forward(params, cfg, idx, ablate=(), keep=False):
             wo = p("wo").reshape(H, K, D)  # (H, K, D)
             c.update(
                 {
-                    f"h{l}.resid_pre": x,
-                    f"h{l}.ln1": h1,
-                    f"h{l}.xhat1": xhat1,
-                    f"h{l}.rstd1": rstd1,
-                    f"h{l}.q": q,
-                    f"h{l}.k": k,
-                    f"h{l}.v": v,
-                    f"h{l}.att": att,
-                    f"h{l}.y": ym,
-                    f"h{l}.resid_mid": x_mid,
-                    f"h{l}.ln2": h2,
-                    f"h{l}.xhat2": xhat2,
-                    f"h{l}.rstd2": rstd2,
-                    f"h{l}.pre": pre,
-                    f"h{l}.act": act,
-                    f"h{l}.resid_post": x_out,
+                    f"h{layer}.resid_pre": x,
+                    f"h{layer}.ln1": h1,
+                    f"h{layer}.xhat1": xhat1,
+                    f"h{layer}.rstd1": rstd1,
+                    f"h{layer}.q": q,
+                    f"h{layer}.k": k,
+                    f"h{layer}.v": v,
+                    f"h{layer}.att": att,
+                    f"h{layer}.y": ym,
+                    f"h{layer}.resid_mid": x_mid,
+                    f"h{layer}.ln2": h2,
+                    f"h{layer}.xhat2": xhat2,
+                    f"h{layer}.rstd2": rstd2,
+                    f"h{layer}.pre": pre,
+                    f"h{layer}.act": act,
+                    f"h{layer}.resid_post": x_out,
                 }
             )
             if keep != "train":  # the trainer does not need this one
-                c[f"h{l}.head_out"] = np.einsum(
-                    "bhtk,hkd->bhtd", y, wo
-                )  # (B, H, T, D) each head's share
+                # (B, H, T, D) each head's share
+                c[f"h{layer}.head_out"] = np.einsum("bhtk,hkd->bhtd", y, wo)
         x = x_out  # (B, T, D)
-    hf, xhatf, rstdf = layernorm(
-        x, params["lnf.g"].astype(dt), params["lnf.b"].astype(dt)
-    )  # (B, T, D)
+    # (B, T, D)
+    hf, xhatf, rstdf = layernorm(x, params["lnf.g"].astype(dt), params["lnf.b"].astype(dt))
     logits = hf @ params["head.w"].astype(dt) + params["head.b"].astype(dt)  # (B, T, V)
     if keep:
         c.update({"resid_final": x, "lnf": hf, "xhatf": xhatf, "rstdf": rstdf})
@@ -216,7 +221,8 @@ def save_checkpoint(path_or_file, params, cfg, step, dtype=np.float16, extra=Non
 
 
 def load_npz(data):
-    """(params, cfg, meta) from the bytes of a checkpoint; float16 weights are widened to float32."""
+    """(params, cfg, meta) from the bytes of a checkpoint; float16 weights are widened to
+    float32."""
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         meta = json.loads(str(z["__meta__"]))
         params = {n: z[n].astype(np.float32) for n in z.files if n != "__meta__"}
@@ -236,7 +242,8 @@ def checkpoint_path(run, step):
 
 
 def load(run="reference", step=None):
-    """(params, cfg, meta) of one shipped checkpoint, read lazily via toymodels.page.data (works under Pyodide).
+    """(params, cfg, meta) of one shipped checkpoint, read lazily via toymodels.page.data (works
+    under Pyodide).
 
     step=None takes the run's last checkpoint, as listed in charmodel/RUN/manifest.json.
     """

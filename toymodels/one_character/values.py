@@ -1,7 +1,8 @@
 """Numbers the prose of "One character at a time" quotes, read from the shipped evaluation.
 
-Each is a function without arguments, so a chapter can write {{ toymodels.one_character.values.NAME }}
-and the number on the page is the one the evaluation measured, never typed in.
+Each is a function without arguments, so a chapter can write
+{{ toymodels.one_character.values.NAME }} and the number on the page is the one the evaluation
+measured, never typed in.
 """
 
 from ..page.html import count_words
@@ -55,7 +56,8 @@ def shown_nonsense_share():
 
 
 def shown_not_plain():
-    """How much of the shown model's training text was repeats and nonsense, to start a sentence: 'Half'."""
+    """How much of the shown model's training text was repeats and nonsense, to start a sentence:
+    'Half'."""
     recipe = lab.manifest(SHOWN)["recipe"]
     share = recipe["repeat_share"] + recipe["nonsense_share"]
     return "Half" if share == 0.5 else _pct(share)
@@ -140,9 +142,11 @@ def _times(n):
 
 
 def _feeders():
-    """Layer-1 heads whose removal costs copying most, and the sharpest previous-character head of layer 1."""
+    """Layer-1 heads whose removal costs copying most, and the sharpest previous-character head of
+    layer 1."""
     ab = lab.evaluation()["runs"][SHOWN]["ablation"]
-    labels = {(l, h): name for l, h, name, _ in lab.labels(SHOWN, lab.steps(SHOWN)[-1])}
+    final = lab.steps(SHOWN)[-1]
+    labels = {(layer, head): name for layer, head, name, _ in lab.labels(SHOWN, final)}
     first = sorted((k for k in ab if k.startswith("L1H")), key=lambda k: ab[k]["copying"])
     sharp = [k for k in first if labels[(1, int(k[3:]))] == "previous character"]
     return ab, first, sharp
@@ -199,7 +203,8 @@ def layer2_out_copying():
 
 
 def spaces_only():
-    """What always guessing a space scores on the copying test: the floor a model that cannot copy sits near."""
+    """What always guessing a space scores on the copying test: the floor a model that cannot copy
+    sits near."""
     x, periods = copy_test.copy_set()
     right = sum(int((x[i, P + 1 :] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
     total = sum(x.shape[1] - 1 - int(P) for P in periods)

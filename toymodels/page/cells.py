@@ -33,7 +33,8 @@ def _traceback(err):
 
 
 def run(code, ns="page", check=None):
-    """-> {"stdout", "value", "error", "line", "check"}: what one cell printed, its last expression, any traceback."""
+    """-> {"stdout", "value", "error", "line", "check"}: what one cell printed, its last
+    expression, any traceback, and the exercise's CHECK of the namespace."""
     env = NAMESPACES.setdefault(ns, {"__name__": "__cell__", "np": np})
     out = io.StringIO()
     result = {"stdout": "", "value": None, "error": None, "line": None, "check": None}

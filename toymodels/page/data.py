@@ -1,4 +1,5 @@
-"""Data files shipped beside the models (toymodels/data/…), read the same way at build time and in the browser.
+"""Data files shipped beside the models (toymodels/data/…), read the same way at build time
+and in the browser.
 
 Under CPython the file is read from this package's folder. Under Pyodide the
 worker has copied only the .py files, so a data file is fetched on first use

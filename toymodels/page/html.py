@@ -31,7 +31,7 @@ def attrs(**kw):
 def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
     """A toggle button that sets state[key] = value. The pressed one is the tab stop of its
     data-roving group; arrow keys reach the others."""
-    a = attrs(
+    markup = attrs(
         class_=cls,
         data_key=key,
         data_value=value,
@@ -40,7 +40,7 @@ def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
         tabindex="0" if on else "-1",
         **extra,
     )
-    return f'<button type="button"{a}>{esc(text)}</button>'
+    return f'<button type="button"{markup}>{esc(text)}</button>'
 
 
 def count_words(n):
@@ -68,15 +68,15 @@ def level(p, levels=9):
     return "l0" if p <= 0 else f"l{min(levels, 1 + int(p * levels))}"
 
 
-def levels(a, n=9):
+def levels(shares, n=9):
     """`level` for a whole array at once: shares -> the numbers 0 … 9 of their colour classes."""
-    a = np.asarray(a)
-    return np.where(a > 0, np.minimum(n, 1 + (a * n).astype(int)), 0)
+    shares = np.asarray(shares)
+    return np.where(shares > 0, np.minimum(n, 1 + (shares * n).astype(int)), 0)
 
 
 def whole(text, most):
-    """'12' -> 12; anything but 1 to MOST plain ASCII digits (even '²', which isdigit() accepts) -> None.
-    A URL may hold anything, so state fields pass through here before int()."""
+    """'12' -> 12; anything but 1 to MOST plain ASCII digits (even '²', which isdigit() accepts)
+    -> None. A URL may hold anything, so state fields pass through here before int()."""
     return int(text) if re.fullmatch(f"[0-9]{{1,{most}}}", str(text)) else None
 
 
@@ -87,20 +87,28 @@ def pct(tenths):
 
 def num(x, places=2):
     """A number as the page shows it, with a real minus sign."""
-    s = f"{x:.{places}f}"
-    if float(s) == 0:
-        s = s.lstrip("-")
-    return s.replace("-", "−")
+    text = f"{x:.{places}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text.replace("-", "−")
 
 
-def matrix(caption, row_labels, col_labels, values, *, fk, sel=None, places=2, cls="mh-matrix"):
-    """A small numeric table: one row per label, numbers right-aligned; row `sel` is marked."""
+def quoted(text):
+    """Text in curly quotes, as the prose quotes a word: 'it' -> '“it”'. Plain text: escape it
+    where it goes into markup."""
+    return f"“{text}”"
+
+
+def matrix(
+    caption, row_labels, col_labels, values, *, fk, selected=None, places=2, cls="mh-matrix"
+):
+    """A small numeric table: one row per label, numbers right-aligned; row SELECTED is marked."""
     head = "".join(f'<th scope="col">{esc(c)}</th>' for c in col_labels)
     rows = []
-    for i, (label, row) in enumerate(zip(row_labels, values)):
+    for i, (label, row) in enumerate(zip(row_labels, values, strict=True)):
         cells = "".join(f"<td>{num(x, places)}</td>" for x in row)
         rows.append(
-            f"<tr{attrs(class_='sel' if i == sel else None)}>"
+            f"<tr{attrs(class_='sel' if i == selected else None)}>"
             f'<th scope="row">{esc(label)}</th>{cells}</tr>'
         )
     return (

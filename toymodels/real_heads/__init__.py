@@ -1,1 +1,2 @@
-"""Chapter "Real heads": a pretrained model's exported attention maps, head labels, and the numbers the prose quotes."""
+"""Chapter "Real heads": a pretrained model's exported attention maps, head labels, and the
+numbers the prose quotes."""

@@ -1,4 +1,5 @@
-"""Real heads: exported attention maps of a pretrained model, automatic head labels, readable summaries.
+"""Real heads: exported attention maps of a pretrained model, automatic head labels, readable
+summaries.
 
 The maps come from `python -m toymodels.export` (build time, toymodels/export/)
 as JSON under toymodels/data/realheads/: an index.json naming each model and its
@@ -24,6 +25,7 @@ import json
 import numpy as np
 
 from ..page import data
+from ..page.html import quoted
 
 DIR = "realheads"
 THRESHOLD = 0.5
@@ -86,7 +88,8 @@ def content_rows(T, sinks, causal):
 
 
 def measures(att, sinks, causal):
-    """(…, T, T) maps -> dict of (…) arrays: mean share on previous / next / self / sink, normalised entropy."""
+    """(…, T, T) maps -> dict of (…) arrays: mean share on previous / next / self / sink,
+    normalised entropy."""
     att = np.asarray(att, dtype=np.float64)
     T = att.shape[-1]
     rows = content_rows(T, sinks, causal)
@@ -128,7 +131,7 @@ def head_labels(d):
     """A sentence -> labels[layer][head] and measures[layer][head] (dicts of floats)."""
     ms = measures(d["att"], d["sinks"], d["causal"])
     L, H = d["att"].shape[:2]
-    per = [[pick(ms, (l, h)) for h in range(H)] for l in range(L)]
+    per = [[pick(ms, (layer, head)) for head in range(H)] for layer in range(L)]
     return [[label_of(m) for m in row] for row in per], per
 
 
@@ -155,36 +158,31 @@ def head_name(layer, head):
 def sink_names(d):
     """'[CLS] and [SEP]' for an encoder; '“The”, the first token' for a causal model."""
     if d["causal"]:
-        return f"“{d['tokens'][0]}”, the first token"
+        return f"{quoted(d['tokens'][0])}, the first token"
     names = list(dict.fromkeys(d["tokens"][i] for i in d["sinks"]))
     return names[0] if len(names) == 1 else " and ".join(names)
 
 
+HABITS = {  # what a head with that label does with a token's attention, on average
+    "previous": "goes to the token before it",
+    "next": "goes to the token after it",
+    "self": "stays on the token itself",
+    "sink": "rests on {sinks}",
+}
+
+
 def summary(d, layer, head, label, m):
-    """'Head 4.11 · previous token: on average 97% of a token's attention goes to the token before it.'"""
-    q = lambda i: f"“{d['tokens'][i]}”"  # noqa: E731
+    """'Head 4.11 · previous token: on average 97% of a token's attention goes to the token
+    before it.'"""
     start = f"Head {head_name(layer, head)} · {NAMES[label]}: "
-    if label == "previous":
-        return (
-            start
-            + f"on average {pct0(m['previous'])} of a token’s attention goes to the token before it."
-        )
-    if label == "next":
-        return (
-            start
-            + f"on average {pct0(m['next'])} of a token’s attention goes to the token after it."
-        )
-    if label == "self":
-        return (
-            start
-            + f"on average {pct0(m['self'])} of a token’s attention stays on the token itself."
-        )
-    if label == "sink":
-        return (
-            start + f"on average {pct0(m['sink'])} of a token’s attention rests on {sink_names(d)}."
-        )
+    if label in HABITS:
+        habit = HABITS[label].format(sinks=sink_names(d) if label == "sink" else "")
+        return start + f"on average {pct0(m[label])} of a token’s attention {habit}."
     link = strongest_link(d, layer, head)
-    tail = f" Its strongest link: {q(link[0])} → {q(link[1])}, {pct0(link[2])}." if link else ""
+    tail = ""
+    if link:
+        said = [quoted(d["tokens"][i]) for i in link[:2]]
+        tail = f" Its strongest link: {said[0]} → {said[1]}, {pct0(link[2])}."
     if label == "broad":
         return (
             start + f"attention spread widely (entropy {pct0(m['entropy'])} of the most possible), "

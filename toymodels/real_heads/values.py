@@ -31,25 +31,31 @@ def _all(mid=None):
 
 
 def overall(mid=None):
-    """Each head's measures averaged over every sentence (sentences weigh alike) and its label from them."""
+    """Each head's measures averaged over every sentence (sentences weigh alike) and its label
+    from them."""
     key = ("overall", mid)
     if key not in _cache:
         m, ds = _all(mid)
         ms = [measures(d["att"], d["sinks"], d["causal"]) for d in ds]
         avg = {k: np.mean([x[k] for x in ms], axis=0) for k in ms[0]}
         L, H = avg["sink"].shape
-        per = [[pick(avg, (l, h)) for h in range(H)] for l in range(L)]
+        per = [[pick(avg, (layer, head)) for head in range(H)] for layer in range(L)]
         _cache[key] = ([[label_of(x) for x in row] for row in per], per)
     return _cache[key]
 
 
 def _heads_with(label, mid=None):
     labels, _ = overall(mid)
-    return [(l, h) for l, row in enumerate(labels) for h, x in enumerate(row) if x == label]
+    return [
+        (layer, head)
+        for layer, row in enumerate(labels)
+        for head, found in enumerate(row)
+        if found == label
+    ]
 
 
 def _listing(heads):
-    names = [head_name(l, h) for l, h in heads]
+    names = [head_name(layer, head) for layer, head in heads]
     if len(names) <= 1:
         return "".join(names) or "none"
     return ", ".join(names[:-1]) + " and " + names[-1]
@@ -111,8 +117,8 @@ def n_self_heads():
 def _best(measure):
     _, per = overall()
     return max(
-        ((l, h) for l in range(len(per)) for h in range(len(per[0]))),
-        key=lambda lh: per[lh[0]][lh[1]][measure],
+        ((layer, head) for layer in range(len(per)) for head in range(len(per[0]))),
+        key=lambda at: per[at[0]][at[1]][measure],
     )
 
 
@@ -121,8 +127,8 @@ def best_previous_head():
 
 
 def best_previous_share():
-    l, h = _best("previous")
-    return pct0(overall()[1][l][h]["previous"])
+    layer, head = _best("previous")
+    return pct0(overall()[1][layer][head]["previous"])
 
 
 def best_next_head():
@@ -130,12 +136,13 @@ def best_next_head():
 
 
 def best_next_share():
-    l, h = _best("next")
-    return pct0(overall()[1][l][h]["next"])
+    layer, head = _best("next")
+    return pct0(overall()[1][layer][head]["next"])
 
 
 def sink_share_all():
-    """Average share of a token's attention that rests on [CLS] and [SEP], over all heads and sentences."""
+    """Average share of a token's attention that rests on [CLS] and [SEP], over all heads and
+    sentences."""
     _, per = overall()
     return pct0(float(np.mean([m["sink"] for row in per for m in row])))
 
@@ -159,19 +166,20 @@ def sink_share_peak_layer():
 
 
 def _link(sid, word_from, word_to, nth_from=-1, nth_to=0):
-    """The head that sends most of token word_from's attention to word_to in one sentence: (layer, head, share)."""
+    """The head that sends most of token word_from's attention to word_to in one sentence:
+    (layer, head, share)."""
     d = sentence(model()["id"], sid)
     toks = d["tokens"]
     i = [k for k, t in enumerate(toks) if t == word_from][nth_from]
     j = [k for k, t in enumerate(toks) if t == word_to][nth_to]
     w = d["att"][:, :, i, j]
-    l, h = np.unravel_index(int(np.argmax(w)), w.shape)
-    return int(l), int(h), float(w[l, h])
+    layer, head = np.unravel_index(int(np.argmax(w)), w.shape)
+    return int(layer), int(head), float(w[layer, head])
 
 
 def it_cat_head():
-    l, h, _ = _link("cat", "it", "cat")
-    return head_name(l, h)
+    layer, head, _ = _link("cat", "it", "cat")
+    return head_name(layer, head)
 
 
 def it_cat_share():
@@ -179,7 +187,8 @@ def it_cat_share():
 
 
 def _copy():
-    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at their first copy."""
+    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at
+    their first copy."""
     d = sentence(model()["id"], "fox")
     toks, T = d["tokens"], len(d["tokens"])
     pairs = []
@@ -190,8 +199,8 @@ def _copy():
         if earlier:
             pairs.append((i, earlier[-1]))
     share = np.mean([d["att"][:, :, i, j] for i, j in pairs], axis=0)
-    l, h = np.unravel_index(int(np.argmax(share)), share.shape)
-    return int(l), int(h), float(share[l, h]), len(pairs)
+    layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
+    return int(layer), int(head), float(share[layer, head]), len(pairs)
 
 
 def copy_head():
@@ -247,13 +256,13 @@ def _column_share(sid, layer, head, word):
 
 
 def it_cat_column_share():
-    l, h, _ = _link("cat", "it", "cat")
-    return pct0(_column_share("cat", l, h, "cat"))
+    layer, head, _ = _link("cat", "it", "cat")
+    return pct0(_column_share("cat", layer, head, "cat"))
 
 
 def it_animal_head():
-    l, h, _ = _link("animal", "it", "animal")
-    return head_name(l, h)
+    layer, head, _ = _link("animal", "it", "animal")
+    return head_name(layer, head)
 
 
 def it_animal_share():

@@ -1,1 +1,2 @@
-"""Chapter "Split, attend, concatenate, mix": the five steps over real matrices, the parameter count, the block diagram."""
+"""Chapter "Split, attend, concatenate, mix": the five steps over real matrices, the parameter
+count, the block diagram."""

@@ -5,7 +5,8 @@ import re
 
 import numpy as np
 
-from ..page.html import attrs, esc, level, num, pct, state_button, tenths
+from ..page.figure import failure, merge, result
+from ..page.html import attrs, esc, level, num, pct, quoted, state_button, tenths
 from . import model as sa
 
 STEPS = (
@@ -21,24 +22,28 @@ PRESET_NAMES = {
     "zeros": "All zeros",
     "custom": "Your numbers",
 }
-DEFAULTS = {"step": "attend", "preset": "designed", "w": "", "cell": ""}
+# weights: the reader's numbers for preset "custom", comma-separated in FIELDS' order;
+# output_cell: "ROW,COLUMN" of the output cell whose sum the mix step spells out
+DEFAULTS = {"step": "attend", "preset": "designed", "weights": "", "output_cell": ""}
+ALIASES = {"w": "weights", "cell": "output_cell"}  # the names of links shared before
 CHOICES = {"step": tuple(k for k, _ in STEPS), "preset": tuple(PRESET_NAMES)}
+# every number the editor shows: (head, "q" or "k", row, column)
 FIELDS = [
-    (h, m, r, c)
-    for h in range(sa.N_HEAD)
-    for m in "qk"
-    for r in range(sa.D_MODEL)
-    for c in range(sa.D_HEAD)
+    (head, which, row, col)
+    for head in range(sa.N_HEAD)
+    for which in "qk"
+    for row in range(sa.D_MODEL)
+    for col in range(sa.D_HEAD)
 ]
 LIMIT = 20.0
 
 
-def _field(h, m, r, c):
-    return f"{m}{h + 1}_{r}{c}"
+def _field(head, which, row, col):
+    """The editor's input for one number: 'q1_00' is head 1's W_Q, row 0, column 0."""
+    return f"{which}{head + 1}_{row}{col}"
 
 
-def _flat(heads):
-    return [float(heads[h][0 if m == "q" else 1][r][c]) for h, m, r, c in FIELDS]
+EDITS = {_field(*f): None for f in FIELDS}  # the editor's inputs, folded into "weights"
 
 
 def _unflat(values):
@@ -46,87 +51,95 @@ def _unflat(values):
         [np.zeros((sa.D_MODEL, sa.D_HEAD)), np.zeros((sa.D_MODEL, sa.D_HEAD))]
         for _ in range(sa.N_HEAD)
     ]
-    for (h, m, r, c), v in zip(FIELDS, values):
-        heads[h][0 if m == "q" else 1][r, c] = v
+    for (head, which, row, col), value in zip(FIELDS, values, strict=True):
+        heads[head][0 if which == "q" else 1][row, col] = value
     return heads
 
 
+def _allowed(values):
+    return all(np.isfinite(value) and abs(value) <= LIMIT for value in values)
+
+
+def _custom(text):
+    """The numbers of a 'weights' field, or None if it does not hold one allowed number each."""
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        return None
+    return values if len(values) == len(FIELDS) and _allowed(values) else None
+
+
 def normalise(state):
-    """-> (state, heads, error). Edited fields (q1_00 …) fold into one compact 'w' field."""
-    state = dict(state or {})
-    s = {**DEFAULTS, **{k: str(v) for k, v in state.items() if k in DEFAULTS}}
-    error = None
-    edited = [_field(*f) for f in FIELDS if _field(*f) in state]
-    if edited:
-        try:
-            values = [float(state.get(name, "0") or 0) for name in (_field(*f) for f in FIELDS)]
-        except ValueError:
-            return s, None, "Each weight must be a number, such as 1.5 or −2."
-        if any(not np.isfinite(v) or abs(v) > LIMIT for v in values):
-            return s, None, f"Keep each weight between −{LIMIT:g} and {LIMIT:g}."
-        s["w"], s["preset"] = ",".join(f"{v:g}" for v in values), "custom"
+    """-> (state, heads, error). Edited fields (q1_00 …) fold into one compact 'weights' field."""
+    state = merge({**DEFAULTS, **EDITS}, state, ALIASES)
+    edits = [state.pop(name) for name in EDITS]
     for key, allowed in CHOICES.items():
-        if s[key] not in allowed:
-            s[key] = DEFAULTS[key]
-    if s["preset"] == "custom":
+        if state[key] not in allowed:
+            state[key] = DEFAULTS[key]
+    if any(edit is not None for edit in edits):
         try:
-            values = [float(x) for x in s["w"].split(",")]
-            assert len(values) == len(FIELDS) and all(
-                np.isfinite(v) and abs(v) <= LIMIT for v in values
-            )
-        except (ValueError, AssertionError):
-            s["preset"], s["w"] = "designed", ""
-    if s["preset"] != "custom":
-        s["w"] = ""
-        heads = sa.PRESETS[s["preset"]]
-    else:
-        heads = _unflat(values)
-    return s, heads, error
+            values = [float(edit or 0) for edit in edits]
+        except ValueError:
+            return state, None, "Each weight must be a number, such as 1.5 or −2."
+        if not _allowed(values):
+            return state, None, f"Keep each weight between −{LIMIT:g} and {LIMIT:g}."
+        state["weights"], state["preset"] = ",".join(f"{v:g}" for v in values), "custom"
+    values = _custom(state["weights"]) if state["preset"] == "custom" else None
+    if values is None:
+        state["preset"] = "designed" if state["preset"] == "custom" else state["preset"]
+        state["weights"] = ""
+        return state, sa.PRESETS[state["preset"]], None
+    return state, _unflat(values), None
+
+
+def _output_cell(state, T):
+    """The chosen output cell as (row, column), or None; the state keeps only a real one."""
+    text = state["output_cell"]
+    cell = None
+    if re.fullmatch(r"[0-9]{1,2},[0-9]{1,2}", text):
+        row, col = (int(x) for x in text.split(","))
+        cell = (row, col) if row < T and col < sa.D_MODEL else None
+    state["output_cell"] = f"{cell[0]},{cell[1]}" if cell else ""
+    return cell
 
 
 def render(state=None, fid="split-attend"):
-    s, heads, error = normalise(state)
+    state, heads, error = normalise(state)
     if error:
-        return {"html": None, "slots": {}, "state": s, "error": error, "summary": ""}
+        return failure(state, error)
     words = sa.SENTENCE.split()
-    f = sa.forward(words, heads)
+    run = sa.forward(words, heads)
     T = len(words)
-    cell = (
-        tuple(int(x) for x in s["cell"].split(","))
-        if re.fullmatch(r"[0-9]{1,2},[0-9]{1,2}", s["cell"])
-        else None
-    )
-    if cell and not (cell[0] < T and cell[1] < sa.D_MODEL):
-        cell = None
-    s["cell"] = f"{cell[0]},{cell[1]}" if cell else ""
+    cell = _output_cell(state, T)
     body = {
         "project": _project,
         "split": _split,
         "attend": _attend,
         "concat": _concat,
         "mix": _mix,
-    }[s["step"]](f, words, cell)
+    }[state["step"]](run, words, cell)
     stepper = "".join(
-        state_button("step", k, f"{i}. {label}", k == s["step"])
-        for i, (k, label) in enumerate(STEPS, 1)
-    )
-    last_the = T - 1 - [w.lower() for w in words][::-1].index("the")
-    w1 = f["weights"][0, last_the]
-    summary = (
-        f"Head 1 sends the last “the” {pct(tenths(w1[: last_the + 1])[int(np.argmax(w1))])} to "
-        f"“{words[int(np.argmax(w1))]}”; head 2 sends “mat” {pct(tenths(f['weights'][1, -1])[0])} to “The”."
+        state_button("step", key, f"{i}. {label}", key == state["step"])
+        for i, (key, label) in enumerate(STEPS, 1)
     )
     html = (
         f'<div class="mh-steps" role="group" aria-label="Step" data-roving>{stepper}</div>'
         f'<div class="mh-stage">{body}</div>'
     )
-    return {
-        "html": html,
-        "slots": {"edit": _editor(s, heads)},
-        "state": s,
-        "error": None,
-        "summary": summary,
-    }
+    slots = {"edit": _editor(state, heads)}
+    return result(html, state, slots=slots, summary=_summary(run, words))
+
+
+def _summary(run, words):
+    T = len(words)
+    last_the = T - 1 - [word.lower() for word in words][::-1].index("the")
+    row = run["weights"][0, last_the]
+    top = int(np.argmax(row))
+    to_the = pct(tenths(run["weights"][1, -1])[0])
+    return (
+        f"Head 1 sends the last “the” {pct(tenths(row[: last_the + 1])[top])} to "
+        f"{quoted(words[top])}; head 2 sends “mat” {to_the} to “The”."
+    )
 
 
 def _table(
@@ -142,41 +155,39 @@ def _table(
     key=None,
     fk=None,
 ):
-    """A numeric matrix with its shape in the caption; optional head colouring and highlight."""
+    """A numeric matrix with its shape in the caption; optional head colouring and highlight.
+    With KEY, every cell is a control that sets that state field to 'ROW,COLUMN'."""
     head = "".join(
-        f'<th scope="col"{attrs(class_=col_class(j) if col_class else None)}>{esc(c)}</th>'
-        for j, c in enumerate(cols)
+        f'<th scope="col"{attrs(class_=col_class(j) if col_class else None)}>{esc(name)}</th>'
+        for j, name in enumerate(cols)
     )
     body = []
     for i, label in enumerate(rows):
         cells = []
         for j in range(M.shape[1]):
-            cls = " ".join(
-                filter(
-                    None,
-                    [
-                        col_class(j) if col_class else None,
-                        "hl"
-                        if (row_sel == i and (col_sel is None or col_sel == j))
-                        or (row_sel is None and col_sel == j)
-                        else None,
-                    ],
-                )
+            lit = (row_sel == i and (col_sel is None or col_sel == j)) or (
+                row_sel is None and col_sel == j
             )
+            classes = [col_class(j) if col_class else None, "hl" if lit else None]
+            cls = " ".join(filter(None, classes)) or None
             if key:
-                cells.append(
-                    f"<td{attrs(class_=cls or None, tabindex='-1' if (i, j) != (0, 0) else '0', data_fk=f'{fk}-{i}-{j}', data_key=key, data_value=f'{i},{j}')}>{num(M[i, j])}</td>"
+                cell = attrs(
+                    class_=cls,
+                    tabindex="-1" if (i, j) != (0, 0) else "0",
+                    data_fk=f"{fk}-{i}-{j}",
+                    data_key=key,
+                    data_value=f"{i},{j}",
                 )
             else:
-                cells.append(f"<td{attrs(class_=cls or None)}>{num(M[i, j])}</td>")
+                cell = attrs(class_=cls)
+            cells.append(f"<td{cell}>{num(M[i, j])}</td>")
         body.append(f'<tr><th scope="row">{esc(label)}</th>{"".join(cells)}</tr>')
-    cap = (
-        f'{esc(caption)} <span class="shape">({M.shape[0]} × {M.shape[1]})</span>'
-        if shape
-        else esc(caption)
-    )
+    cap = esc(caption)
+    if shape:
+        cap += f' <span class="shape">({M.shape[0]} × {M.shape[1]})</span>'
+    table = attrs(class_="mh-matrix", data_roving="grid" if key else None)
     return (
-        f"<table{attrs(class_='mh-matrix', data_roving='grid' if key else None)}><caption>{cap}</caption>"
+        f"<table{table}><caption>{cap}</caption>"
         f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
@@ -185,138 +196,169 @@ def _by_head(j):
     return f"head{j // sa.D_HEAD + 1}"
 
 
+def _of_head(head):
+    return lambda j: f"head{head + 1}"
+
+
 DIMS = [f"d{j + 1}" for j in range(sa.D_MODEL)]
 
 
-def _project(f, words, cell):
+def _project(run, words, cell):
     return (
         '<p class="mh-out">Each word’s four numbers are multiplied by three 4 × 4 matrices. '
-        'The result is still four numbers per word; nothing is split yet.</p><div class="mh-mix">'
-        + _table("Q = X · W_Q", words, DIMS, f["Q"], col_class=_by_head)
-        + _table("K = X · W_K", words, DIMS, f["K"], col_class=_by_head)
-        + _table("V = X · W_V", words, DIMS, f["V"], col_class=_by_head)
+        "The result is still four numbers per word; nothing is split yet.</p>"
+        '<div class="mh-mix">'
+        + _table("Q = X · W_Q", words, DIMS, run["Q"], col_class=_by_head)
+        + _table("K = X · W_K", words, DIMS, run["K"], col_class=_by_head)
+        + _table("V = X · W_V", words, DIMS, run["V"], col_class=_by_head)
         + "</div>"
     )
 
 
-def _split(f, words, cell):
-    T = len(words)
+def _split(run, words, cell):
+    T, H, K = len(words), sa.N_HEAD, sa.D_HEAD
     parts = "".join(
         _table(
-            f"q for head {h + 1}",
-            words,
-            ("1", "2"),
-            f["q"][h],
-            col_class=lambda j, h=h: f"head{h + 1}",
+            f"q for head {head + 1}", words, ("1", "2"), run["q"][head], col_class=_of_head(head)
         )
-        for h in range(sa.N_HEAD)
+        for head in range(H)
     )
+    query = _table("Q", words, DIMS, run["Q"], col_class=_by_head)
     return (
-        f'<p class="mh-out">Q ({T} × {sa.D_MODEL}) is reshaped to ({T} × {sa.N_HEAD} × {sa.D_HEAD}) and transposed to '
-        f"({sa.N_HEAD} × {T} × {sa.D_HEAD}): the same numbers, regrouped so that each head gets its own "
-        f"{sa.D_HEAD} columns. No arithmetic happens. K and V are split the same way.</p>"
-        f'<div class="mh-mix">{_table("Q", words, DIMS, f["Q"], col_class=_by_head)}{parts}</div>'
+        f'<p class="mh-out">Q ({T} × {sa.D_MODEL}) is reshaped to ({T} × {H} × {K}) '
+        f"and transposed to ({H} × {T} × {K}): the same numbers, regrouped so that each head "
+        f"gets its own {K} columns. No arithmetic happens. K and V are split the same way.</p>"
+        f'<div class="mh-mix">{query}{parts}</div>'
     )
 
 
-def _attend(f, words, cell):
+def _share_cell(run, words, head, i, j, shares):
+    """One cell of a head's grid: word i's share of attention on word j, or masked."""
+    looking, looked_at = esc(quoted(words[i])), esc(quoted(words[j]))
+    if j > i:
+        return (
+            f'<td class="c masked"><span class="tip">{looking} cannot see {looked_at}</span></td>'
+        )
+    tip = f"{looking} → {looked_at}: {pct(shares[j])}"
+    return f'<td class="c {level(run["weights"][head, i, j])}"><span class="tip">{tip}</span></td>'
+
+
+def _attend(run, words, cell):
+    K = sa.D_HEAD
+    cols = "".join(f'<th scope="col"><span>{esc(word)}</span></th>' for word in words)
     grids = []
-    for h in range(sa.N_HEAD):
+    for head in range(sa.N_HEAD):
         rows = []
         for i in range(len(words)):
-            shares = tenths(f["weights"][h, i, : i + 1])
-            cells = "".join(
-                f'<td class="c {level(f["weights"][h, i, j])}"><span class="tip">“{esc(words[i])}” → “{esc(words[j])}”: {pct(shares[j])}</span></td>'
-                if j <= i
-                else f'<td class="c masked"><span class="tip">“{esc(words[i])}” cannot see “{esc(words[j])}”</span></td>'
-                for j in range(len(words))
-            )
+            shares = tenths(run["weights"][head, i, : i + 1])
+            cells = "".join(_share_cell(run, words, head, i, j, shares) for j in range(len(words)))
             rows.append(f'<tr><th scope="row">{esc(words[i])}</th>{cells}</tr>')
-        cols = "".join(f'<th scope="col"><span>{esc(w)}</span></th>' for w in words)
+        output = _table(
+            f"Head {head + 1} output = weights · v",
+            words,
+            ("1", "2"),
+            run["out"][head],
+            col_class=_of_head(head),
+        )
         grids.append(
-            f'<section class="mh-head"><h3 class="mh-head-title">Head {h + 1}</h3>'
-            f'<table class="mh-grid" data-head="{h + 1}"><caption class="sr">Head {h + 1}: softmax(q·kᵀ / √{sa.D_HEAD}) with the causal mask</caption>'
+            f'<section class="mh-head"><h3 class="mh-head-title">Head {head + 1}</h3>'
+            f'<table class="mh-grid" data-head="{head + 1}"><caption class="sr">'
+            f"Head {head + 1}: softmax(q·kᵀ / √{K}) with the causal mask</caption>"
             f"<thead><tr><td></td>{cols}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            + _table(
-                f"Head {h + 1} output = weights · v",
-                words,
-                ("1", "2"),
-                f["out"][h],
-                col_class=lambda j, h=h: f"head{h + 1}",
-            )
-            + "</section>"
+            f"{output}</section>"
         )
     return (
-        f'<p class="mh-out">In each head separately: scores q·kᵀ / √{sa.D_HEAD}, the causal mask, a softmax per row, '
-        "then a weighted sum of the values.</p>"
+        f'<p class="mh-out">In each head separately: scores q·kᵀ / √{K}, the causal mask, '
+        "a softmax per row, then a weighted sum of the values.</p>"
         f'<div class="mh-heads">{"".join(grids)}</div>'
     )
 
 
-def _concat(f, words, cell):
+def _concat(run, words, cell):
     return (
-        '<p class="mh-out">The two heads’ outputs are set side by side again: a transpose and a reshape back to '
-        f"{len(words)} × {sa.D_MODEL}, the inverse of the split.</p>"
-        + _table("Concatenated heads C", words, DIMS, f["C"], col_class=_by_head)
+        '<p class="mh-out">The two heads’ outputs are set side by side again: '
+        f"a transpose and a reshape back to {len(words)} × {sa.D_MODEL}, the inverse of the split."
+        "</p>" + _table("Concatenated heads C", words, DIMS, run["C"], col_class=_by_head)
     )
 
 
-def _mix(f, words, cell):
-    t, c = cell if cell else (None, None)
+def _mix(run, words, cell):
+    row, col = cell if cell else (None, None)  # the output's row (a word) and column
     if cell:
-        C, WO = f["C"], f["WO"]
-        terms = " + ".join(f"{num(C[t, j])}×{num(WO[j, c])}" for j in range(sa.D_MODEL))
+        C, WO = run["C"], run["WO"]
+        terms = " + ".join(f"{num(C[row, j])}×{num(WO[j, col])}" for j in range(sa.D_MODEL))
+        word = esc(quoted(words[row]))
         note = (
-            f'<p class="mh-out" role="status">Output (“{esc(words[t])}”, d{c + 1}) = row “{esc(words[t])}” of C · '
-            f"column d{c + 1} of W_O: {terms} = {num(f['Y'][t, c])}. "
+            f'<p class="mh-out" role="status">Output ({word}, d{col + 1}) = row {word} of C · '
+            f"column d{col + 1} of W_O: {terms} = {num(run['Y'][row, col])}. "
             "Its first two terms come from head 1, the last two from head 2.</p>"
         )
     else:
-        note = '<p class="mh-out">Choose a cell of the output to see which numbers of which head fed it.</p>'
-
-    return (
-        note
-        + '<div class="mh-mix">'
-        + _table(
-            "Output Y = C · W_O", words, DIMS, f["Y"], row_sel=t, col_sel=c, key="cell", fk="y"
+        note = (
+            '<p class="mh-out">Choose a cell of the output to see which numbers of which head '
+            "fed it.</p>"
         )
-        + _table("C", words, DIMS, f["C"], col_class=_by_head, row_sel=t)
-        + _table("W_O", DIMS, DIMS, f["WO"], col_sel=c)
+    output = _table(
+        "Output Y = C · W_O",
+        words,
+        DIMS,
+        run["Y"],
+        row_sel=row,
+        col_sel=col,
+        key="output_cell",
+        fk="y",
+    )
+    return (
+        f'{note}<div class="mh-mix">{output}'
+        + _table("C", words, DIMS, run["C"], col_class=_by_head, row_sel=row)
+        + _table("W_O", DIMS, DIMS, run["WO"], col_sel=col)
         + "</div>"
     )
 
 
-def _editor(s, heads):
+def _weight_input(head, which, label, row, col, value):
+    name = _field(head, which, row, col)
+    described = f"Head {head + 1} {label} row {sa.FEATURES[row]} column {col + 1}"
+    return (
+        f'<td><input type="number" step="0.5" min="-{LIMIT:g}" max="{LIMIT:g}" name="{name}" '
+        f'data-fk="{name}" value="{float(value):g}" aria-label="{described}"></td>'
+    )
+
+
+def _editor(state, heads):
     presets = "".join(
-        state_button("preset", k, name, k == s["preset"])
-        for k, name in PRESET_NAMES.items()
-        if k != "custom"
+        state_button("preset", key, name, key == state["preset"])
+        for key, name in PRESET_NAMES.items()
+        if key != "custom"
     )
     panels = []
-    for h in range(sa.N_HEAD):
+    for head in range(sa.N_HEAD):
         tables = []
-        for m, label in (("q", "W_Q"), ("k", "W_K")):
-            M = heads[h][0 if m == "q" else 1]
+        for which, label in (("q", "W_Q"), ("k", "W_K")):
+            M = heads[head][0 if which == "q" else 1]
             rows = "".join(
-                f'<tr><th scope="row">{sa.FEATURES[r]}</th>'
+                f'<tr><th scope="row">{sa.FEATURES[row]}</th>'
                 + "".join(
-                    f'<td><input type="number" step="0.5" min="-{LIMIT:g}" max="{LIMIT:g}" name="{_field(h, m, r, c)}" '
-                    f'data-fk="{_field(h, m, r, c)}" value="{float(M[r][c]):g}" aria-label="Head {h + 1} {label} row {sa.FEATURES[r]} column {c + 1}"></td>'
-                    for c in range(sa.D_HEAD)
+                    _weight_input(head, which, label, row, col, M[row][col])
+                    for col in range(sa.D_HEAD)
                 )
                 + "</tr>"
-                for r in range(sa.D_MODEL)
+                for row in range(sa.D_MODEL)
             )
             tables.append(
-                f'<table class="mh-matrix mh-weights"><caption>Head {h + 1}: {label} (4 × 2)</caption>'
-                f'<thead><tr><td></td><th scope="col">1</th><th scope="col">2</th></tr></thead><tbody>{rows}</tbody></table>'
+                f'<table class="mh-matrix mh-weights"><caption>Head {head + 1}: {label} (4 × 2)'
+                '</caption><thead><tr><td></td><th scope="col">1</th><th scope="col">2</th></tr>'
+                f"</thead><tbody>{rows}</tbody></table>"
             )
         panels.append(
-            f'<fieldset class="mh-head head{h + 1}"><legend>Head {h + 1}</legend>{"".join(tables)}</fieldset>'
+            f'<fieldset class="mh-head head{head + 1}"><legend>Head {head + 1}</legend>'
+            f"{''.join(tables)}</fieldset>"
         )
     return (
         f'<div class="mh-pick" role="group" aria-label="Presets" data-roving>{presets}</div>'
-        f'<form class="mh-editor" data-state-form="live"><div class="mh-heads">{"".join(panels)}</div>'
-        '<p class="mh-help">Change a number and press Tab or Enter: both grids and the output recompute. '
-        f'Now showing: {esc(PRESET_NAMES[s["preset"]])}.</p><button type="submit" data-fk="apply">Apply</button></form>'
+        '<form class="mh-editor" data-state-form="live">'
+        f'<div class="mh-heads">{"".join(panels)}</div>'
+        '<p class="mh-help">Change a number and press Tab or Enter: both grids and the output '
+        f"recompute. Now showing: {esc(PRESET_NAMES[state['preset']])}.</p>"
+        '<button type="submit" data-fk="apply">Apply</button></form>'
     )

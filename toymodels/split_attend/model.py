@@ -48,16 +48,15 @@ def embed(words):
 
 
 def weights(heads=None):
-    """W_Q, W_K, W_V, W_O, each (4, 4); heads = ((W_Q1, W_K1), (W_Q2, W_K2)) or the designed preset."""
+    """W_Q, W_K, W_V, W_O, each (4, 4); heads = ((W_Q1, W_K1), (W_Q2, W_K2)) or the designed
+    preset."""
     heads = heads or PRESETS["designed"]
-    WQ = np.concatenate(
-        [np.asarray(q, dtype=float) for q, _ in heads], axis=1
-    )  # (4, 4): head h in columns 2h, 2h+1
-    WK = np.concatenate([np.asarray(k, dtype=float) for _, k in heads], axis=1)  # (4, 4)
+    # (4, 4) each: head h in columns 2h, 2h+1
+    WQ = np.concatenate([np.asarray(q, dtype=float) for q, _ in heads], axis=1)
+    WK = np.concatenate([np.asarray(k, dtype=float) for _, k in heads], axis=1)
     WV = np.eye(D_MODEL)  # values: the word vector itself
-    WO = np.round(
-        np.random.default_rng(4).normal(size=(D_MODEL, D_MODEL)) / 2, 2
-    )  # stands in for learned weights
+    # stands in for learned weights
+    WO = np.round(np.random.default_rng(4).normal(size=(D_MODEL, D_MODEL)) / 2, 2)
     return WQ, WK, WV, WO
 
 
@@ -74,10 +73,10 @@ def concat(H):
 
 
 def attend(q, k, v):
-    """Scaled, causal attention in every head: q, k, v (h, T, d_head) -> weights (h, T, T), out (h, T, d_head)."""
-    w = np.stack(
-        [causal_attention(qh, kh)[2] for qh, kh in zip(q, k)]
-    )  # (h, T, T): chapter 1's attention, per head
+    """Scaled, causal attention in every head: q, k, v (h, T, d_head) -> weights (h, T, T),
+    out (h, T, d_head)."""
+    # (h, T, T): chapter 1's attention, per head
+    w = np.stack([causal_attention(qh, kh)[2] for qh, kh in zip(q, k, strict=True)])
     return w, w @ v  # (h, T, d_head)
 
 
@@ -96,22 +95,25 @@ def forward(words, heads=None):
 
 
 def check_head2_first(env):
-    """Exercise: head 2 (weights w2 in the reader's cells) attends to the first token as far as it can."""
+    """Exercise: head 2 (weights w2 in the reader's cells) attends to the first token as far as
+    it can."""
     w2 = env.get("w2")
     if not isinstance(w2, np.ndarray) or w2.shape != (3, 3):
         return False, "Run the cell so that w2 holds head 2's 3 × 3 attention weights."
     if w2[1, 0] < 0.9:
         return (
             False,
-            f"Token 1 gives {100 * w2[1, 0]:.0f}% to token 0; aim for over 90%. Its key must score highest.",
+            f"Token 1 gives {100 * w2[1, 0]:.0f}% to token 0; aim for over 90%. "
+            "Its key must score highest.",
         )
     if w2[2, 1] > 0.1:
         return (
             False,
-            f"Token 2 still gives {100 * w2[2, 1]:.0f}% to token 1; the key of token 1 must score low.",
+            f"Token 2 still gives {100 * w2[2, 1]:.0f}% to token 1; "
+            "the key of token 1 must score low.",
         )
     return True, (
-        f"Correct: token 1 gives {100 * w2[1, 0]:.0f}% to token 0. Token 2 can only split its weight between "
-        "tokens 0 and 2: their vectors are identical, so no key can tell them apart. That is why real "
-        "models add the position to every word."
+        f"Correct: token 1 gives {100 * w2[1, 0]:.0f}% to token 0. Token 2 can only split its "
+        "weight between tokens 0 and 2: their vectors are identical, so no key can tell them "
+        "apart. That is why real models add the position to every word."
     )
