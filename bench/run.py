@@ -14,23 +14,30 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+# run as `python bench/run.py`: Python puts bench/ on the path, not the root with the project's
+# packages, nor tests/ with the browser set-up the tests use
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, serve_dir  # noqa: E402
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_dir
 
 from sitebuild import build as site_build
-from toymodels.one_character.figure import WRITE_ON  # noqa: E402
+from toymodels.one_character.figure import WRITE_ON
 
 COLD_LOADS = int(__import__("os").environ.get("BENCH_LOADS", 5))
 TAPS = 50
+# one observer for painted elements, long tasks and marks, registered before the page's own
+# scripts run: it is handed its entries in the order they were recorded, so once it has seen
+# the mark "mh-bench-settled", made after Python is ready, it has seen every earlier long task
 OBSERVE = """
-window.__bench = { element: [], longtasks: [] };
-new PerformanceObserver((l) => window.__bench.element.push(...l.getEntries().map((e) => e.renderTime || e.loadTime)))
-  .observe({ type: "element", buffered: true });
-new PerformanceObserver((l) => window.__bench.longtasks.push(...l.getEntries().map((e) => [e.startTime, e.duration])))
-  .observe({ type: "longtask", buffered: true });
+window.__bench = { element: [], longtasks: [], settled: false };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    if (e.entryType === "element") window.__bench.element.push(e.renderTime || e.loadTime);
+    else if (e.entryType === "longtask") window.__bench.longtasks.push([e.startTime, e.duration]);
+    else if (e.name === "mh-bench-settled") window.__bench.settled = true;
+  }
+}).observe({ entryTypes: ["element", "longtask", "mark"] });
 """
 TEXT_64 = ("the queen. the queen. " * 3)[:64]
 # inside Pyodide, on 64 characters: the character model's forward pass with every intermediate,
@@ -51,28 +58,34 @@ params, cfg, _ = cm.load("reference")
 x = cm.encode(text)
 forward = median_ms(lambda: cm.forward(params, cfg, x, keep=True), 21)
 params, cfg = lab.checkpoint(lab.DEFAULT_RUN, lab.steps(lab.DEFAULT_RUN)[-1])
-f"{{forward}} {{median_ms(lambda: lab.look(params, cfg, text, 63, 1, 0), 21)}} {{median_ms(lambda: fig.render({{'text': text}}), 11)}}"
+look = median_ms(lambda: lab.look(params, cfg, text, 63, 1, 0), 21)
+render = median_ms(lambda: fig.render({{"text": text}}), 11)
+f"{{forward}} {{look}} {{render}}"
 """
 RUN_PYTHON = """async ([code]) => {
   const { startPython } = await import("./static/pyclient.js");
-  const py = startPython({ pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href) });
+  const py = startPython({
+    pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
+  });
   await py.ready;
   const out = await py.call("toymodels.page.cells:run", [code, "bench", null]);
   return out.error ? out.error : out.value;
 }"""
-# milliseconds from a reader's action on figure `fig` to the first paint after Python's answer is drawn;
-# spliced into the timed snippets below
+# milliseconds from a reader's action on figure `fig` to the first paint after Python's answer
+# is drawn; spliced into the timed snippets below
 TIME_TO_PAINT = """
   async function timeToPaint(fig, act) {
     const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
     const t0 = performance.now();
     act();
     await drawn;
-    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));  // after the next paint
+    // after the next paint
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     return performance.now() - t0;
   }"""
-# on the chapter's page: a 64-character text, taps on its characters, then the drum over checkpoints
-# fetched for the first time and again (kept by Python), each timed from the action to the next paint
+# on the chapter's page: a 64-character text, taps on its characters, then the drum over
+# checkpoints fetched for the first time and again (kept by Python), each timed from the action
+# to the next paint
 CHAR_PAGE = (
     """async ([text, n, steps]) => {
   const fig = document.getElementById("char-model");
@@ -95,9 +108,15 @@ CHAR_PAGE = (
     const tape = [...document.querySelectorAll('[data-slot="numbers"] .cm-ch')];
     taps.push(await timeToPaint(fig, () => tape[(i * 7) % tape.length].click()));
   }
-  const drum = (i) => { const d = document.getElementById("drum-at"); d.value = String(i); d.dispatchEvent(new Event("change", { bubbles: true })); };
+  const drum = (i) => {
+    const d = document.getElementById("drum-at");
+    d.value = String(i);
+    d.dispatchEvent(new Event("change", { bubbles: true }));
+  };
   const fresh = [], again = [];
-  for (const list of [fresh, again]) for (const i of steps) list.push(await timeToPaint(fig, () => drum(i)));
+  for (const list of [fresh, again]) {
+    for (const i of steps) list.push(await timeToPaint(fig, () => drum(i)));
+  }
   return { taps, fresh, again, write };
 }"""
 )
@@ -106,9 +125,12 @@ TAP = (
   const fig = document.querySelector("figure[data-figure]");"""
     + TIME_TO_PAINT
     + """
-  // the figure's word buttons where it has them, else its other state buttons (steps, presets, models);
-  // not "Write on", which runs the model once per character written and is timed on its own
-  const words = () => [...fig.querySelectorAll(fig.querySelector(".mh-word") ? ".mh-word" : "button[data-key]:not([disabled]):not([data-key=write])")];
+  // the figure's word buttons where it has them, else its other state buttons (steps, presets,
+  // models); not "Write on", which runs the model once per character written, timed on its own
+  const buttons = fig.querySelector(".mh-word")
+    ? ".mh-word"
+    : "button[data-key]:not([disabled]):not([data-key=write])";
+  const words = () => [...fig.querySelectorAll(buttons)];
   const times = [];
   for (let i = 0; i < n; i++) {
     const target = words()[i % words().length];
@@ -129,7 +151,8 @@ def measure(page, url, main_thread):
     page.add_init_script(OBSERVE)
     page.goto(url + ("?python=main-thread" if main_thread else "") + "#three-heads")
     page.wait_for_selector("html.py-ready", timeout=120_000)
-    page.wait_for_timeout(200)
+    page.evaluate("performance.mark('mh-bench-settled')")
+    page.wait_for_function("window.__bench.settled && window.__bench.element.length > 0")
     m = page.evaluate("""() => ({
         figure: Math.min(...window.__bench.element),
         ready: performance.getEntriesByName("mh-python-ready")[0].startTime,
@@ -143,7 +166,8 @@ def measure(page, url, main_thread):
 
 
 def cold_load(p, url, main_thread=False):
-    """A first visit with an empty on-disk cache, then (worker mode) a second visit that may use it."""
+    """A first visit with an empty on-disk cache, then (worker mode) a second visit that may use
+    it."""
     with tempfile.TemporaryDirectory() as profile:
         # the service worker's offline copy is fetched in the background after Python is ready;
         # it is reported on its own (offline_copy_bytes), not mixed into what a reader waits for
@@ -284,19 +308,25 @@ def markdown(results):
             + " |"
         )
     m = results["machine"]
+    r = results
     lines.append(
-        f"\nThe character model's forward pass over 64 characters, every intermediate kept, in Pyodide in "
-        f"Chromium: {results['charmodel_forward_64_ms']} ms (median of 21)."
+        "\nThe character model's forward pass over 64 characters, every intermediate kept, "
+        f"in Pyodide in Chromium: {r['charmodel_forward_64_ms']} ms (median of 21)."
     )
     lines.append(
-        f"\nOne character at a time, 64 characters, inside Pyodide: every intermediate (`char_lab.look`) "
-        f"{results['char_look_64_ms']} ms, the whole figure with its nine sections as HTML "
-        f"{results['char_render_64_ms']} ms (target < 50 ms). On the page, tap a character to paint: median "
-        f"{results['char_tap_64_median_ms']:.1f} ms, 95th percentile {results['char_tap_64_p95_ms']:.1f} ms. "
-        f"Drum to another checkpoint, fetched for the first time: median {results['char_drum_fresh_median_ms']:.1f} ms, "
-        f"slowest {results['char_drum_fresh_max_ms']:.1f} ms; again, kept by Python: median "
-        f'{results["char_drum_again_median_ms"]:.1f} ms (target < 300 ms). "Write on" (the model run '
-        f"once for each of {WRITE_ON} characters, then the page drawn): median {results['char_write_on_median_ms']:.0f} ms."
+        "\nOne character at a time, 64 characters, inside Pyodide: "
+        f"every intermediate (`char_lab.look`) {r['char_look_64_ms']} ms, "
+        f"the whole figure with its nine sections as HTML {r['char_render_64_ms']} ms "
+        "(target < 50 ms). "
+        f"On the page, tap a character to paint: median {r['char_tap_64_median_ms']:.1f} ms, "
+        f"95th percentile {r['char_tap_64_p95_ms']:.1f} ms. "
+        "Drum to another checkpoint, fetched for the first time: "
+        f"median {r['char_drum_fresh_median_ms']:.1f} ms, "
+        f"slowest {r['char_drum_fresh_max_ms']:.1f} ms; "
+        f"again, kept by Python: median {r['char_drum_again_median_ms']:.1f} ms "
+        "(target < 300 ms). "
+        f'"Write on" (the model run once for each of {WRITE_ON} characters, then the page drawn): '
+        f"median {r['char_write_on_median_ms']:.0f} ms."
     )
     lines.append(
         f"\nAfter Python is ready, the service worker keeps the whole site for offline visits: "

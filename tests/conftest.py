@@ -1,19 +1,32 @@
-"""Shared fixtures: one built site per test run, served on 127.0.0.1, and Debian's Chromium."""
+r"""Shared fixtures: one built site per test run, served on 127.0.0.1, and Debian's Chromium.
+
+Every page a test opens (the `page` fixture, or `new_page(**context_options)` for a page with
+options of its own) is watched: the test fails if the page, its frames or its workers log a
+console error, throw an uncaught error, or request anything from another origin. A test that
+means to provoke errors declares them, each a regular expression searched for in the error's
+text (a console message, followed by the address of its source in parentheses, if it has one):
+
+    @pytest.mark.expect_errors(r"^Executing inline script violates")  # for the whole test
+    page.watch.expect(r"status of 404 .*/missing\.json\)$")  # from inside the test
+
+Each declared pattern must match at least one error, or the declaration is stale and the test
+fails too. Tests wait for conditions, never for a fixed time: Playwright's waits in the browser
+(expect, wait_for_function, wait_for_url, locator.wait_for), `wait_until` outside it.
+"""
 
 import functools
-import sys
+import re
 import threading
+import time
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 from sitebuild import build as site_build
-from sitebuild.serve import Handler  # noqa: E402
+from sitebuild.serve import Handler
 
+ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -22,6 +35,27 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+OWN_ORIGINS = ("http://127.0.0.1:", "data:", "blob:")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "expect_errors(*patterns): console or page errors this test provokes on purpose; "
+        "each regular expression must match at least one of them",
+    )
+
+
+def wait_until(condition, timeout, message, interval=0.05):
+    """Wait, outside the browser, until condition() is true (a server has rebuilt, a process has
+    spoken); return its value, or fail with `message` after `timeout` seconds. In the browser,
+    use Playwright's own waits (expect, wait_for_function, wait_for_url, locator.wait_for)."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message} (waited {timeout} s)")
+        time.sleep(interval)
+    return value
 
 
 @pytest.fixture(scope="session")
@@ -55,32 +89,93 @@ def browser():
 
 
 class Watch:
-    """Everything a page does that a test must not let pass: console errors, page errors, foreign requests."""
+    """What the pages of one test do that the test must not let pass: console errors, uncaught
+    errors (from the pages, their frames and workers) and requests to other origins; less the
+    errors the test declared with expect()."""
 
-    def __init__(self, page):
-        self.errors, self.foreign = [], []
-        page.on("console", lambda m: m.type in ("error", "assert") and self.errors.append(m.text))
-        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
-        page.on(
-            "request",
-            lambda r: (
-                r.url.startswith(("http://127.0.0.1:", "data:", "blob:"))
-                or self.foreign.append(r.url)
-            ),
+    def __init__(self):
+        self.errors, self.foreign, self.expected = [], [], []
+
+    def attach(self, context):
+        context.on("console", self._console)
+        context.on("weberror", lambda e: self.errors.append(f"uncaught: {e.error}"))
+        context.on("request", self._request)
+
+    def _console(self, message):
+        if message.type in ("error", "assert"):
+            url = message.location.get("url")
+            self.errors.append(f"{message.text} ({url})" if url else message.text)
+
+    def _request(self, request):
+        if not request.url.startswith(OWN_ORIGINS):
+            self.foreign.append(request.url)
+
+    def expect(self, *patterns):
+        """Declare errors the test provokes on purpose, as regular expressions."""
+        self.expected += [re.compile(p) for p in patterns]
+        return self
+
+    def problems(self):
+        """Everything wrong so far, in words; empty when the pages behaved as declared."""
+        unexpected = [e for e in self.errors if not any(p.search(e) for p in self.expected)]
+        stale = [p.pattern for p in self.expected if not any(p.search(e) for e in self.errors)]
+        return (
+            [f"unexpected error: {e}" for e in unexpected]
+            + [f"request to another origin: {u}" for u in self.foreign]
+            + [f"declared error that never happened: {p!r}" for p in stale]
         )
 
-    def clean(self):
-        assert self.errors == [], self.errors
-        assert self.foreign == [], self.foreign
+
+WATCH = pytest.StashKey[Watch]()
+CALL_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A test that failed on its own is not failed again by its page's errors in teardown; they
+    are shown with its failure instead, where they may explain it."""
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[CALL_FAILED] = True
+        if WATCH in item.stash and item.stash[WATCH].problems():
+            report.sections.append(("page errors", "\n".join(item.stash[WATCH].problems())))
+    return report
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    pg = context.new_page()
-    pg.watch = Watch(pg)
-    yield pg
-    context.close()
+def watch(request):
+    w = Watch()
+    for marker in request.node.iter_markers("expect_errors"):
+        w.expect(*marker.args)
+    request.node.stash[WATCH] = w
+    yield w
+    if not request.node.stash.get(CALL_FAILED, False):
+        problems = w.problems()
+        assert not problems, "the pages of this test misbehaved:\n" + "\n".join(problems)
+
+
+@pytest.fixture
+def new_page(browser, watch):
+    """new_page(**context_options): a page in a new browser context, watched; closed after the
+    test."""
+    contexts = []
+
+    def open_page(**options):
+        context = browser.new_context(**options)
+        contexts.append(context)
+        watch.attach(context)
+        page = context.new_page()
+        page.watch = watch
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(new_page):
+    return new_page(viewport={"width": 1200, "height": 900})
 
 
 def open_ready(page, url):

@@ -1,11 +1,14 @@
-"""The build: what it writes, and the exact message for each author mistake (with site/ left as it was)."""
+"""The build: what it writes, and the exact message for each author mistake (with site/ left
+as it was)."""
 
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 
 from sitebuild import assets
 from sitebuild import build as site_build
@@ -36,7 +39,8 @@ alt: Three grids.
 
 
 def project(tmp_path, chapters):
-    """A project folder sharing this repository's templates and toymodels, with the given chapters."""
+    """A project folder sharing this repository's templates and toymodels, with the given
+    chapters."""
     root = tmp_path / "proj"
     (root / "chapters").mkdir(parents=True)
     for name in ("templates", "toymodels"):
@@ -55,27 +59,32 @@ MISTAKES = [
     (
         "no front matter",
         GOOD.split("+++\n", 2)[2],
-        "chapters/a.md:1: a chapter starts with front matter: a line '+++', TOML fields (title, slug, order, series, summary, sources), and another '+++'",
+        "chapters/a.md:1: a chapter starts with front matter: a line '+++', TOML fields (title, "
+        "slug, order, series, summary, sources), and another '+++'",
     ),
     (
         "unclosed front matter",
         GOOD.replace("+++\n\nSome", "\nSome"),
-        "chapters/a.md:1: front matter opened with '+++' is never closed; add a line '+++' after its last field",
+        "chapters/a.md:1: front matter opened with '+++' is never closed; add a line '+++' after "
+        "its last field",
     ),
     (
         "bad TOML",
         broken("order = 1", "order = one"),
-        'chapters/a.md:4: front matter is not valid TOML: Invalid value; strings need double quotes, e.g. title = "My chapter"',
+        "chapters/a.md:4: front matter is not valid TOML: Invalid value; strings need double "
+        'quotes, e.g. title = "My chapter"',
     ),
     (
         "unknown front matter field",
         broken("order = 1", 'order = 1\nsumary = "x"'),
-        "chapters/a.md:5: unknown front matter field 'sumary' (did you mean 'summary'?); the fields are title, slug, order, series, summary, sources",
+        "chapters/a.md:5: unknown front matter field 'sumary' (did you mean 'summary'?); the "
+        "fields are title, slug, order, series, summary, sources",
     ),
     (
         "missing field",
         broken('series = "Chapter 1 · Tests"\n', ""),
-        "chapters/a.md:1: front matter is missing 'series'; add a line such as series = \"Chapter 1 · Attention\"",
+        "chapters/a.md:1: front matter is missing 'series'; add a line such as "
+        'series = "Chapter 1 · Attention"',
     ),
     (
         "wrong type",
@@ -85,7 +94,8 @@ MISTAKES = [
     (
         "bad slug",
         broken('slug = "test"', 'slug = "Test Page"'),
-        "chapters/a.md:3: slug 'Test Page' must be lower-case letters, digits and single hyphens, e.g. slug = \"many-heads\"",
+        "chapters/a.md:3: slug 'Test Page' must be lower-case letters, digits and single hyphens, "
+        'e.g. slug = "many-heads"',
     ),
     (
         "empty sources",
@@ -95,12 +105,14 @@ MISTAKES = [
     (
         "unknown block",
         broken("::: slot", "::: slott"),
-        "chapters/a.md:18: unknown block 'slott' (did you mean 'slot'?); the blocks are figure, slot, guess, check, steps, deeper, note, cards, exercise",
+        "chapters/a.md:18: unknown block 'slott' (did you mean 'slot'?); the blocks are figure, "
+        "slot, guess, check, steps, deeper, note, cards, exercise",
     ),
     (
         "unclosed block",
         GOOD.rsplit(":::\n", 1)[0],
-        "chapters/a.md:18: block 'slot' opened here is never closed; add a line ':::' after its content",
+        "chapters/a.md:18: block 'slot' opened here is never closed; add a line ':::' after its "
+        "content",
     ),
     (
         "stray close",
@@ -110,19 +122,22 @@ MISTAKES = [
     (
         "unknown figure",
         broken("many_heads.figure:render", "many_heads.figures:render"),
-        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figures:render': there is no toymodels/many_heads/figures.py "
+        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figures:render': there is no "
+        "toymodels/many_heads/figures.py "
         "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels.",
     ),
     (
         "unknown figure function",
         broken("many_heads.figure:render", "many_heads.figure:draw"),
-        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': toymodels.many_heads.figure has no function 'draw' "
+        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': "
+        "toymodels.many_heads.figure has no function 'draw' "
         "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels.",
     ),
     (
         "unknown figure field",
         broken("alt: Three grids.", "alt: Three grids.\ncolour: red"),
-        "chapters/a.md:16: unknown figure field 'colour'; the fields are model, caption, alt, state, live",
+        "chapters/a.md:16: unknown figure field 'colour'; the fields are model, caption, alt, "
+        "state, live",
     ),
     (
         "figure without alt",
@@ -132,52 +147,62 @@ MISTAKES = [
     (
         "figure state rejected",
         broken("alt: Three grids.", 'alt: Three grids.\nstate: {"sentence": ""}'),
-        "chapters/a.md:13: figure 'toymodels.many_heads.figure:render' rejected its state: Type a sentence with at least one word.",
+        "chapters/a.md:13: figure 'toymodels.many_heads.figure:render' rejected its state: Type a "
+        "sentence with at least one word.",
     ),
     (
         "slot of a missing figure",
         broken("::: slot three-heads", "::: slot two-heads"),
-        "chapters/a.md:18: no figure 'two-heads' on this page (did you mean 'three-heads'?); figures here: three-heads",
+        "chapters/a.md:18: no figure 'two-heads' on this page (did you mean 'three-heads'?); "
+        "figures here: three-heads",
     ),
     (
         "unknown slot",
         broken("three-heads shares", "three-heads share"),
-        "chapters/a.md:18: figure 'three-heads' has no slot 'share' (did you mean 'shares'?); its slots are shares, math",
+        "chapters/a.md:18: figure 'three-heads' has no slot 'share' (did you mean 'shares'?); its "
+        "slots are shares, math",
     ),
     (
         "bad maths",
         broken("$x^2$", "$x^$"),
-        "chapters/a.md:10: cannot read the TeX '$x^$': MissingSuperScriptOrSubscriptError; write \\$ for a plain dollar sign",
+        "chapters/a.md:10: cannot read the TeX '$x^$': MissingSuperScriptOrSubscriptError; write "
+        "\\$ for a plain dollar sign",
     ),
     (
         "unknown TeX command",
         broken("$x^2$", r"$\sofmax(x)$"),
-        r"chapters/a.md:10: cannot read the TeX '$\\sofmax(x)$': unknown TeX command \sofmax; write \$ for a plain dollar sign",
+        r"chapters/a.md:10: cannot read the TeX '$\\sofmax(x)$': unknown TeX command \sofmax; "
+        r"write \$ for a plain dollar sign",
     ),
     (
         "unknown value",
         broken("Some prose", "Some {{ toymodels.many_heads.model.NOPE }} prose"),
-        "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': module 'toymodels.many_heads.model' has no attribute 'NOPE'",
+        "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': module "
+        "'toymodels.many_heads.model' has no attribute 'NOPE'",
     ),
     (
         "check without a right answer",
         GOOD + "\n::: check Why?\n- [ ] No.\n  Because.\n- [ ] Also no.\n  Because.\n:::\n",
-        "chapters/a.md:21: a check block needs at least two options and one marked right with '- [x]'",
+        "chapters/a.md:21: a check block needs at least two options and one marked right "
+        "with '- [x]'",
     ),
     (
         "guess without explanation",
         GOOD + "\n::: guess Why?\n- One.\n- Two.\n:::\n",
-        "chapters/a.md:21: a guess block needs a line '---' before its explanation (choices, if any, go above it as '- choice' lines)",
+        "chapters/a.md:21: a guess block needs a line '---' before its explanation (choices, if "
+        "any, go above it as '- choice' lines)",
     ),
     (
         "live cell raises",
         GOOD + "\n```python live\nx = 1\ny = x + z\n```\n",
-        "chapters/a.md:23: this live cell raised NameError: name 'z' is not defined; fix the code or its earlier cells",
+        "chapters/a.md:23: this live cell raised NameError: name 'z' is not defined; fix the code "
+        "or its earlier cells",
     ),
     (
         "live cell never closed",
         GOOD + "\n```python live\nx = 1\n",
-        "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line ``` after its code",
+        "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line "
+        "``` after its code",
     ),
     (
         "exercise without a check",
@@ -187,12 +212,14 @@ MISTAKES = [
     (
         "exercise with an unknown check",
         GOOD + "\n::: exercise Do it\ncheck: toymodels.many_heads.model:nope\n---\nx = 1\n:::\n",
-        "chapters/a.md:22: unknown check 'toymodels.many_heads.model:nope': name a function in toymodels/ as toymodels.MODULE:FUNCTION",
+        "chapters/a.md:22: unknown check 'toymodels.many_heads.model:nope': name a function in "
+        "toymodels/ as toymodels.MODULE:FUNCTION",
     ),
     (
         "step the figure lacks",
         GOOD + "\n::: steps three-heads\n1. {step=dance} Dance.\n:::\n",
-        "chapters/a.md:22: figure 'three-heads' has no state step=dance; it takes head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
+        "chapters/a.md:22: figure 'three-heads' has no state step=dance; it takes "
+        "head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
     ),
 ]
 
@@ -217,7 +244,10 @@ def test_duplicate_slug_and_order(tmp_path):
     root = project(tmp_path, {"a.md": GOOD, "b.md": second})
     with pytest.raises(
         AuthorError,
-        match=r"^chapters/b.md:3: slug 'test' is already used by chapters/a.md; every chapter needs its own slug$",
+        match=(
+            r"^chapters/b.md:3: slug 'test' is already used by chapters/a.md; every chapter needs "
+            r"its own slug$"
+        ),
     ):
         site_build.build(root, root / "site")
     root2 = project(
@@ -287,7 +317,10 @@ def test_hash_mismatch_is_reported(tmp_path, monkeypatch):
     (downloads / assets.NPM_TARBALL).write_bytes(b"not the real tarball")
     with pytest.raises(
         assets.AssetError,
-        match=r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not the pinned file",
+        match=(
+            r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not "
+            r"the pinned file"
+        ),
     ):
         assets.runtime_dir()
 
@@ -325,7 +358,6 @@ def test_cdn_option(tmp_path):
 
 
 def test_serve_types_and_rebuild_on_change(tmp_path):
-    import time
     import urllib.request
 
     root = project(tmp_path, {"a.md": GOOD})
@@ -335,11 +367,23 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
+    # what serve prints, read as it comes, so that the test can wait for a line with a timeout
+    said = []
+
+    def listen():
+        for line in proc.stdout:
+            said.append(line)
+
+    threading.Thread(target=listen, daemon=True).start()
+
+    def line_with(text):
+        return next((line for line in said if text in line), None)
+
     try:
-        line = ""
-        while "Many Heads is at" not in line:
-            line = proc.stdout.readline()
-            assert line, "serve exited early"
+        line = wait_until(
+            lambda: line_with("Many Heads is at") or proc.poll() is not None, 60, "no address"
+        )
+        assert isinstance(line, str), f"serve exited early: {said}"
         url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
 
         def get(path):
@@ -350,13 +394,11 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
         assert get("pyodide/pyodide.mjs")[0] == "text/javascript"
         assert get("static/main.js")[0] == "text/javascript"
         (root / "chapters" / "a.md").write_text(GOOD.replace("Some prose", "Freshly edited prose"))
-        deadline = time.time() + 20
-        while b"Freshly edited prose" not in get("test.html")[1]:
-            assert time.time() < deadline, "the site was not rebuilt"
-            time.sleep(0.2)
+        wait_until(
+            lambda: b"Freshly edited prose" in get("test.html")[1], 20, "the site was not rebuilt"
+        )
         (root / "chapters" / "a.md").write_text(GOOD.replace("::: slot", "::: slott"))
-        while "unknown block 'slott'" not in line:
-            line = proc.stdout.readline()
+        wait_until(lambda: line_with("unknown block 'slott'"), 20, "the failed rebuild was silent")
         assert b"Freshly edited prose" in get("test.html")[1]  # the last good site is still served
     finally:
         proc.terminate()

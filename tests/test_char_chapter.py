@@ -1,15 +1,16 @@
-"""Chapter "One character at a time": char_lab's numbers against independent sums, the figure's state,
-and the page in Chromium against CPython (probabilities, attention, ablation, the drum, the models)."""
+"""Chapter "One character at a time": char_lab's numbers against independent sums, the
+figure's state, and the page in Chromium against CPython (probabilities, attention, ablation,
+the drum, the models)."""
 
 import math
 import re
-import time
 from html import unescape
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
 from conftest import open_ready
+from playwright.sync_api import expect
 
 from toymodels.one_character import figure as fig
 from toymodels.one_character import lab
@@ -169,10 +170,13 @@ def test_head_labels_follow_the_evaluation():
         lab.head_label({"previous": 0.30, "two_back": 0.23, "itself": 0.25, "spaces": 0.15}, 0)[0]
         == "last few characters"
     )
-    names = {(l, h): n for l, h, n, _ in lab.labels(lab.DEFAULT_RUN, 9000)}
+    names = {(layer, h): n for layer, h, n, _ in lab.labels(lab.DEFAULT_RUN, 9000)}
     ind = lab.measured(lab.DEFAULT_RUN, 9000)["induction"]
     assert {k for k, n in names.items() if n == "copies what came next"} == {
-        (l + 1, h + 1) for l in range(2) for h in range(4) if ind[l][h] >= lab.INDUCTION_AT
+        (layer + 1, h + 1)
+        for layer in range(2)
+        for h in range(4)
+        if ind[layer][h] >= lab.INDUCTION_AT
     }
 
 
@@ -339,7 +343,6 @@ def wait_state(page, **want):
 def chapter(page, base_url):
     open_ready(page, base_url + "one-character.html")
     yield page
-    page.watch.clean()
 
 
 @pytest.mark.browser
@@ -396,43 +399,37 @@ def test_ablation_in_the_page_matches_python(chapter):
     )
 
 
-BUSY_WATCH = """() => { window.__busy = []; new MutationObserver(() => {
-  const note = document.querySelector("[data-slot=drum] [data-busy]");
-  if (note && !note.hidden) window.__busy.push(document.querySelector("[data-slot=drum]").getAttribute("aria-busy"));
-}).observe(document.body, { subtree: true, attributes: true, childList: true }); }"""
-
-
 @pytest.mark.browser
-def test_drum_loads_another_checkpoint_lazily_and_says_so(browser, base_url):
-    context = browser.new_context(
-        service_workers="block"
-    )  # so that the route sees the worker's request
-    fetched = []
+def test_drum_loads_another_checkpoint_lazily_and_says_so(new_page, base_url):
+    page = new_page(service_workers="block")  # so that the route sees the worker's request
+    fetched, held = [], []
 
-    def slow(route):  # a slow network for one checkpoint
+    def hold(route):  # the network stands still for checkpoints until the test lets it go
         fetched.append(route.request.url)
-        time.sleep(0.6)
-        route.continue_()
+        if held is None:
+            route.continue_()
+        else:
+            held.append(route)
 
-    context.route("**/charmodel/*/step_*.npz", slow)
-    page = context.new_page()
-    try:
-        open_ready(page, base_url + "one-character.html")
-        assert not any("step_01000" in u for u in fetched)  # nothing fetched before the reader asks
-        page.evaluate(BUSY_WATCH)
-        steps = lab.steps(lab.DEFAULT_RUN)
-        page.focus("#drum-at")
-        for _ in range(len(steps) - 1 - steps.index(1000)):
-            page.keyboard.press("ArrowLeft")
-        wait_state(page, step="1000")
-        assert [u for u in fetched if "step_01000" in u] and page.evaluate("window.__busy")[
-            0
-        ] == "true"
-        assert page.locator("[data-slot=drum] [data-busy]").is_hidden()
-        assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, 1000, TEXT), atol=1e-5)
-        assert "step 1,000" in page.text_content("[data-slot=drum] .mh-out")
-    finally:
-        context.close()
+    page.context.route("**/charmodel/*/step_*.npz", hold)
+    open_ready(page, base_url + "one-character.html")
+    assert fetched == []  # nothing fetched before the reader asks
+    steps = lab.steps(lab.DEFAULT_RUN)
+    page.focus("#drum-at")
+    for _ in range(len(steps) - 1 - steps.index(1000)):
+        page.keyboard.press("ArrowLeft")
+    # while the checkpoint is on its way, the drum says so, busy for assistive technology too
+    drum = page.locator("[data-slot=drum]")
+    expect(drum.locator("[data-busy]")).to_be_visible()
+    expect(drum).to_have_attribute("aria-busy", "true")
+    waiting, held = held, None
+    for route in waiting:
+        route.continue_()
+    wait_state(page, step="1000")
+    assert [u for u in fetched if "step_01000" in u]
+    expect(drum.locator("[data-busy]")).to_be_hidden()
+    assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, 1000, TEXT), atol=1e-5)
+    assert "step 1,000" in page.text_content("[data-slot=drum] .mh-out")
 
 
 @pytest.mark.browser

@@ -1,4 +1,5 @@
-"""The character model (toymodels/one_character/model.py), its trainer, corpus reader and evaluation (toymodels/training/)."""
+"""The character model (toymodels/one_character/model.py), its trainer, corpus reader and
+evaluation (toymodels/training/)."""
 
 import gzip
 import json
@@ -52,7 +53,7 @@ def test_parameter_count_from_saved_weights():
     assert cm.n_params(params) == 27_166
     assert cfg == cm.REFERENCE
     assert {n: p.shape for n, p in params.items()} == cm.param_shapes(cfg)
-    assert meta["step"] == json.load(open(f"{SHIP}/reference/manifest.json"))["steps"][-1]
+    assert meta["step"] == json.loads((SHIP / "reference/manifest.json").read_text())["steps"][-1]
 
 
 def test_param_shapes_add_up():
@@ -71,19 +72,19 @@ def test_shapes_of_every_intermediate(ref_params):
     logits, c = cm.forward(ref_params, cm.REFERENCE, x, keep=True)
     T = 20
     assert logits.shape == (T, 30)
-    for l in range(2):
-        assert c[f"h{l}.att"].shape == (4, T, T)
+    for layer in range(2):
+        assert c[f"h{layer}.att"].shape == (4, T, T)
         for n in "qkv":
-            assert c[f"h{l}.{n}"].shape == (4, T, 8)
-        assert c[f"h{l}.head_out"].shape == (4, T, 32)
+            assert c[f"h{layer}.{n}"].shape == (4, T, 8)
+        assert c[f"h{layer}.head_out"].shape == (4, T, 32)
         for n in ("resid_pre", "resid_mid", "resid_post"):
-            assert c[f"h{l}.{n}"].shape == (T, 32)
-        assert c[f"h{l}.pre"].shape == c[f"h{l}.act"].shape == (T, 128)
-        np.testing.assert_allclose(c[f"h{l}.att"].sum(-1), 1, rtol=1e-5)
+            assert c[f"h{layer}.{n}"].shape == (T, 32)
+        assert c[f"h{layer}.pre"].shape == c[f"h{layer}.act"].shape == (T, 128)
+        np.testing.assert_allclose(c[f"h{layer}.att"].sum(-1), 1, rtol=1e-5)
         # the residual stream after attention is the one before plus the heads' outputs
         np.testing.assert_allclose(
-            c[f"h{l}.resid_pre"] + c[f"h{l}.head_out"].sum(0),
-            c[f"h{l}.resid_mid"],
+            c[f"h{layer}.resid_pre"] + c[f"h{layer}.head_out"].sum(0),
+            c[f"h{layer}.resid_mid"],
             rtol=1e-4,
             atol=1e-4,
         )
@@ -328,7 +329,7 @@ def test_batches_hold_the_documented_repeats(split):
 def test_copy_set_is_repeated_nonsense():
     x, ps = evaluate.copy_set(200)
     assert x.shape == (200, 64) and ps.min() >= 16 and ps.max() <= 32
-    for row, p in zip(x, ps):
+    for row, p in zip(x, ps, strict=True):
         assert np.array_equal(row[p:], row[:-p])
 
 
@@ -372,17 +373,18 @@ def test_copying_score_of_a_perfect_copier():
 
 
 def test_shipped_evaluation_matches_the_checkpoints():
-    ev = json.load(open(f"{SHIP}/evaluation.json"))
+    ev = json.loads((SHIP / "evaluation.json").read_text())
     folders = {p.parent.name for p in SHIP.glob("*/manifest.json")}
     assert set(ev["runs"]) == folders
     for run, r in ev["runs"].items():
-        manifest = json.load(open(f"{SHIP}/{run}/manifest.json"))
+        manifest = json.loads((SHIP / run / "manifest.json").read_text())
         assert [c["step"] for c in r["checkpoints"]] == manifest["steps"]
     assert ev["runs"]["reference"]["n_params"] == 27_166
 
 
 def test_shipped_models_tell_the_story():
-    """The reference run never learned to copy; the runs with repeats did, through their induction heads."""
+    """The reference run never learned to copy; the runs with repeats did, through their
+    induction heads."""
     ref, ref_cfg, _ = cm.load("reference")
     ind, ind_cfg, _ = cm.load("induction")
     rep, rep_cfg, _ = cm.load("reference-repeats")

@@ -1,4 +1,5 @@
-"""The author guide: its first-word head against an independent calculation, and the built page with every block."""
+"""The author guide: its first-word head against an independent calculation, and the built
+page with every block."""
 
 import math
 import re
@@ -66,7 +67,8 @@ def test_render_keeps_the_contract():
     share = 100 * expected_shares(len(words), g.STRENGTH)[3][0]
     assert r["summary"] == (
         f"“on” gives {share:.1f}% of its attention to the first word, “The”, "
-        f"and {100 * expected_shares(6, g.STRENGTH)[3][1]:.1f}% to each of the other 3 words it can see."
+        f"and {100 * expected_shares(6, g.STRENGTH)[3][1]:.1f}% to each of the other 3 words it "
+        f"can see."
     )
     html = r["html"]
     assert html.count('class="mh-word"') == len(words) and html.count('aria-pressed="true"') == 1
@@ -161,7 +163,8 @@ def test_the_guide_renders_every_block(guide_page):
     counts = {
         "figure": len(
             re.findall(
-                r'<figure class="mh-figure" id="first-word" data-figure="toymodels\.guide\.first_word:render"',
+                r'<figure class="mh-figure" id="first-word" '
+                r'data-figure="toymodels\.guide\.first_word:render"',
                 html,
             )
         ),

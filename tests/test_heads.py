@@ -1,4 +1,5 @@
-"""The toy heads against independent calculations written straight from the chapter's definitions."""
+"""The toy heads against independent calculations written straight from the chapter's
+definitions."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""The KV-cache calculator (toymodels/one_character/kv_cache.py): cache sizes, score counts, bad input."""
+"""The KV-cache calculator (toymodels/one_character/kv_cache.py): cache sizes, score counts,
+bad input."""
 
 import pytest
 

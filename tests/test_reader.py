@@ -1,4 +1,5 @@
-"""What a reader sees and does, in Debian's Chromium: static page, taps, keys, edits, links, failures."""
+"""What a reader sees and does, in Debian's Chromium: static page, taps, keys, edits, links,
+failures."""
 
 from urllib.parse import quote
 
@@ -40,15 +41,14 @@ def assert_close(table, words, i):
     want = expected_shares(words, i)
     assert list(table) == list(want)
     for word in want:
-        for got, exact in zip(table[word], want[word]):
+        for got, exact in zip(table[word], want[word], strict=True):
             assert (got is None) == (exact is None)
             if got is not None:
                 assert abs(got - exact) <= 0.1, (word, got, exact)
 
 
-def test_without_javascript_the_page_is_complete(browser, base_url):
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
+def test_without_javascript_the_page_is_complete(new_page, base_url):
+    page = new_page(java_script_enabled=False)
     page.goto(base_url + CHAPTER)
     assert page.locator("#three-heads .mh-grid").count() == 3
     assert page.locator(".mh-shares caption").inner_text() == "Shares for “it” in each head"
@@ -58,7 +58,6 @@ def test_without_javascript_the_page_is_complete(browser, base_url):
     assert (
         page.locator("details.mh-explain").count() == 1
     )  # the guess's explanation is still reachable
-    context.close()
 
 
 def test_home_page_lists_chapters_in_order(page, base_url):
@@ -67,7 +66,6 @@ def test_home_page_lists_chapters_in_order(page, base_url):
     assert links.first.get_attribute("href") == CHAPTER
     links.first.click()
     assert page.locator("h1").inner_text() == "Many heads looking at once"
-    page.watch.clean()
 
 
 def test_progress_names_each_step_then_ready(page, base_url):
@@ -75,7 +73,9 @@ def test_progress_names_each_step_then_ready(page, base_url):
         window.__statuses = [];
         new MutationObserver(() => {
             const el = document.querySelector("[data-pystatus-text]");
-            if (el && el.textContent && window.__statuses.at(-1) !== el.textContent) window.__statuses.push(el.textContent);
+            if (el && el.textContent && window.__statuses.at(-1) !== el.textContent) {
+                window.__statuses.push(el.textContent);
+            }
         }).observe(document, { subtree: true, childList: true, characterData: true });
     """)
     open_ready(page, base_url + CHAPTER)
@@ -85,7 +85,6 @@ def test_progress_names_each_step_then_ready(page, base_url):
         "Loading the models (3 of 3)…",
         "Interactive figures are ready.",
     ]
-    page.watch.clean()
 
 
 def test_tapping_a_word_highlights_its_row_in_every_head(page, base_url):
@@ -101,7 +100,6 @@ def test_tapping_a_word_highlights_its_row_in_every_head(page, base_url):
     assert_close(shares(page), words, 7)
     assert page.locator(".mh-shares tfoot td").all_inner_texts() == ["100.0%"] * 3
     assert page.get_by_role("button", name="it", exact=True).get_attribute("aria-pressed") == "true"
-    page.watch.clean()
 
 
 def test_hover_shows_the_exact_share(page, base_url):
@@ -111,7 +109,6 @@ def test_hover_shows_the_exact_share(page, base_url):
     tip = cell.locator(".tip")
     share = tenths(heads.multi_head(heads.split_words(SENTENCE))["weights"][2, 7])[4]
     assert tip.is_visible() and tip.inner_text() == f"“it” → “key”: {share // 10}.{share % 10}%"
-    page.watch.clean()
 
 
 def test_keyboard_only(page, base_url):
@@ -146,7 +143,6 @@ def test_keyboard_only(page, base_url):
         True,
         False,
     ]
-    page.watch.clean()
 
 
 def test_editing_the_sentence_updates_every_grid(page, base_url):
@@ -182,7 +178,6 @@ def test_editing_the_sentence_updates_every_grid(page, base_url):
     )
     want = heads.multi_head(words)["weights"][2, 7]
     assert abs(table["mat"][2] - 100 * want[5]) <= 0.1 and np.argmax(want) == 5
-    page.watch.clean()
 
 
 def test_too_many_words_is_refused_and_nothing_is_lost(page, base_url):
@@ -193,13 +188,11 @@ def test_too_many_words_is_refused_and_nothing_is_lost(page, base_url):
     box.press("Enter")
     status = page.locator("#three-heads [data-fig-status]")
     status.wait_for()
-    assert (
-        status.inner_text()
-        == "A sentence here can have at most 16 words; this one has 17. Shorten it and press Update."
+    assert status.inner_text() == (
+        "A sentence here can have at most 16 words; this one has 17. Shorten it and press Update."
     )
     assert box.input_value() == long
     assert page.locator("#three-heads .mh-grid").first.locator("tbody tr").count() == 8
-    page.watch.clean()
 
 
 XSS = (
@@ -216,7 +209,6 @@ def test_html_in_the_sentence_stays_text(page, base_url):
     assert page.locator("#three-heads img, #three-heads script, .mh-slot img").count() == 0
     assert box.input_value() == XSS
     assert page.evaluate("window.__xss") is None
-    page.watch.clean()
 
 
 def test_link_reopens_the_same_view_and_cannot_inject(page, base_url):
@@ -244,7 +236,6 @@ def test_link_reopens_the_same_view_and_cannot_inject(page, base_url):
     page.wait_for_selector("#three-heads .mh-word:text-is('img')")
     assert page.locator("#three-heads img, #three-heads script, #three-heads b").count() == 0
     assert page.evaluate("window.__xss") is None
-    page.watch.clean()
 
 
 def test_how_it_works_steps_drive_the_figure(page, base_url):
@@ -261,7 +252,6 @@ def test_how_it_works_steps_drive_the_figure(page, base_url):
     page.locator(".mh-step-link", has_text="Concatenate.").click()
     page.wait_for_selector("#three-heads .mh-mix")
     assert "Concatenated head outputs" in page.locator("#three-heads .mh-mix").inner_text()
-    page.watch.clean()
 
 
 def test_guess_first_then_explanation(page, base_url):
@@ -279,7 +269,6 @@ def test_guess_first_then_explanation(page, base_url):
     page.reload()
     page.wait_for_selector("html.py-ready")
     assert page.locator("details.mh-explain").is_visible()  # the committed guess is remembered
-    page.watch.clean()
 
 
 def test_check_yourself_gives_feedback(page, base_url):
@@ -292,7 +281,6 @@ def test_check_yourself_gives_feedback(page, base_url):
     check.get_by_text("Keeping track of local order").click()
     check.get_by_role("button", name="Check").click()
     assert check.locator("[data-feedback]:visible").inner_text().startswith("Right.")
-    page.watch.clean()
 
 
 def test_go_deeper_table_is_live(page, base_url):
@@ -302,7 +290,6 @@ def test_go_deeper_table_is_live(page, base_url):
     page.get_by_role("button", name="key", exact=True).click()
     page.wait_for_selector(".mh-worked caption:has-text('“key”')")
     assert page.locator(".mh-worked tbody tr").count() == 5
-    page.watch.clean()
 
 
 def test_missing_runtime_leaves_static_figures_and_says_why(page, base_url):
@@ -316,8 +303,6 @@ def test_missing_runtime_leaves_static_figures_and_says_why(page, base_url):
     assert page.locator("#three-heads .mh-grid").count() == 3
     page.get_by_role("button", name="kept", exact=True).click()
     assert selected_rows(page) == ["it"] * 3
-    assert [e for e in page.watch.errors if "404" not in e] == []
-    assert page.watch.foreign == []
 
 
 def test_works_under_a_sub_path(page, site, tmp_path):
@@ -333,7 +318,6 @@ def test_works_under_a_sub_path(page, site, tmp_path):
         page.wait_for_selector("html.py-ready", timeout=90_000)
         page.get_by_role("button", name="key", exact=True).click()
         page.wait_for_selector(".mh-shares caption:has-text('“key”')")
-        page.watch.clean()
     finally:
         server.shutdown()
 
@@ -342,12 +326,16 @@ def test_python_errors_come_back_as_data(page, base_url):
     open_ready(page, base_url + CHAPTER)
     message = page.evaluate("""async () => {
         const { startPython } = await import("./static/pyclient.js");
-        const py = startPython({ pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href) });
+        const py = startPython({
+            pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
+        });
         await py.ready;
         try { await py.call("toymodels.many_heads.model:split_words", [42]); return "no error"; }
-        catch (err) { return `${err.constructor.name} | ${err.message} | ${err.traceback.includes("Traceback")}`; }
+        catch (err) {
+            const traced = err.traceback.includes("Traceback");
+            return `${err.constructor.name} | ${err.message} | ${traced}`;
+        }
     }""")
     assert (
         message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"
     )
-    page.watch.clean()

@@ -1,5 +1,6 @@
 """Chapter "Real heads": the numpy exporter against the reference libraries, the label rules on
-hand-made maps, the GPT-2 path on a tiny random checkpoint, the figure, and the chapter in Chromium."""
+hand-made maps, the GPT-2 path on a tiny random checkpoint, the figure, and the chapter in
+Chromium."""
 
 import json
 import re
@@ -13,8 +14,6 @@ from conftest import open_ready
 
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
-
-ROOT = Path(__file__).resolve().parent.parent
 from toymodels.export import cli
 from toymodels.export.forward import GPT2, Bert
 from toymodels.export.wordpiece import WordPiece
@@ -22,6 +21,8 @@ from toymodels.page import data
 from toymodels.real_heads import figure as fig
 from toymodels.real_heads import maps as rh
 from toymodels.real_heads import values as rv
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CHAPTER = "real-heads.html"
 TRICKY = [
@@ -198,7 +199,8 @@ def test_summary_reads_like_a_sentence():
     labels, per = rh.head_labels(d)
     assert labels[3][10] == "previous"
     assert rh.summary(d, 3, 10, labels[3][10], per[3][10]) == (
-        "Head 4.11 · previous token: on average 97% of a token’s attention goes to the token before it."
+        "Head 4.11 · previous token: on average 97% of a token’s attention goes to the token "
+        "before it."
     )
     d["att"][0, 0] = one_hot(T, [0, 5, 0, 5, 0, 5])
     assert rh.summary(d, 0, 0, *[x[0][0] for x in rh.head_labels(d)]) == (
@@ -206,7 +208,8 @@ def test_summary_reads_like_a_sentence():
     )
     d["att"][0, 1] = one_hot(T, [2] * T)
     assert rh.summary(d, 0, 1, *[x[0][1] for x in rh.head_labels(d)]) == (
-        "Head 1.2 · other: no single habit; 0% on [CLS] and [SEP]. Its strongest link: “the” → “cat”, 100%."
+        "Head 1.2 · other: no single habit; 0% on [CLS] and [SEP]. Its strongest link: “the” → "
+        "“cat”, 100%."
     )
     causal = {**d, "sinks": [0], "causal": True, "att": np.zeros((1, 1, T, T))}
     causal["att"][0, 0] = one_hot(T, [0] * T)
@@ -219,7 +222,8 @@ def test_summary_reads_like_a_sentence():
 
 
 def tiny_gpt2(folder, seed=0):
-    """A GPT-2-shaped checkpoint with random weights and a byte-level BPE trained on the curated sentences."""
+    """A GPT-2-shaped checkpoint with random weights and a byte-level BPE trained on the curated
+    sentences."""
     tokenizers = pytest.importorskip(
         "tokenizers", reason="the tokenizers package reads GPT-2's BPE"
     )
@@ -433,10 +437,10 @@ def test_prose_numbers_come_from_the_data(fresh_cache):
     assert (
         rv.sink_share_all() == f"{round(100 * np.mean([m['sink'] for row in per for m in row]))}%"
     )
-    l, h, share = rv._link("cat", "it", "cat")
+    layer, h, share = rv._link("cat", "it", "cat")
     d = rh.sentence("minilm", "cat")
     assert share == d["att"][:, :, d["tokens"].index("it"), d["tokens"].index("cat")].max()
-    assert rv.it_cat_head() == f"{l + 1}.{h + 1}"
+    assert rv.it_cat_head() == f"{layer + 1}.{h + 1}"
 
 
 def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatch, fresh_cache):
@@ -452,14 +456,17 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
     for name in ("templates", "toymodels"):
         (root / name).symlink_to(ROOT / name)
     (root / "chapters" / "a.md").write_text(
-        '+++\ntitle = "T"\nslug = "t"\norder = 1\nseries = "S"\nsummary = "S."\nsources = ["A source."]\n+++\n\n'
-        "::: figure real-heads\nmodel: toymodels.real_heads.figure:render\ncaption: C.\nalt: A.\n:::\n"
+        '+++\ntitle = "T"\nslug = "t"\norder = 1\nseries = "S"\nsummary = "S."\nsources = ["A '
+        'source."]\n+++\n\n'
+        "::: figure real-heads\nmodel: toymodels.real_heads.figure:render\ncaption: C.\nalt: "
+        "A.\n:::\n"
     )
     with pytest.raises(AuthorError) as e:
         site_build.build(root, tmp_path / "site")
     assert str(e.value).startswith(
         "chapters/a.md:11: figure 'toymodels.real_heads.figure:render' failed: MissingData: "
-        "toymodels/data/realheads/index.json is missing; run `make export` to write the real-heads data"
+        "toymodels/data/realheads/index.json is missing; run `make export` to write the real-heads "
+        "data"
     )
     assert not (tmp_path / "site").exists()
 
@@ -469,8 +476,8 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
 
 def thumb_rows(page):
     """For each head shown: the index of its highlighted row."""
-    return page.evaluate("""[...document.querySelectorAll('#real-heads .rh-pickhead .rh-thumb')].map(
-        t => [...t.children].findIndex(r => r.classList.contains('sel')))""")
+    return page.evaluate("""[...document.querySelectorAll("#real-heads .rh-pickhead .rh-thumb")]
+        .map((t) => [...t.children].findIndex((r) => r.classList.contains("sel")))""")
 
 
 def heads_shown(page):
@@ -484,9 +491,8 @@ def want_heads(sid, layer):
 
 
 @pytest.mark.browser
-def test_without_javascript_layer_one_is_complete(browser, base_url):
-    context = browser.new_context(java_script_enabled=False)
-    page = context.new_page()
+def test_without_javascript_layer_one_is_complete(new_page, base_url):
+    page = new_page(java_script_enabled=False)
     page.goto(base_url + CHAPTER)
     assert heads_shown(page) == want_heads("cat", 1)
     assert thumb_rows(page) == [rh.sentence("minilm", "cat")["tokens"].index("it")] * 12
@@ -496,7 +502,6 @@ def test_without_javascript_layer_one_is_complete(browser, base_url):
     assert page.locator(".rh-counts tfoot td").all_inner_texts() == totals
     prose = page.locator("article").inner_text()
     assert f"head {rv.it_cat_head()} sends {rv.it_cat_share()} of" in prose.replace("\n", " ")
-    context.close()
 
 
 @pytest.mark.browser
@@ -525,7 +530,6 @@ def test_layer_slider_by_pointer_and_keys(page, base_url):
     page.locator("#real-heads [data-fk='layer-up']").click()
     page.wait_for_selector("#real-heads .rh-layer-counts:has-text('Layer 5:')")
     assert "real-heads.layer=5" in page.url
-    page.watch.clean()
 
 
 @pytest.mark.browser
@@ -562,4 +566,3 @@ def test_token_tap_highlights_rows_everywhere(page, base_url):
     page.locator("#real-heads [data-fk='pick-2-9']").click()
     page.wait_for_selector("#real-heads .rh-big h4:has-text('Head 2.9')")
     assert heads_shown(page) == want_heads("puff", 2)
-    page.watch.clean()

@@ -1,4 +1,5 @@
-"""Chapter 2's models: split and concatenate, the two hand-made heads, the parameter count, live cells."""
+"""Chapter 2's models: split and concatenate, the two hand-made heads, the parameter count,
+live cells."""
 
 import numpy as np
 import pytest
@@ -89,8 +90,8 @@ def test_gpt2_small_counts():
 def test_calculator_explains_an_uneven_split():
     out = param_count.render({"d_model": "768", "heads": "5"})
     assert (
-        "This cannot work: 5 heads cannot split 768 numbers evenly: each head would get 153.6 numbers"
-        in out["html"]
+        "This cannot work: 5 heads cannot split 768 numbers evenly: each head would get 153.6 "
+        "numbers" in out["html"]
     )
     assert "2,362,368" in param_count.render({"d_model": "768", "heads": "3"})["html"]
 

