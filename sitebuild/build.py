@@ -159,12 +159,27 @@ def _copy_python(root, out):
     """The shipped Python, files.json listing it for the browser, and the data it reads
     (fetched by Python on first use, not at start-up)."""
     files = shipped_python(root)
+    _refuse_links(root, [root / f["path"] for f in files])
+    if (root / "toymodels" / "data").is_dir():
+        _refuse_links(root, (root / "toymodels" / "data").rglob("*"))
     for f in files:
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f["path"], out / "py" / f["path"])
     (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
     if (root / "toymodels" / "data").is_dir():
         shutil.copytree(root / "toymodels" / "data", out / "py" / "toymodels" / "data")
+
+
+def _refuse_links(root, paths):
+    """Symbolic links are never published: one could point at any file of the build machine."""
+    for path in paths:
+        if path.is_symlink():
+            raise AuthorError(
+                path.relative_to(root).as_posix(),
+                1,
+                "is a symbolic link; the build publishes only real files, so copy the file here "
+                "or remove the link",
+            )
 
 
 def _integrity(static):

@@ -37,6 +37,8 @@ BLOCKS = {
     "cell": ("", False),  # written as a fenced block ```python live, not with ':::'
 }
 LIVE_CELL = re.compile(r"^```python\s+live\b\s*(.*)$")
+MAX_BYTES = 1_000_000  # a chapter file; larger ones slow Markdown down beyond reason
+MAX_DEPTH = 8  # blocks inside blocks
 FIGURE_FIELDS = {"model": True, "caption": True, "alt": True, "state": False, "live": False}
 
 
@@ -75,8 +77,8 @@ class Chapter:
 
 def read(path, root):
     """Parse one chapter file; raises AuthorError."""
-    rel = Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-    text = Path(path).read_text(encoding="utf-8")
+    rel = Path(path).absolute().relative_to(Path(root).absolute()).as_posix()
+    text = _text(rel, Path(path))
     lines = text.split("\n")
     if not lines or lines[0].strip() != "+++":
         raise AuthorError(
@@ -96,6 +98,33 @@ def read(path, root):
     meta, meta_lines = _front_matter(rel, lines[1:end])
     body = _blocks(rel, lines, end + 1)
     return Chapter(rel, meta, meta_lines, body, text)
+
+
+def _text(rel, path):
+    """The chapter's text: a UTF-8 file (a byte-order mark is allowed) inside chapters/,
+    small enough to read quickly."""
+    if path.is_symlink():
+        raise AuthorError(
+            rel, 1, "this chapter is a symbolic link; a chapter must be a file in chapters/"
+        )
+    data = path.read_bytes()
+    if len(data) > MAX_BYTES:
+        raise AuthorError(
+            rel,
+            1,
+            f"this chapter has {len(data):,} bytes, more than the {MAX_BYTES:,} a chapter may "
+            "have; split it into chapters",
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise AuthorError(
+            rel,
+            line,
+            f"this file is not UTF-8 text (byte 0x{data[e.start]:02x} cannot be read); "
+            "save it as UTF-8",
+        ) from None
 
 
 def _front_matter(rel, lines):
@@ -240,6 +269,12 @@ def _blocks(rel, lines, start):
             if not args and name not in ("note", "cards"):
                 raise AuthorError(rel, n, f"'::: {name}' needs {BLOCKS[name][0]} on the same line")
             flush()
+            if len(stack) > MAX_DEPTH:
+                raise AuthorError(
+                    rel,
+                    n,
+                    f"blocks nest more than {MAX_DEPTH} deep here; close some with ':::' first",
+                )
             block = Block(name, args, n)
             top.children.append(block)
             stack.append(block)

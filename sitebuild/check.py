@@ -13,11 +13,26 @@ from pathlib import Path
 
 from .build import build, environment
 from .chapters import AuthorError, read
+from .markup import tags
 from .pages import ChapterRenderer
 
-LOADS = re.compile(
-    r'<(?:script|img|iframe|audio|video|source|link|embed|object)\b[^>]*?\b(?:src|href|data)="([^"]*)"'
-)
+# elements that make the browser load something, and the attributes naming what
+LOADS = {
+    "script": ("src",),
+    "img": ("src", "srcset"),
+    "iframe": ("src",),
+    "frame": ("src",),
+    "audio": ("src",),
+    "video": ("src", "poster"),
+    "source": ("src", "srcset"),
+    "track": ("src",),
+    "link": ("href",),
+    "embed": ("src",),
+    "object": ("data",),
+    "input": ("src",),
+    "image": ("href", "xlink:href"),
+    "use": ("href", "xlink:href"),
+}
 CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)")
 
 
@@ -66,9 +81,9 @@ def foreign(site):
     """(page, url) for everything a page or stylesheet would load from another origin."""
     out = []
     for page in sorted(site.rglob("*.html")):
-        for url in LOADS.findall(page.read_text(encoding="utf-8")):
-            if re.match(r"^(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) or url.startswith(
-                ("http:", "https:")
+        for url in _loads(page.read_text(encoding="utf-8")):
+            if re.match(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) or re.match(
+                r"^\s*https?:", url, re.I
             ):
                 out.append((page.relative_to(site).as_posix(), url))
     for css in sorted(site.rglob("*.css")):
@@ -76,6 +91,23 @@ def foreign(site):
             if "://" in url or url.startswith("//"):
                 out.append((css.relative_to(site).as_posix(), url))
     return out
+
+
+def _loads(html):
+    """Every address an HTML page makes the browser load, read by an HTML parser (so quoted
+    either way or not at all), srcset's addresses one by one, and a refresh's target."""
+    for tag, attributes, _ in tags(html):
+        named = dict(attributes)
+        for name in LOADS.get(tag, ()):
+            value = named.get(name) or ""
+            if name == "srcset":
+                yield from (part.split()[0] for part in value.split(",") if part.split())
+            elif value:
+                yield value
+        if tag == "meta" and (named.get("http-equiv") or "").lower() == "refresh":
+            target = re.search(r"url\s*=\s*['\"]?([^'\"]+)", named.get("content") or "", re.I)
+            if target:
+                yield target.group(1)
 
 
 def check(root, strict=False):

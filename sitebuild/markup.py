@@ -7,12 +7,17 @@ prose, so no number in the text has to be typed by hand.
 """
 
 import importlib
+import inspect
 import re
+from html.parser import HTMLParser
 
 import markdown
 from latex2mathml.converter import convert as tex_to_mathml
 
-from .chapters import AuthorError
+from toymodels import BUILD_ONLY
+
+from .chapters import AuthorError, suggest
+from .limits import MARKDOWN_SECONDS, Overrun, time_limit
 
 TOKENS = re.compile(
     r"(?P<code>^(?P<f>```|~~~).*?^(?P=f)|`[^`\n]+`)"
@@ -30,18 +35,43 @@ HELD = re.compile(r"(<p>)?MHHELD(\d+)X(</p>)?")
 
 def value(name):
     """'toymodels.many_heads.model.D_HEAD' -> its value as text; raises LookupError with what
-    went wrong."""
+    went wrong. Only what a module lists in PROSE_VALUES can be read (toymodels/page/prose.py)."""
     module, _, attr = name.rpartition(".")
     if not module.startswith("toymodels"):
         raise LookupError(
             "values come from toymodels/, e.g. {{ toymodels.many_heads.model.D_HEAD }}; "
             f"got '{name}'"
         )
+    package = (module.split(".") + [""])[1]
+    if package in BUILD_ONLY:
+        raise LookupError(
+            f"no value '{name}': toymodels/{package}/ is build-only; prose reads "
+            "the values of a chapter's package"
+        )
     try:
-        v = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as e:
+        listed = getattr(importlib.import_module(module), "PROSE_VALUES", ())
+    except ImportError as e:
         raise LookupError(f"no value '{name}': {e}") from None
-    v = v() if callable(v) else v
+    if attr not in listed:
+        offer = f"; it lists {', '.join(listed)}" if listed else "; it lists none"
+        raise LookupError(
+            f"no value '{name}': prose reads only the values a module lists in "
+            f"PROSE_VALUES{suggest(attr, listed)}{offer}"
+        )
+    v = getattr(importlib.import_module(module), attr, None)
+    if v is None:
+        raise LookupError(f"no value '{name}': {module} lists '{attr}' but does not define it")
+    if callable(v):
+        needed = [
+            p.name
+            for p in inspect.signature(v).parameters.values()
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if needed:
+            raise LookupError(
+                f"'{name}' needs arguments ({', '.join(needed)}); a value for prose takes none"
+            )
+        v = v()
     return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
 
 
@@ -103,10 +133,20 @@ class Prose:
         """Markdown that may hold paragraphs, lists, headings -> HTML."""
         text, held = self._hold(text, line)
         self.md.reset()
-        html = self.md.convert(text)
-        html = html.replace(
-            "<pre>", '<pre tabindex="0">'
-        )  # a code block that scrolls sideways must take focus
+        try:
+            with time_limit(MARKDOWN_SECONDS):
+                html = self.md.convert(text)
+        except Overrun:
+            raise AuthorError(
+                self.rel,
+                line,
+                f"Markdown took more than {MARKDOWN_SECONDS} s to read the text from this line; "
+                "look for a long run of [ or ` and write it as code or with \\ before each one",
+            ) from None
+        self._raw_html(text, line)
+        self._links(html, text, line)
+        # a code block that scrolls sideways must take focus
+        html = html.replace("<pre>", '<pre tabindex="0">')
         return HELD.sub(
             lambda m: (m.group(1) or "") + held[int(m.group(2))] + (m.group(3) or ""), html
         )
@@ -117,3 +157,83 @@ class Prose:
         if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
             html = html[3:-4]
         return html
+
+    def _raw_html(self, text, line):
+        """HTML the author wrote into Markdown may use only RAW_HTML's tags and attributes."""
+        prose = CODE_OR_AUTOLINK.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        for tag, attributes, at in tags(prose):
+            if tag not in RAW_HTML:
+                raise AuthorError(
+                    self.rel,
+                    line + at - 1,
+                    f"raw HTML <{tag}> is not allowed in a chapter; write Markdown or a block, "
+                    f"or use one of the tags the author guide lists: {', '.join(sorted(RAW_HTML))}",
+                )
+            for name, _ in attributes:
+                if name not in RAW_HTML[tag]:
+                    allowed = ", ".join(RAW_HTML[tag]) or "none"
+                    raise AuthorError(
+                        self.rel,
+                        line + at - 1,
+                        f"raw HTML <{tag}> may not carry the attribute '{name}' "
+                        f"(its attributes: {allowed})",
+                    )
+
+    def _links(self, html, text, line):
+        """Links and images lead to web pages (http, https), mail, or this site: no
+        javascript: or data: address."""
+        for tag, attributes, _ in tags(html):
+            for name, value in attributes:
+                if (tag, name) in (("a", "href"), ("img", "src")) and not SAFE_URL.match(
+                    value or ""
+                ):
+                    at = line + text.count("\n", 0, max(text.find(value or ""), 0))
+                    raise AuthorError(
+                        self.rel,
+                        at,
+                        f"the address '{value}' is not allowed: a link leads to https://…, "
+                        "mailto:… or a page of this site",
+                    )
+
+
+# what an author may write as raw HTML in Markdown: tag -> its allowed attributes
+RAW_HTML = {
+    "abbr": ("title",),
+    "br": (),
+    "kbd": (),
+    "mark": (),
+    "small": (),
+    "sub": (),
+    "sup": (),
+}
+CODE_OR_AUTOLINK = re.compile(
+    r"^(```|~~~).*?^\1|`[^`\n]+`|<(?:https?|mailto):[^>\s]*>", re.M | re.S
+)
+SAFE_URL = re.compile(r"^(?:https?:|mailto:|[^:]*$|[^:/?#]*[/?#])", re.I)
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append((tag, attrs, self.getpos()[0]))
+
+    def handle_startendtag(self, tag, attrs):
+        self.found.append((tag, attrs, self.getpos()[0]))
+
+    def handle_decl(self, decl):
+        self.found.append(("!" + decl.split()[0].lower(), [], self.getpos()[0]))
+
+    def handle_pi(self, data):
+        self.found.append(("?", [], self.getpos()[0]))
+
+
+def tags(html):
+    """(tag, [(attribute, value)], line) for every start tag of HTML, parsed as a browser
+    would read the attributes (quoted either way, or not at all)."""
+    parser = _Tags()
+    parser.feed(html)
+    parser.close()
+    return parser.found

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from toymodels import BUILD_ONLY
 from toymodels.page import cells
 from toymodels.page import figure as contract
 
 from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
+from .limits import CELL_SECONDS, Overrun, time_limit
 from .markup import Prose
 
 MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
@@ -33,22 +35,46 @@ def figure_modules(root):
     return sorted(
         "toymodels." + ".".join(p.relative_to(package).with_suffix("").parts) + ":render"
         for p in package.rglob("*.py")
-        if "\ndef render(" in p.read_text(encoding="utf-8")
+        if p.relative_to(package).parts[0] not in BUILD_ONLY
+        and "\ndef render(" in p.read_text(encoding="utf-8")
     )
 
 
-def call_figure(rel, line, model, fid, state, root):
-    m = MODEL.match(model)
+def shipped(rel, line, spec, what):
+    """'toymodels.MODULE:FUNCTION' -> (module name, function name), for a function the browser
+    will call too: a build-only package (toymodels.BUILD_ONLY) is refused before it is
+    imported, since importing a module runs it."""
+    m = MODEL.match(spec)
     if not m:
         raise AuthorError(
-            rel, line, f"model must look like toymodels.MODULE:FUNCTION, got '{model}'"
+            rel, line, f"{what} must look like toymodels.MODULE:FUNCTION, got '{spec}'"
         )
     name, func = m.groups()
+    package = name.split(".")[1]
+    if package in BUILD_ONLY:
+        raise AuthorError(
+            rel,
+            line,
+            f"{what} '{spec}' is in toymodels/{package}/, which is build-only and never reaches "
+            "the browser; name a function of a chapter's package",
+        )
+    return name, func
+
+
+def call_figure(rel, line, model, fid, state, root):
+    name, func = shipped(rel, line, model, "model")
 
     def known():  # only read when the author named something that is not there
         figures = figure_modules(root)
         return f"{suggest(model, figures)}; figures are {', '.join(figures)}"
 
+    if func != "render":
+        raise AuthorError(
+            rel,
+            line,
+            f"unknown figure '{model}': a figure's model is a module's render function, "
+            f"not '{func}'{known()}",
+        )
     try:
         module = importlib.import_module(name)
     except ModuleNotFoundError:
@@ -313,7 +339,19 @@ class ChapterRenderer:
     def _run(self, b, code, first_line, check=None):
         """Run a cell with CPython at build time, in the page's namespace; its error is the
         author's."""
-        result = cells.run(code, self.ns, check)
+        try:
+            with time_limit(CELL_SECONDS):
+                result = cells.run(code, self.ns, check)
+            overran = f"{Overrun.__name__}: " in (result["error"] or "")
+        except Overrun:  # it struck outside the cell's own code
+            overran = True
+        if overran:
+            raise AuthorError(
+                self.rel,
+                first_line,
+                f"this live cell ran for more than {CELL_SECONDS} s at build time (an endless "
+                "loop?); a cell must finish quickly, since the build runs every cell",
+            )
         if result["error"]:
             last = result["error"].strip().splitlines()[-1]
             line = first_line + (result["line"] or 1) - 1
@@ -361,11 +399,11 @@ class ChapterRenderer:
             raise AuthorError(
                 self.rel, b.line, "an exercise needs a line 'check: toymodels.MODULE:FUNCTION'"
             )
-        cm = MODEL.match(check)
         fn = None
-        if cm:
+        if MODEL.match(check):
+            module, func = shipped(self.rel, check_line, check, "check")
             try:
-                fn = getattr(importlib.import_module(cm.group(1)), cm.group(2), None)
+                fn = getattr(importlib.import_module(module), func, None)
             except ImportError:
                 fn = None
         if not callable(fn):

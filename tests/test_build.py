@@ -129,8 +129,8 @@ MISTAKES = [
     (
         "unknown figure function",
         broken("many_heads.figure:render", "many_heads.figure:draw"),
-        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': "
-        "toymodels.many_heads.figure has no function 'draw' "
+        "chapters/a.md:13: unknown figure 'toymodels.many_heads.figure:draw': a figure's model "
+        "is a module's render function, not 'draw' "
         "(did you mean 'toymodels.many_heads.figure:render'?); figures are toymodels.",
     ),
     (
@@ -177,8 +177,9 @@ MISTAKES = [
     (
         "unknown value",
         broken("Some prose", "Some {{ toymodels.many_heads.model.NOPE }} prose"),
-        "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': module "
-        "'toymodels.many_heads.model' has no attribute 'NOPE'",
+        "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': prose reads only the values "
+        "a module lists in PROSE_VALUES; it lists D_MODEL, N_HEAD, D_HEAD, TURN, CLOCK, "
+        "CLOCK_PRODUCT, FEATURE",
     ),
     (
         "check without a right answer",

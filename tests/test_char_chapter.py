@@ -471,7 +471,6 @@ def test_a_link_with_old_field_names_opens_the_same_view_and_is_rewritten(page, 
     assert np.allclose(
         drawn_probs(page), cpython_probs("reference", None, TEXT, [(1, 2)]), atol=1e-5
     )
-    page.watch.clean()
 
 
 @pytest.mark.browser

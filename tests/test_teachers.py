@@ -64,7 +64,7 @@ CHECKS = [
     ),
     (
         "another origin",
-        GOOD + '\n<img src="https://example.org/x.png" alt="x">\n',
+        GOOD + "\n![x](https://example.org/x.png)\n",
         1,
         "site/test.html: loads https://example.org/x.png from another origin; serve it from this "
         "site instead",

@@ -157,3 +157,6 @@ def check_strength(env):
         f"Right: the last word now gives the first word {100 * last:.1f}%. The other words all "
         "score 0, so the first word wins only by how far its score rises above theirs."
     )
+
+
+PROSE_VALUES = ("MAX_WORDS",)

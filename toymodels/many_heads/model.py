@@ -132,3 +132,6 @@ def multi_head(words):
         WO=WO,
         y=concat @ WO,
     )
+
+
+PROSE_VALUES = ("D_MODEL", "N_HEAD", "D_HEAD", "TURN", "CLOCK", "CLOCK_PRODUCT", "FEATURE")

@@ -235,3 +235,6 @@ def look(params, cfg, text, sel, layer, head, ablate=()):
         "act": np.stack([c[f"h{block}.act"][sel] for block in range(L)]),  # (L, M)
         "att": np.stack([c[f"h{block}.att"] for block in range(L)]),  # (L, H, T, T)
     }
+
+
+PROSE_VALUES = ("HABIT_AT", "INDUCTION_AT", "RECENT_AT", "SHARP", "SPACES_AT", "MAX_CHARS")

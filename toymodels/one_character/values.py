@@ -6,6 +6,7 @@ measured, never typed in.
 """
 
 from ..page.html import count_words
+from ..page.prose import public_functions
 from . import copy_test, lab
 
 SHOWN = lab.DEFAULT_RUN
@@ -209,3 +210,6 @@ def spaces_only():
     right = sum(int((x[i, P + 1 :] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
     total = sum(x.shape[1] - 1 - int(P) for P in periods)
     return _pct(right / total, 1)
+
+
+PROSE_VALUES = public_functions(globals())  # every public function above

@@ -8,6 +8,7 @@ export gives, never typed in.
 import numpy as np
 
 from ..page.html import count_words
+from ..page.prose import public_functions
 from .maps import (
     BROAD,
     THRESHOLD,
@@ -267,3 +268,6 @@ def it_animal_head():
 
 def it_animal_share():
     return pct0(_link("animal", "it", "animal")[2])
+
+
+PROSE_VALUES = public_functions(globals())  # every public function above

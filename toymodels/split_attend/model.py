@@ -117,3 +117,6 @@ def check_head2_first(env):
         "weight between tokens 0 and 2: their vectors are identical, so no key can tell them "
         "apart. That is why real models add the position to every word."
     )
+
+
+PROSE_VALUES = ("D_MODEL", "N_HEAD", "D_HEAD")

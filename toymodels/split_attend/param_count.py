@@ -110,3 +110,14 @@ def render(state=None, fid="params"):
 def gpt3_billions(size=GPT3):
     """GPT-3's parameter count in whole billions, as the prose writes it: "175"."""
     return f"{gpt2_params(size) / 1e9:.0f}"
+
+
+PROSE_VALUES = (
+    "GPT2_HEADS",
+    "GPT2_LAYERS",
+    "GPT2_D_HEAD",
+    "gpt2_attention_share",
+    "gpt2_attention_millions",
+    "gpt2_millions",
+    "gpt3_billions",
+)

@@ -1,0 +1,218 @@
+"""A chapter is code, and its author is trusted like a contributor; still, a chapter cannot
+make the build run what no module offers it, hang the build, publish files from outside
+the tree, or put scripts, frames or redirects into a page. Each case stops the build with
+file:line and what to do."""
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from test_build import GOOD, broken, project
+
+from sitebuild import build as site_build
+from sitebuild import check, markup, pages
+from sitebuild.chapters import AuthorError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fails(tmp_path, text, message, name="a.md"):
+    """Building a project whose one chapter is TEXT (str or bytes) stops with MESSAGE."""
+    root = project(tmp_path, {})
+    path = root / "chapters" / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    with pytest.raises(AuthorError) as err:
+        site_build.build(root, root / "site")
+    assert str(err.value).startswith(message), str(err.value)
+    assert not (root / "site").exists()
+    return root
+
+
+CASES = [
+    (
+        "a placeholder naming the trainer",
+        broken("Some prose", "Some {{ toymodels.training.train.main }} prose"),
+        "chapters/a.md:10: no value 'toymodels.training.train.main': toymodels/training/ is "
+        "build-only; prose reads the values of a chapter's package",
+    ),
+    (
+        "a placeholder naming what a module does not list",
+        broken("Some prose", "Some {{ toymodels.many_heads.model.weights }} prose"),
+        "chapters/a.md:10: no value 'toymodels.many_heads.model.weights': prose reads only the "
+        "values a module lists in PROSE_VALUES",
+    ),
+    (
+        "a placeholder naming the package's class",
+        broken("Some prose", "Some {{ toymodels.__class__ }} prose"),
+        "chapters/a.md:10: no value 'toymodels.__class__': prose reads only the values a module "
+        "lists in PROSE_VALUES; it lists none",
+    ),
+    (
+        "a figure naming the trainer",
+        broken("toymodels.many_heads.figure:render", "toymodels.training.train:main"),
+        "chapters/a.md:13: model 'toymodels.training.train:main' is in toymodels/training/, "
+        "which is build-only and never reaches the browser",
+    ),
+    (
+        "a figure naming a function that is not render",
+        broken("toymodels.many_heads.figure:render", "toymodels.many_heads.model:multi_head"),
+        "chapters/a.md:13: unknown figure 'toymodels.many_heads.model:multi_head': a figure's "
+        "model is a module's render function, not 'multi_head'",
+    ),
+    (
+        "an exercise checked by the trainer",
+        GOOD + "\n::: exercise Do it\ncheck: toymodels.training.train:main\n---\nx = 1\n:::\n",
+        "chapters/a.md:22: check 'toymodels.training.train:main' is in toymodels/training/",
+    ),
+    (
+        "not UTF-8",
+        GOOD.encode("utf-8") + "\nCaf\xe9 au lait.\n".encode("latin-1"),
+        "chapters/a.md:21: this file is not UTF-8 text (byte 0xe9 cannot be read); save it as "
+        "UTF-8",
+    ),
+    (
+        "binary",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe",
+        "chapters/a.md:1: this file is not UTF-8 text",
+    ),
+    (
+        "blocks nested 3,000 deep",
+        GOOD + "\n" + "::: note\n" * 3000 + ":::\n" * 3000,
+        "chapters/a.md:29: blocks nest more than 8 deep here; close some with ':::' first",
+    ),
+    (
+        "a script",
+        broken("Some prose", "Some <script>alert(1)</script> prose"),
+        "chapters/a.md:10: raw HTML <script> is not allowed in a chapter",
+    ),
+    (
+        "an image with a handler, attributes unquoted",
+        broken("Some prose", "Some <kbd onclick=alert(1)>x</kbd> prose"),
+        "chapters/a.md:10: raw HTML <kbd> may not carry the attribute 'onclick' (its "
+        "attributes: none)",
+    ),
+    (
+        "a frame",
+        broken("Some prose", "Some prose\n\n<iframe src='https://example.org/'></iframe>"),
+        "chapters/a.md:12: raw HTML <iframe> is not allowed in a chapter",
+    ),
+    (
+        "a refresh to another origin",
+        broken(
+            "Some prose", "<meta http-equiv=refresh content='0;url=https://example.org'>\n\nSome"
+        ),
+        "chapters/a.md:10: raw HTML <meta> is not allowed in a chapter",
+    ),
+    (
+        "a javascript: link",
+        broken("Some prose", "Some [prose](javascript:alert(1))"),
+        "chapters/a.md:10: the address 'javascript:alert(1)' is not allowed",
+    ),
+    (
+        "HTML in the sources",
+        broken('"Someone (2020). A paper."', '"Someone (2020). <img src=x onerror=alert(1)>"'),
+        "chapters/a.md:7: raw HTML <img> is not allowed in a chapter",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,text,message", CASES, ids=[c[0] for c in CASES])
+def test_a_hostile_chapter_stops_the_build(tmp_path, name, text, message):
+    fails(tmp_path, text, message)
+
+
+def test_allowed_raw_html_and_a_byte_order_mark_build(tmp_path):
+    text = "\ufeff" + broken(
+        "Some prose", "Press <kbd>Ctrl</kbd>+<kbd>Enter</kbd>, H<sub>2</sub>O, <!-- a note -->"
+    )
+    root = project(tmp_path, {"a.md": text})
+    html = (site_build.build(root, root / "site") / "test.html").read_text()
+    assert "Press <kbd>Ctrl</kbd>+<kbd>Enter</kbd>, H<sub>2</sub>O" in html
+
+
+def test_a_chapter_that_links_out_of_the_tree(tmp_path):
+    root = project(tmp_path, {})
+    outside = tmp_path / "outside.md"
+    outside.write_text(GOOD)
+    (root / "chapters" / "a.md").symlink_to(outside)
+    with pytest.raises(AuthorError, match=r"^chapters/a.md:1: this chapter is a symbolic link"):
+        site_build.build(root, root / "site")
+
+
+def test_a_data_file_that_links_out_of_the_tree(tmp_path):
+    """A link in toymodels/data would publish any file of the machine (/etc/passwd did)."""
+    package = tmp_path / "toymodels"
+    shutil.copytree(ROOT / "toymodels", package, ignore=shutil.ignore_patterns("__pycache__"))
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the web")
+    (package / "data" / "passwd").symlink_to(secret)
+    root = tmp_path / "proj"
+    (root / "chapters").mkdir(parents=True)
+    (root / "templates").symlink_to(ROOT / "templates")
+    (root / "toymodels").symlink_to(package)
+    (root / "chapters" / "a.md").write_text(GOOD)
+    with pytest.raises(AuthorError, match=r"^toymodels/data/passwd:1: is a symbolic link"):
+        site_build.build(root, root / "site")
+    assert not (root / "site").exists()
+
+
+def test_an_endless_cell_stops_the_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(pages, "CELL_SECONDS", 1)
+    text = GOOD + "\n```python live\nx = 0\nwhile True:\n    x += 1\n```\n"
+    start = time.monotonic()
+    fails(
+        tmp_path,
+        text,
+        "chapters/a.md:22: this live cell ran for more than 1 s at build time (an endless loop?)",
+    )
+    assert time.monotonic() - start < 30
+
+
+def test_an_endless_cell_that_catches_everything_still_stops(tmp_path, monkeypatch):
+    monkeypatch.setattr(pages, "CELL_SECONDS", 1)
+    code = "while True:\n    try:\n        pass\n    except Exception:\n        pass"
+    fails(tmp_path, GOOD + f"\n```python live\n{code}\n```\n", "chapters/a.md:22: this live cell")
+
+
+def test_markdown_that_reads_slowly_stops_the_build(tmp_path, monkeypatch):
+    monkeypatch.setattr(markup, "MARKDOWN_SECONDS", 1)
+    text = broken("Some prose", "Some prose " + "[" * 8000)
+    start = time.monotonic()
+    fails(
+        tmp_path,
+        text,
+        "chapters/a.md:9: Markdown took more than 1 s to read the text from this line",
+    )
+    assert time.monotonic() - start < 30
+
+
+def test_a_placeholder_naming_a_function_that_needs_arguments(tmp_path, monkeypatch):
+    from toymodels.split_attend import param_count
+
+    monkeypatch.setattr(param_count, "PROSE_VALUES", ("attention_params",))
+    fails(
+        tmp_path,
+        broken("Some prose", "{{ toymodels.split_attend.param_count.attention_params }}"),
+        "chapters/a.md:10: 'toymodels.split_attend.param_count.attention_params' needs arguments "
+        "(d_model, n_head); a value for prose takes none",
+    )
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        '<img src="https://example.org/a.png">',
+        "<img src='https://example.org/a.png'>",
+        "<img src=https://example.org/a.png>",
+        "<IMG SRC=//example.org/a.png>",
+        '<img srcset="a.png 1x, https://example.org/b.png 2x">',
+        "<meta http-equiv=refresh content='0; url=https://example.org/'>",
+        "<script src = 'https://example.org/x.js'></script>",
+    ],
+)
+def test_check_reads_html_as_a_browser_does(tmp_path, html):
+    (tmp_path / "p.html").write_text(f"<!doctype html><p>{html}</p>")
+    assert [url.strip() for _, url in check.foreign(tmp_path)][0].endswith(
+        ("a.png", "b.png", "example.org/", "x.js")
+    )
