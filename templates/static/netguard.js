@@ -4,10 +4,13 @@
 // which a plain static host does not send). This module is for a browser that would not apply
 // the page's policy there. Imported first by worker.js, before any of Python's code exists.
 //
-// Every way out that Python can reach either checks the final URL (it is converted to a string
-// once, checked, and that same string is what the browser is handed) or is closed. The guards are
-// installed where the browser defines each function (fetch lives on WorkerGlobalScope.prototype,
-// not on the global object), and the real functions are kept only in this module's closure.
+// Every way out that Python can reach through the worker's API either checks the final URL (it
+// is converted to a string once, checked, and that same string is what the browser is handed)
+// or is closed. The guards are installed where the browser defines each function (fetch lives
+// on WorkerGlobalScope.prototype, not on the global object), and the real functions are kept
+// only in this module's closure. One way no script can wrap: import() and eval, reached through
+// pyodide.code.run_js or js.eval; only the inherited policy (script-src, no 'unsafe-eval')
+// closes them, so this module alone would not.
 
 const BASE = new URL("./worker.js", import.meta.url); // relative URLs resolve as they did in worker.js
 const allowed = new Set([BASE.origin]);
