@@ -374,11 +374,14 @@ def test_results_csv_starts_no_formula_in_any_locale(page, base_url):
 
 # ---- the embed script on a course page -------------------------------------------------------
 
-COURSE = """<!doctype html><html><head><title>A course page</title></head><body>
+# the pages name an icon of their own, so that Chromium asks their server for no favicon.ico
+COURSE = """<!doctype html><html><head><title>A course page</title>
+<link rel="icon" href="data:,"></head><body>
 <iframe id="figure" src="{figure}" title="Figure" width="100%" height="200"></iframe>
 <iframe id="advert" src="{advert}" title="Advert" width="100%" height="200"></iframe>
 <script src="{resize}"></script></body></html>"""
-ADVERT = """<!doctype html><html><head><title>0</title></head><body><p>Buy now</p><script>
+ADVERT = """<!doctype html><html><head><title>0</title><link rel="icon" href="data:,">
+</head><body><p>Buy now</p><script>
 let n = 0;
 setInterval(() => {
   parent.postMessage({ type: "manyheads:height", height: 3000 }, "*");
