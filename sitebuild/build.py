@@ -27,13 +27,14 @@ from .pages import ChapterRenderer
 from .policy import content_security_policy
 
 
-def build(root, site=None, cdn=False):
+def build(root, site=None, cdn=False, lms=None):
     """Build into a temporary folder beside site/, then swap it in; on failure site/ is
-    untouched."""
+    untouched. LMS ("1.2" or "2004") builds the chapters for a SCORM package instead (see
+    sitebuild/scorm.py): no home page, embeds or service worker, and no links between chapters."""
     site = Path(site or Path(root) / "site")
     tmp = Path(tempfile.mkdtemp(prefix="site.", dir=site.parent))
     try:
-        _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/")
+        _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/", lms)
         old = site.with_name(site.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
         if site.exists():
@@ -87,8 +88,9 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url):
-    """Write every page and asset into `out`; raises AuthorError on an author mistake."""
+def _render_site(root, out, pyodide_url, lms=None):
+    """Write every page and asset into `out`; raises AuthorError on an author mistake. With
+    LMS, only what a SCORM package holds: the chapters, static files, Python and runtime."""
     env = environment(root)
     chapters = load_chapters(root)
     pages = [_render_chapter(ch, env, root) for ch in chapters]
@@ -99,16 +101,22 @@ def _render_site(root, out, pyodide_url):
         "root": "",
         "csp": content_security_policy(pyodide_url),
         "sri": _integrity(out / "static"),
+        "lms": lms,
     }
-    _write(out / "index.html", env.get_template("index.html").render(**common, title="Many Heads"))
+    if not lms:
+        _write(
+            out / "index.html", env.get_template("index.html").render(**common, title="Many Heads")
+        )
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
-        _write_embeds(env, out, common, page)
+        if not lms:
+            _write_embeds(env, out, common, page)
     _copy_python(root, out)
     check_links(out, chapters)
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
-    _write_service_worker(env, out)
+    if not lms:
+        _write_service_worker(env, out)
 
 
 def _render_chapter(ch, env, root):

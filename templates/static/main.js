@@ -59,6 +59,7 @@ if (figures.count || cellCount) {
 // build for offline visits. Not on file:// or where service workers are off.
 function keepForOffline() {
   if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return;
+  if (document.querySelector('meta[name="mh-lms"]')) return; // in an LMS's package the LMS serves it
   navigator.serviceWorker.register(new URL("../sw.js", import.meta.url), { scope: new URL("../", import.meta.url).pathname })
     .catch(() => {}); // a refused registration only means no offline copy
 }

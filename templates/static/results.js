@@ -1,25 +1,21 @@
 // "Your results": what this reader answered in the chapter's check-yourself blocks and
 // exercises, kept in this browser only, shown as a table and downloadable as CSV for a teacher.
 
-import { entries, save } from "./storage.js";
+import { addAttempt, chapterTitle, clearPage, pageAttempts } from "./attempts.js";
 
 const COLUMNS = ["chapter", "block", "kind", "question", "answer", "result", "time"];
 
 export function record(id, result) {
-  save(`result:${id}`, JSON.stringify({ ...result, time: new Date().toISOString() }));
+  addAttempt(id, result);
   render();
 }
 
 function rows() {
-  const chapter = document.querySelector("h1")?.textContent.trim() ?? "";
-  return entries("result:").map(([id, json]) => {
-    try {
-      const r = JSON.parse(json);
-      return { chapter, block: id, kind: r.kind, question: r.question, answer: r.answer, result: r.correct ? "correct" : "not yet", time: r.time };
-    } catch {
-      return null;
-    }
-  }).filter(Boolean).sort((a, b) => a.block.localeCompare(b.block, undefined, { numeric: true }));
+  const chapter = chapterTitle();
+  const result = (a) => (a.correct === true ? "correct" : a.correct === false ? "not yet" : "guess");
+  return pageAttempts()
+    .flatMap(([id, list]) => list.map((a, i) => ({ chapter: a.chapter || chapter, block: id, attempt: i + 1, kind: a.kind, question: a.question, answer: a.answer, result: result(a), time: a.time })))
+    .sort((a, b) => a.block.localeCompare(b.block, undefined, { numeric: true }) || a.attempt - b.attempt);
 }
 
 function cell(value) {
@@ -64,7 +60,7 @@ export function setupResults() {
     setTimeout(() => URL.revokeObjectURL(link.href), 1000);
   });
   section.querySelector("[data-results-clear]").addEventListener("click", () => {
-    for (const [id] of entries("result:")) save(`result:${id}`, undefined);
+    clearPage();
     render();
   });
   render();
