@@ -345,7 +345,8 @@ def test_without_an_lms_the_package_is_the_site(page, packages, tmp_path):
         page.wait_for_selector("[data-results]:not([hidden]) tbody tr")
         assert check.get_by_label("Keeping track of local order", exact=False).is_checked()
         row = page.locator("[data-results] tbody tr").first.locator("td").all_inner_texts()
-        assert row[1:3] == [
+        assert row[1:4] == [
+            "1",
             "Keeping track of local order: which word came right before, to build phrases such as "
             "“shiny key”.",
             "correct",
