@@ -3,6 +3,7 @@
 
 import { setupBlocks } from "./blocks.js";
 import { setupCells } from "./cells.js";
+import { setupDownloads } from "./downloads.js";
 import { setupEmbed } from "./embed.js";
 import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
@@ -36,6 +37,7 @@ if (figures.count || cellCount) {
   });
   figures.connect(python);
   setupCells(python);
+  setupDownloads(python);
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
     async () => {

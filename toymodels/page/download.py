@@ -17,6 +17,7 @@ import csv
 import importlib
 import io
 import re
+import textwrap
 from html import escape
 from html.parser import HTMLParser
 
@@ -24,24 +25,48 @@ from .figure import check
 
 NUMBER = re.compile(r"[−-]?\d+(?:[.,]\d+)*(?:\.\d+)?%?")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
-CELL_W, CELL_H, LABEL_W, HEAD_H, GAP = 64, 26, 120, 26, 28
-SHADES = [
-    "#ffffff",
-    "#eef3fb",
-    "#dbe6f6",
-    "#c3d5ef",
-    "#a6c1e6",
-    "#86a9db",
-    "#6690cf",
-    "#4a76bd",
-    "#345da3",
-    "#224584",
-]
-STYLE = (
-    "text{fill:#1a1a1a}.sub,.tick,.shape{fill:#555}rect{fill:#f4f4f4;stroke:#666}"
-    "line,path,.axis,.arrow{stroke:#666;fill:none}.arrowhead{fill:#666}"
-    ".head1{stroke:#d95f02}.head2{stroke:#1b9e77}.bar{fill:#86a9db}.bar.top{fill:#345da3}"
-    + "".join(f".l{i}{{fill:{c}}}" for i, c in enumerate(SHADES))
+CELL_W, CELL_H, LABEL_W, HEAD_H, GAP, WRAP = 64, 26, 120, 26, 28, 96
+MASKED = -1  # a cell a word cannot see
+# the light theme's colours of templates/static/site.css and charmodel.css, for a picture that
+# leaves the site: the shares' blues l0-l9, the signed values' oranges n1-n5 and blues p1-p5
+INK, MUTED, LINE, PANEL, ACCENT, FOCUS = (
+    "#1b1e23",
+    "#5a6270",
+    "#d5d9e0",
+    "#f3f5f8",
+    "#0b5cad",
+    "#c2410c",
+)
+SHADES = ["#fdfdfc", "#f7fbff", "#deebf7", "#c6dbef", "#9ecae1"]
+SHADES += ["#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
+NEG = ["#fee6ce", "#fdae6b", "#fd8d3c", "#e6550d", "#a63603"]
+POS = ["#deebf7", "#9ecae1", "#6baed6", "#3182bd", "#08519c"]
+STYLE = "".join(
+    [
+        f"svg{{overflow:visible}}text{{fill:{INK};font-size:11px}}",
+        "text.tick,text.val{text-anchor:middle}text.end{text-anchor:end}",
+        "text.start{text-anchor:start}.mh-bars text.val{font-weight:700}",
+        f".axis,.frame{{stroke:{MUTED};fill:none;stroke-width:1}}.z{{fill:{PANEL}}}",
+        *(f".l{i}{{fill:{c}}}" for i, c in enumerate(SHADES)),
+        *(f".n{i + 1}{{fill:{c}}}" for i, c in enumerate(NEG)),
+        *(f".p{i + 1}{{fill:{c}}}" for i, c in enumerate(POS)),
+        f".tickbar{{fill:{MUTED}}}.mh-bars .bar{{fill:{SHADES[4]}}}",
+        f".mh-bars .bar.top{{fill:{SHADES[7]}}}.needle{{stroke-width:2}}",
+        f".pos{{stroke:{SHADES[7]}}}.neg{{stroke:{NEG[3]}}}",
+        f".rowmark{{fill:none;stroke:{FOCUS};stroke-width:1.5}}.line{{fill:none;stroke-width:2}}",
+        f".bits{{stroke:{ACCENT};fill:{ACCENT}}}.copy{{stroke:{NEG[3]};fill:{NEG[3]}}}",
+        "polyline.copy{stroke-dasharray:6 4;fill:none}polyline.bits{fill:none}",
+        f".now{{stroke:{FOCUS};stroke-width:2}}.box{{fill:{PANEL};stroke:{LINE}}}",
+        f".box.attn{{fill:{POS[0]}}}.box.mlp{{fill:{NEG[0]}}}",
+        f".stream{{stroke:{SHADES[6]};stroke-width:3}}.join,.len{{fill:{SHADES[6]}}}",
+        f".mh-diagram rect{{fill:{PANEL};stroke:{MUTED}}}",
+        ".mh-diagram rect.head1{stroke:#d95f02;stroke-width:2}",
+        ".mh-diagram rect.head2{stroke:#1b9e77;stroke-width:2}",
+        f".mh-diagram text{{fill:{INK};font-size:15px}}",
+        f".mh-diagram text.sub{{fill:{MUTED};font-size:11px}}",
+        ".mh-diagram text.dots{font-size:26px}",
+        f".arrow{{stroke:{MUTED};stroke-width:1.5}}.arrowhead{{fill:{MUTED}}}",
+    ]
 )
 
 
@@ -85,7 +110,7 @@ class _Reader(HTMLParser):
             self.part = "caption" if tag == "caption" else "head" if self.in_head else tag
             self.text = []
             shades = [int(c[1:]) for c in classes if re.fullmatch(r"l\d", c)]
-            self.shade = shades[0] if shades else None
+            self.shade = MASKED if "masked" in classes else shades[0] if shades else None
 
     def handle_startendtag(self, tag, attrs):
         if self.svg_depth:
@@ -143,8 +168,9 @@ def read(html):
 
 def value(text):
     """The number a cell shows, as a spreadsheet reads it ('−0.25' -> '-0.25', '88.5%' ->
-    '88.5%'); '' when the cell shows no number or more than one."""
-    found = NUMBER.findall(text)
+    '88.5%'); '' when the cell shows no number or more than one. Words in curly quotes are the
+    sentence's, not numbers ('“1” → “2”: 50.0%' -> '50.0%')."""
+    found = NUMBER.findall(re.sub(r"“[^”]*”", "", text))
     if len(found) != 1 and not (found and text.rstrip().endswith(found[-1])):
         return ""
     return found[-1].replace("−", "-").replace(",", "")
@@ -184,75 +210,109 @@ def table_csv(tables, caption, state, source):
     for t in tables:
         columns = t.columns[1:] if len(t.columns) > len(t.rows[0][1]) else t.columns
         for label, cells in t.rows:
-            for i, (text, _) in enumerate(cells):
+            for i, (text, shade) in enumerate(cells):
                 column = columns[i] if i < len(columns) else str(i + 1)
-                w.writerow([safe(t.caption), safe(label), safe(column), value(text), safe(text)])
+                number = "" if shade == MASKED else value(text)
+                w.writerow([safe(t.caption), safe(label), safe(column), number, safe(text)])
     return out.getvalue()
 
 
-def _text(x, y, text, cls=None, anchor="start", size=None):
-    extra = f' class="{cls}"' if cls else ""
-    extra += f' font-size="{size}"' if size else ""
-    return f'<text x="{x}" y="{y}" text-anchor="{anchor}"{extra}>{escape(text)}</text>'
+def _text(x, y, text, tone=None, anchor="start", size=14):
+    """One line of text of the picture's own (a style attribute: the figures' style sheet,
+    written for their own classes, must not move or restyle it)."""
+    fill = f";fill:{MUTED}" if tone == "muted" else ""
+    style = f"font-size:{size}px;text-anchor:{anchor}{fill}"
+    return f'<text x="{x}" y="{y}" style="{style}">{escape(text)}</text>'
 
 
-def _short(text, n):
-    return text if len(text) <= n else text[: n - 1] + "…"
+def _lines(x, y, text, size, tone=None, step=None):
+    """TEXT wrapped at WRAP characters, one <text> a line from Y down: (markup, its height)."""
+    lines = textwrap.wrap(text, WRAP) or [""]
+    step = step or round(size * 1.35)
+    markup = "".join(_text(x, y + i * step, line, tone, size=size) for i, line in enumerate(lines))
+    return markup, step * len(lines)
+
+
+def _shown(text, shade):
+    """What a grid cell shows: its number, a short text, or nothing for a masked cell."""
+    if shade == MASKED:
+        return ""
+    return value(text) or (text if len(text) <= 10 else "")
 
 
 def table_svg(t, top):
-    """A table drawn as a grid at height TOP: (markup, its height)."""
+    """A table drawn as a grid from height TOP: (markup, its height, its width). A column is
+    as wide as its label needs, so labels are whole."""
     columns = t.columns[1:] if len(t.columns) > len(t.rows[0][1]) else t.columns
-    parts = [_text(0, top + 16, _short(t.caption, 110), size=15)]
-    y = top + HEAD_H
-    for i, c in enumerate(columns):
-        parts.append(_text(LABEL_W + (i + 0.5) * CELL_W, y + 16, _short(c, 9), "tick", "middle"))
+    n = max(len(cells) for _, cells in t.rows)
+    widths = [max(CELL_W, 8 * len(columns[i]) + 12 if i < len(columns) else 0) for i in range(n)]
+    label_w = max([LABEL_W] + [8 * len(label) + 16 for label, _ in t.rows])
+    parts, y = _lines(0, top + 16, t.caption, 15)
+    parts, y = [parts], top + y + 6
+    x = label_w
+    for i, w in enumerate(widths):
+        label = columns[i] if i < len(columns) else ""
+        parts.append(_text(x + w / 2, y + 16, label, "muted", "middle", size=12))
+        x += w
     y += HEAD_H
     for label, cells in t.rows:
-        parts.append(_text(LABEL_W - 8, y + 17, _short(label, 16), "tick", "end"))
-        for i, (text, shade) in enumerate(cells):
-            x = LABEL_W + i * CELL_W
-            fill = SHADES[shade] if shade is not None else "#ffffff"
+        parts.append(_text(label_w - 8, y + 17, label, "muted", "end", size=12))
+        x = label_w
+        for (text, shade), w in zip(cells, widths, strict=False):
+            fill = PANEL if shade == MASKED else SHADES[shade] if shade is not None else "#ffffff"
             parts.append(
-                f'<rect x="{x}" y="{y}" width="{CELL_W}" height="{CELL_H}" fill="{fill}" '
-                'stroke="#bbbbbb"/>'
+                f'<rect x="{x}" y="{y}" width="{w}" height="{CELL_H}" fill="{fill}" '
+                f'stroke="{LINE}"/>'
             )
-            shown = value(text) or _short(text, 8)
-            ink = "#ffffff" if shade is not None and shade >= 6 else "#1a1a1a"
+            ink = "#ffffff" if shade is not None and shade >= 6 else INK
             parts.append(
-                f'<text x="{x + CELL_W / 2}" y="{y + 17}" text-anchor="middle" '
-                f'fill="{ink}">{escape(shown)}</text>'
+                f'<text x="{x + w / 2}" y="{y + 17}" '
+                f'style="font-size:12px;text-anchor:middle;fill:{ink}">'
+                f"{escape(_shown(text, shade))}</text>"
             )
+            x += w
         y += CELL_H
-    width = LABEL_W + CELL_W * max((len(cells) for _, cells in t.rows), default=1)
-    return "".join(parts), y - top, width
+    return "".join(parts), y - top, label_w + sum(widths)
 
 
 def _size(svg):
-    """(width, height) of a figure's own SVG, from its attributes or its viewBox."""
-    box = re.search(r'viewBox="[\d.\s-]*?([\d.]+)\s+([\d.]+)"', svg)
-    w = re.search(r'\swidth="([\d.]+)"', svg)
-    h = re.search(r'\sheight="([\d.]+)"', svg)
+    """(width, height) of a figure's own SVG, from its attributes or else its viewBox."""
+    tag = svg[: svg.index(">")]
+    box = re.search(r'viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)[\s,]+([\d.]+)\s*"', tag)
+    w = re.search(r'\swidth="([\d.]+)"', tag)
+    h = re.search(r'\sheight="([\d.]+)"', tag)
     width = float(w.group(1)) if w else float(box.group(1)) if box else 600
     height = float(h.group(1)) if h else float(box.group(2)) if box else 300
     return width, height
 
 
+def _placed(svg, y):
+    """A figure's own SVG placed at height Y, at its own size: (markup, width, height)."""
+    width, height = _size(svg)
+    tag = svg[: svg.index(">")]
+    tag = re.sub(r'\s(x|y|width|height)="[^"]*"', "", tag)
+    tag += f' x="0" y="{y:.0f}" width="{width:.0f}" height="{height:.0f}"'
+    return tag + svg[svg.index(">") :], width, height
+
+
 def picture(tables, svgs, caption, state, source):
     """The whole figure as one SVG document: caption, each table as a grid, each of its own
     pictures, then its state and source, in fonts large enough to read on a slide."""
-    parts, y, width = [], 40, 640
+    head, y = _lines(0, 24, caption, 17)
+    parts, y, width = [head], y + 24, 640
     for t in tables:
         markup, height, w = table_svg(t, y)
         parts.append(markup)
         y, width = y + height + GAP, max(width, w)
     for svg in svgs:
-        w, h = _size(svg)
-        parts.append(f'<g transform="translate(0 {y})">{svg}</g>')
+        markup, w, h = _placed(svg, y)
+        parts.append(markup)
         y, width = y + h + GAP, max(width, w)
-    parts.append(_text(0, y, _short(f"State: {_state_line(state)}", 140), "sub", size=12))
-    parts.append(_text(0, y + 18, _short(f"Source: {source}", 140), "sub", size=12))
-    height = y + 30
+    said, h = _lines(0, y, f"State: {_state_line(state)}", 12, "muted")
+    parts.append(said)
+    said, h2 = _lines(0, y + h, f"Source: {source}", 12, "muted")
+    parts.append(said)
+    height = y + h + h2 + 8
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 20:.0f}" '
@@ -260,10 +320,7 @@ def picture(tables, svgs, caption, state, source):
         'font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="14">'
         f"<title>{escape(caption)}</title><style>{STYLE}</style>"
         f'<rect x="-10" y="0" width="{width + 20:.0f}" height="{height:.0f}" fill="#ffffff" '
-        'stroke="none"/>'
-        + _text(0, 24, _short(caption, 110), size=17)
-        + "".join(parts)
-        + "</svg>\n"
+        'stroke="none"/>' + "".join(parts) + "</svg>\n"
     )
 
 
