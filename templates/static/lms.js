@@ -377,6 +377,19 @@ class Session {
   }
 }
 
+// "Your results" inside an LMS: what the LMS keeps cannot be cleared here (the first tries make
+// the score), and the file holds this chapter only, the one the LMS opened.
+function resultsForLMS() {
+  const section = document.querySelector("[data-results]");
+  if (!section) return;
+  section.querySelector("[data-results-clear]")?.remove();
+  section.querySelector("[data-results-confirm]")?.remove();
+  const where = section.querySelector("[data-results-where]");
+  if (where) where.textContent = "Your LMS keeps them, with your first tries, which make your score.";
+  const download = section.querySelector("[data-results-download]");
+  if (download) download.textContent = "Download as CSV";
+}
+
 export function connect(version) {
   const edition = EDITIONS[version];
   const api = edition && findAPI(edition.api);
@@ -384,6 +397,7 @@ export function connect(version) {
   const session = new Session(api, edition);
   if (!session.start()) return session;
   keepInMemory();
+  resultsForLMS();
   restore(decode(session.get(edition.suspend)));
   const name = session.get(edition.name);
   if (name && !loadShared("student")) saveShared("student", name);
