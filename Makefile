@@ -6,6 +6,8 @@
 #   make serve / make build   the site tier only: what the build and the site need
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
 #   make export               re-exports "Real heads" from the pretrained model (export tier)
+#   make scorm                one SCORM 1.2 package per chapter, for an LMS
+#                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
 
 PYTHON ?= python3
 VENV := .venv
@@ -20,7 +22,7 @@ TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproje
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test lint bench zip export pyodide chromium corpus clean
+.PHONY: serve build test lint bench zip scorm export pyodide chromium corpus clean
 
 serve: $(SITE_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -73,3 +75,7 @@ bench: $(TEST_STAMP) pyodide chromium
 
 zip: $(SITE_STAMP) pyodide
 	$(PY) build.py zip
+
+SCORM ?=
+scorm: $(SITE_STAMP) pyodide
+	$(PY) build.py scorm $(SCORM)

@@ -8,6 +8,9 @@
                                  (--strict: warnings too)
     python build.py zip          build, then write manyheads-site.zip: the whole site, Pyodide
                                  inside
+    python build.py scorm        write manyheads-CHAPTER-scorm12.zip for each chapter: a SCORM
+                                 package an LMS imports (--scorm 2004: SCORM 2004 4th edition;
+                                 --all: one package, every chapter a SCO of its own)
     --pyodide-cdn                load Pyodide from its official CDN instead of site/pyodide/
 
 The pipeline lives in sitebuild/ (sitebuild/build.py); this file only reads the command
@@ -24,6 +27,7 @@ from sitebuild.build import build
 from sitebuild.chapters import AuthorError
 from sitebuild.check import check
 from sitebuild.scaffold import new_chapter
+from sitebuild.scorm import PackageError, write_packages
 from sitebuild.serve import serve
 
 ROOT = Path(__file__).resolve().parent
@@ -35,7 +39,7 @@ def main(argv=None):
         "command",
         nargs="?",
         default="build",
-        choices=("build", "serve", "fetch", "new", "check", "zip"),
+        choices=("build", "serve", "fetch", "new", "check", "zip", "scorm"),
     )
     ap.add_argument("title", nargs="?", help="with new: the chapter's title")
     ap.add_argument("--strict", action="store_true", help="with check: warnings fail too")
@@ -46,7 +50,15 @@ def main(argv=None):
     )
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument(
-        "--test-tools", action="store_true", help="with fetch: also fetch axe-core for the tests"
+        "--scorm", choices=("1.2", "2004"), default="1.2", help="with scorm: the SCORM version"
+    )
+    ap.add_argument(
+        "--all", action="store_true", help="with scorm: one package holding every chapter"
+    )
+    ap.add_argument(
+        "--test-tools",
+        action="store_true",
+        help="with fetch: also fetch the test tools (axe-core, scorm-again)",
     )
     ap.add_argument(
         "--out",
@@ -68,6 +80,7 @@ def main(argv=None):
             print(assets.runtime_dir())
             if args.test_tools:
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")
+                print(f"{assets.SCORM_AGAIN_SPEC}: {assets.scorm_again_dir()}, verified")
             return 0
         if args.command == "new":
             if not args.title:
@@ -79,6 +92,10 @@ def main(argv=None):
         if args.command == "zip":
             target = zip_site(build(root, out, args.pyodide_cdn), root / "manyheads-site.zip")
             print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
+            return 0
+        if args.command == "scorm":
+            for target in write_packages(root, root, args.scorm, args.all):
+                print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "serve":
             return serve(
@@ -93,7 +110,7 @@ def main(argv=None):
     except AuthorError as e:
         print(e, file=sys.stderr)
         return 1
-    except assets.AssetError as e:
+    except (assets.AssetError, PackageError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 

@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -206,3 +207,36 @@ def axe_script():
     check(AXE_TARBALL, sha256(tgz), AXE_SHA256)
     with tarfile.open(tgz) as tar:
         return tar.extractfile("package/axe.min.js").read().decode("utf-8")
+
+
+SCORM_AGAIN_SPEC = "scorm-again@3.4.3"
+SCORM_AGAIN_TARBALL = "scorm-again-3.4.3.tgz"
+SCORM_AGAIN_SHA256 = "f182724b4614c34a616a92d7e4d8967392013c5fae74116db98a5c5a11db5edb"
+SCORM_AGAIN_FILES = ("scorm12.min.js", "scorm2004.min.js")
+
+
+def scorm_again_dir():
+    """A folder holding scorm-again's SCORM 1.2 and 2004 runtimes (dist/scorm12.min.js,
+    dist/scorm2004.min.js), what an LMS puts in the parent frame: for the SCORM tests' harness
+    only, never shipped. Fetched from npm, verified against the pin, unpacked into the cache."""
+    out = cache_dir() / "scorm-again-3.4.3"
+    if all((out / name).exists() for name in SCORM_AGAIN_FILES):
+        return out
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / SCORM_AGAIN_TARBALL
+    _download(
+        tgz,
+        ["npm", "pack", SCORM_AGAIN_SPEC, "--silent", "--pack-destination", str(downloads)],
+        SCORM_AGAIN_SPEC,
+    )
+    check(SCORM_AGAIN_TARBALL, sha256(tgz), SCORM_AGAIN_SHA256)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(tgz) as tar:
+        for name in (*SCORM_AGAIN_FILES, "../LICENSE"):
+            source = posixpath.normpath(f"package/dist/{name}")
+            (tmp / posixpath.basename(source)).write_bytes(tar.extractfile(source).read())
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out

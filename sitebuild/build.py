@@ -30,15 +30,17 @@ from .pages import ChapterRenderer
 from .policy import content_security_policy
 
 
-def build(root, site=None, cdn=False):
+def build(root, site=None, cdn=False, lms=None):
     """Build into a new folder beside site/, then swap it in with one rename, holding a lock
-    on the folder around site/; on failure site/ is untouched (sitebuild/publish.py)."""
+    on the folder around site/; on failure site/ is untouched (sitebuild/publish.py). LMS
+    ("1.2" or "2004") builds the chapters for a SCORM package instead (sitebuild/scorm.py):
+    no home page, embeds or service worker, and no links between chapters."""
     site = Path(site or Path(root) / "site").absolute()
     site.parent.mkdir(parents=True, exist_ok=True)
     with publish.locked(site):
         tmp = publish.new_folder(site)
         try:
-            _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/")
+            _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/", lms)
             publish.publish(tmp, site)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -87,8 +89,9 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url):
-    """Write every page and asset into `out`; raises AuthorError on an author mistake."""
+def _render_site(root, out, pyodide_url, lms=None):
+    """Write every page and asset into `out`; raises AuthorError on an author mistake. With
+    LMS, only what a SCORM package holds: the chapters, static files, Python and runtime."""
     env = environment(root)
     chapters = load_chapters(root)
     pages = [_render_chapter(ch, env, root) for ch in chapters]
@@ -102,17 +105,24 @@ def _render_site(root, out, pyodide_url):
         "csp": content_security_policy(pyodide_url),
         "asset": asset,
         "sri": _integrity(out, asset),
+        "lms": lms,
     }
-    _write(out / "index.html", env.get_template("index.html").render(**common, title="Many Heads"))
+    if not lms:
+        _write(
+            out / "index.html", env.get_template("index.html").render(**common, title="Many Heads")
+        )
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
-        _write_embeds(env, out, common, page)
+        if not lms:
+            _write_embeds(env, out, common, page)
     check_links(out, chapters)
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
-    immutable = [*asset.values(), *data]
-    immutable += [p.relative_to(out).as_posix() for p in (out / python).rglob("*") if p.is_file()]
-    _write_service_worker(env, out, immutable)
+    if not lms:
+        immutable = [*asset.values(), *data]
+        python_files = (out / python).rglob("*")
+        immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
+        _write_service_worker(env, out, immutable)
 
 
 def _render_chapter(ch, env, root):

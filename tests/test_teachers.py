@@ -1,9 +1,7 @@
 """Authors and teachers: the chapter scaffold, `build.py check`, embedding, results as CSV, the
 offline zip, the service worker, and printing."""
 
-import csv
 import functools
-import io
 import subprocess
 import sys
 import threading
@@ -182,27 +180,6 @@ def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_u
         )
     finally:
         other.shutdown()
-
-
-@pytest.mark.browser
-def test_results_are_kept_and_exported_as_csv(page, base_url):
-    open_ready(page, base_url + "many-heads.html")
-    check = page.locator(".mh-check")
-    check.get_by_text("Working out which noun").click()
-    check.get_by_role("button", name="Check").click()
-    check.get_by_text("Keeping track of local order").click()
-    check.get_by_role("button", name="Check").click()
-    results = page.locator("[data-results]")
-    assert results.locator("tbody tr td").all_inner_texts()[2] == "correct"
-    page.reload()
-    page.wait_for_selector("[data-results]:not([hidden]) tbody tr")
-    with page.expect_download() as download:
-        results.get_by_role("button", name="Download as CSV").click()
-    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
-    assert download.value.suggested_filename == "many-heads-many-heads-results.csv"
-    assert [(r["kind"], r["result"]) for r in rows] == [("check yourself", "correct")]
-    assert rows[0]["question"].startswith("A head always looks at the word just before.")
-    assert rows[0]["answer"].startswith("Keeping track of local order")
 
 
 @pytest.mark.browser

@@ -1,7 +1,9 @@
 // "Guess first" and "Check yourself": plain page behaviour, no Python. A guess is kept in
 // localStorage so a reader who comes back finds it, and the explanation stays shut until
-// the reader has committed to one.
+// the reader has committed to one. Guesses and checked answers are recorded as attempts
+// ("Your results"); a reader who comes back finds their last checked answer with its feedback.
 
+import { attemptsOf } from "./attempts.js";
 import { record } from "./results.js";
 import { load, save } from "./storage.js";
 
@@ -27,6 +29,13 @@ function setupGuess(section) {
     if (!text) return;
     save(key, text);
     show(text);
+    record(section.id, {
+      kind: "guess first",
+      question: section.querySelector(".mh-question").textContent.trim(),
+      answer: text,
+      choice: choice ? Number(choice.value) : null,
+      correct: null,
+    });
     explain.querySelector("summary").focus();
   });
   const saved = load(key);
@@ -41,21 +50,36 @@ function setupCheck(section) {
   form.addEventListener("change", () => {
     for (const p of form.querySelectorAll("[data-feedback]")) p.hidden = true;
   });
+  const showFeedback = (chosen) => {
+    for (const p of form.querySelectorAll("[data-feedback]")) p.hidden = true;
+    const feedback = chosen.closest(".mh-option").querySelector("[data-feedback]");
+    feedback.hidden = false;
+    return feedback;
+  };
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const chosen = form.querySelector('input[name="answer"]:checked');
     if (!chosen) return;
-    for (const p of form.querySelectorAll("[data-feedback]")) p.hidden = true;
-    const feedback = chosen.closest(".mh-option").querySelector("[data-feedback]");
-    feedback.hidden = false;
+    const feedback = showFeedback(chosen);
     feedback.setAttribute("role", "status");
     record(section.id, {
       kind: "check yourself",
       question: form.querySelector("legend").textContent.trim(),
       answer: chosen.closest("label").textContent.trim(),
+      choice: Number(chosen.value),
       correct: feedback.classList.contains("right"),
     });
   });
+  restoreCheck(form, attemptsOf(section.id).at(-1), showFeedback);
+}
+
+// The last answer checked, chosen again with its feedback shown.
+function restoreCheck(form, last, showFeedback) {
+  if (!last || !Number.isInteger(last.choice)) return;
+  const input = form.querySelectorAll('input[name="answer"]')[last.choice];
+  if (!input) return;
+  input.checked = true;
+  showFeedback(input);
 }
 
 export function setupBlocks() {

@@ -4,8 +4,14 @@
 
 const frame = window.parent !== window;
 
+// The height of the content itself. Not the document's scrollHeight: that is never less than
+// the frame's own height, so a frame sized by it could grow but never shrink.
+export function contentHeight() {
+  return Math.ceil(document.documentElement.getBoundingClientRect().height);
+}
+
 function report() {
-  if (frame) window.parent.postMessage({ type: "manyheads:height", height: document.documentElement.scrollHeight }, "*");
+  if (frame) window.parent.postMessage({ type: "manyheads:height", height: contentHeight() }, "*");
 }
 
 function backLink() {

@@ -21,6 +21,7 @@ function element(tag, props = {}, text = "") {
 
 export function setupEmbed() {
   if (document.documentElement.classList.contains("embedded")) return;
+  if (document.querySelector('meta[name="mh-lms"]')) return; // a SCORM package has no embed pages
   for (const button of document.querySelectorAll("[data-embed]")) {
     const panel = button.closest("figure").querySelector("[data-embed-panel]");
     button.hidden = false;

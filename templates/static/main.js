@@ -3,6 +3,7 @@
 
 import { setupBlocks } from "./blocks.js";
 import { setupCells } from "./cells.js";
+import { setupDownloads } from "./downloads.js";
 import { setupEmbed } from "./embed.js";
 import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
@@ -35,6 +36,7 @@ if (figures.count || cellCount) {
   });
   figures.connect(python);
   setupCells(python);
+  setupDownloads(python);
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
     async () => {
@@ -58,6 +60,7 @@ if (figures.count || cellCount) {
 // build for offline visits. Not on file:// or where service workers are off.
 function keepForOffline() {
   if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return;
+  if (document.querySelector('meta[name="mh-lms"]')) return; // in an LMS's package the LMS serves it
   navigator.serviceWorker.register(new URL("../sw.js", import.meta.url), { scope: new URL("../", import.meta.url).pathname })
     .catch(() => {}); // a refused registration only means no offline copy
 }

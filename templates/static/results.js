@@ -1,25 +1,45 @@
-// "Your results": what this reader answered in the chapter's check-yourself blocks and
-// exercises, kept in this browser only, shown as a table and downloadable as CSV for a teacher.
+// "Your results": every answer this reader gave in the chapter's check-yourself blocks, guesses
+// and exercises, each try with its time (attempts.js), kept in this browser only. The page shows
+// this chapter's; the CSV for a teacher holds every chapter's, with the student's name in the
+// file and in its name. Clearing a chapter's results asks first.
 
-import { entries, save } from "./storage.js";
+import { addAttempt, chapterTitle, clearPage, pageAttempts, siteAttempts } from "./attempts.js";
+import { loadShared, saveShared } from "./storage.js";
 
-const COLUMNS = ["chapter", "block", "kind", "question", "answer", "result", "time"];
+const COLUMNS = ["student", "chapter", "block", "kind", "question", "attempt", "answer", "result", "time"];
 
 export function record(id, result) {
-  save(`result:${id}`, JSON.stringify({ ...result, time: new Date().toISOString() }));
+  addAttempt(id, result);
   render();
 }
 
+const byBlock = (a, b) => a.block.localeCompare(b.block, undefined, { numeric: true }) || a.attempt - b.attempt;
+const verdict = (a) => (a.correct === true ? "correct" : a.correct === false ? "not yet" : a.kind === "guess first" ? "guess" : "");
+
+function row(a, i, block, chapter) {
+  return { chapter: a.chapter || chapter, block, attempt: i + 1, kind: a.kind, question: a.question, answer: a.answer, result: verdict(a), time: a.time, earlier: a.earlier };
+}
+
+// This chapter's attempts, block by block, each block's tries in order.
 function rows() {
-  const chapter = document.querySelector("h1")?.textContent.trim() ?? "";
-  return entries("result:").map(([id, json]) => {
-    try {
-      const r = JSON.parse(json);
-      return { chapter, block: id, kind: r.kind, question: r.question, answer: r.answer, result: r.correct ? "correct" : "not yet", time: r.time };
-    } catch {
-      return null;
-    }
-  }).filter(Boolean).sort((a, b) => a.block.localeCompare(b.block, undefined, { numeric: true }));
+  return pageAttempts().flatMap(([id, list]) => list.map((a, i) => row(a, i, id, chapterTitle()))).sort(byBlock);
+}
+
+// Every chapter's attempts, the chapters in reading order (the build lists them on the page).
+function siteRows() {
+  const order = (document.querySelector("[data-results]")?.dataset.chapters ?? "").split(" ");
+  const place = (page) => {
+    const i = order.indexOf(page.replace(/\.html$/, ""));
+    return i < 0 ? order.length : i;
+  };
+  const student = studentName();
+  return siteAttempts()
+    .flatMap(({ page, block, attempts }) => attempts.map((a, i) => ({ ...row(a, i, block, page.replace(/\.html$/, "")), page, student })))
+    .sort((a, b) => place(a.page) - place(b.page) || a.page.localeCompare(b.page) || byBlock(a, b));
+}
+
+export function studentName() {
+  return (loadShared("student") ?? "").trim();
 }
 
 // One CSV field, as OWASP advises against formula injection: a leading = + - @ tab or return
@@ -32,8 +52,22 @@ function cell(value) {
   return `"${text.replace(/"/g, '""')}"`;
 }
 
-export function csv(list = rows()) {
+export function csv(list = siteRows()) {
   return [COLUMNS.map(cell).join(","), ...list.map((r) => COLUMNS.map((c) => cell(r[c])).join(","))].join("\r\n") + "\r\n";
+}
+
+// many-heads-results-ada-lovelace.csv: the student's name as letters and digits of any script,
+// joined by hyphens, so every student's file has its own name.
+export function fileName(name = studentName()) {
+  const words = name.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const part = words.join("-").slice(0, 60).replace(/-+$/, "");
+  return `many-heads-results${part ? `-${part}` : ""}.csv`;
+}
+
+function shownTime(a) {
+  if (a.earlier || !a.time) return "an earlier visit";
+  const date = new Date(a.time);
+  return Number.isNaN(date.getTime()) ? String(a.time) : date.toLocaleString();
 }
 
 function render() {
@@ -43,33 +77,66 @@ function render() {
   const body = section.querySelector("tbody");
   body.replaceChildren(...list.map((r) => {
     const tr = document.createElement("tr");
-    for (const key of ["question", "answer", "result"]) {
+    for (const text of [r.question, String(r.attempt), r.answer, r.result, shownTime(r)]) {
       const td = document.createElement("td");
-      td.textContent = r[key];
+      td.textContent = text;
       tr.append(td);
     }
     return tr;
   }));
   section.querySelector("[data-results-empty]").hidden = list.length > 0;
   section.querySelector("[data-results-table]").hidden = list.length === 0;
-  section.querySelector("[data-results-download]").disabled = list.length === 0;
+  section.querySelector("[data-results-download]").disabled = siteAttempts().length === 0;
+  const clear = section.querySelector("[data-results-clear]");
+  if (clear) clear.disabled = list.length === 0;
+}
+
+function download() {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([csv()], { type: "text/csv" }));
+  link.download = fileName();
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+// "Clear this chapter's results…" opens a question naming what would go; only "Yes" clears.
+function setupClear(section) {
+  const button = section.querySelector("[data-results-clear]");
+  const confirm = section.querySelector("[data-results-confirm]");
+  if (!button || !confirm) return;
+  const close = (focus) => {
+    confirm.hidden = true;
+    button.setAttribute("aria-expanded", "false");
+    focus.focus();
+  };
+  button.addEventListener("click", () => {
+    const n = rows().length;
+    confirm.querySelector("[data-results-confirm-text]").textContent =
+      `Clear your ${n} ${n === 1 ? "answer" : "answers"} to this chapter from this browser? They cannot be brought back; download them first if your teacher needs them.`;
+    confirm.hidden = false;
+    button.setAttribute("aria-expanded", "true");
+    confirm.querySelector("[data-results-clear-no]").focus();
+  });
+  confirm.querySelector("[data-results-clear-no]").addEventListener("click", () => close(button));
+  confirm.querySelector("[data-results-clear-yes]").addEventListener("click", () => {
+    clearPage();
+    render();
+    close(section.querySelector("[data-results-download]"));
+  });
+}
+
+function setupName(section) {
+  const box = section.querySelector("[data-results-name]");
+  box.value = studentName();
+  box.addEventListener("input", () => saveShared("student", box.value.trim() ? box.value : undefined));
 }
 
 export function setupResults() {
   const section = document.querySelector("[data-results]");
-  if (!section || !document.querySelector("[data-check], .mh-exercise")) return;
+  if (!section || !document.querySelector("[data-check], [data-guess], .mh-exercise")) return;
   section.hidden = false;
-  section.querySelector("[data-results-download]").addEventListener("click", () => {
-    const slug = location.pathname.split("/").pop().replace(/\.html$/, "") || "chapter";
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(new Blob([csv()], { type: "text/csv" }));
-    link.download = `many-heads-${slug}-results.csv`;
-    link.click();
-    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
-  });
-  section.querySelector("[data-results-clear]").addEventListener("click", () => {
-    for (const [id] of entries("result:")) save(`result:${id}`, undefined);
-    render();
-  });
+  section.querySelector("[data-results-download]").addEventListener("click", download);
+  setupName(section);
+  setupClear(section);
   render();
 }

@@ -1,0 +1,411 @@
+// Inside an LMS: a chapter built as a SCORM package (its page carries <meta name="mh-lms"
+// content="1.2|2004">) finds the LMS's API the way the standards say (the object `API` for
+// SCORM 1.2, `API_1484_11` for 2004, searched up the parent frames, then from the opener) and
+// reports to it: the session's start; "incomplete", then "completed" once every "Check
+// yourself" and exercise has an answer; the score, the share of them answered right at the
+// first try (0-100); the answers, as suspend data, so a returning student finds them; the
+// session's time; and a clean finish when the page goes. An error from the LMS is shown in one
+// line and the chapter goes on working. Outside an LMS, or on the site itself, it does nothing.
+//
+// This module runs before main.js (its <script> comes first), so the answers the LMS kept are
+// in storage before the blocks read them. Storage stays in memory inside an LMS: a computer a
+// class shares never mixes two students' answers.
+
+import { attemptsOf, chapterTitle, setAttempts } from "./attempts.js";
+import { keepInMemory, load, loadShared, save, saveShared } from "./storage.js";
+
+const EDITIONS = {
+  "1.2": {
+    api: "API",
+    initialize: "LMSInitialize",
+    terminate: "LMSFinish",
+    getValue: "LMSGetValue",
+    setValue: "LMSSetValue",
+    commit: "LMSCommit",
+    lastError: "LMSGetLastError",
+    errorString: "LMSGetErrorString",
+    status: "cmi.core.lesson_status",
+    score: "cmi.core.score",
+    scaled: null,
+    progress: null,
+    suspend: "cmi.suspend_data",
+    sessionTime: "cmi.core.session_time",
+    exit: "cmi.core.exit",
+    name: "cmi.core.student_name",
+    limit: 4096, // CMIString4096
+    unset: [], // error codes that only mean "no value yet"
+    duration: (ms) => timespan12(ms),
+  },
+  "2004": {
+    api: "API_1484_11",
+    initialize: "Initialize",
+    terminate: "Terminate",
+    getValue: "GetValue",
+    setValue: "SetValue",
+    commit: "Commit",
+    lastError: "GetLastError",
+    errorString: "GetErrorString",
+    status: "cmi.completion_status",
+    score: "cmi.score",
+    scaled: "cmi.score.scaled",
+    progress: "cmi.progress_measure",
+    suspend: "cmi.suspend_data",
+    sessionTime: "cmi.session_time",
+    exit: "cmi.exit",
+    name: "cmi.learner_name",
+    limit: 64000, // characterstring SPM 64000 in the 4th edition
+    unset: ["403"], // Data Model Element Value Not Initialized
+    duration: (ms) => interval2004(ms),
+  },
+};
+
+// --- finding the API ----------------------------------------------------------------------
+
+// The API object in WIN or one of its parents, nearest first; a frame of another origin is
+// passed over (reading it throws), and the search gives up after 500 frames, as ADL's does.
+function scan(win, name) {
+  for (let hops = 0; win && hops < 500; hops++) {
+    try {
+      if (win[name]) return win[name];
+    } catch {
+      // another origin: the API cannot be there for us
+    }
+    let parent = null;
+    try {
+      parent = win.parent;
+    } catch {
+      return null;
+    }
+    if (!parent || parent === win) return null;
+    win = parent;
+  }
+  return null;
+}
+
+export function findAPI(name, win = window) {
+  let api = scan(win, name);
+  for (const opener of [() => win.opener, () => win.top.opener]) {
+    if (api) break;
+    try {
+      const w = opener();
+      if (w) api = scan(w, name);
+    } catch {
+      // an opener of another origin
+    }
+  }
+  return api;
+}
+
+// --- values as each standard writes them ------------------------------------------------------
+
+// SCORM 1.2 CMITimespan: HHHH:MM:SS.SS (two to four digits of hours).
+export function timespan12(ms) {
+  const cs = Math.min(Math.round(ms / 10), 9999 * 360000 + 359999);
+  const h = Math.floor(cs / 360000);
+  const m = Math.floor((cs % 360000) / 6000);
+  const s = (cs % 6000) / 100;
+  const pad = (n, w) => String(n).padStart(w, "0");
+  return `${pad(h, 2)}:${pad(m, 2)}:${s.toFixed(2).padStart(5, "0")}`;
+}
+
+// SCORM 2004 timeinterval (second,10,2): an ISO 8601 duration such as PT1H2M3.45S.
+export function interval2004(ms) {
+  const cs = Math.round(ms / 10);
+  const h = Math.floor(cs / 360000);
+  const m = Math.floor((cs % 360000) / 6000);
+  const s = (cs % 6000) / 100;
+  const seconds = s || !(h || m) ? `${Number(s.toFixed(2))}S` : "";
+  return `PT${h ? `${h}H` : ""}${m ? `${m}M` : ""}${seconds}`;
+}
+
+// --- the chapter's answers -------------------------------------------------------------------
+
+// Every block a student answers, in page order: {id, kind, el}. Checks and exercises are graded.
+export function blocks(root = document) {
+  return [...root.querySelectorAll("[data-check], [data-guess], .mh-exercise")].map((el) => ({
+    id: el.id,
+    el,
+    kind: el.matches("[data-check]") ? "check" : el.matches("[data-guess]") ? "guess" : "exercise",
+  }));
+}
+
+export function progress(list = blocks()) {
+  const graded = list.filter((b) => b.kind !== "guess");
+  const firsts = graded.map((b) => attemptsOf(b.id)[0]);
+  const answered = firsts.filter(Boolean).length;
+  const right = firsts.filter((a) => a && a.correct === true).length;
+  return {
+    total: graded.length,
+    answered,
+    right,
+    complete: answered === graded.length,
+    score: graded.length ? Math.round((100 * right) / graded.length) : 100,
+  };
+}
+
+const original = (b) => b.el.querySelector("[data-original]")?.content.textContent ?? "";
+const options = (b) => [...b.el.querySelectorAll(".mh-option")];
+const question = (b) => (b.el.querySelector("legend, .mh-question")?.textContent ?? "").trim();
+
+// A short hash of a starting code, so an edit kept for one version of an exercise is not
+// applied to another.
+function hash(text) {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return (h >>> 0).toString(36).slice(0, 4);
+}
+
+// The reader's code as an edit of the starting code: the lengths of the common start and end,
+// and what lies between. Most edits touch a line or two, so this is short.
+export function diff(from, to) {
+  let p = 0;
+  while (p < from.length && p < to.length && from[p] === to[p]) p++;
+  let s = 0;
+  while (s < from.length - p && s < to.length - p && from[from.length - 1 - s] === to[to.length - 1 - s]) s++;
+  return { p, s, middle: to.slice(p, to.length - s) };
+}
+
+export function patch(from, { p, s, middle }) {
+  return from.slice(0, p) + middle + from.slice(from.length - s);
+}
+
+const escape = (text) => text.replace(/%/g, "%25").replace(/\|/g, "%7C");
+const unescape = (text) => text.replace(/%7C/g, "|").replace(/%25/g, "%");
+const flag = (a) => (a && a.correct === true ? "1" : a && a.correct === false ? "0" : "-");
+
+// Suspend data, compact: "m1" then one record per answered block, joined by "|":
+//   ID.N.FL.ANSWER   ID: c1, g2, e1 (check-1, guess-2, exercise-1); N: attempts, base 36;
+//   FL: first and last try, 1 right, 0 not yet, - a guess; ANSWER: for a check the chosen
+//   options, last and first ("2,0"); for a guess #INDEX of its choice or ~TEXT; for an exercise
+//   HASH,P,S,MIDDLE, its code as an edit of the starting code (empty: the starting code).
+// Within LIMIT characters: every record's short part first, then the texts and code in page
+// order as long as they fit (a guess's text may be cut short; code that does not fit is left
+// out, and the exercise then keeps its result but shows its starting code).
+export function encode(list = blocks(), limit = 4096) {
+  const records = [];
+  for (const b of list) {
+    const tries = attemptsOf(b.id);
+    if (!tries.length) continue;
+    const head = `${b.kind[0]}${b.id.split("-").pop()}.${tries.length.toString(36)}.${flag(tries[0])}${flag(tries.at(-1))}.`;
+    records.push({ b, head, ...answerOf(b, tries) });
+  }
+  let room = limit - "m1".length - records.reduce((n, r) => n + 1 + r.head.length + r.short.length, 0);
+  const out = ["m1"];
+  for (const r of records) {
+    let long = r.long;
+    if (long && long.length > room && r.cut) long = r.cut(room);
+    if (!long || long.length > room) long = "";
+    room -= long.length;
+    if (room < 0) break; // more blocks than the limit holds: the rest are not kept
+    out.push(r.head + r.short + long);
+  }
+  return out.join("|");
+}
+
+// {short, long, cut}: the part of a block's answer that is always kept, the part kept if there
+// is room, and how to shorten the long part to N characters (for a guess's text).
+function answerOf(b, tries) {
+  const last = tries.at(-1);
+  if (b.kind === "check") {
+    const index = (a) => (Number.isInteger(a?.choice) ? a.choice : "");
+    return { short: `${index(last)},${index(tries[0])}`, long: "" };
+  }
+  if (b.kind === "guess") {
+    if (Number.isInteger(last.choice)) return { short: `#${last.choice}`, long: "" };
+    const text = String(last.answer ?? "");
+    const cut = (n) => {
+      let t = text.slice(0, Math.max(0, n - 1));
+      while (t && escape(t).length + 1 > n) t = t.slice(0, -1);
+      return t ? `~${escape(t)}` : "";
+    };
+    return { short: "", long: `~${escape(text)}`, cut };
+  }
+  const start = original(b);
+  const code = load(`cell:${b.id}`) ?? (typeof last.answer === "string" ? last.answer : start);
+  if (code === start) return { short: "", long: "" };
+  const d = diff(start, code);
+  return { short: "", long: `${hash(start)},${d.p.toString(36)},${d.s.toString(36)},${escape(d.middle)}` };
+}
+
+// {id: {kind, n, first, last, answer}} from suspend data; what it cannot read is passed over.
+export function decode(text) {
+  const out = {};
+  const kinds = { c: "check", g: "guess", e: "exercise" };
+  const parts = String(text || "").split("|");
+  if (parts[0] !== "m1") return out;
+  for (const record of parts.slice(1)) {
+    const m = /^([cge])(\d+)\.([0-9a-z]+)\.([01-])([01-])\.(.*)$/s.exec(record);
+    if (!m) continue;
+    const value = (c) => (c === "1" ? true : c === "0" ? false : null);
+    out[`${kinds[m[1]]}-${m[2]}`] = { kind: kinds[m[1]], n: parseInt(m[3], 36), first: value(m[4]), last: value(m[5]), answer: m[6] };
+  }
+  return out;
+}
+
+// Puts what suspend data holds back into storage, as the blocks read it: attempts (the first
+// and the last try; the ones between, whose answers were not kept, as placeholders), a guess's
+// text, an exercise's code and its "solved" mark.
+export function restore(kept, list = blocks()) {
+  for (const b of list) {
+    const r = kept[b.id];
+    if (!r || r.kind !== b.kind || !(r.n > 0)) continue;
+    const base = { kind: { check: "check yourself", guess: "guess first", exercise: "exercise" }[b.kind], chapter: chapterTitle(), question: question(b), time: "", earlier: true };
+    const lastAndFirst = restoreAnswers(b, r);
+    if (!lastAndFirst) continue;
+    const [last, first] = lastAndFirst;
+    const tries = [{ ...base, ...first, correct: r.first }];
+    for (let i = 1; i < r.n - 1; i++) tries.push({ ...base, answer: "", correct: null });
+    if (r.n > 1) tries.push({ ...base, ...last, correct: r.last });
+    setAttempts(b.id, tries);
+  }
+}
+
+// [last, first] answers ({answer, choice}) of one block from its record, saving what the block
+// itself shows (a guess's text, an exercise's code); null when the record does not fit the page.
+function restoreAnswers(b, r) {
+  if (b.kind === "check") {
+    const labels = options(b).map((o) => o.querySelector("label").textContent.trim());
+    const [last, first] = r.answer.split(",").map((n) => (n === "" ? null : Number(n)));
+    const one = (i) => (Number.isInteger(i) && i < labels.length ? { answer: labels[i], choice: i } : { answer: "" });
+    return [one(last), one(first)];
+  }
+  if (b.kind === "guess") {
+    const choices = [...b.el.querySelectorAll(".mh-choice")].map((c) => c.textContent.trim());
+    let guess = null;
+    if (r.answer.startsWith("#") && Number(r.answer.slice(1)) < choices.length) guess = { answer: choices[Number(r.answer.slice(1))], choice: Number(r.answer.slice(1)) };
+    else if (r.answer.startsWith("~")) guess = { answer: unescape(r.answer.slice(1)) };
+    if (!guess) return null;
+    save(b.id, guess.answer);
+    return [guess, guess];
+  }
+  const start = original(b);
+  let code = start;
+  const m = /^([0-9a-z]{1,4}),([0-9a-z]+),([0-9a-z]+),(.*)$/s.exec(r.answer);
+  if (m && m[1] === hash(start)) code = patch(start, { p: parseInt(m[2], 36), s: parseInt(m[3], 36), middle: unescape(m[4]) });
+  if (code !== start) save(`cell:${b.id}`, code);
+  if (r.first || r.last) save(`exercise:${b.id}`, "solved");
+  return [{ answer: code }, { answer: r.n > 1 ? "" : code }];
+}
+
+// --- the session -----------------------------------------------------------------------------
+
+class Session {
+  constructor(api, edition) {
+    this.api = api;
+    this.ed = edition;
+    this.started = Date.now();
+    this.open = false;
+    this.said = document.querySelector("[data-lms-status]");
+    this.sent = {};
+  }
+
+  call(method, ...args) {
+    try {
+      return String(this.api[method](...args));
+    } catch {
+      return null;
+    }
+  }
+
+  // The LMS's own words for its last error, for the one line the student sees.
+  problem(what) {
+    const code = this.call(this.ed.lastError) ?? "";
+    const text = code ? this.call(this.ed.errorString, code) : null;
+    const detail = code && code !== "0" ? ` (error ${code}${text ? `: ${text}` : ""})` : "";
+    this.say(`Your LMS did not ${what}${detail}. The chapter still works; your answers are kept on this page.`);
+  }
+
+  say(text) {
+    if (!this.said) return;
+    this.said.textContent = text;
+    this.said.hidden = false;
+  }
+
+  start() {
+    this.open = this.call(this.ed.initialize, "") === "true";
+    if (!this.open) this.problem("start this session");
+    return this.open;
+  }
+
+  get(element) {
+    const value = this.call(this.ed.getValue, element) ?? "";
+    const code = this.call(this.ed.lastError);
+    if (code && code !== "0" && !this.ed.unset.includes(code)) this.problem(`give back ${element}`);
+    return value;
+  }
+
+  // Sets ELEMENT when its value changed since the last time; false (and one line said) when the
+  // LMS refused it.
+  set(element, value) {
+    const text = String(value);
+    if (this.sent[element] === text) return true;
+    if (this.call(this.ed.setValue, element, text) !== "true") {
+      this.problem(`record ${element}`);
+      return false;
+    }
+    this.sent[element] = text;
+    return true;
+  }
+
+  commit() {
+    if (this.call(this.ed.commit, "") !== "true") this.problem("save your progress");
+  }
+
+  // Completion, score and answers, as they stand now, then a commit.
+  report() {
+    if (!this.open) return;
+    const p = progress();
+    const ed = this.ed;
+    let ok = this.set(ed.status, p.complete ? "completed" : "incomplete");
+    if (p.answered) {
+      ok = ok && this.set(`${ed.score}.min`, 0) && this.set(`${ed.score}.max`, 100) && this.set(`${ed.score}.raw`, p.score);
+      if (ed.scaled) ok = ok && this.set(ed.scaled, Number((p.score / 100).toFixed(4)));
+    }
+    if (ed.progress && p.total) ok = ok && this.set(ed.progress, Number((p.answered / p.total).toFixed(4)));
+    ok = ok && this.set(ed.suspend, encode(blocks(), ed.limit));
+    if (ok) this.commit();
+  }
+
+  finish() {
+    if (!this.open) return;
+    this.report();
+    this.set(this.ed.sessionTime, this.ed.duration(Date.now() - this.started));
+    this.set(this.ed.exit, "suspend"); // the next launch resumes with these answers
+    this.commit();
+    this.open = false;
+    if (this.call(this.ed.terminate, "") !== "true") this.problem("close this session");
+  }
+}
+
+// "Your results" inside an LMS: what the LMS keeps cannot be cleared here (the first tries make
+// the score), and the file holds this chapter only, the one the LMS opened.
+function resultsForLMS() {
+  const section = document.querySelector("[data-results]");
+  if (!section) return;
+  section.querySelector("[data-results-clear]")?.remove();
+  section.querySelector("[data-results-confirm]")?.remove();
+  const where = section.querySelector("[data-results-where]");
+  if (where) where.textContent = "Your LMS keeps them, with your first tries, which make your score.";
+  const download = section.querySelector("[data-results-download]");
+  if (download) download.textContent = "Download as CSV";
+}
+
+export function connect(version) {
+  const edition = EDITIONS[version];
+  const api = edition && findAPI(edition.api);
+  if (!api) return null; // not in an LMS: the page is the site's own
+  const session = new Session(api, edition);
+  if (!session.start()) return session;
+  keepInMemory();
+  resultsForLMS();
+  restore(decode(session.get(edition.suspend)));
+  const name = session.get(edition.name);
+  if (name && !loadShared("student")) saveShared("student", name);
+  session.report();
+  document.addEventListener("mh:answered", () => session.report());
+  window.addEventListener("pagehide", () => session.finish());
+  return session;
+}
+
+const meta = document.querySelector('meta[name="mh-lms"]');
+if (meta) connect(meta.content);

@@ -1,0 +1,137 @@
+"""Figures to take away: every figure's picture as SVG and its numbers as CSV, made by Python
+from the figure's own render function (toymodels/page/download.py), and saved by the page."""
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import open_ready
+
+from sitebuild.pages import figure_modules
+from toymodels.page.download import files, safe, value
+
+ROOT = Path(__file__).resolve().parent.parent
+SVG = "{http://www.w3.org/2000/svg}"
+HOSTILE = '<script>alert(1)</script> "=1+2" & @cmd'
+
+
+def parse_svg(text):
+    """The SVG document, checked: well-formed, and nothing in it that could run."""
+    root = ET.fromstring(text.split("\n", 1)[1] if text.startswith("<?xml") else text)
+    assert root.tag == f"{SVG}svg"
+    for el in root.iter():
+        assert el.tag.split("}")[-1].lower() not in ("script", "foreignobject"), el.tag
+        assert not [a for a in el.attrib if a.lower().startswith("on") or a.endswith("href")]
+    return root
+
+
+def parse_csv(text):
+    """(header lines, rows as dicts) of a figure's CSV."""
+    lines = list(csv.reader(io.StringIO(text)))
+    head = [line[0] for line in lines[:3]]
+    return head, [dict(zip(lines[3], line, strict=True)) for line in lines[4:]]
+
+
+def test_value_reads_the_number_a_cell_shows():
+    shown = ("−0.25", "88.5%", "“it” → “key”: 92.3%", "“1” → “2”: 50.0%", "27,166", "“a” → “3”")
+    assert [value(t) for t in shown] == ["-0.25", "88.5%", "92.3%", "50.0%", "27166", ""]
+
+
+@pytest.mark.parametrize("model", figure_modules(ROOT))
+def test_every_figure_downloads_as_svg_and_csv(model):
+    fid = "fig"
+    got = files(model, {}, fid, "Figure 9: a caption", "https://example.org/x.html#fig")
+    root = parse_svg(got["svg"])
+    assert root.find(f"{SVG}title").text == "Figure 9: a caption"
+    text = " ".join(t for el in root.iter(f"{SVG}text") for t in el.itertext())
+    assert "Figure 9: a caption" in text and "Source: https://example.org/x.html#fig" in text
+    head, rows = parse_csv(got["csv"])
+    assert head[0] == "# Figure 9: a caption" and head[1].startswith("# state: ")
+    assert head[2] == "# source: https://example.org/x.html#fig"
+    for row in rows:
+        assert re.fullmatch(r"(-?\d+(\.\d+)?%?)?", row["value"]), row
+    assert got["name"] == "many-heads-fig"
+
+
+def test_a_readers_sentence_is_escaped_in_the_svg_and_neutralised_in_the_csv():
+    got = files(
+        "toymodels.many_heads.figure:render", {"sentence": HOSTILE}, "three-heads", "Fig", "s"
+    )
+    root = parse_svg(got["svg"])
+    texts = [" ".join(el.itertext()) for el in root.iter(f"{SVG}text")]
+    assert f"State: sentence={HOSTILE}; word=6; head=all; step=softmax" in texts
+    assert {"script", "alert", "1", "2", "cmd"} <= set(texts)  # the figure's own words
+    assert "<script>" not in got["svg"]
+    head, rows = parse_csv(got["csv"])
+    assert head[1] == f"# state: sentence={HOSTILE}; word=6; head=all; step=softmax"
+    masked = [r for r in rows if r["text"] == "“script” cannot see “1”: masked"]
+    assert masked and {r["value"] for r in masked} == {""}
+
+
+def test_a_field_a_spreadsheet_would_run_is_kept_as_text():
+    assert [safe(t) for t in ("=1+2", "+x", "-y", "@cmd", "\tz", "plain", "")] == [
+        "'=1+2",
+        "'+x",
+        "'-y",
+        "'@cmd",
+        "'\tz",
+        "plain",
+        "",
+    ]
+
+
+def download(page, figure, kind):
+    fig = page.locator(f"#{figure}")
+    if fig.locator("[data-download]").get_attribute("aria-expanded") != "true":
+        fig.locator("[data-download]").click()
+    with page.expect_download() as done:
+        fig.get_by_role("button", name=kind).click()
+    return done.value.suggested_filename, Path(done.value.path()).read_text(encoding="utf-8")
+
+
+@pytest.mark.browser
+def test_the_csv_holds_the_numbers_on_screen(page, base_url):
+    open_ready(page, base_url + "many-heads.html")
+    page.get_by_role("button", name="kept", exact=True).click()
+    page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
+    name, text = download(page, "three-heads", "Numbers (CSV)")
+    assert name == "many-heads-three-heads.csv"
+    head, rows = parse_csv(text)
+    assert "word=6" in head[1]
+    on_screen = page.evaluate(
+        """() => {
+          const t = document.querySelector('[data-slot-of="three-heads"] .mh-shares');
+          const cols = [...t.querySelectorAll('thead th')].map((th) => th.textContent.trim());
+          return [...t.querySelectorAll('tbody tr, tfoot tr')].flatMap((tr) => {
+            const cells = [...tr.querySelectorAll('td')];
+            const names = cols.slice(cols.length - cells.length);
+            return cells.map((td, i) =>
+              [tr.querySelector('th').textContent.trim(), names[i], td.textContent.trim()]);
+          });
+        }"""
+    )
+    shares = [r for r in rows if r["table"] == "Shares for “kept” in each head"]
+    assert [[r["row"], r["column"], r["text"]] for r in shares] == on_screen
+    # the number column is the number shown, where a cell shows one
+    numbers = [(r["value"], r["text"]) for r in shares if r["value"]]
+    assert len(numbers) > 10 and all(v == t for v, t in numbers), numbers
+
+
+@pytest.mark.browser
+def test_the_svg_of_a_readers_sentence_is_that_sentence_escaped(page, base_url):
+    sentence = 'Tom & <b>Jerry</b> ran "home"'
+    open_ready(page, base_url + "many-heads.html")
+    page.locator("#three-heads-sentence").fill(sentence)
+    page.locator("#three-heads").get_by_role("button", name="Update").click()
+    page.wait_for_selector("#three-heads .mh-word:text-is('Jerry')")
+    name, text = download(page, "three-heads", "Picture (SVG)")
+    assert name == "many-heads-three-heads.svg"
+    root = parse_svg(text)
+    texts = [" ".join(el.itertext()) for el in root.iter(f"{SVG}text")]
+    assert {"Tom", "Jerry", "ran", "home"} <= set(texts)
+    assert any(t.startswith(f"State: sentence={sentence};") for t in texts), texts
+    assert root.find(f"{SVG}title").text.startswith("Figure 1")
+    assert "&lt;b&gt;Jerry&lt;/b&gt;" in text and "<b>" not in text
