@@ -152,7 +152,17 @@ def _write_chapter(env, out, common, chapters, i, page):
         prev=chapters[i - 1].meta if i else None,
         next=chapters[i + 1].meta if i + 1 < len(chapters) else None,
     )
+    if common["lms"]:
+        html = _unlink_chapters(html, [c.meta["slug"] for c in chapters])
     _write(out / f"{ch.meta['slug']}.html", html)
+
+
+def _unlink_chapters(html, slugs):
+    """In an LMS each chapter is an activity of its own, and the LMS, not a link, moves a
+    student between them: a link to another chapter keeps its words, without the link."""
+    pages = "|".join(re.escape(slug) for slug in slugs)
+    link = re.compile(rf'<a href="(?:{pages})\.html(?:#[^"]*)?"[^>]*>(.*?)</a>', re.S)
+    return link.sub(r'<span class="mh-chapter-ref">\1</span>', html)
 
 
 def _write_embeds(env, out, common, page):
