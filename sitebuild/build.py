@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
@@ -149,7 +150,7 @@ def _write_results(env, out, common, root):
         return
     text = source.read_text(encoding="utf-8")
     title = re.match(r"#\s+(.+)", text).group(1).strip() if text.startswith("#") else "Results"
-    body = Prose(RESULTS).block(text.split("\n", 1)[1] if text.startswith("#") else text, 2)
+    body = Markup(Prose(RESULTS).block(text.split("\n", 1)[1] if text.startswith("#") else text, 2))
     html = env.get_template("document.html").render(
         **common, title=title, body=body, source=RESULTS
     )

@@ -100,6 +100,15 @@ def test_two_heads_by_hand_split_the_width():
     assert cells.run(hinted, "split", check)["check"]["ok"] is True
 
 
+def test_the_training_runs_are_a_page_the_chapter_links(site):
+    html = (site / "training-results.html").read_text(encoding="utf-8")
+    assert '<h2 id="the-search">The search</h2>' in html and "<table>" in html
+    assert "&lt;p&gt;" not in html  # Markdown rendered, not shown as markup
+    chapter = (site / "one-character.html").read_text(encoding="utf-8")
+    assert 'href="training-results.html#the-search"' in chapter
+    assert "call that size\nand recipe the <em>reference</em>" in chapter
+
+
 @pytest.mark.parametrize("field", ["3.10", "L3H10"])
 def test_an_enlarged_head_opens_from_old_and_new_links(field):
     r = rh_figure.render({"view": "model", "enlarge": field}, "real-heads")
