@@ -3,11 +3,13 @@
 Serves the site on 127.0.0.1 and writes bench/results.json and bench/results.md. Each
 start-up figure is the median of repeated cold loads (a new browser context each time);
 the tap latency is measured over 50 taps on one page. The same start-up is measured with
-Pyodide on the main thread (?python=main-thread) to show what the worker buys.
+Pyodide on the main thread (MAIN_THREAD_CLIENT served in place of static/pyclient.js) to
+show what the worker buys.
 """
 
 import json
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -71,6 +73,33 @@ RUN_PYTHON = """async ([code]) => {
   const out = await py.call("toymodels.page.cells:run", [code, "bench", null]);
   return out.error ? out.error : out.value;
 }"""
+# what the benchmark serves in place of static/pyclient.js to run Pyodide on the page's own thread;
+# the site itself has no such switch, so no link can move a reader's Python off the worker
+MAIN_THREAD_CLIENT = """
+import { boot, pythonError } from "./pyruntime.js";
+export class PythonError extends Error {
+  constructor({ type, message, traceback }) {
+    super(`${type}: ${message}`);
+    this.type = type;
+    this.traceback = traceback;
+  }
+}
+export function startPython({ pyodideURL, pyURL, onProgress }) {
+  let callPython = null;
+  const progress = (step, label) => onProgress?.(step, 3, label);
+  const ready = boot({ pyodideURL, pyURL }, progress).then((call) => {
+    callPython = (fn, args) => {
+      try {
+        return Promise.resolve(call(fn, args));
+      } catch (err) {
+        return Promise.reject(new PythonError(pythonError(err)));
+      }
+    };
+  });
+  ready.catch(() => {});
+  return { ready, call: (fn, args) => callPython(fn, args), restart: () => ready };
+}
+"""
 # milliseconds from a reader's action on figure `fig` to the first paint after Python's answer
 # is drawn; spliced into the timed snippets below
 TIME_TO_PAINT = """
@@ -149,7 +178,12 @@ def transferred(context):
 
 def measure(page, url, main_thread):
     page.add_init_script(OBSERVE)
-    page.goto(url + ("?python=main-thread" if main_thread else "") + "#three-heads")
+    if main_thread:
+        page.route(
+            re.compile(r".*/static/pyclient\.(\w+\.)?js$"),
+            lambda route: route.fulfill(body=MAIN_THREAD_CLIENT, content_type="text/javascript"),
+        )
+    page.goto(url + "#three-heads")
     page.wait_for_selector("html.py-ready", timeout=120_000)
     page.evaluate("performance.mark('mh-bench-settled')")
     page.wait_for_function("window.__bench.settled && window.__bench.element.length > 0")

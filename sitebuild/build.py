@@ -1,11 +1,15 @@
 """The build: chapters/*.md -> site/, as a plain pipeline of small steps.
 
-`build()` renders every page into a temporary folder beside site/ and swaps it in, so an
-author mistake (an AuthorError naming file and line) leaves the previous site/ untouched.
+`build()` renders every page into a new folder beside site/ and swaps it in with one rename
+(sitebuild/publish.py), so an author mistake (an AuthorError naming file and line), a crash or
+a kill leaves the previous site/ whole. Scripts, styles, the shipped Python and its data get
+content-addressed names (sitebuild/fingerprint.py), so a page never runs with another build's
+files.
+
 The steps, in order: read the chapters, render each chapter's body (its figures are called
-here), copy the static files, write the home page, the chapters and one embed page per
-figure, copy the Python that ships to the browser and its data, check the internal links,
-add the Python runtime, and write the service worker that precaches it all.
+here), copy the Python that ships to the browser and its data, copy the static files, write
+the home page, the chapters and one embed page per figure, check the internal links, add the
+Python runtime, and write the service worker that precaches it all.
 """
 
 import base64
@@ -13,7 +17,6 @@ import hashlib
 import json
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -21,7 +24,7 @@ from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, reading
+from . import assets, fingerprint, publish, reading
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -29,20 +32,17 @@ from .policy import content_security_policy
 
 
 def build(root, site=None, cdn=False):
-    """Build into a temporary folder beside site/, then swap it in; on failure site/ is
-    untouched."""
-    site = Path(site or Path(root) / "site")
-    tmp = Path(tempfile.mkdtemp(prefix="site.", dir=site.parent))
-    try:
-        _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/")
-        old = site.with_name(site.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if site.exists():
-            site.rename(old)
-        tmp.rename(site)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """Build into a new folder beside site/, then swap it in with one rename, holding a lock
+    on the folder around site/; on failure site/ is untouched (sitebuild/publish.py)."""
+    site = Path(site or Path(root) / "site").absolute()
+    site.parent.mkdir(parents=True, exist_ok=True)
+    with publish.locked(site):
+        tmp = publish.new_folder(site)
+        try:
+            _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/")
+            publish.publish(tmp, site)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return site
 
 
@@ -93,24 +93,28 @@ def _render_site(root, out, pyodide_url):
     env = environment(root)
     chapters = load_chapters(root)
     pages = [_render_chapter(ch, env, root, _following(chapters, ch)) for ch in chapters]
+    python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
+    asset = fingerprint.static_files(out / "static", "../" + python)
     common = {
         "pyodide_url": pyodide_url,
         "chapters": [c.meta for c in chapters],
         "root": "",
         "csp": content_security_policy(pyodide_url),
-        "sri": _integrity(out / "static"),
+        "asset": asset,
+        "sri": _integrity(out, asset),
     }
     _write(out / "index.html", _home(env, common, chapters))
     _write_results(env, out, common, root)
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
         _write_embeds(env, out, common, page)
-    _copy_python(root, out)
     check_links(out, chapters)
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
-    _write_service_worker(env, out)
+    immutable = [*asset.values(), *data]
+    immutable += [p.relative_to(out).as_posix() for p in (out / python).rglob("*") if p.is_file()]
+    _write_service_worker(env, out, immutable)
 
 
 def _following(chapters, ch):
@@ -207,7 +211,8 @@ def _write_embeds(env, out, common, page):
 
 def _copy_python(root, out):
     """The shipped Python, files.json listing it for the browser, and the data it reads
-    (fetched by Python on first use, not at start-up)."""
+    (fetched by Python on first use, not at start-up), content-addressed: returns the folder
+    "py/HASH/" the pages use and the data files' paths."""
     files = shipped_python(root)
     _refuse_links(root, [root / f["path"] for f in files])
     if (root / "toymodels" / "data").is_dir():
@@ -216,8 +221,7 @@ def _copy_python(root, out):
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f["path"], out / "py" / f["path"])
     (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
-    if (root / "toymodels" / "data").is_dir():
-        shutil.copytree(root / "toymodels" / "data", out / "py" / "toymodels" / "data")
+    return fingerprint.python_folder(out / "py", root / "toymodels" / "data")
 
 
 def _refuse_links(root, paths):
@@ -232,12 +236,12 @@ def _refuse_links(root, paths):
             )
 
 
-def _integrity(static):
-    """Subresource-integrity values for the files pages link to directly."""
+def _integrity(out, asset):
+    """Subresource-integrity values of the scripts and styles pages link to, by plain name."""
     return {
-        p.name: "sha384-" + base64.b64encode(hashlib.sha384(p.read_bytes()).digest()).decode()
-        for p in static.iterdir()
-        if p.suffix in (".js", ".css")
+        name: "sha384-" + base64.b64encode(hashlib.sha384((out / p).read_bytes()).digest()).decode()
+        for name, p in asset.items()
+        if name.endswith((".js", ".css"))
     }
 
 
@@ -272,15 +276,18 @@ def _link_line(ch, href):
     return 1
 
 
-def _write_service_worker(env, out):
+def _write_service_worker(env, out, immutable):
     """sw.js at the site's top: it precaches every file of this build, named by a hash of
-    them all."""
+    them all, and serves the content-addressed ones (`immutable`) from its copy first."""
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for name in files:
         if not name.startswith("pyodide/"):
             digest.update(name.encode() + hashlib.sha256((out / name).read_bytes()).digest())
     sw = env.get_template("sw.js").render(
-        build=digest.hexdigest()[:16], runtime=assets.PYODIDE_VERSION, files=["./"] + files
+        build=digest.hexdigest()[:16],
+        runtime=assets.PYODIDE_VERSION,
+        files=["./"] + files,
+        immutable=sorted(immutable),
     )
     _write(out / "sw.js", sw)

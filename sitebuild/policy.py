@@ -2,8 +2,12 @@
 and 'wasm-unsafe-eval', the least WebAssembly needs (without it Pyodide never starts).
 
 Pages carry it in a <meta> tag so it holds on any static host; `build.py serve` and the
-tests also send it as a header, which is what binds the Web Worker (a worker takes its
-policy from its own response, not from the page).
+tests also send it as a header. The Python worker is started from a blob: URL (a one-line
+module importing static/worker.js), so it inherits the page's policy, the <meta> one
+included, on a host that sends no headers too: a worker started from its own http(s) URL
+would take its policy from its own response instead. Hence worker-src allows blob:, which
+lets only the site's own scripts (no other script runs on a page) start a worker, and every
+such worker is held to this same policy.
 """
 
 
@@ -18,7 +22,7 @@ def content_security_policy(pyodide_url="pyodide/"):
         [
             "default-src 'self'",
             f"script-src 'self' 'wasm-unsafe-eval'{extra}",
-            "worker-src 'self'",
+            "worker-src 'self' blob:",
             f"connect-src 'self'{extra}",
             "img-src 'self'",
             "style-src 'self'",

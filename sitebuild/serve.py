@@ -2,17 +2,23 @@
 
 Each rebuild runs `build.py` in a fresh process, so edited toymodels are
 imported anew; a failed rebuild prints the author's error and keeps serving
-the last good site.
+the last good site. The server stays responsive under a classroom's worth of
+browsers: a deep accept queue, a bounded number of threads, silent connections
+closed after a while, no folder listings, and a 400 for a path it cannot hold.
 """
 
 import contextlib
 import functools
+import selectors
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import unquote
 
 from .policy import content_security_policy
 
@@ -32,6 +38,18 @@ class Handler(SimpleHTTPRequestHandler):
     }
 
     csp = content_security_policy()
+    timeout = 10  # seconds a connection may stay silent before it is closed
+
+    def send_head(self):
+        """A path with a NUL byte gets a 400 instead of an error that drops the connection."""
+        if "\x00" in unquote(self.path.split("?", 1)[0].split("#", 1)[0]):
+            self.send_error(HTTPStatus.BAD_REQUEST, "No such page")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path):
+        """A folder without index.html is not a page: 404, never a listing of its files."""
+        self.send_error(HTTPStatus.NOT_FOUND, "No such page")
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
@@ -40,6 +58,56 @@ class Handler(SimpleHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+
+class Server(ThreadingHTTPServer):
+    """Many browsers at once, with bounded means. A burst of connections waits in a deep accept
+    queue instead of being refused; a connection that has sent nothing yet waits in one
+    selector, not in a thread, and is closed after `idle_timeout` seconds; at most
+    `max_threads` threads answer the connections that have spoken."""
+
+    request_queue_size = 1024
+    max_threads = 32
+    idle_timeout = 10
+
+    def server_activate(self):
+        super().server_activate()
+        self.pool = ThreadPoolExecutor(self.max_threads, thread_name_prefix="serve")
+        self.silent, self.silent_lock = selectors.DefaultSelector(), threading.Lock()
+        self.closed = False
+        threading.Thread(target=self._dispatch, daemon=True).start()
+
+    def process_request(self, request, client_address):
+        with self.silent_lock:
+            self.silent.register(request, selectors.EVENT_READ, (client_address, time.monotonic()))
+
+    def _dispatch(self):
+        """Hand each connection that has spoken to a thread; close those silent for too long."""
+        while not self.closed:
+            for key, _ in self.silent.select(timeout=0.5):
+                with self.silent_lock:
+                    self.silent.unregister(key.fileobj)
+                self.pool.submit(self.process_request_thread, key.fileobj, key.data[0])
+            with self.silent_lock:
+                expired = [
+                    key
+                    for key in self.silent.get_map().values()
+                    if time.monotonic() - key.data[1] > self.idle_timeout
+                ]
+                for key in expired:
+                    self.silent.unregister(key.fileobj)
+            for key in expired:
+                self.shutdown_request(key.fileobj)
+
+    def handle_error(self, request, client_address):
+        """A browser that hangs up mid-answer (a page left, a load cancelled) is no error."""
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+    def server_close(self):
+        self.closed = True
+        super().server_close()
+        self.pool.shutdown(wait=False)
 
 
 def snapshot(root):
@@ -79,7 +147,7 @@ def serve(root, out, port, extra):
 
         Handler.csp = content_security_policy(CDN_URL)
     handler = functools.partial(Handler, directory=str(out))
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = Server(("127.0.0.1", port), handler)
     threading.Thread(target=watch, args=(root, out, extra), daemon=True).start()
     print(f"Many Heads is at http://127.0.0.1:{server.server_port}/  (Ctrl-C stops)", flush=True)
     with contextlib.suppress(KeyboardInterrupt):

@@ -4,7 +4,9 @@ the tree, or put scripts, frames or redirects into a page. Each case stops the b
 file:line and what to do."""
 
 import shutil
+import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -215,4 +217,16 @@ def test_check_reads_html_as_a_browser_does(tmp_path, html):
     (tmp_path / "p.html").write_text(f"<!doctype html><p>{html}</p>")
     assert [url.strip() for _, url in check.foreign(tmp_path)][0].endswith(
         ("a.png", "b.png", "example.org/", "x.js")
+    )
+
+
+def test_a_figure_that_returns_no_dict(monkeypatch):
+    module = types.ModuleType("toymodels.listing_figure")
+    module.render = lambda state, fid: ["<p>", "not a dict"]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    with pytest.raises(AuthorError) as caught:
+        pages.call_figure("chapters/a.md", 13, "toymodels.listing_figure:render", "f", {}, ROOT)
+    assert str(caught.value).startswith(
+        "chapters/a.md:13: figure 'toymodels.listing_figure:render' returned a list, not a dict; "
+        "a figure returns toymodels.page.figure.result("
     )

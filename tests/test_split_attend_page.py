@@ -158,21 +158,25 @@ def test_exercise_reports_the_check(page, base_url):
 @pytest.mark.parametrize(
     "code",
     [
-        "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\nx.open('GET', "
-        "'http://203.0.113.9/steal', False)\nx.send()",
-        "from pyodide.http import open_url\nopen_url('http://203.0.113.9/steal')",
+        "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\n"
+        "x.open('GET', '{target}/steal', False)\nx.send()",
+        "from pyodide.http import open_url\nopen_url('{target}/steal')",
     ],
 )
 def test_python_in_the_page_cannot_reach_another_origin(page, base_url, code):
+    from test_netguard import Recorder  # another origin: a server on another loopback port
+
     open_ready(page, base_url + CHAPTER)
     cell = page.locator("[data-cell]").first
-    cell.locator("textarea").fill(code)
-    cell.get_by_role("button", name="Run").click()
-    cell.locator("pre.error").wait_for()
-    assert (
-        "blocked by Many Heads' policy: this page may only contact its own origin, not http://203.0.113.9"
-        in cell.locator("pre.error").inner_text()
-    )
+    with Recorder() as other:
+        cell.locator("textarea").fill(code.format(target=other.origin))
+        cell.get_by_role("button", name="Run").click()
+        cell.locator("pre.error").wait_for()
+        assert (
+            "blocked by Many Heads' policy: this page may only contact its own origin, "
+            f"not {other.origin}" in cell.locator("pre.error").inner_text()
+        )
+        assert other.hits == []
     assert page.watch.foreign == []
 
 

@@ -3,6 +3,7 @@
 One package per chapter over a small shared kernel; dependencies run one way:
 
     page/           the kernel: HTML helpers, the figure contract, data files, live cells
+    one_head/       chapter "One head, from scratch": one hand-made head, every number shown
     many_heads/     chapter "Many heads looking at once": three hand-made heads
     split_attend/   chapter "Split, attend, concatenate, mix" (may use many_heads)
     real_heads/     chapter "Real heads": a pretrained model's exported maps

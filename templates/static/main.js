@@ -32,7 +32,6 @@ if (figures.count || cellCount) {
     pyodideURL: new URL(pyodide, document.baseURI),
     pyURL: new URL("../py/", import.meta.url),
     onProgress: (step, steps, label) => status(`Loading ${label} (${step} of ${steps})…`, step - 1),
-    mainThread: new URLSearchParams(location.search).get("python") === "main-thread",
   });
   figures.connect(python);
   setupCells(python);

@@ -13,25 +13,18 @@ export class PythonError extends Error {
   }
 }
 
-// Pyodide on the page's own thread: only for the benchmark's side-by-side measurement.
-function startOnMainThread({ pyodideURL, pyURL, onProgress }) {
-  let callPython = null;
-  const ready = import("./pyruntime.js").then(async (runtime) => {
-    const call = await runtime.boot({ pyodideURL, pyURL }, (step, label) => onProgress?.(step, STEPS, label));
-    callPython = (fn, args) => {
-      try {
-        return Promise.resolve(call(fn, args));
-      } catch (err) {
-        return Promise.reject(new PythonError(runtime.pythonError(err)));
-      }
-    };
-  });
-  ready.catch(() => {});
-  return { ready, call: (fn, args) => callPython(fn, args), restart: () => ready };
+// The worker starts from a blob: URL holding one line, an import of worker.js. A worker from
+// a local URL inherits the page's Content-Security-Policy, the <meta> one included, so Python
+// is held to the page's own rules (its origin only, no eval) even on a host that sends no
+// headers; a worker started from worker.js's own URL would take its policy from worker.js's
+// response, and a plain static host sends none. netguard.js, which worker.js imports first,
+// is the second wall. Each start has a blob of its own, revoked once the worker has loaded.
+function workerSource() {
+  const script = new URL("./worker.js", import.meta.url).href;
+  return URL.createObjectURL(new Blob([`import ${JSON.stringify(script)};\n`], { type: "text/javascript" }));
 }
 
-export function startPython({ pyodideURL, pyURL, onProgress, mainThread = false }) {
-  if (mainThread) return startOnMainThread({ pyodideURL, pyURL, onProgress });
+export function startPython({ pyodideURL, pyURL, onProgress }) {
   if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
     const ready = Promise.reject(new Error("this browser has no WebAssembly or Web Workers"));
     ready.catch(() => {});
@@ -46,18 +39,23 @@ export function startPython({ pyodideURL, pyURL, onProgress, mainThread = false 
     let settle;
     const ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
     ready.catch(() => {});
+    const source = workerSource();
+    const loaded = () => URL.revokeObjectURL(source);
     try {
-      worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+      worker = new Worker(source, { type: "module" });
     } catch (err) {
+      loaded();
       settle.reject(new Error(`the Python worker could not start (${err.message})`));
       return ready;
     }
     const timer = setTimeout(() => settle.reject(new Error(`Python did not start within ${TIMEOUT_MS / 1000} seconds`)), TIMEOUT_MS);
     worker.onerror = (event) => {
+      loaded();
       event.preventDefault();
       settle.reject(new Error(`the Python worker failed (${event.message || "it could not be loaded"})`));
     };
     worker.onmessage = ({ data }) => {
+      loaded(); // its first message comes once worker.js and its imports have run
       if (data.type === "progress") onProgress?.(data.step, STEPS, data.label);
       else if (data.type === "ready") { clearTimeout(timer); settle.resolve(); }
       else if (data.type === "failed") { clearTimeout(timer); settle.reject(new Error(data.message)); }

@@ -1,6 +1,6 @@
 // Boots Pyodide, numpy and the site's own Python modules, and returns a function that
-// calls one Python function with JSON arguments. Used inside worker.js, and on the main
-// thread only when the benchmark measures what the worker buys (?python=main-thread).
+// calls one Python function with JSON arguments. Used inside worker.js (the benchmark also
+// loads it on the page's thread, through a client of its own, to measure what the worker buys).
 
 const CALLER = `
 import importlib, json

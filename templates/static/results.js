@@ -22,14 +22,18 @@ function rows() {
   }).filter(Boolean).sort((a, b) => a.block.localeCompare(b.block, undefined, { numeric: true }));
 }
 
+// One CSV field, as OWASP advises against formula injection: a leading = + - @ tab or return
+// gets a ' so that a spreadsheet shows it as text, and every field is quoted, so that a
+// spreadsheet splitting on semicolons or tabs (as many locales do) does not start a new cell,
+// perhaps a formula, inside an answer such as x;=1+1.
 function cell(value) {
   let text = String(value ?? "");
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`; // a spreadsheet must not read an answer as a formula
-  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return `"${text.replace(/"/g, '""')}"`;
 }
 
 export function csv(list = rows()) {
-  return [COLUMNS.join(","), ...list.map((r) => COLUMNS.map((c) => cell(r[c])).join(","))].join("\r\n") + "\r\n";
+  return [COLUMNS.map(cell).join(","), ...list.map((r) => COLUMNS.map((c) => cell(r[c])).join(","))].join("\r\n") + "\r\n";
 }
 
 function render() {

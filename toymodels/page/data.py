@@ -5,12 +5,16 @@ Under CPython the file is read from this package's folder. Under Pyodide the
 worker has copied only the .py files, so a data file is fetched on first use
 from the site (a synchronous request, which a Web Worker may make) and kept in
 the in-memory file system for the next call. The worker tells Python where the
-site's py/ folder is through MANYHEADS_PY_URL.
+site's Python folder is through MANYHEADS_PY_URL; the build names each data file
+by its content and lists the names in data.json there, so this build's Python
+never reads another build's data.
 """
 
+import json
 import os
 import sys
 from pathlib import Path
+from urllib.parse import urljoin
 
 HERE = Path(__file__).resolve().parent.parent / "data"
 
@@ -22,18 +26,36 @@ def read_bytes(relpath):
         return path.read_bytes()
     if sys.platform != "emscripten" or "MANYHEADS_PY_URL" not in os.environ:
         raise FileNotFoundError(f"toymodels/data/{relpath} is missing")
-    from js import Uint8Array, XMLHttpRequest  # only in the browser
-
-    xhr = XMLHttpRequest.new()
-    xhr.open("GET", f"{os.environ['MANYHEADS_PY_URL']}toymodels/data/{relpath}", False)
-    xhr.responseType = "arraybuffer"
-    xhr.send(None)
-    if xhr.status != 200:
-        raise FileNotFoundError(f"toymodels/data/{relpath}: the site answered {xhr.status}")
-    data = Uint8Array.new(xhr.response).to_py().tobytes()
+    data = _fetch(_site_url(relpath), f"toymodels/data/{relpath}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return data
+
+
+_names = {}  # data.json: toymodels/data/RELPATH -> its content-addressed URL
+
+
+def _site_url(relpath):
+    """Where the site keeps toymodels/data/RELPATH, as its data.json (read once) says."""
+    base = os.environ["MANYHEADS_PY_URL"]
+    if not _names:
+        _names.update(json.loads(_fetch(base + "data.json", "data.json")))
+    if relpath not in _names:
+        raise FileNotFoundError(f"toymodels/data/{relpath} is not in the site's data.json")
+    return urljoin(base, _names[relpath])
+
+
+def _fetch(url, what):
+    """The bytes at `url`, by a synchronous request; `what` names the file in an error."""
+    from js import Uint8Array, XMLHttpRequest  # only in the browser
+
+    xhr = XMLHttpRequest.new()
+    xhr.open("GET", url, False)
+    xhr.responseType = "arraybuffer"
+    xhr.send(None)
+    if xhr.status != 200:
+        raise FileNotFoundError(f"{what}: the site answered {xhr.status}")
+    return Uint8Array.new(xhr.response).to_py().tobytes()
 
 
 def read_text(relpath):
