@@ -447,7 +447,6 @@ def test_the_keyboard_moves_the_query_and_the_shares_follow(page, base_url):
     assert max(shares, key=lambda w: float(shares[w].rstrip("%"))) == "Puff"
     assert shares["Puff"] == f"{100 * hand_look(figure.AIM['Puff'], 3)[3][0]:.1f}%"
     assert "points at 127° with length 3" in page.locator("#move-query [data-summary]").inner_text()
-    page.watch.clean()
 
 
 @pytest.mark.browser
@@ -461,4 +460,3 @@ def test_a_link_reopens_the_view_and_the_steps_drive_the_figure(page, base_url):
     page.wait_for_selector("#move-query input[name='length'][value='0']")
     assert "move-query.length=0" in page.url
     assert set(table_shares(page).values()) == {"25.0%"}
-    page.watch.clean()

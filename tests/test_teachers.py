@@ -260,10 +260,11 @@ def wait_for_offline_copy(page):
     return site_cache_keys(page)
 
 
-# a page of the server outside the site; it names an icon (the site's), so that Chromium does
+# a page of the server outside the site; it names an icon of its own, so that Chromium does
 # not ask for a favicon.ico that is not there (the server's policy refuses a data: icon)
 OUTSIDE = """<!doctype html><html><head><title>Outside</title>
-<link rel="icon" href="manyheads/static/icon.svg"></head><body>Not the site.</body></html>"""
+<link rel="icon" href="outside.svg"></head><body>Not the site.</body></html>"""
+ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>'
 
 
 @pytest.mark.browser
@@ -271,6 +272,7 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(new_p
     # the site lives under a sub-path, so a page of the same origin outside it can watch its caches
     (tmp_path / "www").mkdir()
     (tmp_path / "www/outside.html").write_text(OUTSIDE)
+    (tmp_path / "www/outside.svg").write_text(ICON)
     site = site_build.build(ROOT, tmp_path / "www/manyheads")
     server = serve_dir(tmp_path / "www")
     outside = f"http://127.0.0.1:{server.server_port}/outside.html"
