@@ -20,11 +20,12 @@ import shutil
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, fingerprint, publish
-from .chapters import AuthorError, read
+from . import assets, fingerprint, publish, reading
+from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
 from .policy import content_security_policy
@@ -94,7 +95,7 @@ def _render_site(root, out, pyodide_url, lms=None):
     LMS, only what a SCORM package holds: the chapters, static files, Python and runtime."""
     env = environment(root)
     chapters = load_chapters(root)
-    pages = [_render_chapter(ch, env, root) for ch in chapters]
+    pages = [_render_chapter(ch, env, root, _following(chapters, ch)) for ch in chapters]
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
     asset = fingerprint.static_files(out / "static", "../" + python)
@@ -108,9 +109,8 @@ def _render_site(root, out, pyodide_url, lms=None):
         "lms": lms,
     }
     if not lms:
-        _write(
-            out / "index.html", env.get_template("index.html").render(**common, title="Many Heads")
-        )
+        _write(out / "index.html", _home(env, common, chapters))
+        _write_results(env, out, common, root)
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
         if not lms:
@@ -125,9 +125,53 @@ def _render_site(root, out, pyodide_url, lms=None):
         _write_service_worker(env, out, immutable)
 
 
-def _render_chapter(ch, env, root):
+def _following(chapters, ch):
+    """The meta of the chapter after CH on the readers' path; None after the last, and for an
+    appendix (which is not on the path)."""
+    path, _ = reading_path(chapters)
+    i = next((k for k, c in enumerate(path) if c is ch), None)
+    return path[i + 1].meta if i is not None and i + 1 < len(path) else None
+
+
+def _home(env, common, chapters):
+    """The home page: the path, each chapter with what it teaches and its reading time, then
+    the appendices apart."""
+    path, appendices = reading_path(chapters)
+
+    def entry(c):
+        n = reading.prose_words(c.body)
+        return {**c.meta, "words": n, "minutes": reading.minutes(n)}
+
+    return env.get_template("index.html").render(
+        **common,
+        title="Many Heads",
+        path=[entry(c) for c in path],
+        appendices=[c.meta for c in appendices],
+        words_per_minute=reading.WORDS_PER_MINUTE,
+    )
+
+
+RESULTS = "toymodels/training/RESULTS.md"  # the character model's training runs, for readers
+
+
+def _write_results(env, out, common, root):
+    """The training runs' report as a page of the site (training-results.html), so chapters
+    can link to it; the file itself stays in toymodels/training/, which does not ship."""
+    source = root / RESULTS
+    if not source.is_file():
+        return
+    text = source.read_text(encoding="utf-8")
+    title = re.match(r"#\s+(.+)", text).group(1).strip() if text.startswith("#") else "Results"
+    body = Markup(Prose(RESULTS).block(text.split("\n", 1)[1] if text.startswith("#") else text, 2))
+    html = env.get_template("document.html").render(
+        **common, title=title, body=body, source=RESULTS
+    )
+    _write(out / "training-results.html", html)
+
+
+def _render_chapter(ch, env, root, following=None):
     """(chapter, body HTML, sources HTML, {figure id: figure HTML}) of one chapter."""
-    renderer = ChapterRenderer(ch, env, root)
+    renderer = ChapterRenderer(ch, env, root, following)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
@@ -140,20 +184,25 @@ def _write(path, text):
 
 
 def _write_chapter(env, out, common, chapters, i, page):
+    """One chapter's page. Previous and next follow the readers' path; an appendix (order 90
+    and up, such as the author guide) is outside it and links only to the home page."""
     ch, body, sources, _ = page
+    path, _ = reading_path(chapters)
+    k = next((k for k, c in enumerate(path) if c is ch), None)
     html = env.get_template("chapter.html").render(
         **common,
         ch=ch.meta,
         title=ch.meta["title"],
         body=body,
         sources=sources,
-        number=i + 1,
-        total=len(chapters),
-        prev=chapters[i - 1].meta if i else None,
-        next=chapters[i + 1].meta if i + 1 < len(chapters) else None,
+        number=None if k is None else k + 1,
+        total=len(path),
+        prev=path[k - 1].meta if k else None,
+        next=path[k + 1].meta if k is not None and k + 1 < len(path) else None,
     )
     if common["lms"]:
-        html = _unlink_chapters(html, [c.meta["slug"] for c in chapters])
+        pages = [c.meta["slug"] for c in chapters] + ["index", "training-results"]
+        html = _unlink_chapters(html, pages)
     _write(out / f"{ch.meta['slug']}.html", html)
 
 

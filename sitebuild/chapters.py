@@ -34,12 +34,15 @@ BLOCKS = {
     "note": ("an optional title", True),
     "cards": ("", True),
     "exercise": ("the task, e.g. Make head 2 attend only to the first token", False),
+    "recap": ("one sentence on what the next chapter adds", False),
     "cell": ("", False),  # written as a fenced block ```python live, not with ':::'
 }
 LIVE_CELL = re.compile(r"^```python\s+live\b\s*(.*)$")
 MAX_BYTES = 1_000_000  # a chapter file; larger ones slow Markdown down beyond reason
 MAX_DEPTH = 8  # blocks inside blocks
 FIGURE_FIELDS = {"model": True, "caption": True, "alt": True, "state": False, "live": False}
+APPENDIX_ORDER = 90  # chapters from this order up are appendices, outside the readers' path
+OPTIONAL_ARGS = ("note", "cards", "recap")  # blocks whose opening line may stop at the name
 
 
 class AuthorError(Exception):
@@ -266,7 +269,14 @@ def _blocks(rel, lines, start):
                     f"a '{name}' block cannot sit inside '{top.name}' (opened at line {top.line}); "
                     f"close '{top.name}' with ':::' first",
                 )
-            if not args and name not in ("note", "cards"):
+            if name == "recap" and top is not root:
+                raise AuthorError(
+                    rel,
+                    n,
+                    f"a recap ends the chapter, so it cannot sit inside '{top.name}' "
+                    f"(opened at line {top.line}); close '{top.name}' with ':::' first",
+                )
+            if not args and name not in OPTIONAL_ARGS:
                 raise AuthorError(rel, n, f"'::: {name}' needs {BLOCKS[name][0]} on the same line")
             flush()
             if len(stack) > MAX_DEPTH:
@@ -304,7 +314,38 @@ def _blocks(rel, lines, start):
             f"block '{b.name}' opened here is never closed; add a line ':::' after its content",
         )
     flush()
+    _recap_last(rel, root.children)
     return root.children
+
+
+def _recap_last(rel, pieces):
+    """A chapter has at most one recap, and nothing follows it."""
+    recaps = [i for i, p in enumerate(pieces) if isinstance(p, Block) and p.name == "recap"]
+    if len(recaps) > 1:
+        raise AuthorError(
+            rel,
+            pieces[recaps[1]].line,
+            f"a chapter has one recap; the first is at line {pieces[recaps[0]].line}",
+        )
+    if recaps and recaps[0] < len(pieces) - 1:
+        after = pieces[recaps[0] + 1]
+        if isinstance(after, Block):
+            line = after.line
+        else:  # a Markdown piece may start with blank lines: name the line of its first words
+            first, text = after
+            line = first + next(i for i, t in enumerate(text.split("\n")) if t.strip())
+        raise AuthorError(
+            rel,
+            pieces[recaps[0]].line,
+            f"a recap ends the chapter, but line {line} comes after it; "
+            "move the recap below everything else",
+        )
+
+
+def reading_path(chapters):
+    """(the chapters readers walk through in order, the appendices) of chapters sorted by order."""
+    path = [c for c in chapters if c.meta["order"] < APPENDIX_ORDER]
+    return path, [c for c in chapters if c.meta["order"] >= APPENDIX_ORDER]
 
 
 def fields(rel, block, spec):

@@ -12,12 +12,14 @@ from toymodels import BUILD_ONLY
 from toymodels.page import cells
 from toymodels.page import figure as contract
 
-from .chapters import FIGURE_FIELDS, AuthorError, Block, fields, suggest
+from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .limits import CELL_SECONDS, Overrun, time_limit
 from .markup import Prose
 
 MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
+UNKNOWN = object()  # a chapter rendered on its own: which chapter follows it is not known
+RECAP_LINES = (3, 4)  # a recap says what the reader now knows in three or four lines
 
 
 @dataclass
@@ -108,8 +110,9 @@ def call_figure(rel, line, model, fid, state, root):
 class ChapterRenderer:
     """Renders one parsed chapter; figures are called first so slots and steps can refer to them."""
 
-    def __init__(self, chapter, env, root):
+    def __init__(self, chapter, env, root, following=UNKNOWN):
         self.ch, self.rel, self.root = chapter, chapter.path, root
+        self.following = following  # the next chapter's meta on the readers' path, or None
         self.macros = env.get_template("blocks.html").module
         self.prose = Prose(self.rel)
         self.figures = {}
@@ -427,3 +430,55 @@ class ChapterRenderer:
             "hints": hints,
         }
         return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)
+
+    def _recap(self, b):
+        """What the reader now knows, and a link to the next chapter with what it adds."""
+        if self.ch.meta["order"] >= APPENDIX_ORDER:
+            raise AuthorError(
+                self.rel,
+                b.line,
+                f"this chapter is an appendix (order {APPENDIX_ORDER} or more), outside the "
+                "readers' path, so it has no recap; remove the block or give it a smaller order",
+            )
+        items = []
+        for n, text in b.lines:
+            if text.startswith("- "):
+                items.append([n, text[2:].strip()])
+            elif text.strip() and items and text.startswith((" ", "\t")):
+                items[-1][1] += " " + text.strip()
+            elif text.strip():
+                raise AuthorError(
+                    self.rel,
+                    n,
+                    "a recap holds lines '- what the reader now knows', "
+                    "continued on indented lines",
+                )
+        if len(items) not in RECAP_LINES:
+            raise AuthorError(
+                self.rel,
+                b.line,
+                f"a recap holds three or four lines '- what the reader now knows', one idea "
+                f"each; this one has {len(items)}",
+            )
+        following, sentence = self.following, b.args
+        if following is not UNKNOWN:
+            if following and not sentence:
+                raise AuthorError(
+                    self.rel,
+                    b.line,
+                    f"this recap leads to the next chapter, '{following['title']}': add one "
+                    "sentence on what it adds after '::: recap', e.g. "
+                    "'::: recap It takes the heads apart one matrix at a time.'",
+                )
+            if not following and sentence:
+                raise AuthorError(
+                    self.rel,
+                    b.line,
+                    "this is the last chapter of the path, so no next chapter follows: "
+                    "remove the sentence after '::: recap' (or add the chapter it announces)",
+                )
+        return self.macros.recap(
+            [Markup(self.prose.inline(text, n)) for n, text in items],
+            following if following is not UNKNOWN else None,
+            Markup(self.prose.inline(sentence, b.line)) if sentence else "",
+        )

@@ -4,7 +4,7 @@ number."""
 import re
 
 from .build import load_chapters
-from .chapters import AuthorError
+from .chapters import APPENDIX_ORDER, AuthorError
 
 
 def new_chapter(root, title):
@@ -28,7 +28,6 @@ def new_chapter(root, title):
     return path
 
 
-APPENDIX_ORDER = 90
 NEW_CHAPTER = """+++
 title = "{title}"
 slug = "{slug}"
@@ -50,4 +49,10 @@ Every block is described in the author guide. A figure names a function in `toym
 ## A first section
 
 Prose, maths such as $d_\\text{{head}} = d_\\text{{model}} / h$, and figures go here.
+
+::: recap
+- Three or four lines: what the reader now knows,
+- one idea each,
+- in words the reader learnt in this chapter.
+:::
 """

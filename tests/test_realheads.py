@@ -199,22 +199,23 @@ def test_summary_reads_like_a_sentence():
     labels, per = rh.head_labels(d)
     assert labels[3][10] == "previous"
     assert rh.summary(d, 3, 10, labels[3][10], per[3][10]) == (
-        "Head 4.11 · previous token: on average 97% of a token’s attention goes to the token "
+        "L4\u00a0H11 · previous token: on average 97% of a token’s attention goes to the token "
         "before it."
     )
     d["att"][0, 0] = one_hot(T, [0, 5, 0, 5, 0, 5])
     assert rh.summary(d, 0, 0, *[x[0][0] for x in rh.head_labels(d)]) == (
-        "Head 1.1 · sink: on average 100% of a token’s attention rests on [CLS] and [SEP]."
+        "L1\u00a0H1 · sink: on average 100% of a token’s attention rests on [CLS] and [SEP]."
     )
     d["att"][0, 1] = one_hot(T, [2] * T)
     assert rh.summary(d, 0, 1, *[x[0][1] for x in rh.head_labels(d)]) == (
-        "Head 1.2 · other: no single habit; 0% on [CLS] and [SEP]. Its strongest link: “the” → "
+        "L1\u00a0H2 · other: no single habit; 0% on [CLS] and [SEP]. Its strongest link: “the” → "
         "“cat”, 100%."
     )
     causal = {**d, "sinks": [0], "causal": True, "att": np.zeros((1, 1, T, T))}
     causal["att"][0, 0] = one_hot(T, [0] * T)
     assert rh.summary(causal, 0, 0, *[x[0][0] for x in rh.head_labels(causal)]) == (
-        "Head 1.1 · sink: on average 100% of a token’s attention rests on “[CLS]”, the first token."
+        "L1\u00a0H1 · sink: on average 100% of a token’s attention rests on “[CLS]”, the first "
+        "token."
     )
 
 
@@ -401,6 +402,16 @@ def test_figure_defaults_and_state(fresh_cache):
         "",
     )
     assert 'class="rh-big"' in r["html"]
+    # heads are named "L4 H11" everywhere; the model view asks for "L4H11", and links shared
+    # before, which wrote "4.11", open the same head
+    assert 'data-key="enlarge" data-value="L4H11"' in fig.render({"view": "model"})["html"]
+    for asked in ("L4H11", "L4 H11", "l4h11", "4.11"):
+        r = fig.render({"view": "model", "enlarge": asked, "sentence": "puff"})
+        assert (r["state"]["layer"], r["state"]["head"], r["state"]["enlarge"]) == ("4", "11", "")
+        assert '<h4 class="mh-head-title">L4\u00a0H11 · ' in r["html"]
+    for junk in ("L7H1", "4.13", "L4H", "H4L1", "4.11.2", "L٤H1"):
+        r = fig.render({"view": "model", "enlarge": junk})
+        assert (r["state"]["view"], r["state"]["enlarge"]) == ("model", ""), junk
     # a token from another sentence does not carry over; nonsense falls back to defaults
     r = fig.render(
         {
@@ -424,7 +435,7 @@ def test_figure_defaults_and_state(fresh_cache):
     r = fig.render({"layer": "²", "head": "٣", "token": "cat:²", "enlarge": "².1"})
     assert (r["state"]["layer"], r["state"]["head"], r["state"]["token"]) == ("1", "", "cat:8")
     m = fig.render({"view": "model"})["html"]
-    assert m.count('class="rh-mini"') == 72 and m.count('<span class="sr">Head 1.') == 12
+    assert m.count('class="rh-mini"') == 72 and m.count('<span class="sr">L1\u00a0H') == 12
 
 
 def test_prose_numbers_come_from_the_data(fresh_cache):
@@ -440,7 +451,13 @@ def test_prose_numbers_come_from_the_data(fresh_cache):
     layer, h, share = rv._link("cat", "it", "cat")
     d = rh.sentence("minilm", "cat")
     assert share == d["att"][:, :, d["tokens"].index("it"), d["tokens"].index("cat")].max()
-    assert rv.it_cat_head() == f"{layer + 1}.{h + 1}"
+    assert rv.it_cat_head() == f"L{layer + 1}\u00a0H{h + 1}"
+    # a clause that names the previous-token heads agrees in number with how many there are
+    found = rv.previous_heads_found()
+    if flat.count("previous") == 1:
+        assert found.startswith("in one head of the 72, ") and "strongest" not in found
+    # the induction head's target: the token after the earlier copy, measured, not assumed
+    assert rv.induction_share().endswith("%") and rv.induction_head().startswith("L")
 
 
 def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatch, fresh_cache):
@@ -487,7 +504,7 @@ def heads_shown(page):
 
 def want_heads(sid, layer):
     labels, _ = rh.head_labels(rh.sentence("minilm", sid))
-    return [[f"Head {layer}.{h + 1}", labels[layer - 1][h]] for h in range(12)]
+    return [[f"L{layer}\u00a0H{h + 1}", labels[layer - 1][h]] for h in range(12)]
 
 
 @pytest.mark.browser
@@ -501,7 +518,7 @@ def test_without_javascript_layer_one_is_complete(new_page, base_url):
     totals = [str(sum(c[k] for c in rh.counts(labels))) for k in rh.LABELS]
     assert page.locator(".rh-counts tfoot td").all_inner_texts() == totals
     prose = page.locator("article").inner_text()
-    assert f"head {rv.it_cat_head()} sends {rv.it_cat_share()} of" in prose.replace("\n", " ")
+    assert f"{rv.it_cat_head()} sends {rv.it_cat_share()} of" in prose.replace("\n", " ")
 
 
 @pytest.mark.browser
@@ -568,5 +585,5 @@ def test_token_tap_highlights_rows_everywhere(page, base_url):
     page.wait_for_selector("#real-heads .rh-mini")
     assert page.locator("#real-heads .rh-mini").count() == 72
     page.locator("#real-heads [data-fk='pick-2-9']").click()
-    page.wait_for_selector("#real-heads .rh-big h4:has-text('Head 2.9')")
+    page.wait_for_selector("#real-heads .rh-big h4:has-text('L2\u00a0H9')")
     assert heads_shown(page) == want_heads("puff", 2)

@@ -10,16 +10,19 @@ import numpy as np
 from . import model as cm
 
 COPY_SEED = 2017
+N_STRETCHES = 200  # stretches in the test
+PERIODS = (16, 32)  # the shortest and longest piece of nonsense that repeats
+N_LETTERS = 26  # the nonsense draws its letters from a to z
 
 
-def nonsense(rng, period_range=(16, 32), word_range=(1, 7)):
+def nonsense(rng, period_range=PERIODS, word_range=(1, 7)):
     """Random nonsense of a length drawn from PERIOD_RANGE: random letters, words of random
     length."""
     n = int(rng.integers(period_range[0], period_range[1] + 1))
     out = []
     while len(out) < n:
         out.extend(
-            rng.integers(0, 26, int(rng.integers(word_range[0], word_range[1] + 1))).tolist()
+            rng.integers(0, N_LETTERS, int(rng.integers(word_range[0], word_range[1] + 1))).tolist()
         )
         out.append(cm.STOI[" "])
     return np.array(out[:n], dtype=np.int64)
@@ -29,12 +32,12 @@ def tile(seq, length):
     return np.resize(seq, length)  # seq, seq, seq … cut to LENGTH
 
 
-def copy_set(n=200, ctx=64, seed=COPY_SEED):
+def copy_set(n=N_STRETCHES, ctx=64, seed=COPY_SEED):
     """(x (n, ctx) int, periods (n,)) of repeated random nonsense."""
     rng = np.random.default_rng(seed)
     xs, ps = [], []
     for _ in range(n):
-        seq = nonsense(rng, (16, 32))
+        seq = nonsense(rng, PERIODS)
         xs.append(tile(seq, ctx))
         ps.append(len(seq))
     return np.stack(xs), np.array(ps)

@@ -19,7 +19,19 @@ Pyodide.
 
 from ..many_heads.sizes import GPT3
 from ..page.figure import merge, result
-from ..page.html import attrs, esc, level, num, pct, quoted, state_button, tenths, whole
+from ..page.html import (
+    attrs,
+    capital,
+    esc,
+    head_name,
+    level,
+    num,
+    pct,
+    quoted,
+    state_button,
+    tenths,
+    whole,
+)
 from ..split_attend import param_count
 from . import draw, lab
 from . import model as cm
@@ -67,12 +79,7 @@ SECTIONS = (
     "ablate",
 )
 SUDDEN = 500  # steps: a rise of copying within this many is called sudden
-RUN_NAMES = {
-    "reference-induction": "Reference size, copies",
-    "reference": "Reference recipe",
-    "reference-repeats": "Reference size, slow copier",
-    "induction": "Twice as wide",
-}
+RUN_NAMES = lab.RUN_NAMES  # what each model is: "with repeats", "twice as wide", …
 
 
 def _pairs(text, L, H):
@@ -277,7 +284,7 @@ def _predict(state, view, look, fid):
     without text)."""
     fid = esc(fid)
     runs = "".join(
-        state_button("model", run, RUN_NAMES[run], run == state["model"], fk=f"run-{run}")
+        state_button("model", run, capital(RUN_NAMES[run]), run == state["model"], fk=f"run-{run}")
         for run in lab.RUNS
     )
     rejected = ""
@@ -332,7 +339,7 @@ def scroll(html, label):
 
 
 def _names(pairs):
-    return ", ".join(f"L{layer}H{head}" for layer, head in pairs)
+    return ", ".join(head_name(layer, head) for layer, head in pairs)
 
 
 # ------------------------------------------------------------ 2-5. inside the selected character
@@ -385,7 +392,7 @@ def _head_button(view, slot, layer, head):
     return state_button(
         "head",
         f"{layer}.{head}",
-        f"L{layer}H{head}",
+        head_name(layer, head),
         (layer, head) == (view["layer"], view["head"]),
         fk=f"{slot}-h{layer}.{head}",
     )
@@ -426,7 +433,7 @@ def _row_table(view, slot, caption, values, cells):
 
 
 def _head_name(view):
-    return f"L{view['layer']}H{view['head']}"
+    return head_name(view["layer"], view["head"])
 
 
 def _scores(view, look):
@@ -546,7 +553,7 @@ def _heads(state, view, look):
             f"copying {nums['induction']:.2f}"
         )
         out = (layer, head) in view["pulled_out"]
-        label = f"L{layer}H{head} on the last {T - first} characters"
+        label = f"{head_name(layer, head)} on the last {T - first} characters"
         picture = draw.grid(att, first, view["selected"], label)
         items.append(
             f"<li{attrs(class_='cm-head' + (' is-off' if out else ''))}>"
@@ -594,7 +601,9 @@ def _copying(view, demo):
 
     chars = "".join(char(i, c) for i, c in enumerate(text))
     marks = "".join(mark(ch, got) for _, ch, got in demo["checks"])
-    heads = " · ".join(f"L{L}H{head + 1} {100 * share:.1f}%" for head, share in enumerate(looks))
+    heads = " · ".join(
+        f"{head_name(L, head + 1)} {100 * share:.1f}%" for head, share in enumerate(looks)
+    )
     end = view["measured"]
     last, want = esc(quoted_char(text[-1])), esc(quoted_char(demo["want"]))
     new_pair = attrs(data_key="nonsense", data_value=str(view["seed"] + 1), data_fk="copy-new")
@@ -605,7 +614,7 @@ def _copying(view, demo):
         f"{want}: the model gives it <strong>{100 * demo['p_want']:.1f}%</strong>"
         f" and its top guess is {esc(quoted_char(demo['guess']))}. From that {last}, "
         f"layer {L}'s heads put this much weight on the earlier {want}: {heads}; "
-        f"the most is L{L}H{best + 1}.</p>"
+        f"the most is {head_name(L, best + 1)}.</p>"
         "<p>Read along the repeat: the model's top guess at each character after the first of "
         f"the second copy, {demo['n_right']} of {len(demo['checks'])} right here.</p>"
         f'<ul class="cm-checks">{marks}</ul>'
@@ -672,7 +681,7 @@ def _toggle(layer, head, pulled_out):
         tabindex="0" if (layer, head) == (1, 1) else "-1",
         class_="cm-toggle",
     )
-    return f'<button type="button"{markup}>L{layer}H{head}</button>'
+    return f'<button type="button"{markup}>{head_name(layer, head)}</button>'
 
 
 def _ablate(state, view, demo):
@@ -693,7 +702,7 @@ def _ablate(state, view, demo):
         )
 
     rows = [
-        row(f"L{layer}H{head}", f"L{layer}H{head}", (layer, head) in pulled_out)
+        row(f"L{layer}H{head}", head_name(layer, head), (layer, head) in pulled_out)
         for layer, head in every
     ]
     rows += [row(f"layer{layer}", f"all of layer {layer}") for layer in range(1, L + 1)]

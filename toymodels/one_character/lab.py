@@ -29,6 +29,16 @@ RUNS = (
     "induction",
 )  # the order the page offers them
 DEFAULT_RUN = "reference-induction"
+# what each model is, as the page names it (a button capitalises it): the size and training
+# recipe come from a published explainer; "reference" is that recipe, trained here
+RUN_NAMES = {
+    "reference-induction": "with repeats",
+    "reference": "trained as published",
+    "reference-repeats": "with repeats, slower",
+    "induction": "twice as wide",
+}
+PUBLISHED_JUMP = (1000, 1500)  # steps between which the published explainer saw copying form
+N_NOVELS = 6  # Jane Austen's novels in the corpus (toymodels.training.corpus.NOVELS; tested)
 MAX_CHARS = 64  # the length of every training stretch: the model never saw more
 HABITS = ("previous", "two_back", "itself", "spaces")
 HABIT_AT = 0.30  # a head is labelled by a habit that gets at least this share on held-out text,

@@ -5,9 +5,14 @@ Each is a function without arguments, so a chapter can write
 measured, never typed in.
 """
 
-from ..page.html import count_words
+import math
+
+import numpy as np
+
+from ..page.html import capital, count_words, head_name
 from ..page.prose import public_functions
 from . import copy_test, lab
+from . import model as cm
 
 SHOWN = lab.DEFAULT_RUN
 
@@ -132,10 +137,54 @@ def mlp_factor():
     return _times(lab.cm.REFERENCE["d_mlp"] // lab.cm.REFERENCE["d_model"])
 
 
+def _final_labels(run=SHOWN):
+    return lab.labels(run, lab.steps(run)[-1])
+
+
+# each habit as the prose says what a head with it does, in the order the prose lists them
+HABIT_PHRASES = {
+    "copies what came next": "copy what came next last time",
+    "previous character": "look at the previous character",
+    "two back": "look two characters back",
+    "itself": "look at itself",
+    "last few characters": "look at a blur of the last few characters",
+    "looks at spaces": "look at spaces",
+    "spread wide": "spread their weight wide",
+}
+
+
 def heads_title():
-    """'Eight heads, eight jobs': one job per head of the reference size."""
-    n = count_words(lab.cm.REFERENCE["n_layer"] * lab.cm.REFERENCE["n_head"])
-    return f"{n.capitalize()} heads, {n} jobs"
+    """'Eight heads, five habits': the heads of the model shown first, and how many different
+    habits the evaluation found among them."""
+    labels = _final_labels()
+    n_habits = len({name for _, _, name, _ in labels})
+    return f"{count_words(len(labels), 'head', start=True)}, {count_words(n_habits, 'habit')}"
+
+
+def heads_habits():
+    """What the heads of the model shown first do, grouped by habit, largest group first:
+    'two copy what came next last time (L2 H1 and L2 H3); …; and one looks at itself (L2 H4)'."""
+    groups = {}
+    for layer, head, name, _ in _final_labels():
+        groups.setdefault(name, []).append(head_name(layer, head))
+    order = sorted(groups, key=lambda name: (-len(groups[name]), list(HABIT_PHRASES).index(name)))
+    parts = []
+    for name in order:
+        heads, phrase = groups[name], HABIT_PHRASES[name]
+        if len(heads) == 1:  # the verb agrees with one head: 'looks', 'spreads'
+            verb, _, rest = phrase.partition(" ")
+            phrase = (verb[:-1] + "ies" if verb.endswith("y") else verb + "s") + " " + rest
+        listed = heads[0] if len(heads) == 1 else ", ".join(heads[:-1]) + " and " + heads[-1]
+        parts.append(f"{count_words(len(heads))} {phrase} ({listed})")
+    return "; ".join(parts[:-1]) + "; and " + parts[-1] if len(parts) > 1 else parts[0]
+
+
+def n_habits():
+    return count_words(len({name for _, _, name, _ in _final_labels()}))
+
+
+def n_heads_all():
+    return count_words(len(_final_labels()))
 
 
 def _times(n):
@@ -153,15 +202,21 @@ def _feeders():
     return ab, first, sharp
 
 
+def _named(key):
+    """An evaluation key 'L1H2' -> the site's name for that head, 'L1 H2'."""
+    layer, _, head = key[1:].partition("H")
+    return head_name(int(layer), int(head))
+
+
 def layer1_feeders():
     ab, first, sharp = _feeders()
     worst = [k for k in first[:2] if k not in sharp]
-    return " or ".join(f"{k} ({_pct(ab[k]['copying'], 1)})" for k in worst)
+    return " or ".join(f"{_named(k)} ({_pct(ab[k]['copying'], 1)})" for k in worst)
 
 
 def layer1_sharp():
     ab, first, sharp = _feeders()
-    return f"{sharp[0]} ({_pct(ab[sharp[0]]['copying'], 1)})" if sharp else "none"
+    return f"{_named(sharp[0])} ({_pct(ab[sharp[0]]['copying'], 1)})" if sharp else "none"
 
 
 def vocab_size():
@@ -188,7 +243,7 @@ def _ablations():
 
 
 def worst_head():
-    return _ablations()[0][0]
+    return _named(_ablations()[0][0])
 
 
 def worst_head_copying():
@@ -210,6 +265,199 @@ def spaces_only():
     right = sum(int((x[i, P + 1 :] == lab.cm.STOI[" "]).sum()) for i, P in enumerate(periods))
     total = sum(x.shape[1] - 1 - int(P) for P in periods)
     return _pct(right / total, 1)
+
+
+# ---------------------------------------------------------------- the model's shape and story
+
+
+def _config(run=SHOWN):
+    return lab.manifest(run)["config"]
+
+
+def n_layers():
+    return _config()["n_layer"]
+
+
+def n_heads():
+    return _config()["n_head"]
+
+
+def d_model():
+    return _config()["d_model"]
+
+
+def n_novels():
+    return count_words(lab.N_NOVELS)
+
+
+def _run_name(run):
+    return lab.RUN_NAMES[run]
+
+
+def name_shown():
+    return _run_name(SHOWN)
+
+
+def name_reference():
+    return _run_name("reference")
+
+
+def published_from():
+    return f"{lab.PUBLISHED_JUMP[0]:,}"
+
+
+def published_to():
+    return f"{lab.PUBLISHED_JUMP[1]:,}"
+
+
+def reference_steps():
+    return f"{lab.manifest('reference')['recipe']['steps']:,}"
+
+
+def reference_batch():
+    return lab.manifest("reference")["recipe"]["batch"]
+
+
+def _recipe(run):
+    """How RUN differs from the published recipe, in words: 'learning rate 0.01 instead of
+    0.003; …'; the published recipe itself: 'the published size and recipe, on the novels
+    alone'."""
+    m, ref = lab.manifest(run), lab.manifest("reference")
+    out = []
+    if m["config"]["d_model"] != ref["config"]["d_model"]:
+        out.append(
+            f"{m['config']['d_model']} numbers per character instead of {ref['config']['d_model']}"
+        )
+    r = m["recipe"]
+    if r["repeat_share"] or r["nonsense_share"]:
+        out.append(
+            f"{_pct(r['repeat_share'])} of its training stretches a passage repeated over and "
+            f"over and {_pct(r['nonsense_share'])} repeated nonsense"
+        )
+    if r["lr"] != ref["recipe"]["lr"]:
+        out.append(f"learning rate {r['lr']:g} instead of {ref['recipe']['lr']:g}")
+    if r["steps"] != ref["recipe"]["steps"]:
+        out.append(f"{r['steps']:,} steps instead of {ref['recipe']['steps']:,}")
+    return "; ".join(out) if out else "the published size and recipe, on the novels alone"
+
+
+def _outcome(run):
+    end = _end(run)
+    when = lab.when_copying_appears(run)
+    if when is None:
+        return (
+            f"never learned to copy ({_pct(end['copying'], 1)}) and scores "
+            f"{end['valid_bits']:.2f} bits per character"
+        )
+    return (
+        f"learned to copy ({_pct(end['copying'], 1)}) and scores {end['valid_bits']:.2f} bits "
+        "per character"
+    )
+
+
+def _described(run):
+    return f"{_recipe(run)}. It {_outcome(run)}"
+
+
+def story_reference():
+    return _described("reference")
+
+
+def story_shown():
+    return _described(SHOWN)
+
+
+def story_slower():
+    return _described("reference-repeats")
+
+
+def story_wide():
+    return _described("induction")
+
+
+def name_slower():
+    return _run_name("reference-repeats")
+
+
+def name_wide():
+    return _run_name("induction")
+
+
+def capital_name_shown():
+    return capital(name_shown())
+
+
+# ---------------------------------------------------------------- the measures, defined
+
+
+def copy_stretches():
+    return copy_test.N_STRETCHES
+
+
+def copy_shortest():
+    return copy_test.PERIODS[0]
+
+
+def copy_longest():
+    return copy_test.PERIODS[1]
+
+
+def n_letters():
+    return copy_test.N_LETTERS
+
+
+def uniform_bits():
+    """Bits per character of a model that spreads its bets evenly over the vocabulary."""
+    return f"{math.log2(len(cm.VOCAB)):.2f}"
+
+
+def _reference_guesses():
+    """On the copying test, the published recipe's (trained as published) top guesses: (share
+    of its guesses that are a space, share of the real spaces it gets right)."""
+    if "guesses" not in _cache:
+        x, periods = copy_test.copy_set()
+        params, cfg = lab.checkpoint("reference", lab.steps("reference")[-1])
+        logits, _ = cm.forward(params, cfg, x)  # (n, T, V)
+        guess = logits.argmax(-1)[:, :-1]  # (n, T-1): the guess for character t+1
+        want = x[:, 1:]
+        mask = np.arange(1, x.shape[1])[None, :] > periods[:, None]  # the repeats, P+1 … T-1
+        space = cm.STOI[" "]
+        bets = float(((guess == space) & mask).sum() / mask.sum())
+        caught = float(((guess == want) & (want == space) & mask).sum())
+        _cache["guesses"] = (bets, caught / float(((want == space) & mask).sum()))
+    return _cache["guesses"]
+
+
+_cache = {}
+
+
+def reference_space_bets():
+    return _pct(_reference_guesses()[0])
+
+
+def reference_spaces_caught():
+    return _pct(_reference_guesses()[1])
+
+
+def title_reference():
+    return capital(_run_name("reference"))
+
+
+def title_shown():
+    return capital(_run_name(SHOWN))
+
+
+def title_slower():
+    return capital(_run_name("reference-repeats"))
+
+
+def title_wide():
+    return capital(_run_name("induction"))
+
+
+def concat_width():
+    """The numbers the heads' outputs make side by side: n_head × d_head (= d_model here)."""
+    return _config()["n_head"] * _config()["d_head"]
 
 
 PROSE_VALUES = public_functions(globals())  # every public function above

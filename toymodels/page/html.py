@@ -43,24 +43,56 @@ def state_button(key, value, text, on, *, fk=None, cls=None, **extra):
     return f'<button type="button"{markup}>{esc(text)}</button>'
 
 
-def count_words(n):
-    """3 -> 'three', as prose writes small counts; 0 -> 'no'; from 13 up, digits."""
-    words = (
-        "no",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-    )
-    return words[n] if n < len(words) else f"{n:,}"
+NUMBER_WORDS = (
+    "no",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+)
+
+
+def count_words(n, noun=None, *, plural=None, start=False, among=()):
+    """A count as prose writes it, the one place where the site turns counts into words.
+
+    3 -> 'three', 0 -> 'no'; from 13 up digits, with thousands separators ('1,024').
+    NOUN adds the noun in the right number: count_words(1, "head") -> 'one head',
+    count_words(20, "head") -> '20 heads', count_words(0, "head") -> 'no heads'; PLURAL names
+    an irregular plural (count_words(2, "matrix", plural="matrices")).
+    AMONG holds the other counts of the same sentence: if any of them is written in digits, so
+    is this one, so a sentence never reads '20, of which ten'.
+    START capitalises the first letter, for a count that opens a sentence ('Three heads').
+    """
+    digits = any(m >= len(NUMBER_WORDS) for m in (n, *among))
+    text = f"{n:,}" if digits or n >= len(NUMBER_WORDS) else NUMBER_WORDS[n]
+    if noun is not None:
+        text += " " + plural_of(n, noun, plural)
+    return capital(text) if start else text
+
+
+def plural_of(n, noun, plural=None):
+    """The noun in the number that N asks for: (1, 'head') -> 'head', (2, 'head') -> 'heads'."""
+    return noun if n == 1 else (plural or noun + "s")
+
+
+def capital(text):
+    """The text with its first letter in upper case, to open a sentence."""
+    return text[:1].upper() + text[1:]
+
+
+def head_name(layer, head):
+    """A head's name from its 1-based layer and head: (3, 10) -> 'L3 H10' (with a no-break
+    space, so the name never splits across lines). The site writes every head so, never '3.10',
+    which reads as a decimal."""
+    return f"L{layer}\u00a0H{head}"
 
 
 def level(p, levels=9):

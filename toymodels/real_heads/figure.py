@@ -2,11 +2,14 @@
 
 State: model, sentence (ids from the index), layer (1-based), token ("SENTENCE:INDEX" of
 the highlighted row), head ("" or the enlarged head of this layer, 1-based),
-view ("layer" or "model") and enlarge ("L.H", a one-shot request from the model
-view: show layer L and enlarge head H; links shared before it was renamed call it pick).
+view ("layer" or "model") and enlarge ("L3H10", a one-shot request from the model
+view: show layer 3 and enlarge head 10; links shared before it was renamed call it pick, and
+links shared before the site named heads "L3 H10" write it "3.10", which still works).
 The build pre-renders the defaults; the browser calls this same function under Pyodide,
 which fetches a sentence's JSON on first use (toymodels.page.data).
 """
+
+import re
 
 import numpy as np
 
@@ -24,6 +27,8 @@ DEFAULTS = {
     "enlarge": "",
 }
 ALIASES = {"pick": "enlarge"}  # the name of links shared before
+# a head to enlarge: "L3H10" (what the page writes, also "L3 H10"), or "3.10" (older links)
+ENLARGE = re.compile(r"(?:[Ll]([0-9]{1,4})\s*[Hh]([0-9]{1,4})|([0-9]{1,4})\.([0-9]{1,4}))")
 VIEWS = (("layer", "One layer"), ("model", "All heads"))
 SHORT = {
     "previous": "prev",
@@ -52,9 +57,9 @@ def normalise(state):
     data = rh.sentence(model["id"], state["sentence"])
     L, H = model["layers"], model["heads"]
     if state["enlarge"]:
-        layer, _, head = state["enlarge"].partition(".")
-        if 1 <= (whole(layer, 4) or 0) <= L and 1 <= (whole(head, 4) or 0) <= H:
-            state["layer"], state["head"], state["view"] = layer, head, "layer"
+        layer, head = enlarge_request(state["enlarge"])
+        if 1 <= layer <= L and 1 <= head <= H:
+            state["layer"], state["head"], state["view"] = str(layer), str(head), "layer"
         state["enlarge"] = ""
     if not 1 <= (whole(state["layer"], 4) or 0) <= L:
         state["layer"] = DEFAULTS["layer"]
@@ -69,6 +74,20 @@ def normalise(state):
         i = str(min(1, len(tokens) - 1) if it is None else it)
     state["token"] = f"{state['sentence']}:{i}"
     return state, model, data
+
+
+def enlarge_request(text):
+    """'L3H10', 'L3 H10' or an old link's '3.10' -> (3, 10); anything else -> (0, 0)."""
+    m = ENLARGE.fullmatch(text.strip())
+    if not m:
+        return 0, 0
+    layer, head = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return int(layer), int(head)
+
+
+def enlarge_value(layer, head):
+    """What the page writes for a head to enlarge, 1-based: (3, 10) -> 'L3H10'."""
+    return f"L{layer}H{head}"
 
 
 def token_index(state):
@@ -229,7 +248,7 @@ def _layer_view(data, model, labels, per, layer, selected, head, fid):
         )
         items.append(
             f'<li{item}><button type="button"{button}>'
-            f'<span class="rh-name">Head {rh.head_name(layer, h)}</span> '
+            f'<span class="rh-name">{esc(rh.head_name(layer, h))}</span> '
             f'<span class="rh-tag rh-{label}">{esc(rh.NAMES[label])}</span>'
             f"{_thumb(data['att'][layer, h], selected, data['causal'])}</button>"
             f'<p class="rh-sum" id="{esc(sid)}">{esc(text)}</p></li>'
@@ -243,7 +262,7 @@ def _layer_view(data, model, labels, per, layer, selected, head, fid):
 def _enlarged(data, sid, labels, per, layer, head, selected):
     A, tokens, T = data["att"][layer, head], data["tokens"], len(data["tokens"])
     label = labels[layer][head]
-    name = f"Head {rh.head_name(layer, head)}"
+    name = rh.head_name(layer, head)
     said = [quoted(token) for token in tokens]
     cols = "".join(f'<th scope="col"><span>{esc(token)}</span></th>' for token in tokens)
     rows = []
@@ -295,7 +314,7 @@ def _model_view(data, model, labels, per, selected):
             button = attrs(
                 class_="rh-mini",
                 data_key="enlarge",
-                data_value=f"{layer + 1}.{h + 1}",
+                data_value=enlarge_value(layer + 1, h + 1),
                 data_fk=f"pick-{layer + 1}-{h + 1}",
                 data_label=label,
                 tabindex="0" if (layer, h) == (0, 0) else "-1",

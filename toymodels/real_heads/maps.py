@@ -24,7 +24,7 @@ import json
 
 import numpy as np
 
-from ..page import data
+from ..page import data, html
 from ..page.html import quoted
 
 DIR = "realheads"
@@ -152,7 +152,8 @@ def pct0(x):
 
 
 def head_name(layer, head):
-    return f"{layer + 1}.{head + 1}"
+    """0-based layer and head -> 'L4 H11', the site's one notation for a head."""
+    return html.head_name(layer + 1, head + 1)
 
 
 def sink_names(d):
@@ -172,9 +173,9 @@ HABITS = {  # what a head with that label does with a token's attention, on aver
 
 
 def summary(d, layer, head, label, m):
-    """'Head 4.11 · previous token: on average 97% of a token's attention goes to the token
+    """'L4 H11 · previous token: on average 97% of a token's attention goes to the token
     before it.'"""
-    start = f"Head {head_name(layer, head)} · {NAMES[label]}: "
+    start = f"{head_name(layer, head)} · {NAMES[label]}: "
     if label in HABITS:
         habit = HABITS[label].format(sinks=sink_names(d) if label == "sink" else "")
         return start + f"on average {pct0(m[label])} of a token’s attention {habit}."

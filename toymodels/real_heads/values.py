@@ -7,7 +7,7 @@ export gives, never typed in.
 
 import numpy as np
 
-from ..page.html import count_words
+from ..page.html import count_words, plural_of
 from ..page.prose import public_functions
 from .maps import (
     BROAD,
@@ -241,7 +241,9 @@ def next_heads_named():
 
 
 def n_broad_first_layer():
-    return count_words(counts_overall()[0]["broad"])
+    """How many broad heads sit in the first layer; in digits when the total is ('20, of which
+    10'), so the sentence that quotes both does not mix them."""
+    return count_words(counts_overall()[0]["broad"], among=(len(_heads_with("broad")),))
 
 
 def counts_overall():
@@ -268,6 +270,76 @@ def it_animal_head():
 
 def it_animal_share():
     return pct0(_link("animal", "it", "animal")[2])
+
+
+TARGETS = {"previous": "the token before", "next": "the token after"}
+
+
+def _habit_heads(label):
+    """Heads with a positional label, as the prose lists them: 'one, L1 H3, which gives the token
+    before 100% of a row on average'; 'three (L1 H3, L2 H1 and L2 H5); the strongest, L1 H3,
+    gives …'; 'none'."""
+    heads, (_, per) = _heads_with(label), overall()
+    if not heads:
+        return "none"
+    best = max(heads, key=lambda at: per[at[0]][at[1]][label])
+    share = f"{TARGETS[label]} {pct0(per[best[0]][best[1]][label])} of a row on average"
+    if len(heads) == 1:
+        return f"one, {head_name(*best)}, which gives {share}"
+    return (
+        f"{count_words(len(heads))} ({_listing(heads)}); the strongest, {head_name(*best)}, "
+        f"gives {share}"
+    )
+
+
+def previous_heads_line():
+    return _habit_heads("previous")
+
+
+def next_heads_line():
+    return _habit_heads("next")
+
+
+def previous_heads_found():
+    """Where the guess's answer says the previous-token heads are: 'in one head of the 72, L1 H3,
+    which gives it 100% on average'."""
+    heads, (_, per) = _heads_with("previous"), overall()
+    total = n_heads_total()
+    if not heads:
+        return f"in none of the {total} heads"
+    best = max(heads, key=lambda at: per[at[0]][at[1]]["previous"])
+    share = pct0(per[best[0]][best[1]]["previous"])
+    if len(heads) == 1:
+        return f"in one head of the {total}, {head_name(*best)}, which gives it {share} on average"
+    return (
+        f"in {count_words(len(heads))} {plural_of(len(heads), 'head')} of the {total} "
+        f"({_listing(heads)}), the strongest of them {share} on average"
+    )
+
+
+def _induction():
+    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at the
+    token just after their earlier occurrence, what an induction head attends to."""
+    d = sentence(model()["id"], "fox")
+    toks, T = d["tokens"], len(d["tokens"])
+    pairs = []
+    for i in range(T):
+        if i in d["sinks"] or toks[i] in (",", "."):
+            continue
+        earlier = [j for j in range(i) if toks[j] == toks[i] and j not in d["sinks"]]
+        if earlier and earlier[-1] + 1 < i and earlier[-1] + 1 not in d["sinks"]:
+            pairs.append((i, earlier[-1] + 1))
+    share = np.mean([d["att"][:, :, i, j] for i, j in pairs], axis=0)
+    layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
+    return int(layer), int(head), float(share[layer, head])
+
+
+def induction_head():
+    return head_name(*_induction()[:2])
+
+
+def induction_share():
+    return pct0(_induction()[2])
 
 
 PROSE_VALUES = public_functions(globals())  # every public function above

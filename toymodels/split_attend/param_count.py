@@ -8,6 +8,7 @@ from ..page.html import esc
 GPT2_HEADS = GPT2_SMALL["n_head"]
 GPT2_LAYERS = GPT2_SMALL["n_layer"]
 GPT2_D_HEAD = GPT2_SMALL["d_model"] // GPT2_SMALL["n_head"]
+GPT3_D_HEAD = GPT3["d_model"] // GPT3["n_head"]
 
 
 def attention_params(d_model, n_head):
@@ -116,6 +117,7 @@ PROSE_VALUES = (
     "GPT2_HEADS",
     "GPT2_LAYERS",
     "GPT2_D_HEAD",
+    "GPT3_D_HEAD",
     "gpt2_attention_share",
     "gpt2_attention_millions",
     "gpt2_millions",
