@@ -361,7 +361,7 @@ def test_results_csv_starts_no_formula_in_any_locale(page, base_url):
     page.reload()
     page.wait_for_selector(f"[data-results]:not([hidden]) tbody tr >> nth={len(ANSWERS) - 1}")
     with page.expect_download() as download:
-        page.get_by_role("button", name="Download as CSV").click()
+        page.get_by_role("button", name="Download all chapters as CSV").click()
     text = Path(download.value.path()).read_bytes().decode("utf-8")
     assert re.fullmatch(r'(?:"(?:[^"]|"")*"(?:,|\r\n))+', text), text  # every field quoted
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
