@@ -187,21 +187,33 @@ def it_cat_share():
     return pct0(_link("cat", "it", "cat")[2])
 
 
-def _copy():
-    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at
-    their first copy."""
+def _repeats():
+    """The sentence with a repeated phrase, and (i, j) for each token i of its second copy with
+    j the last earlier occurrence of the same token (special tokens and punctuation left out)."""
     d = sentence(model()["id"], "fox")
-    toks, T = d["tokens"], len(d["tokens"])
+    toks = d["tokens"]
     pairs = []
-    for i in range(T):
+    for i in range(len(toks)):
         if i in d["sinks"] or toks[i] in (",", "."):
             continue
         earlier = [j for j in range(i) if toks[j] == toks[i] and j not in d["sinks"]]
         if earlier:
             pairs.append((i, earlier[-1]))
+    return d, pairs
+
+
+def _strongest(d, pairs):
+    """(layer, head, share): the head giving the (i, j) links of PAIRS most weight on average."""
     share = np.mean([d["att"][:, :, i, j] for i, j in pairs], axis=0)
     layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
-    return int(layer), int(head), float(share[layer, head]), len(pairs)
+    return int(layer), int(head), float(share[layer, head])
+
+
+def _copy():
+    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at
+    their first copy."""
+    d, pairs = _repeats()
+    return (*_strongest(d, pairs), len(pairs))
 
 
 def copy_head():
@@ -320,18 +332,9 @@ def previous_heads_found():
 def _induction():
     """In the sentence with a repeated phrase: the head whose second-copy tokens look most at the
     token just after their earlier occurrence, what an induction head attends to."""
-    d = sentence(model()["id"], "fox")
-    toks, T = d["tokens"], len(d["tokens"])
-    pairs = []
-    for i in range(T):
-        if i in d["sinks"] or toks[i] in (",", "."):
-            continue
-        earlier = [j for j in range(i) if toks[j] == toks[i] and j not in d["sinks"]]
-        if earlier and earlier[-1] + 1 < i and earlier[-1] + 1 not in d["sinks"]:
-            pairs.append((i, earlier[-1] + 1))
-    share = np.mean([d["att"][:, :, i, j] for i, j in pairs], axis=0)
-    layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
-    return int(layer), int(head), float(share[layer, head])
+    d, pairs = _repeats()
+    after = [(i, j + 1) for i, j in pairs if j + 1 < i and j + 1 not in d["sinks"]]
+    return _strongest(d, after)
 
 
 def induction_head():
