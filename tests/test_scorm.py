@@ -183,12 +183,13 @@ def test_build_py_scorm_writes_the_packages(tmp_path):
 
 @pytest.fixture(scope="session")
 def lms(packages, tmp_path_factory):
-    """lms(version): the harness's address, serving the author guide's package of VERSION."""
+    """lms(version, chapter): the harness's address, serving CHAPTER's package of VERSION (the
+    author guide's unless named)."""
     runtime = assets.scorm_again_dir()
     servers, urls = [], {}
 
-    def serve(version):
-        if version not in urls:
+    def serve(version, chapter=GUIDE):
+        if (version, chapter) not in urls:
             where = tmp_path_factory.mktemp(f"lms{version}")
             for name in ("scorm.html", "scorm.js"):
                 shutil.copy(HARNESS / name, where / name)
@@ -196,11 +197,11 @@ def lms(packages, tmp_path_factory):
             for name in assets.SCORM_AGAIN_FILES:
                 shutil.copy(runtime / name, where / name)
             tag = EDITIONS[version]["tag"]
-            with zipfile.ZipFile(packages[version][f"manyheads-{GUIDE}-{tag}.zip"]) as z:
+            with zipfile.ZipFile(packages[version][f"manyheads-{chapter}-{tag}.zip"]) as z:
                 z.extractall(where / "pkg")
             servers.append(serve_dir(where))
-            urls[version] = f"http://127.0.0.1:{servers[-1].server_port}/"
-        return urls[version]
+            urls[version, chapter] = f"http://127.0.0.1:{servers[-1].server_port}/"
+        return urls[version, chapter]
 
     yield serve
     for server in servers:
@@ -364,10 +365,80 @@ def test_without_an_lms_the_package_is_the_site(page, packages, tmp_path):
         server.shutdown()
 
 
+ANSWER_KINDS = ("data-check ", "data-guess ", 'class="mh-cell mh-exercise"')
+
+
+def answers_asked(package):
+    """How many answers a chapter's package asks for: its checks, guesses and exercises."""
+    with zipfile.ZipFile(package) as z:
+        (page,) = [n for n in z.namelist() if n.endswith(".html")]
+        text = z.read(page).decode()
+    return sum(text.count(kind) for kind in ANSWER_KINDS), page.removesuffix(".html")
+
+
+@pytest.mark.browser
+def test_suspend_data_holds_every_answer_of_the_chapter_that_asks_most(new_page, packages, lms):
+    """The chapter with the most checks, guesses and exercises, every one answered at length:
+    each check tried 30 times, each guess committed, each exercise run with code longer than
+    the whole limit. Every block keeps its record within 4,096 characters, and a returning
+    student finds every answer that fits."""
+    counts = sorted(answers_asked(p) for name, p in packages["1.2"].items() if "-all-" not in name)
+    most, slug = counts[-1]
+    assert most >= 5, counts  # today chapter "One head": 2 checks, 1 guess, 2 exercises
+    page = new_page()
+    frame = launch(page, lms("1.2", slug), "1.2")
+    ids = []
+    for guess in frame.locator("[data-guess]").all():
+        ids.append("g" + guess.get_attribute("id").split("-")[-1])
+        guess.locator("input[name=guess]").last.check()
+        guess.get_by_role("button", name="Commit my guess").click()
+    for check in frame.locator("[data-check]").all():
+        ids.append("c" + check.get_attribute("id").split("-")[-1])
+        check.locator("input").first.check()
+        for _ in range(30):
+            check.get_by_role("button", name="Check").click()
+    codes = {}  # the first exercise's code is longer than the limit; the others' fit
+    for n, exercise in enumerate(frame.locator(".mh-exercise").all()):
+        ids.append("e" + exercise.get_attribute("id").split("-")[-1])
+        code = exercise.locator("textarea").input_value()
+        code += "\n# " + "a long comment | with 100% of the separators " * (20 if n else 100)
+        codes[exercise.get_attribute("id")] = code
+        exercise.locator("textarea").fill(code)
+        exercise.get_by_role("button", name="Run").click()
+        exercise.locator(".mh-verdict.right, .mh-verdict.wrong").wait_for(timeout=60_000)
+    assert len(ids) == most
+    page.wait_for_function(
+        "(ids) => { const s = harness.held('1.2')['cmi.suspend_data'] || '';"
+        " return ids.every((id) => s.includes('|' + id + '.')); }",
+        arg=ids,
+    )
+    suspend = held(page, "1.2")["cmi.suspend_data"]
+    (first, *others) = codes
+    assert len(codes[first]) > 4096 and len(suspend) <= 4096, len(suspend)
+    assert len(suspend) <= 4096, len(suspend)
+    records = suspend.split("|")[1:]
+    assert sorted(r.split(".")[0] for r in records) == sorted(ids), records
+    assert all(r.split(".")[1] == "u" for r in records if r[0] == "c"), records  # 30 tries
+    page.evaluate("harness.leave()")
+    page.wait_for_function("() => harness.calls.some(([name]) => name === 'LMSFinish')")
+    again = new_page()
+    frame = launch(again, lms("1.2", slug), "1.2", data={"cmi.suspend_data": suspend})
+    for guess in frame.locator("[data-guess]").all():
+        assert guess.locator("[data-your-guess]").is_visible()
+    for check in frame.locator("[data-check]").all():
+        assert check.locator("input").first.is_checked()
+        assert check.locator(".mh-feedback:visible").count() == 1
+    assert frame.locator(f"#{first} textarea").input_value() != codes[first]  # left out
+    for id in others:
+        assert frame.locator(f"#{id} textarea").input_value() == codes[id]
+    rows = frame.locator("[data-results] tbody tr")
+    asked = frame.locator("[data-guess]").count(), frame.locator("[data-check]").count()
+    assert rows.count() == asked[0] + 30 * asked[1] + len(codes)
+
+
 def test_the_guide_holds_every_kind_of_answer(site):
-    """The suspend-data test below fills the guide, which holds one answer of every kind (a
-    guess, a check, an exercise); chapter "One head" holds more answers (five), whose short
-    parts take a few dozen characters, so the limit is met by the code an exercise keeps."""
+    """The sessions above and the test below run the guide, which holds one answer of every kind
+    (a guess, a check, an exercise); the chapter that asks most is filled by the test above."""
     text = (site / f"{GUIDE}.html").read_text()
     for kind in ("data-check ", "data-guess ", 'class="mh-cell mh-exercise"'):
         assert kind in text, kind
