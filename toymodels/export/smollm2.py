@@ -21,6 +21,7 @@ import numpy as np
 from ..heads_that_copy import heads as hc
 from .bpe import BPE
 from .llama import PACKAGE, Llama
+from .sentences import SENTENCES
 
 OUT = Path(__file__).resolve().parent.parent / "data" / hc.DIR
 SCALE = 1000
@@ -33,8 +34,6 @@ TOP = 5  # induction heads pulled out, and previous-token heads
 def curated_texts():
     """(id, kind, text): the four sentences "Real heads" opens with (Puff among them), a
     pronoun with one noun to go back to, a passage that repeats a name."""
-    from .cli import SENTENCES
-
     first = [(sid, "sentence", text) for sid, text in SENTENCES[:4]]
     return first + [
         ("glass", "sentence", "The boy dropped the glass on the floor, and it broke."),
