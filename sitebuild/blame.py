@@ -6,12 +6,15 @@ innermost frame of the traceback that lies in the toymodels package. Paths are w
 the project's root (toymodels/…/x.py), as every other author message writes them.
 """
 
+import importlib
 import inspect
 import re
 import traceback
 from pathlib import Path
 
 import toymodels
+
+from .chapters import AuthorError
 
 
 def relative(filename):
@@ -71,3 +74,31 @@ def exception_text(exc):
     if isinstance(exc, SyntaxError):
         text = exc.msg
     return f"{type(exc).__name__}: {text}"
+
+
+def import_module(name, rel, line):
+    """importlib.import_module(NAME) for the chapter line REL:LINE that names it. A module that
+    does not exist raises ModuleNotFoundError, as there; one that exists but cannot be imported
+    (a syntax error, a misspelt import, module-level code that raises) is an AuthorError at the
+    line of toymodels/ that failed, naming REL:LINE and how to fix it."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
+            raise
+        failed = e
+    except Exception as e:
+        failed = e
+    if isinstance(failed, SyntaxError):
+        what = f"Python cannot read this file: {failed.msg}"
+        fix = "fix the code at this line or above it"
+    elif isinstance(failed, ImportError):
+        what = f"importing this module raised {exception_text(failed)}"
+        fix = "check the name: a module here may import numpy, the standard library and toymodels/"
+    else:
+        what = f"importing this module raised {exception_text(failed)}"
+        fix = "fix the code at this line, which runs when the module is imported"
+    at = raised_at(failed)
+    if at is None:
+        raise AuthorError(rel, line, f"importing {name} raised {exception_text(failed)}") from None
+    raise AuthorError(*at, f"{what} (needed by {rel}:{line}); {fix}") from None

@@ -14,7 +14,6 @@ an answer that breaks the contract, or the declaration a refused state came from
 names the chapter's figure block and the state, as JSON that render(STATE, FID) takes.
 """
 
-import importlib
 import json
 import re
 
@@ -96,41 +95,17 @@ def _load(block, model, root):
             f"not '{func}'{known()}",
         )
     try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name and (name == e.name or name.startswith(e.name + ".")):
-            raise AuthorError(
-                rel,
-                line,
-                f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}",
-            ) from None
-        raise _import_failed(block, name, e) from None
-    except Exception as e:  # a syntax error, an import error, module-level code that raised
-        raise _import_failed(block, name, e) from None
+        module = blame.import_module(name, rel, line)
+    except ModuleNotFoundError:
+        raise AuthorError(
+            rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}"
+        ) from None
     fn = getattr(module, func, None)
     if not callable(fn):
         raise AuthorError(
             rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}"
         )
     return module, fn
-
-
-def _import_failed(block, name, e):
-    """The AuthorError for a module that cannot be imported, at the line that failed."""
-    used = f"needed by the figure at {block[0]}:{block[1]}"
-    if isinstance(e, SyntaxError):
-        what = f"Python cannot read this file: {e.msg}"
-        fix = "fix the code at this line or above it"
-    elif isinstance(e, ImportError):
-        what = f"importing this module raised {blame.exception_text(e)}"
-        fix = "check the name: a figure may import numpy, the standard library and toymodels/"
-    else:
-        what = f"importing this module raised {blame.exception_text(e)}"
-        fix = "fix the code at this line, which runs when the module is imported"
-    at = blame.raised_at(e)
-    if at is None:
-        return AuthorError(*block, f"importing {name} raised {blame.exception_text(e)}")
-    return AuthorError(*at, f"{what} ({used}); {fix}")
 
 
 def _draw(block, model, fn, state, fid, why):

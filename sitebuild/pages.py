@@ -1,7 +1,6 @@
 """Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures
 through toymodels/."""
 
-import importlib
 import json
 import re
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from markupsafe import Markup
 
 from toymodels.page import cells
 
+from . import blame
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
 from .limits import CELL_SECONDS, Overrun, time_limit
@@ -328,7 +328,7 @@ class ChapterRenderer:
         if MODEL.match(check):
             module, func = shipped(self.rel, check_line, check, "check")
             try:
-                fn = getattr(importlib.import_module(module), func, None)
+                fn = getattr(blame.import_module(module, self.rel, check_line), func, None)
             except ImportError:
                 fn = None
         if not callable(fn):

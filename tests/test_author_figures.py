@@ -53,7 +53,8 @@ MODEL = "toymodels.two_back.figure:render"
 @pytest.fixture
 def author(tmp_path, monkeypatch):
     """write(figure_source) -> a project whose chapter draws toymodels.two_back.figure, the
-    module holding FIGURE_SOURCE, with a previous build in its site/."""
+    module holding FIGURE_SOURCE, with a previous build in its site/; write(source, NAME)
+    writes toymodels/two_back/NAME instead."""
     extra = tmp_path / "extra"
     (extra / "two_back").mkdir(parents=True)
     (extra / "two_back" / "__init__.py").write_text("")
@@ -61,10 +62,10 @@ def author(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # a module rewritten within a second
     root = project(tmp_path, {"a.md": CHAPTER})
 
-    def write(source):
-        for name in [m for m in sys.modules if m.startswith("toymodels.two_back")]:
-            del sys.modules[name]
-        (extra / "two_back" / "figure.py").write_text(source)
+    def write(source, name="figure.py"):
+        for module in [m for m in sys.modules if m.startswith("toymodels.two_back")]:
+            del sys.modules[module]
+        (extra / "two_back" / name).write_text(source)
         importlib.invalidate_caches()
         return root
 
@@ -93,33 +94,33 @@ MISTAKES = [
         "a syntax error",
         broken('def render(state=None, fid="two-back"):', 'def render(state=None, fid="two-back")'),
         f"toymodels/two_back/figure.py:12: Python cannot read this file: expected ':' (needed by "
-        f"the figure at {BLOCK}); fix the code at this line or above it",
+        f"{BLOCK}); fix the code at this line or above it",
     ),
     (
         "a bracket never closed",
         broken('words = state["sentence"].split()', 'words = (state["sentence"].split()'),
         f"toymodels/two_back/figure.py:14: Python cannot read this file: '(' was never closed "
-        f"(needed by the figure at {BLOCK}); fix the code at this line or above it",
+        f"(needed by {BLOCK}); fix the code at this line or above it",
     ),
     (
         "an import misspelt",
         broken("from ..page.html import esc", "import nump"),
         "toymodels/two_back/figure.py:4: importing this module raised ModuleNotFoundError: No "
-        f"module named 'nump' (needed by the figure at {BLOCK}); check the name: a figure may "
-        "import numpy, the standard library and toymodels/",
+        f"module named 'nump' (needed by {BLOCK}); check the name: a module here "
+        "may import numpy, the standard library and toymodels/",
     ),
     (
         "a name the kernel lacks",
         broken("from ..page.html import esc", "from ..page.html import esk"),
         "toymodels/two_back/figure.py:4: importing this module raised ImportError: cannot import "
-        f"name 'esk' from 'toymodels.page.html' (needed by the figure at {BLOCK}); check the "
-        "name: a figure may import numpy, the standard library and toymodels/",
+        f"name 'esk' from 'toymodels.page.html' (needed by {BLOCK}); check the "
+        "name: a module here may import numpy, the standard library and toymodels/",
     ),
     (
         "module-level code that raises",
         broken('{"sentence": SENTENCE,', '{"sentence": SENTENCES,'),
         "toymodels/two_back/figure.py:7: importing this module raised NameError: name "
-        f"'SENTENCES' is not defined (needed by the figure at {BLOCK}); fix the code at this "
+        f"'SENTENCES' is not defined (needed by {BLOCK}); fix the code at this "
         "line, which runs when the module is imported",
     ),
     (
@@ -205,6 +206,26 @@ def test_a_broken_figure_module_stops_the_build_at_its_line(author, name, source
     stops(author(source), message)
 
 
+def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
+    root = author('PROSE_VALUES = ("N",)\nN = (1\n', "values.py")
+    chapter = root / "chapters" / "a.md"
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.N }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:2: Python cannot read this file: '(' was never closed "
+        "(needed by chapters/a.md:10); fix the code at this line or above it",
+    )
+    author("import nump\n\n\ndef check(env):\n    return True, 'Yes.'\n", "checks.py")
+    exercise = "\n::: exercise Do it\ncheck: toymodels.two_back.checks:check\n---\nx = 1\n:::\n"
+    chapter.write_text(CHAPTER + exercise)
+    stops(
+        root,
+        "toymodels/two_back/checks.py:1: importing this module raised ModuleNotFoundError: No "
+        "module named 'nump' (needed by chapters/a.md:20); check the name: a module here may "
+        "import numpy, the standard library and toymodels/",
+    )
+
+
 def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(author, monkeypatch):
     root = author(FIGURE)
     from toymodels.two_back import figure
@@ -242,7 +263,7 @@ def test_the_cli_prints_the_line_and_no_traceback(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr == (
         "toymodels/two_back/figure.py:12: Python cannot read this file: '(' was never closed "
-        f"(needed by the figure at {BLOCK}); fix the code at this line or above it\n"
+        f"(needed by {BLOCK}); fix the code at this line or above it\n"
     )
     assert not (root / "site").exists()
 

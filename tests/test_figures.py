@@ -62,6 +62,15 @@ def test_defaults_keep_the_contract(figure):
         assert set(result["state"]) == set(declared(figure))
 
 
+def test_a_figure_whose_reader_picks_a_word_names_its_word_field(figure):
+    """The build draws each word of the default sentence only for a figure that names the field
+    in WORD_FIELD (sitebuild/figures.py), so every figure with word buttons must name it."""
+    drawn = figure.render({}, "fig")
+    markup = drawn["html"] + "".join(drawn["slots"].values())
+    picked = set(re.findall(r'data-key="(word|token|character)"', markup))
+    assert picked == ({figure.WORD_FIELD} if hasattr(figure, "WORD_FIELD") else set())
+
+
 # ---------------------------------------------------------------- reader text is escaped
 
 PAYLOADS = ("<img src=x onerror=alert(1)>", "\"'><script>alert(1)</script>")
