@@ -13,6 +13,7 @@ Python runtime, and write the service worker that precaches it all.
 """
 
 import base64
+import difflib
 import hashlib
 import json
 import re
@@ -265,7 +266,8 @@ def _integrity(out, asset):
 
 
 def check_links(out, chapters):
-    """Every internal link of every chapter leads to a page and anchor that exist."""
+    """Every internal link of every chapter leads to a page and anchor that exist; a broken one
+    is reported with the closest page or id there is (difflib), the likely typo."""
     for ch in chapters:
         page = out / f"{ch.meta['slug']}.html"
         html = page.read_text(encoding="utf-8")
@@ -276,11 +278,18 @@ def check_links(out, chapters):
             target = (page.parent / path.split("?")[0]).resolve() if path else page
             problem = None
             if not target.is_file() or out.resolve() not in target.parents:
-                problem = f"the link to '{href}' leads to no page of this site"
-            elif anchor and f'id="{anchor}"' not in target.read_text(encoding="utf-8"):
+                pages = sorted(p.stem for p in out.glob("*.html"))  # the slugs, and index
+                near = difflib.get_close_matches(path.removesuffix(".html"), pages, n=1, cutoff=0.6)
+                problem = f"the link to '{href}' leads to no page of this site" + (
+                    f" (did you mean '{near[0]}.html{href[len(path) :]}'?)" if near else ""
+                )
+            elif anchor and f'id="{anchor}"' not in (text := target.read_text(encoding="utf-8")):
+                ids = re.findall(r'\bid="([^"]+)"', text)
+                near = difflib.get_close_matches(anchor, ids, n=1, cutoff=0.5)
                 problem = (
                     f"the link to '{href}' names an anchor '#{anchor}' that "
                     f"{path or 'this page'} does not have"
+                    + (f" (did you mean '{path}#{near[0]}'?)" if near else "")
                 )
             if problem:
                 fix = "; fix the link or the heading it points to"

@@ -16,6 +16,7 @@ from latex2mathml.converter import convert as tex_to_mathml
 
 from toymodels import BUILD_ONLY
 
+from . import blame
 from .chapters import AuthorError, suggest
 from .limits import MARKDOWN_SECONDS, Overrun, time_limit
 
@@ -33,9 +34,10 @@ HOLD = "MHHELD{}X"  # letters only: Markdown and SmartyPants leave it alone
 HELD = re.compile(r"(<p>)?MHHELD(\d+)X(</p>)?")
 
 
-def value(name):
+def value(name, rel="?", line=1):
     """'toymodels.many_heads.model.D_HEAD' -> its value as text; raises LookupError with what
-    went wrong. Only what a module lists in PROSE_VALUES can be read (toymodels/page/prose.py)."""
+    went wrong. Only what a module lists in PROSE_VALUES can be read (toymodels/page/prose.py).
+    A module that fails to import is an AuthorError at its own line, naming REL:LINE."""
     module, _, attr = name.rpartition(".")
     if not module.startswith("toymodels"):
         raise LookupError(
@@ -49,7 +51,7 @@ def value(name):
             "the values of a chapter's package"
         )
     try:
-        listed = getattr(importlib.import_module(module), "PROSE_VALUES", ())
+        listed = getattr(blame.import_module(module, rel, line), "PROSE_VALUES", ())
     except ImportError as e:
         raise LookupError(f"no value '{name}': {e}") from None
     if attr not in listed:
@@ -91,9 +93,11 @@ class Prose:
             if m.group("value") is None:
                 return m.group(0)
             try:
-                return value(m.group("value")).replace("&", "&amp;").replace("<", "&lt;")
+                at = line + text.count("\n", 0, m.start())
+                found = value(m.group("value"), self.rel, at)
+                return found.replace("&", "&amp;").replace("<", "&lt;")
             except LookupError as e:
-                raise AuthorError(self.rel, line + text.count("\n", 0, m.start()), str(e)) from None
+                raise AuthorError(self.rel, at, str(e)) from None
 
         return VALUES.sub(sub, text)
 

@@ -1,22 +1,20 @@
 """Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures
 through toymodels/."""
 
-import importlib
 import json
 import re
 from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from toymodels import BUILD_ONLY
 from toymodels.page import cells
-from toymodels.page import figure as contract
 
+from . import blame
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
+from .figures import MODEL, call_figure, shipped
 from .limits import CELL_SECONDS, Overrun, time_limit
 from .markup import Prose
 
-MODEL = re.compile(r"^(toymodels(?:\.\w+)+):(\w+)$")
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
 UNKNOWN = object()  # a chapter rendered on its own: which chapter follows it is not known
 RECAP_LINES = (3, 4)  # a recap says what the reader now knows in three or four lines
@@ -29,82 +27,6 @@ class Figure:
     module: object
     live: bool
     result: dict
-
-
-def figure_modules(root):
-    """toymodels modules that define a render function: what a figure block may name."""
-    package = root / "toymodels"
-    return sorted(
-        "toymodels." + ".".join(p.relative_to(package).with_suffix("").parts) + ":render"
-        for p in package.rglob("*.py")
-        if p.relative_to(package).parts[0] not in BUILD_ONLY
-        and "\ndef render(" in p.read_text(encoding="utf-8")
-    )
-
-
-def shipped(rel, line, spec, what):
-    """'toymodels.MODULE:FUNCTION' -> (module name, function name), for a function the browser
-    will call too: a build-only package (toymodels.BUILD_ONLY) is refused before it is
-    imported, since importing a module runs it."""
-    m = MODEL.match(spec)
-    if not m:
-        raise AuthorError(
-            rel, line, f"{what} must look like toymodels.MODULE:FUNCTION, got '{spec}'"
-        )
-    name, func = m.groups()
-    package = name.split(".")[1]
-    if package in BUILD_ONLY:
-        raise AuthorError(
-            rel,
-            line,
-            f"{what} '{spec}' is in toymodels/{package}/, which is build-only and never reaches "
-            "the browser; name a function of a chapter's package",
-        )
-    return name, func
-
-
-def call_figure(rel, line, model, fid, state, root):
-    name, func = shipped(rel, line, model, "model")
-
-    def known():  # only read when the author named something that is not there
-        figures = figure_modules(root)
-        return f"{suggest(model, figures)}; figures are {', '.join(figures)}"
-
-    if func != "render":
-        raise AuthorError(
-            rel,
-            line,
-            f"unknown figure '{model}': a figure's model is a module's render function, "
-            f"not '{func}'{known()}",
-        )
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError:
-        raise AuthorError(
-            rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}"
-        ) from None
-    fn = getattr(module, func, None)
-    if not callable(fn):
-        raise AuthorError(
-            rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}"
-        )
-    try:
-        result = fn(state, fid)
-    except Exception as e:
-        raise AuthorError(rel, line, f"figure '{model}' failed: {type(e).__name__}: {e}") from None
-    try:
-        contract.check(result)
-    except ValueError as e:
-        raise AuthorError(
-            rel,
-            line,
-            f"figure '{model}' returned {e}; a figure returns "
-            "toymodels.page.figure.result(html, state, slots=..., summary=...) "
-            "or failure(state, error)",
-        ) from None
-    if result["error"]:
-        raise AuthorError(rel, line, f"figure '{model}' rejected its state: {result['error']}")
-    return module, result
 
 
 class ChapterRenderer:
@@ -406,7 +328,7 @@ class ChapterRenderer:
         if MODEL.match(check):
             module, func = shipped(self.rel, check_line, check, "check")
             try:
-                fn = getattr(importlib.import_module(module), func, None)
+                fn = getattr(blame.import_module(module, self.rel, check_line), func, None)
             except ImportError:
                 fn = None
         if not callable(fn):

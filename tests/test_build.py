@@ -266,6 +266,62 @@ def test_duplicate_slug_and_order(tmp_path):
         site_build.build(root2, root2 / "site")
 
 
+HEADS = GOOD.replace('slug = "test"', 'slug = "many-heads"') + "\n## How heads share\n\nText.\n"
+LINKS = [
+    (
+        "a page misspelt",
+        "See [the chapter](many-head.html).",
+        "chapters/a.md:25: the link to 'many-head.html' leads to no page of this site (did you "
+        "mean 'many-heads.html'?); fix the link or the heading it points to",
+    ),
+    (
+        "a page misspelt, with its heading",
+        "See [the chapter](many-head.html#how-heads-share).",
+        "chapters/a.md:25: the link to 'many-head.html#how-heads-share' leads to no page of this "
+        "site (did you mean 'many-heads.html#how-heads-share'?); fix the link or the heading it "
+        "points to",
+    ),
+    (
+        "a heading misspelt",
+        "See [sharing](many-heads.html#how-heads-shares).",
+        "chapters/a.md:25: the link to 'many-heads.html#how-heads-shares' names an anchor "
+        "'#how-heads-shares' that many-heads.html does not have (did you mean "
+        "'many-heads.html#how-heads-share'?); fix the link or the heading it points to",
+    ),
+    (
+        "a figure id misspelt, on this page",
+        "See [the figure](#three-head).",
+        "chapters/a.md:25: the link to '#three-head' names an anchor '#three-head' that this page "
+        "does not have (did you mean '#three-heads'?); fix the link or the heading it points to",
+    ),
+    (
+        "nothing close",
+        "See [elsewhere](zebra.html).",
+        "chapters/a.md:25: the link to 'zebra.html' leads to no page of this site; fix the link "
+        "or the heading it points to",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,link,message", LINKS, ids=[k[0] for k in LINKS])
+def test_a_broken_link_names_the_closest_page_or_heading(tmp_path, name, link, message):
+    root = project(tmp_path, {"a.md": HEADS})
+    site_build.build(root, root / "site")
+    before = (root / "site" / "many-heads.html").read_bytes()
+    (root / "chapters" / "a.md").write_text(f"{HEADS}\n{link}\n")
+    with pytest.raises(AuthorError) as e:
+        site_build.build(root, root / "site")
+    assert str(e.value) == message
+    assert (root / "site" / "many-heads.html").read_bytes() == before
+
+
+def test_the_guide_documents_how_to_link_and_what_a_broken_link_says():
+    guide = (ROOT / "chapters" / "90-author-guide.md").read_text(encoding="utf-8")
+    assert "`SLUG.html`" in guide and "(many-heads.html#three-heads-one-sentence)" in guide
+    for _, _, message in LINKS[0], LINKS[2]:
+        assert f"`{message.split(': ', 1)[1]}`" in guide, message
+
+
 def test_cli_exits_non_zero_with_the_message(tmp_path):
     root = project(tmp_path, {"a.md": broken("::: slot", "::: slott")})
     done = subprocess.run(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import open_ready
 
-from sitebuild.pages import figure_modules
+from sitebuild.figures import figure_modules
 from toymodels.page.download import files, safe, value
 
 ROOT = Path(__file__).resolve().parent.parent

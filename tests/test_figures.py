@@ -62,6 +62,15 @@ def test_defaults_keep_the_contract(figure):
         assert set(result["state"]) == set(declared(figure))
 
 
+def test_a_figure_whose_reader_picks_a_word_names_its_word_field(figure):
+    """The build draws each word of the default sentence only for a figure that names the field
+    in WORD_FIELD (sitebuild/figures.py), so every figure with word buttons must name it."""
+    drawn = figure.render({}, "fig")
+    markup = drawn["html"] + "".join(drawn["slots"].values())
+    picked = set(re.findall(r'data-key="(word|token|character)"', markup))
+    assert picked == ({figure.WORD_FIELD} if hasattr(figure, "WORD_FIELD") else set())
+
+
 # ---------------------------------------------------------------- reader text is escaped
 
 PAYLOADS = ("<img src=x onerror=alert(1)>", "\"'><script>alert(1)</script>")
@@ -252,7 +261,7 @@ def test_result_and_failure_keep_the_contract():
     assert failed["html"] is None and failed["error"] == "Type a word."
 
 
-GOOD = {"html": "<p/>", "slots": {}, "state": {}, "error": None, "summary": ""}
+GOOD = {"html": "<p/>", "slots": {}, "state": {}, "error": None, "summary": "A paragraph."}
 
 
 @pytest.mark.parametrize(
@@ -267,10 +276,13 @@ GOOD = {"html": "<p/>", "slots": {}, "state": {}, "error": None, "summary": ""}
         ({**GOOD, "slots": [("row", "<p/>")]}, "slots that are not a dict of str"),
         ({**GOOD, "state": {"word": 3}}, "a state that is not a dict of str fields to str values"),
         ({**GOOD, "summary": None}, "a summary that is not a str"),
+        ({**GOOD, "summary": ""}, "an empty summary (what screen readers hear"),
+        ({**GOOD, "summary": " \n"}, "an empty summary (what screen readers hear"),
         ({**GOOD, "error": ""}, "an error that is neither None nor a message"),
     ],
 )
 def test_check_says_what_is_wrong(answer, why):
+    contract.check(GOOD)
     with pytest.raises(ValueError, match=re.escape(why)):
         contract.check(answer)
 
@@ -283,9 +295,9 @@ def test_the_build_stops_on_a_figure_that_breaks_the_contract(monkeypatch):
         call_figure("chapters/a.md", 13, "toymodels.broken_figure:render", "fig", {}, ROOT)
     assert str(caught.value) == (
         "chapters/a.md:13: figure 'toymodels.broken_figure:render' returned a dict whose keys "
-        "are not html, slots, state, error, summary (missing slots, error, summary); a figure "
-        "returns toymodels.page.figure.result(html, state, slots=..., summary=...) "
-        "or failure(state, error)"
+        "are not html, slots, state, error, summary (missing slots, error, summary), given the "
+        "state {} (from the chapter); a figure returns toymodels.page.figure.result(html, state, "
+        "slots=..., summary=...) or failure(state, error)"
     )
     module.render = lambda state, fid: contract.result("<p/>", {"word": 3})
     with pytest.raises(AuthorError, match=r"^chapters/a\.md:13: .* returned a state that is not"):

@@ -226,7 +226,8 @@ def test_a_figure_that_returns_no_dict(monkeypatch):
     monkeypatch.setitem(sys.modules, module.__name__, module)
     with pytest.raises(AuthorError) as caught:
         pages.call_figure("chapters/a.md", 13, "toymodels.listing_figure:render", "f", {}, ROOT)
-    assert str(caught.value).startswith(
-        "chapters/a.md:13: figure 'toymodels.listing_figure:render' returned a list, not a dict; "
-        "a figure returns toymodels.page.figure.result("
+    assert str(caught.value) == (
+        "chapters/a.md:13: figure 'toymodels.listing_figure:render' returned a list, not a dict, "
+        "given the state {} (from the chapter); a figure returns "
+        "toymodels.page.figure.result(html, state, slots=..., summary=...) or failure(state, error)"
     )

@@ -480,11 +480,13 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
     )
     with pytest.raises(AuthorError) as e:
         site_build.build(root, tmp_path / "site")
-    assert str(e.value).startswith(
-        "chapters/a.md:11: figure 'toymodels.real_heads.figure:render' failed: MissingData: "
-        "toymodels/data/realheads/index.json is missing; run `make export` to write the real-heads "
-        "data"
-    )
+    assert re.fullmatch(
+        r"toymodels/real_heads/maps\.py:\d+: figure 'toymodels\.real_heads\.figure:render' "
+        r"\(chapters/a\.md:11\) raised MissingData: toymodels/data/realheads/index\.json is "
+        r"missing; run `make export` to write the real-heads data, given the state \{\} \(from "
+        r"the chapter\); render\(\{\}, \"real-heads\"\) in Python shows the whole traceback",
+        str(e.value),
+    ), str(e.value)
     assert not (tmp_path / "site").exists()
 
 

@@ -6,6 +6,7 @@
 // method's composition), and the box itself is kept across redraws, with its caret and undo.
 // An answer slower than BUSY_MS marks the figure busy and shows the [data-busy] notes
 // (e.g. "Loading the weights…") of the part of the page the action came from.
+// When Python raises, the figure says so and the console gets the traceback, for authors.
 
 import { moveFocus } from "./keys.js";
 
@@ -159,6 +160,8 @@ class LiveFigure {
           await this.python.ready; // after a restart, the new worker must finish booting
           result = await this.python.call(this.fn, [sent, this.id]);
         } catch (err) {
+          // the reader sees the message; the author, in the console, the whole Python traceback
+          if (err.traceback) console.error(`Figure #${this.id} (${this.fn}) failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
           if (this.pending === sent) {
             this.pending = null;
             this.say(`The figure's Python code failed: ${err.message}`);

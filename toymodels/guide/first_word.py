@@ -16,6 +16,7 @@ D_HEAD = 2
 STRENGTH = 4.0
 DEFAULTS = {"sentence": SENTENCE, "word": "3", "view": "softmax"}
 CHOICES = {"view": ("scores", "mask", "softmax")}
+WORD_FIELD = "word"  # the build draws the figure for each word of the default sentence
 
 
 def first_word_head(n, strength=STRENGTH):

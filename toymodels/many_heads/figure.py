@@ -28,6 +28,7 @@ STEPS = (
     ("output", "Mix with Wᴼ"),
 )
 CHOICES = {"head": ("all", "1", "2", "3"), "step": tuple(s for s, _ in STEPS)}
+WORD_FIELD = "word"
 READS = (
     "position only: its query and key are clock hands turning {turn} radians a word, "
     "so a word's query points at the key one word back",

@@ -66,4 +66,8 @@ def render(state=None, fid="d-head"):
     html = (
         f'<table class="mh-configs"><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>'
     )
-    return result(html, {})
+    summary = "; ".join(
+        f"{name}: {d_model} ÷ {n_head} = {d_head(d_model, n_head)} numbers a head"
+        for name, d_model, n_head, _ in CONFIGS
+    )
+    return result(html, {}, summary=summary + ".")

@@ -80,6 +80,8 @@ SECTIONS = (
 )
 SUDDEN = 500  # steps: a rise of copying within this many is called sudden
 RUN_NAMES = lab.RUN_NAMES  # what each model is: "with repeats", "twice as wide", …
+CHOICES = {"model": lab.RUNS}
+WORD_FIELD = "character"
 
 
 def _pairs(text, L, H):

@@ -68,6 +68,7 @@ PRESETS = {
     "gpt3": (_preset(GPT3, GPT3["context"], 2), "GPT-3"),
 }
 DEFAULTS = {**PRESETS["this"][0], "preset": ""}
+CHOICES = {"preset": tuple(PRESETS), "bytes": tuple(BITS)}
 
 
 def _check(state):

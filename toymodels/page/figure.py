@@ -9,6 +9,12 @@ shared before the rename still opens the same view. `render` starts with `merge`
 and ends with `result(html, state, ...)`, or `failure(state, error)` when the state cannot
 be drawn. `check` holds a figure's answer to the contract; the build calls it on every
 figure it pre-renders, and tests/test_figures.py on every figure with hostile states.
+
+Two optional declarations name the states the build draws besides the chapter's (each with
+the other fields at their defaults; sitebuild/figures.py), so a figure that fails when the
+reader taps stops the build instead: CHOICES, {field: tuple of values}, which steps blocks may
+set too, and WORD_FIELD, the field whose controls pick a word (a token, a character) of the
+sentence, whose every value the figure drawn with its DEFAULTS offers is drawn.
 """
 
 from collections.abc import Mapping
@@ -96,6 +102,10 @@ def problems(answer):
         out.append("a state that is not a dict of str fields to str values")
     if not isinstance(answer["summary"], str):
         out.append("a summary that is not a str")
+    elif error is None and not answer["summary"].strip():
+        out.append(
+            "an empty summary (what screen readers hear: one line on what the figure shows now)"
+        )
     return out
 
 

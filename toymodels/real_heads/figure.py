@@ -30,6 +30,8 @@ ALIASES = {"pick": "enlarge"}  # the name of links shared before
 # a head to enlarge: "L3H10" (what the page writes, also "L3 H10"), or "3.10" (older links)
 ENLARGE = re.compile(r"(?:[Ll]([0-9]{1,4})\s*[Hh]([0-9]{1,4})|([0-9]{1,4})\.([0-9]{1,4}))")
 VIEWS = (("layer", "One layer"), ("model", "All heads"))
+CHOICES = {"view": tuple(key for key, _ in VIEWS)}
+WORD_FIELD = "token"
 SHORT = {
     "previous": "prev",
     "next": "next",

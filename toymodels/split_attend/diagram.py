@@ -5,6 +5,10 @@ from ..page.figure import result
 from ..page.html import esc
 
 W, H = 640, 250
+SAYS = (
+    "X goes to every head at once; the heads’ outputs are concatenated and multiplied by W_O, "
+    "giving the same shape as X."
+)
 
 
 def _box(x, y, w, h, label, cls="box", sub=""):
@@ -50,11 +54,11 @@ def svg(heads=("head 1", "head 2", "…", "head h")):
     parts.append(_box(520, 100, 110, 50, "· W_O", sub="T × d_model"))
     return (
         f'<svg class="mh-diagram" viewBox="0 0 {W} {H}" role="img" '
-        'aria-labelledby="mh-diagram-title"><title id="mh-diagram-title">X goes to every head '
-        "at once; the heads’ outputs are concatenated and multiplied by W_O, giving the same "
-        "shape as X.</title>" + "".join(parts) + "</svg>"
+        f'aria-labelledby="mh-diagram-title"><title id="mh-diagram-title">{esc(SAYS)}</title>'
+        + "".join(parts)
+        + "</svg>"
     )
 
 
 def render(state=None, fid="diagram"):
-    return result(svg(), {})
+    return result(svg(), {}, summary=SAYS)

@@ -1,0 +1,104 @@
+"""The line of toymodels/ an author should fix when Python fails there.
+
+A traceback runs through the build, importlib and numpy as well as the author's module, and
+the author can change only the module: the line to name is a syntax error's own line, or the
+innermost frame of the traceback that lies in the toymodels package. Paths are written from
+the project's root (toymodels/…/x.py), as every other author message writes them.
+"""
+
+import importlib
+import inspect
+import re
+import traceback
+from pathlib import Path
+
+import toymodels
+
+from .chapters import AuthorError
+
+
+def relative(filename):
+    """'toymodels/…/x.py' for a file of the toymodels package, else None."""
+    if not filename or filename.startswith("<"):
+        return None
+    path = Path(filename).resolve()
+    for folder in toymodels.__path__:
+        folder = Path(folder).resolve()
+        if folder in path.parents:
+            return "toymodels/" + path.relative_to(folder).as_posix()
+    return None
+
+
+def raised_at(exc):
+    """(file, line) in toymodels/ where EXC went wrong, or None when no frame lies there: a
+    SyntaxError's own file and line, else the innermost toymodels/ frame of its traceback."""
+    if isinstance(exc, SyntaxError):
+        where = relative(exc.filename)
+        if where:
+            return where, exc.lineno or 1
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        where = relative(frame.filename)
+        if where:
+            found = (where, frame.lineno)
+    return found
+
+
+def defined_at(obj):
+    """(file, line) in toymodels/ of a function's `def`, or None."""
+    try:
+        where = relative(inspect.getsourcefile(obj))
+        return (where, inspect.getsourcelines(obj)[1]) if where else None
+    except (OSError, TypeError):
+        return None
+
+
+def assigned_at(module, name):
+    """(file, line) in toymodels/ of the line that assigns NAME at the top of MODULE, or None."""
+    try:
+        where = relative(inspect.getsourcefile(module))
+        lines = inspect.getsource(module).split("\n")
+    except (OSError, TypeError):
+        return None
+    start = re.compile(rf"^{re.escape(name)}\s*(?::[^=]*)?=")
+    line = next((n for n, text in enumerate(lines, 1) if start.match(text)), None)
+    return (where, line) if where and line else None
+
+
+def exception_text(exc):
+    """'Type: message', without the absolute path an ImportError adds in parentheses."""
+    text = str(exc)
+    path = getattr(exc, "path", None)
+    if isinstance(exc, ImportError) and path:
+        text = text.replace(f" ({path})", "")
+    if isinstance(exc, SyntaxError):
+        text = exc.msg
+    return f"{type(exc).__name__}: {text}"
+
+
+def import_module(name, rel, line):
+    """importlib.import_module(NAME) for the chapter line REL:LINE that names it. A module that
+    does not exist raises ModuleNotFoundError, as there; one that exists but cannot be imported
+    (a syntax error, a misspelt import, module-level code that raises) is an AuthorError at the
+    line of toymodels/ that failed, naming REL:LINE and how to fix it."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
+            raise
+        failed = e
+    except Exception as e:
+        failed = e
+    if isinstance(failed, SyntaxError):
+        what = f"Python cannot read this file: {failed.msg}"
+        fix = "fix the code at this line or above it"
+    elif isinstance(failed, ImportError):
+        what = f"importing this module raised {exception_text(failed)}"
+        fix = "check the name: a module here may import numpy, the standard library and toymodels/"
+    else:
+        what = f"importing this module raised {exception_text(failed)}"
+        fix = "fix the code at this line, which runs when the module is imported"
+    at = raised_at(failed)
+    if at is None:
+        raise AuthorError(rel, line, f"importing {name} raised {exception_text(failed)}") from None
+    raise AuthorError(*at, f"{what} (needed by {rel}:{line}); {fix}") from None
