@@ -5,8 +5,6 @@ state whose "part" says which component it shows; the rest of the state is that 
 own, so every example is live: its buttons, rows and sliders change it as on any page.
 """
 
-import numpy as np
-
 from ..page import kit
 from .first_word import first_word_head
 
