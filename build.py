@@ -4,6 +4,7 @@
     python build.py serve        build, serve on 127.0.0.1:8000, rebuild when sources change
     python build.py fetch        fetch and verify Pyodide and numpy into the cache
     python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
+                                 (--figure: and toymodels/SLUG/figure.py, a head built from the kit)
     python build.py check        build into a temporary folder and report every problem
                                  (--strict: warnings too)
     python build.py zip          build, then write manyheads-site.zip: the whole site, Pyodide
@@ -43,6 +44,11 @@ def main(argv=None):
     )
     ap.add_argument("title", nargs="?", help="with new: the chapter's title")
     ap.add_argument("--strict", action="store_true", help="with check: warnings fail too")
+    ap.add_argument(
+        "--figure",
+        action="store_true",
+        help="with new: also a figure module toymodels/SLUG/figure.py built from the figure kit",
+    )
     ap.add_argument(
         "--pyodide-cdn",
         action="store_true",
@@ -85,7 +91,7 @@ def main(argv=None):
         if args.command == "new":
             if not args.title:
                 ap.error('new needs a title: python build.py new "My chapter"')
-            print(f"wrote {new_chapter(root, args.title).relative_to(root)}")
+            print(f"wrote {new_chapter(root, args.title, args.figure).relative_to(root)}")
             return 0
         if args.command == "check":
             return check(root, strict=args.strict)

@@ -1,5 +1,6 @@
-"""`python build.py new "Title"`: a chapter skeleton that builds, with the next free order
-number."""
+"""`python build.py new "Title" [--figure]`: a chapter skeleton that builds, with the next free
+order number; with --figure also a package toymodels/SLUG/ whose figure.py is a working head
+built from the figure kit (toymodels/page/kit), for the author to change."""
 
 import re
 
@@ -7,8 +8,9 @@ from .build import load_chapters
 from .chapters import APPENDIX_ORDER, AuthorError
 
 
-def new_chapter(root, title):
-    """A chapter skeleton that builds, with the next free order number."""
+def new_chapter(root, title, figure=False):
+    """A chapter skeleton that builds, with the next free order number (and with FIGURE, a
+    figure module of its own, shown in the chapter)."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "chapter"
     chapters = load_chapters(root)
     if any(c.meta["slug"] == slug for c in chapters):
@@ -22,10 +24,74 @@ def new_chapter(root, title):
         max((c.meta["order"] for c in chapters if c.meta["order"] < APPENDIX_ORDER), default=0) + 1
     )
     path = root / "chapters" / f"{order:02d}-{slug}.md"
-    path.write_text(
-        NEW_CHAPTER.format(title=title.replace('"', "'"), slug=slug, order=order), encoding="utf-8"
-    )
+    text = NEW_CHAPTER.format(title=title.replace('"', "'"), slug=slug, order=order)
+    if figure:
+        package = "ch_" + slug.replace("-", "_") if slug[0].isdigit() else slug.replace("-", "_")
+        where = root / "toymodels" / package
+        if where.exists():
+            raise AuthorError(
+                f"toymodels/{package}/ (new '{title}')",
+                1,
+                f"toymodels/{package}/ exists already; choose another title",
+            )
+        where.mkdir()
+        (where / "__init__.py").write_text("", encoding="utf-8")
+        (where / "figure.py").write_text(NEW_FIGURE, encoding="utf-8")
+        block = NEW_FIGURE_BLOCK.format(package=package)
+        text = text.replace("\n::: recap", block + "\n::: recap", 1)
+    path.write_text(text, encoding="utf-8")
     return path
+
+
+NEW_FIGURE_BLOCK = """
+::: figure head
+model: toymodels.{package}.figure:render
+caption: Figure 1 · A previous-word head. Choose a word, or tap a row, to follow it.
+alt: An attention grid in which every word looks mostly at the word before it.
+:::
+
+::: steps head
+1. {{view=scores}} **Scores.** Every query meets every key.
+2. {{view=mask}} **Mask.** Later words are hidden.
+3. {{view=softmax}} **Softmax.** Each row becomes shares that add up to 100%.
+:::
+"""
+
+NEW_FIGURE = '''"""A previous-word head: every word looks at the word before it. Change the model,
+keep the render: it composes the figure kit's pieces (see the author guide, "The figure kit")."""
+
+import numpy as np
+
+from ..page import kit
+
+SENTENCE, MAX_WORDS, STRENGTH = "The cat sat on the mat", 8, 4.0
+DEFAULTS = {"sentence": SENTENCE, "word": "3", "view": "softmax"}
+CHOICES = {"view": ("scores", "mask", "softmax")}
+
+
+def head(n, strength=STRENGTH):
+    """Scores and shares for n words: word i scores STRENGTH on word i - 1, 0 elsewhere."""
+    scores = strength * np.eye(n, k=-1)
+    masked = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)  # no later words
+    e = np.exp(masked - masked.max(axis=1, keepdims=True))  # exp(-inf) = 0
+    return scores, e / e.sum(axis=1, keepdims=True)
+
+
+def render(state=None, fid="head"):
+    """State in; the figure's html, slots, state, error and summary out."""
+    state, words, error = kit.read_sentence(state, DEFAULTS, CHOICES, max_words=MAX_WORDS)
+    if error:
+        return kit.failure(state, error)
+    scores, w = head(len(words))
+    i, before = int(state["word"]), int(state["word"]) - 1
+    said = f"the word before it, “{words[before]}”" if i else "itself: no word comes before it"
+    text = f"“{words[i]}” gives {kit.share(w[i, : i + 1], max(before, 0))} to {said}."
+    grid = kit.attention_grid(words, shares=w, scores=scores, view=state["view"], selected=i)
+    form = kit.controls(kit.sentence_form(fid, state["sentence"]))
+    html = form + kit.token_buttons(words, i) + grid + kit.legend() + kit.summary_line(text)
+    row = kit.shares_table(words, [("Share", w[i])], seen=i + 1, caption=f"Shares for {words[i]}")
+    return kit.result(html, state, slots={"row": row}, summary=text)
+'''
 
 
 NEW_CHAPTER = """+++

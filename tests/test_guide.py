@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from sitebuild import build as site_build
+from toymodels.guide import exercise
 from toymodels.guide import first_word as g
 from toymodels.page.html import level
 
@@ -64,11 +65,14 @@ def test_render_keeps_the_contract():
     assert r["error"] is None and set(r["slots"]) == {"row"}
     assert r["state"] == {"sentence": g.SENTENCE, "word": "3", "view": "softmax"}
     words = g.SENTENCE.split()
-    share = 100 * expected_shares(len(words), g.STRENGTH)[3][0]
+    # "on" sees four words: the first gets e^a/(e^a + 3), each other 1/(e^a + 3); in tenths
+    # of a point, rounded so that the four add up to 1000 (largest remainder)
+    row = [1000 * x for x in expected_shares(len(words), g.STRENGTH)[3][:4]]
+    down = [math.floor(x) for x in row]
+    for k in sorted(range(4), key=lambda k: down[k] - row[k])[: 1000 - sum(down)]:
+        down[k] += 1
     assert r["summary"] == (
-        f"“on” gives {share:.1f}% of its attention to the first word, “The”, "
-        f"and {100 * expected_shares(6, g.STRENGTH)[3][1]:.1f}% to each of the other 3 words it "
-        f"can see."
+        f"“on” gives {down[0] // 10}.{down[0] % 10}% of its attention to the first word."
     )
     html = r["html"]
     assert html.count('class="mh-word"') == len(words) and html.count('aria-pressed="true"') == 1
@@ -130,26 +134,33 @@ def test_a_sentence_that_cannot_be_drawn_is_an_error_for_the_reader():
     short = g.render({"sentence": "Hello", "word": "3"})
     assert (
         short["state"]["word"] == "0"
-        and short["summary"] == "“Hello” can see only itself, so it gives itself 100%."
+        and short["summary"] == "“Hello” gives 100.0% of its attention to the first word."
     )
 
 
 def test_exercise_check():
-    assert not g.check_strength({})[0]
-    assert not g.check_strength({"w": g.first_word_head(6, 4.0)[2]})[0]
-    ok, message = g.check_strength({"w": g.first_word_head(6, 6.0)[2]})
+    assert not exercise.check_strength({})[0]
+    assert not exercise.check_strength({"w": g.first_word_head(6, 4.0)[2]})[0]
+    ok, message = exercise.check_strength({"w": g.first_word_head(6, 6.0)[2]})
     assert ok and message.startswith("Right: the last word now gives the first word 93.3%")
-    assert not g.check_strength({"w": np.ones((6, 6))})[0]
+    assert not exercise.check_strength({"w": np.ones((6, 6))})[0]
 
 
 def test_code_shown_in_the_guide_is_the_module_code():
-    source = (ROOT / "toymodels" / "guide" / "first_word.py").read_text(encoding="utf-8")
+    guide = ROOT / "toymodels" / "guide"
+    source = "".join(
+        (guide / name).read_text(encoding="utf-8") for name in ("first_word.py", "exercise.py")
+    )
     shown = re.findall(
         r"^```python\n(.*?)\n```$", CHAPTER.read_text(encoding="utf-8"), flags=re.M | re.S
     )
-    assert len(shown) >= 5
+    assert len(shown) >= 4
     for block in shown:
         assert block in source, block[:80]
+    example = (guide / "first_word.py").read_text(encoding="utf-8")
+    assert len(example.splitlines()) <= 40  # the whole worked example, model to render
+    for name in re.findall(r"^def (\w+)", example, flags=re.M):  # every function is shown
+        assert any(block.startswith(f"def {name}(") for block in shown), name
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +205,7 @@ def test_the_guide_renders_every_block(guide_page):
         "exercise": 1,
         "hint": 2,
     }
-    assert 'data-cell-check="toymodels.guide.first_word:check_strength"' in html
+    assert 'data-cell-check="toymodels.guide.exercise:check_strength"' in html
 
 
 def test_the_guide_page_is_pre_rendered_with_maths_values_and_sources(guide_page):

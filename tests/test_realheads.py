@@ -496,7 +496,8 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
 def thumb_rows(page):
     """For each head shown: the index of its highlighted row."""
     return page.evaluate("""[...document.querySelectorAll("#real-heads .rh-pickhead .rh-thumb")]
-        .map((t) => [...t.children].findIndex((r) => r.classList.contains("sel")))""")
+        .map((t) => { const row = t.querySelector(".rowmark");
+          return row ? row.y.baseVal.value / row.height.baseVal.value : -1; })""")
 
 
 def heads_shown(page):
@@ -589,3 +590,60 @@ def test_token_tap_highlights_rows_everywhere(page, base_url):
     page.locator("#real-heads [data-fk='pick-2-9']").click()
     page.wait_for_selector("#real-heads .rh-big h4:has-text('L2\u00a0H9')")
     assert heads_shown(page) == want_heads("puff", 2)
+
+
+# ---- the thumbnails in the download --------------------------------------------------------
+
+
+def _shade(p):
+    """The colour class number of a share, by hand: 0 only for exactly nothing, then nine
+    equal bands (1 + int(9p), at most 9)."""
+    return 0 if p <= 0 else min(9, 1 + int(p * 9))
+
+
+def _thumb_cells(svg):
+    """{(row, column): shade} read back from a thumbnail's SVG: the l1 layer beneath covers
+    every visible cell, each other class's path lists its squares (7 units each)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    cells = {}
+    for path in svg.iter(f"{ns}path"):
+        cls = path.get("class")
+        if re.fullmatch(r"l\d", cls) and cls != "l1":
+            for x, y in re.findall(r"M(\d+) (\d+)h7v7h-7z", path.get("d")):
+                cells[(int(y) // 7, int(x) // 7)] = int(cls[1:])
+    row = svg.find(f"{ns}rect[@class='rowmark']")
+    return cells, None if row is None else int(row.get("y")) // 7
+
+
+@pytest.mark.parametrize("state", [{}, {"view": "model"}, {"layer": "3", "token": "cat:2"}])
+def test_the_download_carries_every_heads_map_in_the_shades_of_the_screen(state):
+    import xml.etree.ElementTree as ET
+
+    from toymodels.page.download import files
+    from toymodels.real_heads import figure as rf
+
+    got = files("toymodels.real_heads.figure:render", state, "real-heads", "Real heads", "x")
+    drawn = rf.render(state)
+    model = rh.index()["models"][0]
+    data = rh.sentence(model["id"], drawn["state"]["sentence"])
+    selected = int(drawn["state"]["token"].rpartition(":")[2])
+    layers = range(model["layers"]) if drawn["state"]["view"] == "model" else [0]
+    if "layer" in state:
+        layers = [int(state["layer"]) - 1]
+    want = [data["att"][layer, h] for layer in layers for h in range(model["heads"])]
+    ns = "{http://www.w3.org/2000/svg}"
+    thumbs = [
+        s for s in ET.fromstring(got["svg"]).iter(f"{ns}svg") if "rh-thumb" in s.get("class", "")
+    ]
+    assert len(thumbs) == len(want) == drawn["html"].count('class="mh-svg rh-thumb"')
+    T = len(data["tokens"])
+    for svg, A in zip(thumbs, want, strict=True):
+        cells, row = _thumb_cells(svg)
+        assert row == selected
+        for i in range(T):
+            for j in range(T):
+                visible = not data["causal"] or j <= i
+                shade = _shade(float(A[i, j]))
+                if visible and shade != 1:
+                    assert cells.pop((i, j)) == shade, (i, j)
+        assert cells == {}  # nothing drawn where the map has no cell of that shade

@@ -8,8 +8,10 @@ table, the worked numbers in "Go deeper").
 
 import numpy as np
 
+from ..page import kit
 from ..page.figure import failure, merge, result
-from ..page.html import attrs, esc, level, matrix, num, pct, quoted, state_button, tenths, whole
+from ..page.html import attrs, esc, num, pct, quoted, tenths, whole
+from ..page.kit import matrix
 from . import model as heads
 
 DEFAULTS = {
@@ -92,7 +94,7 @@ def render(state=None, fid="three-heads"):
         ]
         parts.append(f'<div class="mh-heads">{"".join(panels)}</div>')
         if step in ("softmax", "mask"):
-            parts.append(_legend())
+            parts.append(kit.legend())
     slots = {
         "shares": shares_table(run, words, selected),
         "math": _worked(run, words, selected),
@@ -105,42 +107,19 @@ def _head_choice(value):
 
 
 def _controls(state, fid):
-    fid = esc(fid)
-    pick = "".join(
-        state_button("head", value, _head_choice(value), value == state["head"])
-        for value in CHOICES["head"]
-    )
-    steps = "".join(
-        state_button("step", key, f"{i}. {label}", key == state["step"])
-        for i, (key, label) in enumerate(STEPS, 1)
-    )
-    sentence = (
-        f'<form class="mh-sentence" data-state-form><label for="{fid}-sentence">Sentence</label>'
-        f'<input type="text" name="sentence" id="{fid}-sentence" data-fk="sentence"'
-        f' value="{esc(state["sentence"])}" maxlength="400" autocomplete="off"'
-        f' spellcheck="false" aria-describedby="{fid}-sentence-help">'
-        f'<button type="submit" data-fk="update">Update</button>'
-        f'<span class="mh-help" id="{fid}-sentence-help">Up to {heads.MAX_WORDS} words.</span>'
-        "</form>"
-    )
-    return (
-        f'<div class="mh-controls">{sentence}'
-        f'<div class="mh-pick" role="group" aria-label="Heads shown" data-roving>{pick}</div>'
-        '<div class="mh-steps" role="group" aria-label="Step of the computation" data-roving>'
-        f"{steps}</div></div>"
+    heads_shown = [(value, _head_choice(value)) for value in CHOICES["head"]]
+    return kit.controls(
+        kit.sentence_form(
+            fid, state["sentence"], maxlength=400, help=f"Up to {heads.MAX_WORDS} words."
+        ),
+        kit.choices("head", heads_shown, state["head"], label="Heads shown"),
+        kit.step_list(STEPS, state["step"], label="Step of the computation"),
     )
 
 
 def _word_buttons(words, selected):
-    buttons = "".join(
-        state_button("word", str(i), word, i == selected, fk=f"w{i}", cls="mh-word")
-        for i, word in enumerate(words)
-    )
-    return (
-        '<div class="mh-words" role="group"'
-        ' aria-label="Words: choose one to follow its row in every head" data-roving>'
-        f"{buttons}</div>"
-    )
+    label = "Words: choose one to follow its row in every head"
+    return kit.token_buttons(words, selected, label=label)
 
 
 def _unknown_note(unknown):
@@ -203,53 +182,15 @@ def _head_panel(run, words, head, selected, step, hidden):
 
 def _grid(run, words, head, selected, step):
     """The T×T grid of one head: shares (softmax), scores, or scores with the mask applied."""
-    T = len(words)
-    label = {
-        "softmax": "share of attention",
-        "scores": "score q·k/√2 before the mask",
-        "mask": "score after the mask",
-    }[step]
-    said = [esc(quoted(word)) for word in words]  # escaped once: each shows T times in the grid
-    cols = "".join(f'<th scope="col"><span>{esc(word)}</span></th>' for word in words)
-    rows = []
-    for i in range(T):
-        shares = run["tenths"][head][i]
-        cells = []
-        for j in range(T):
-            seen = j <= i
-            if step == "softmax" or (step == "mask" and not seen):
-                if seen:
-                    tip = f"{said[i]} → {said[j]}: {pct(shares[j])}"
-                    cls, text = f"c {level(run['weights'][head, i, j])}", ""
-                else:
-                    tip, cls, text = f"{said[i]} cannot see {said[j]}: masked", "c masked", ""
-            else:
-                score = run["scores"][head, i, j]
-                later = "" if seen else " (later word)"
-                tip = f"{said[i]} → {said[j]}: score {num(score)}{later}"
-                cls, text = "c num" + ("" if seen else " future"), num(score, 1)
-            tabindex = "0" if (i, j) == (selected, 0) else "-1"
-            cells.append(
-                f'<td class="{cls}" tabindex="{tabindex}" data-fk="g{head}-{i}-{j}">'
-                f'{text}<span class="tip">{tip}</span></td>'
-            )
-        # a tap anywhere in a row selects that row's word
-        row = attrs(class_="sel" if i == selected else None, data_key="word", data_value=str(i))
-        rows.append(f'<tr{row}><th scope="row">{esc(words[i])}</th>{"".join(cells)}</tr>')
-    return (
-        f'<table class="mh-grid" data-roving="grid">'
-        f'<caption class="sr">{esc(head_label(head))}, {esc(label)}: a row is a word looking back, '
-        f"a column a word it can see</caption>"
-        f"<thead><tr><td></td>{cols}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    )
-
-
-def _legend():
-    swatches = "".join(f'<span class="sw l{k}"></span>' for k in range(1, 10))
-    return (
-        '<p class="mh-legend" aria-hidden="true"><span>0%</span>'
-        f"{swatches}<span>100%</span>"
-        '<span class="sw masked"></span><span>masked (a later word)</span></p>'
+    return kit.attention_grid(
+        words,
+        name=head_label(head),
+        shares=run["weights"][head],
+        scores=run["scores"][head],
+        view=step,
+        selected=selected,
+        fk=f"g{head}",
+        rounded=run["tenths"][head],
     )
 
 
@@ -280,26 +221,9 @@ def _mixing(run, words, selected, step):
 
 def shares_table(run, words, selected):
     """The reader's selected word: its share of attention for every word, one column per head."""
-    visible = [run["tenths"][head][selected] for head in range(heads.N_HEAD)]
-    head_cols = "".join(
-        f'<th scope="col">{esc(head_label(head))}</th>' for head in range(heads.N_HEAD)
-    )
-    masked = '<td class="masked">–<span class="sr"> masked</span></td>'
-    rows = []
-    for j, word in enumerate(words):
-        cells = "".join(
-            f"<td>{pct(visible[head][j])}</td>" if j <= selected else masked
-            for head in range(heads.N_HEAD)
-        )
-        row = attrs(class_="sel" if j == selected else None)
-        rows.append(f'<tr{row}><th scope="row">{esc(word)}</th>{cells}</tr>')
-    totals = "".join(f"<td>{pct(int(shares.sum()))}</td>" for shares in visible)
-    return (
-        f'<table class="mh-shares"><caption>Shares for {esc(quoted(words[selected]))} in each head'
-        f'</caption><thead><tr><th scope="col">Word</th>{head_cols}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody>"
-        f'<tfoot><tr><th scope="row">Total</th>{totals}</tr></tfoot></table>'
-    )
+    columns = [(head_label(h), run["weights"][h, selected]) for h in range(heads.N_HEAD)]
+    caption = f"Shares for {quoted(words[selected])} in each head"
+    return kit.shares_table(words, columns, caption=caption, seen=selected + 1, selected=selected)
 
 
 def _worked(run, words, selected):

@@ -7,9 +7,9 @@ attention grids, the training plot and the model's block diagram. Each returns o
 its numbers by shape or position, never by colour alone.
 """
 
-import numpy as np
-
-from ..page.html import attrs, esc, levels, num
+from ..page import kit
+from ..page.html import attrs, esc, num
+from ..page.kit.grid import cells_by_class
 
 
 def svg(width, height, label, body, cls="mh-svg", role="img"):
@@ -33,40 +33,8 @@ def diverging(x, scale, steps=5):
 
 def bars(probs, vocab, top=5):
     """The next-character distribution: a column per character, the TOP largest labelled."""
-    w, h, base, col = 22, 150, 118, len(vocab)
-    best = sorted(range(col), key=lambda i: -probs[i])[:top]
-    body = [f'<line class="axis" x1="0" y1="{base}" x2="{w * col}" y2="{base}"/>']
-    for i, ch in enumerate(vocab):
-        p = float(probs[i])
-        bh = p * (base - 18)
-        x = i * w
-        bar = attrs(
-            class_="bar top" if i in best else "bar",
-            x=x + 3,
-            y=f"{base - bh:.2f}",
-            width=w - 6,
-            height=f"{bh:.2f}",
-            data_ch=ch,
-            data_p=repr(p),
-        )
-        body.append(f"<rect{bar}><title>{esc(show_char(ch))}: {100 * p:.1f}%</title></rect>")
-        body.append(
-            f'<text class="tick" x="{x + w / 2}" y="{base + 16}">{esc(show_char(ch))}</text>'
-        )
-        if i in best:
-            body.append(
-                f'<text class="val" x="{x + w / 2}" y="{base - bh - 4:.2f}">{100 * p:.0f}%</text>'
-            )
-    said = ", ".join(f"“{show_char(vocab[i])}” {100 * probs[i]:.1f}%" for i in best)
-    return svg(w * col, h, f"Next character: {said}", "".join(body), "mh-svg mh-bars")
-
-
-def cells_by_class(cells):
-    """[(class, x, y, w, h)] -> one <path> per class: far less markup than a <rect> per cell."""
-    paths = {}
-    for cls, x, y, w, h in cells:
-        paths.setdefault(cls, []).append(f"M{x:g} {y:g}h{w:g}v{h:g}h{-w:g}z")
-    return "".join(f'<path class="{cls}" d="{"".join(d)}"/>' for cls, d in paths.items())
+    shown = [show_char(ch) for ch in vocab]
+    return kit.bars_svg(shown, probs, title="Next character", top=top, keys=vocab)
 
 
 def strip(values, label):
@@ -127,24 +95,7 @@ def needles(act, label):
 
 def grid(att, first, sel, label, cell=7):
     """One head's attention over characters FIRST … FIRST+W-1 (att is W×W), row SEL outlined."""
-    n = len(att)
-    lv = levels(att)  # (n, n) colour class numbers
-    cells = [
-        (f"l{lv[i, j]}", j * cell, i * cell, cell, cell)
-        for i, j in zip(*np.tril_indices(n), strict=True)
-        if lv[i, j] != 1
-    ]
-    under = (
-        f'<path class="l1" d="M0 0h{cell}'
-        + "".join(f"v{cell}h{cell}" for _ in range(n - 1))
-        + f'v{cell}H0z"/>'
-    )
-    body = [under, cells_by_class(cells)]  # the lightest level is the whole triangle beneath
-    if first <= sel < first + n:
-        row = f'x="0" y="{(sel - first) * cell}" width="{n * cell}" height="{cell}"'
-        body.append(f'<rect class="rowmark" {row}/>')
-    body.append(f'<path class="frame" d="M0 0 H{n * cell} V{n * cell} H0 Z"/>')
-    return svg(n * cell, n * cell, label, "".join(body), "mh-svg mh-mini")
+    return kit.heatmap_svg(att, label=label, selected=sel, first=first, cell=cell)
 
 
 def plot(points, step, last, width=560, height=200):

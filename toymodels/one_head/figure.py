@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import attrs, count_words, esc, num, quoted
 from . import model as m
@@ -98,22 +99,15 @@ def summary(angle, length, seen):
 
 
 def _controls(angle, length, fid):
-    fid = esc(fid)
-    direction = (
-        '<form class="oh-slider" data-state-form="live">'
-        f'<label for="{fid}-angle">Direction</label>'
-        f'<input type="range" id="{fid}-angle" name="angle" data-fk="angle" min="0" max="359"'
-        f' step="1" value="{angle}" aria-valuetext="{angle} degrees">'
-        f'<output for="{fid}-angle">{angle}°</output></form>'
-    )
-    stretch = (
-        '<form class="oh-slider" data-state-form="live">'
-        f'<label for="{fid}-length">Length</label>'
-        f'<input type="range" id="{fid}-length" name="length" data-fk="length" min="0"'
-        f' max="{m.MAX_LENGTH:g}" step="0.25" value="{_length_text(length)}"'
-        f' aria-valuetext="length {_length_text(length)}">'
-        f'<output for="{fid}-length">{_length_text(length)}</output></form>'
-    )
+    direction = kit.slider(
+        fid, "angle", angle, label="Direction", low=0, high=359, step=1,
+        said=f"{angle} degrees", shown=f"{angle}°", cls="oh-slider",
+    )  # fmt: skip
+    length = _length_text(length)
+    stretch = kit.slider(
+        fid, "length", length, label="Length", low=0, high=f"{m.MAX_LENGTH:g}", step=0.25,
+        said=f"length {length}", shown=length, cls="oh-slider",
+    )  # fmt: skip
     aimed = [word for word in m.WORDS if AIM[word] == angle]
     buttons = []
     for j, word in enumerate(m.WORDS):
@@ -275,11 +269,7 @@ def _table(q, seen):
     for j, word in enumerate(m.WORDS):
         k = m.KEYS[j]
         share = float(seen["shares"][j])
-        bar = (
-            '<svg class="oh-bar" viewBox="0 0 100 10" width="100" height="10" aria-hidden="true">'
-            f'<rect class="oh-bar-bg" x="0" y="0" width="100" height="10"/>'
-            f'<rect class="oh-bar-fill" x="0" y="0" width="{100 * share:.1f}" height="10"/></svg>'
-        )
+        bar = kit.bar(share)
         rows.append(
             f'<tr><th scope="row">{esc(word)}</th>'
             f"<td>[{num(k[0], 1)}, {num(k[1], 1)}]</td>"

@@ -59,6 +59,8 @@ STYLE = "".join(
         f".now{{stroke:{FOCUS};stroke-width:2}}.box{{fill:{PANEL};stroke:{LINE}}}",
         f".box.attn{{fill:{POS[0]}}}.box.mlp{{fill:{NEG[0]}}}",
         f".stream{{stroke:{SHADES[6]};stroke-width:3}}.join,.len{{fill:{SHADES[6]}}}",
+        f".masked{{fill:{PANEL}}}.mh-bar-bg{{fill:{PANEL};stroke:{LINE}}}",
+        f".mh-bar-fill{{fill:{SHADES[6]}}}",
         f".mh-diagram rect{{fill:{PANEL};stroke:{MUTED}}}",
         ".mh-diagram rect.head1{stroke:#d95f02;stroke-width:2}",
         ".mh-diagram rect.head2{stroke:#1b9e77;stroke-width:2}",

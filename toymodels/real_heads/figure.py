@@ -13,8 +13,9 @@ import re
 
 import numpy as np
 
+from ..page import kit
 from ..page.figure import merge, result
-from ..page.html import attrs, esc, level, pct, quoted, state_button, whole
+from ..page.html import attrs, esc, pct, quoted, state_button, whole
 from . import maps as rh
 
 DEFAULTS = {
@@ -197,17 +198,17 @@ def _controls(state, model, fid):
 
 def _tokens(data, sid, selected):
     def cls(i):
-        special = i in data["sinks"] and not data["causal"]
-        return "mh-word rh-token" + (" rh-special" if special else "")
+        return "rh-token" + (" rh-special" if i in data["sinks"] and not data["causal"] else "")
 
-    buttons = "".join(
-        state_button("token", f"{sid}:{i}", token, i == selected, fk=f"t{i}", cls=cls(i))
-        for i, token in enumerate(data["tokens"])
-    )
-    return (
-        '<div class="mh-words rh-tokens" role="group"'
-        ' aria-label="Tokens: choose one to highlight its row in every head" data-roving>'
-        f"{buttons}</div>"
+    return kit.token_buttons(
+        data["tokens"],
+        selected,
+        key="token",
+        label="Tokens: choose one to highlight its row in every head",
+        value=lambda i: f"{sid}:{i}",
+        fk="t",
+        cls=cls,
+        group="rh-tokens",
     )
 
 
@@ -217,16 +218,9 @@ def _count_line(layer, count):
 
 
 def _thumb(A, selected, causal):
-    """A head's map as a small picture: spans styled as a table, one colour class per cell."""
-    T = A.shape[0]
-    rows = []
-    for i in range(T):
-        cells = "".join(
-            '<i class="masked"></i>' if causal and j > i else f'<i class="{level(A[i, j])}"></i>'
-            for j in range(T)
-        )
-        rows.append(f"<span{attrs(class_='sel' if i == selected else None)}>{cells}</span>")
-    return f'<span class="rh-thumb" aria-hidden="true">{"".join(rows)}</span>'
+    """A head's map as a small SVG picture (the kit's heatmap): decoration inside a button
+    named in words, and the map itself in the figure's download."""
+    return kit.heatmap_svg(A, causal=causal, selected=selected, cls="rh-thumb")
 
 
 def _layer_view(data, model, labels, per, layer, selected, head, fid):
@@ -262,30 +256,23 @@ def _layer_view(data, model, labels, per, layer, selected, head, fid):
 
 
 def _enlarged(data, sid, labels, per, layer, head, selected):
-    A, tokens, T = data["att"][layer, head], data["tokens"], len(data["tokens"])
+    A, tokens = data["att"][layer, head], data["tokens"]
     label = labels[layer][head]
     name = rh.head_name(layer, head)
     said = [quoted(token) for token in tokens]
-    cols = "".join(f'<th scope="col"><span>{esc(token)}</span></th>' for token in tokens)
-    rows = []
-    for i in range(T):
-        cells = []
-        for j in range(T):
-            if data["causal"] and j > i:
-                tip, cls = f"{said[i]} cannot see {said[j]}: masked", "c masked"
-            else:
-                tip = f"{said[i]} → {said[j]}: {pct(_tenths(A[i, j]))}"
-                cls = f"c {level(A[i, j])}"
-            cell = attrs(
-                class_=cls,
-                tabindex="0" if (i, j) == (selected, 0) else "-1",
-                data_fk=f"big-{i}-{j}",
-                data_key="token",
-                data_value=f"{sid}:{i}",
-            )
-            cells.append(f'<td{cell}><span class="tip">{esc(tip)}</span></td>')
-        row = attrs(class_="sel" if i == selected else None)
-        rows.append(f'<tr{row}><th scope="row">{esc(tokens[i])}</th>{"".join(cells)}</tr>')
+    grid = kit.attention_grid(
+        tokens,
+        caption=f"{name}: a row is a token looking, a column a token looked at; "
+        "darker cells get more of the row’s attention",
+        shares=A,
+        causal=data["causal"],
+        selected=selected,
+        key="token",
+        value=lambda i: f"{sid}:{i}",
+        fk="big",
+        cls="rh-grid",
+        rounded=[[_tenths(x) for x in row] for row in A],
+    )
     weights = A[selected]
     top = [j for j in np.argsort(-weights, kind="stable")[:3] if weights[j] > 0]
     looks = ", ".join(f"{said[j]} {pct(_tenths(weights[j]))}" for j in top)
@@ -297,10 +284,7 @@ def _enlarged(data, sid, labels, per, layer, head, selected):
         f'<button type="button"{close}>Close</button></div>'
         f'<p class="rh-sum">{esc(rh.summary(data, layer, head, label, per[layer][head]))}</p>'
         f'<p class="rh-looks">{esc(said[selected])} looks most at {esc(looks)}.</p>'
-        f'<div class="rh-scroll"><table class="mh-grid rh-grid" data-roving="grid">'
-        f'<caption class="sr">{esc(name)}: a row is a token looking, a column a token looked at; '
-        f"darker cells get more of the row’s attention</caption>"
-        f"<thead><tr><td></td>{cols}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<div class="rh-scroll">{grid}</div>'
         "</section>"
     )
 
@@ -344,12 +328,7 @@ def _model_view(data, model, labels, per, selected):
 
 
 def _legend(causal):
-    swatches = "".join(f'<span class="sw l{k}"></span>' for k in range(1, 10))
-    masked = '<span class="sw masked"></span><span>masked (a later token)</span>' if causal else ""
-    return (
-        '<p class="mh-legend" aria-hidden="true">'
-        f"<span>0%</span>{swatches}<span>100%</span>{masked}</p>"
-    )
+    return kit.legend("masked (a later token)" if causal else None)
 
 
 def counts_table(model, labels):

@@ -5,8 +5,9 @@ import re
 
 import numpy as np
 
+from ..page import kit
 from ..page.figure import failure, merge, result
-from ..page.html import attrs, esc, level, num, pct, quoted, state_button, tenths
+from ..page.html import esc, num, pct, quoted, state_button, tenths
 from . import model as sa
 
 STEPS = (
@@ -118,14 +119,7 @@ def render(state=None, fid="split-attend"):
         "concat": _concat,
         "mix": _mix,
     }[state["step"]](run, words, cell)
-    stepper = "".join(
-        state_button("step", key, f"{i}. {label}", key == state["step"])
-        for i, (key, label) in enumerate(STEPS, 1)
-    )
-    html = (
-        f'<div class="mh-steps" role="group" aria-label="Step" data-roving>{stepper}</div>'
-        f'<div class="mh-stage">{body}</div>'
-    )
+    html = kit.step_list(STEPS, state["step"]) + f'<div class="mh-stage">{body}</div>'
     slots = {"edit": _editor(state, heads)}
     return result(html, state, slots=slots, summary=_summary(run, words))
 
@@ -142,54 +136,10 @@ def _summary(run, words):
     )
 
 
-def _table(
-    caption,
-    rows,
-    cols,
-    M,
-    *,
-    shape=True,
-    col_class=None,
-    row_sel=None,
-    col_sel=None,
-    key=None,
-    fk=None,
-):
-    """A numeric matrix with its shape in the caption; optional head colouring and highlight.
-    With KEY, every cell is a control that sets that state field to 'ROW,COLUMN'."""
-    head = "".join(
-        f'<th scope="col"{attrs(class_=col_class(j) if col_class else None)}>{esc(name)}</th>'
-        for j, name in enumerate(cols)
-    )
-    body = []
-    for i, label in enumerate(rows):
-        cells = []
-        for j in range(M.shape[1]):
-            lit = (row_sel == i and (col_sel is None or col_sel == j)) or (
-                row_sel is None and col_sel == j
-            )
-            classes = [col_class(j) if col_class else None, "hl" if lit else None]
-            cls = " ".join(filter(None, classes)) or None
-            if key:
-                cell = attrs(
-                    class_=cls,
-                    tabindex="-1" if (i, j) != (0, 0) else "0",
-                    data_fk=f"{fk}-{i}-{j}",
-                    data_key=key,
-                    data_value=f"{i},{j}",
-                )
-            else:
-                cell = attrs(class_=cls)
-            cells.append(f"<td{cell}>{num(M[i, j])}</td>")
-        body.append(f'<tr><th scope="row">{esc(label)}</th>{"".join(cells)}</tr>')
-    cap = esc(caption)
-    if shape:
-        cap += f' <span class="shape">({M.shape[0]} × {M.shape[1]})</span>'
-    table = attrs(class_="mh-matrix", data_roving="grid" if key else None)
-    return (
-        f"<table{table}><caption>{cap}</caption>"
-        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
+def _table(caption, rows, cols, M, *, row_sel=None, col_sel=None, **rest):
+    """A numeric matrix with its shape in the caption (the kit's matrix); ROW_SEL and COL_SEL
+    highlight a row, a column or one cell."""
+    return kit.matrix(caption, rows, cols, M, shape=True, lit=(row_sel, col_sel), **rest)
 
 
 def _by_head(j):
@@ -232,27 +182,10 @@ def _split(run, words, cell):
     )
 
 
-def _share_cell(run, words, head, i, j, shares):
-    """One cell of a head's grid: word i's share of attention on word j, or masked."""
-    looking, looked_at = esc(quoted(words[i])), esc(quoted(words[j]))
-    if j > i:
-        return (
-            f'<td class="c masked"><span class="tip">{looking} cannot see {looked_at}</span></td>'
-        )
-    tip = f"{looking} → {looked_at}: {pct(shares[j])}"
-    return f'<td class="c {level(run["weights"][head, i, j])}"><span class="tip">{tip}</span></td>'
-
-
 def _attend(run, words, cell):
     K = sa.D_HEAD
-    cols = "".join(f'<th scope="col"><span>{esc(word)}</span></th>' for word in words)
     grids = []
     for head in range(sa.N_HEAD):
-        rows = []
-        for i in range(len(words)):
-            shares = tenths(run["weights"][head, i, : i + 1])
-            cells = "".join(_share_cell(run, words, head, i, j, shares) for j in range(len(words)))
-            rows.append(f'<tr><th scope="row">{esc(words[i])}</th>{cells}</tr>')
         output = _table(
             f"Head {head + 1} output = weights · v",
             words,
@@ -260,12 +193,16 @@ def _attend(run, words, cell):
             run["out"][head],
             col_class=_of_head(head),
         )
+        grid = kit.attention_grid(
+            words,
+            caption=f"Head {head + 1}: softmax(q·kᵀ / √{K}) with the causal mask",
+            shares=run["weights"][head],
+            key=None,
+            head=str(head + 1),
+        )
         grids.append(
             f'<section class="mh-head"><h3 class="mh-head-title">Head {head + 1}</h3>'
-            f'<table class="mh-grid" data-head="{head + 1}"><caption class="sr">'
-            f"Head {head + 1}: softmax(q·kᵀ / √{K}) with the causal mask</caption>"
-            f"<thead><tr><td></td>{cols}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            f"{output}</section>"
+            f"{grid}{output}</section>"
         )
     return (
         f'<p class="mh-out">In each head separately: scores q·kᵀ / √{K}, the causal mask, '

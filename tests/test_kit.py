@@ -1,0 +1,172 @@
+"""The figure kit (toymodels/page/kit): every text escaped, the accessibility structure, shares
+that add up to exactly 100.0%, and `build.py new --figure` scaffolding a figure that works."""
+
+import math
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sitebuild.scaffold import new_chapter
+from toymodels.page import kit
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = "<script>alert('x')</script> \"&"
+WORDS = ["The", HOSTILE, "sat"]
+SHARES = np.array([[1.0, 0, 0], [0.25, 0.75, 0], [0.2, 0.3, 0.5]])
+
+
+def pieces():
+    """Every component, each given the hostile text wherever it takes text."""
+    return {
+        "sentence_form": kit.sentence_form(HOSTILE, HOSTILE, label=HOSTILE, help=HOSTILE),
+        "choices": kit.choices("view", [("a", HOSTILE), ("b", "B")], "a", label=HOSTILE),
+        "token_buttons": kit.token_buttons(WORDS, 1, label=HOSTILE),
+        "step_list": kit.step_list([("a", HOSTILE), ("b", "B")], "b", label=HOSTILE),
+        "slider": kit.slider(
+            HOSTILE, "n", 3, label=HOSTILE, low=0, high=9, step=1, said=HOSTILE, shown=HOSTILE
+        ),  # fmt: skip
+        "grid": kit.attention_grid(WORDS, shares=SHARES, selected=1, name=HOSTILE),
+        "grid_scores": kit.attention_grid(WORDS, scores=SHARES, view="scores", caption=HOSTILE),
+        "shares_table": kit.shares_table(WORDS, [(HOSTILE, SHARES[1])], caption=HOSTILE, seen=2),
+        "bars": kit.bars(WORDS, SHARES[2], caption=HOSTILE, column=HOSTILE),
+        "matrix": kit.matrix(HOSTILE, WORDS, WORDS, SHARES, shape=True),
+        "legend": kit.legend(HOSTILE),
+        "heatmap_svg": kit.heatmap_svg(SHARES, label=HOSTILE),
+        "bars_svg": kit.bars_svg(WORDS, SHARES[2], title=HOSTILE, keys=WORDS),
+        "summary_line": kit.summary_line(HOSTILE),
+    }
+
+
+@pytest.mark.parametrize("name", list(pieces()))
+def test_every_text_given_is_escaped(name):
+    html = pieces()[name]
+    assert "<script" not in html and "'x'" not in html
+    assert "&lt;script&gt;" in html and "&amp;" in html
+    for attr in re.findall(r'="([^"]*)"', html):  # no quote breaks out of an attribute
+        assert "<" not in attr and "'" not in attr
+
+
+def test_groups_of_buttons_are_named_with_one_tab_stop():
+    for html in (pieces()["choices"], pieces()["token_buttons"], pieces()["step_list"]):
+        assert re.match(r'<div class="[^"]+" role="group" aria-label="[^"]+" data-roving>', html)
+        assert html.count('tabindex="0"') == html.count('aria-pressed="true"') == 1
+        assert html.count("<button") == len(re.findall(r'data-fk="[^"]+"', html))
+    steps = pieces()["step_list"]
+    assert ">1. &lt;script&gt;" in steps and ">2. B</button>" in steps
+
+
+def test_the_grid_is_a_captioned_table_with_a_value_for_every_cell():
+    html = kit.attention_grid(["a", "b", "c"], shares=SHARES, selected=2)
+    assert '<caption class="sr">Attention grid, share of attention: a row is' in html
+    assert html.count('<th scope="col">') == 3 and html.count('<th scope="row">') == 3
+    assert html.count('<span class="tip">') == 9 and html.count('tabindex="0"') == 1
+    assert html.count('class="c masked"') == 3  # the three cells above the diagonal
+    assert '<tr class="sel" data-key="word" data-value="2">' in html
+    # the colour classes by hand: 0 only for nothing, then nine bands of 1/9
+    for share, cls in ((1.0, "l9"), (0.25, "l3"), (0.75, "l7"), (0.2, "l2"), (0.5, "l5")):
+        assert f'class="c {cls}"' in html, share
+    assert "“c” → “b”: 30.0%" in html and "“a” cannot see “b”: masked" in html
+    full = kit.attention_grid(["a", "b"], shares=np.full((2, 2), 0.5), causal=False, key=None)
+    assert "masked" not in full and "tabindex" not in full and "data-roving" not in full
+
+
+AWKWARD = [
+    [1 / 3] * 3,
+    [1 / 7] * 7,
+    [1 / 6] * 6,
+    [0.9995, 0.0005],
+    [0.00049] * 3 + [1 - 0.00147],
+    list(np.random.default_rng(3).dirichlet(np.full(12, 0.3))),
+]
+
+
+@pytest.mark.parametrize("shares", AWKWARD)
+def test_a_shares_column_adds_up_to_exactly_100_0(shares):
+    words = [f"w{j}" for j in range(len(shares))]
+    html = kit.shares_table(words, [("Share", np.array(shares))], caption="c")
+    shown = [float(x) for x in re.findall(r"<td>([0-9.]+)%</td>", html)]
+    *cells, total = shown
+    assert total == 100.0 and round(sum(cells), 1) == 100.0
+    for got, p in zip(cells, shares, strict=True):  # each within a tenth of the true share
+        assert abs(got - 100 * p) < 0.1 + 1e-9
+    naive = sum(round(100 * p, 1) for p in shares)  # what rounding one by one would add up to
+    if not math.isclose(naive, 100.0):
+        assert shown[-1] == 100.0  # the kit still shows 100.0%
+
+
+def test_matrix_shape_highlight_and_cells_that_are_controls():
+    M = np.arange(6.0).reshape(2, 3) - 2
+    html = kit.matrix("M", ["r1", "r2"], ["a", "b", "c"], M, shape=True, lit=(1, 2), key="cell")
+    assert '<caption>M <span class="shape">(2 × 3)</span></caption>' in html
+    assert html.count('class="hl"') == 1 and ">−2.00<" in html and ">3.00<" in html
+    assert 'data-key="cell" data-value="1,2"' in html and html.count('tabindex="0"') == 1
+
+
+def test_the_svg_pictures_are_named_images_or_decoration():
+    named = kit.heatmap_svg(SHARES, label="Head 1", selected=1)
+    assert 'role="img" aria-label="Head 1"' in named and 'class="rowmark" x="0" y="7"' in named
+    assert 'aria-hidden="true"' in kit.heatmap_svg(SHARES)
+    chart = kit.bars_svg(["a", "b", "c"], SHARES[2], title="Next", top=2)
+    assert 'aria-label="Next: “c” 50.0%, “b” 30.0%"' in chart and chart.count("bar top") == 2
+
+
+def test_read_sentence_checks_every_field():
+    defaults = {"sentence": "a b c", "word": "1", "view": "x"}
+    state, words, error = kit.read_sentence({"word": "07", "view": "y"}, defaults, {"view": "x"})
+    assert (state, words, error) == (
+        {"sentence": "a b c", "word": "1", "view": "x"},
+        WORDS[:0] + ["a", "b", "c"],
+        None,
+    )
+    assert (
+        kit.read_sentence({"sentence": " "}, defaults)[2]
+        == "Type a sentence with at least one word."
+    )
+    assert kit.read_sentence({"sentence": "a " * 9}, defaults)[2].startswith("Use at most 8 words")
+
+
+def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_contract(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    for part in ("chapters", "toymodels", "templates", "sitebuild"):
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "build.py", root / "build.py")
+    last = max((root / "chapters").glob("0*.md"))  # the path's last chapter now leads on
+    last.write_text(
+        last.read_text(encoding="utf-8").replace("::: recap\n", "::: recap It adds a head.\n"),
+        encoding="utf-8",
+    )
+    path = new_chapter(root, "Two back", figure=True)
+    module = root / "toymodels" / "two_back" / "figure.py"
+    assert module.exists() and "toymodels.two_back.figure:render" in path.read_text("utf-8")
+    site = tmp_path / "site"  # built by a Python of its own, which imports the copy's toymodels
+    built = subprocess.run(
+        [sys.executable, "build.py", "build", "--out", str(site)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    page = (site / "two-back.html").read_text(encoding="utf-8")
+    assert 'class="mh-grid" data-roving="grid"' in page
+    share = math.exp(4) / (math.exp(4) + 3)  # "on" sees four words; only "sat" scores 4
+    assert f"“on” gives {100 * share:.1f}% to the word before it, “sat”." in page
+    probe = (
+        "from toymodels.two_back import figure as f\n"
+        "from toymodels.page.figure import check\n"
+        "for st in [{}, {'view': 'scores'}, {'view': 'mask'}, {'word': '0'}, {'word': '5'},"
+        " {'sentence': '<b>&'}, {'sentence': ''}]:\n"
+        "    r = check(f.render(st, 'head'))\n"
+        "    assert r['error'] or (r['summary'] and '<b>' not in r['html']), st\n"
+        "s, w = f.head(4)\n"
+        "import math\n"
+        "assert abs(w[3, 2] - math.exp(4) / (math.exp(4) + 3)) < 1e-12\n"
+        "print('ok')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
+    assert run.stdout.strip() == "ok", run.stderr

@@ -1,0 +1,49 @@
+"""The figure kit: the pieces every figure is made of, as Python functions returning markup.
+
+An author thinks in "a grid of these weights over these words"; each function here writes that
+piece once, already following the site's conventions, so that no figure writes them by hand:
+every text given is escaped, controls carry the data-key / data-value / data-fk attributes that
+templates/static/figures.js reads, groups of buttons are one Tab stop (data-roving), tables
+have captions and scoped headers, grid cells carry the exact value as text for screen readers
+and hover (class "tip"), shares are the colour classes l0 … l9 of `level` and hidden cells the
+hatched class "masked". One change here changes every figure of the site.
+
+    controls      sentence_form, choices, token_buttons, step_list, slider, controls
+    grid          attention_grid, heatmap_svg, legend, share
+    tables        matrix, shares_table
+    bars          bars, bar, bars_svg
+    state         read_sentence, summary_line
+"""
+
+from ..figure import failure, merge, result
+from ..html import esc, whole
+from .bars import bar, bars, bars_svg
+from .controls import choices, controls, sentence_form, slider, step_list, token_buttons
+from .grid import attention_grid, heatmap_svg, legend, share
+from .state import read_sentence, summary_line
+from .tables import matrix, shares_table
+
+__all__ = [
+    "attention_grid",
+    "bar",
+    "bars",
+    "bars_svg",
+    "choices",
+    "controls",
+    "esc",
+    "failure",
+    "heatmap_svg",
+    "legend",
+    "matrix",
+    "merge",
+    "read_sentence",
+    "result",
+    "sentence_form",
+    "share",
+    "shares_table",
+    "slider",
+    "step_list",
+    "summary_line",
+    "token_buttons",
+    "whole",
+]

@@ -1,0 +1,70 @@
+"""A distribution as bars: a table with a bar per row on screen, and an SVG chart.
+
+The table (`bars`) holds the numbers, so screen readers and the download read them; its bars
+are decoration (aria-hidden). The chart (`bars_svg`) is one image, named by its largest bars in
+words; the download keeps it as drawn, in the same colours.
+"""
+
+from ..html import attrs, esc, pct, tenths
+
+
+def bar(share, width=100):
+    """A share in [0, 1] as a horizontal bar WIDTH pixels long at 100%: decoration beside the
+    number it shows."""
+    return (
+        f'<svg class="mh-bar" viewBox="0 0 {width} 10" width="{width}" height="10"'
+        f' aria-hidden="true"><rect class="mh-bar-bg" x="0" y="0" width="{width}" height="10"/>'
+        f'<rect class="mh-bar-fill" x="0" y="0" width="{width * share:.1f}" height="10"/></svg>'
+    )
+
+
+def bars(labels, shares, *, caption, column="Share"):
+    """A distribution over LABELS as a table: a row per label with its share (rounded so the
+    column adds up to exactly 100.0%) and its bar."""
+    shown = tenths(shares)
+    rows = "".join(
+        f'<tr><th scope="row">{esc(label)}</th><td>{pct(t)}</td><td>{bar(float(p))}</td></tr>'
+        for label, t, p in zip(labels, shown, shares, strict=True)
+    )
+    return (
+        f'<table class="mh-matrix mh-dist"><caption>{esc(caption)}</caption>'
+        f'<thead><tr><td></td><th scope="col">{esc(column)}</th><td></td></tr></thead>'
+        f'<tbody>{rows}</tbody><tfoot><tr><th scope="row">Total</th>'
+        f"<td>{pct(int(shown.sum()))}</td><td></td></tr></tfoot></table>"
+    )
+
+
+def bars_svg(labels, shares, *, title, top=5, keys=None):
+    """A distribution as an SVG column chart, a column per label, the TOP largest labelled with
+    their percentage; named "TITLE: “a” 40.0%, …" for screen readers. KEYS, if given, go into
+    each bar's data-ch (what a test or the page may read back)."""
+    w, h, base, n = 22, 150, 118, len(labels)
+    best = sorted(range(n), key=lambda i: -shares[i])[:top]
+    body = [f'<line class="axis" x1="0" y1="{base}" x2="{w * n}" y2="{base}"/>']
+    for i, label in enumerate(labels):
+        p = float(shares[i])
+        bh = p * (base - 18)
+        x = i * w
+        rect = attrs(
+            class_="bar top" if i in best else "bar",
+            x=x + 3,
+            y=f"{base - bh:.2f}",
+            width=w - 6,
+            height=f"{bh:.2f}",
+            data_ch=None if keys is None else keys[i],
+            data_p=repr(p),
+        )
+        body.append(f"<rect{rect}><title>{esc(label)}: {100 * p:.1f}%</title></rect>")
+        body.append(f'<text class="tick" x="{x + w / 2}" y="{base + 16}">{esc(label)}</text>')
+        if i in best:
+            body.append(
+                f'<text class="val" x="{x + w / 2}" y="{base - bh - 4:.2f}">{100 * p:.0f}%</text>'
+            )
+    said = ", ".join(f"“{labels[i]}” {100 * shares[i]:.1f}%" for i in best)
+    markup = attrs(
+        class_="mh-svg mh-bars",
+        viewBox=f"0 0 {w * n} {h}",
+        role="img",
+        aria_label=f"{title}: {said}",
+    )
+    return f'<svg{markup} width="{w * n}" height="{h}">{"".join(body)}</svg>'

@@ -1,0 +1,82 @@
+"""Controls: what the reader taps, types or drags to change a figure's state.
+
+Every control sets state fields through attributes that templates/static/figures.js reads
+(data-key/data-value on a button, data-state-form on a form), so a figure needs no script of
+its own. A group of buttons is one Tab stop (data-roving: arrow keys move inside it, the
+pressed button is the stop) and is named for screen readers (role="group", aria-label);
+every focusable element has a data-fk, so focus returns to it after a redraw.
+"""
+
+from ..html import esc, state_button
+
+
+def controls(*parts):
+    """Controls that need Python to work: hidden until the page's Python is ready."""
+    return f'<div class="mh-controls">{"".join(parts)}</div>'
+
+
+def sentence_form(fid, text, *, name="sentence", label="Sentence", maxlength=200, help=None):
+    """A text box and an Update button; on submit the box's text becomes state[NAME].
+    FID makes the box's id unique on the page; HELP is a line under it, read with the box."""
+    fid = esc(fid)
+    described = f' aria-describedby="{fid}-{name}-help"' if help else ""
+    note = f'<span class="mh-help" id="{fid}-{name}-help">{esc(help)}</span>' if help else ""
+    return (
+        f'<form class="mh-sentence" data-state-form><label for="{fid}-{name}">{esc(label)}</label>'
+        f'<input type="text" name="{name}" id="{fid}-{name}" data-fk="{name}"'
+        f' value="{esc(text)}" maxlength="{maxlength}" autocomplete="off"'
+        f' spellcheck="false"{described}>'
+        f'<button type="submit" data-fk="update">Update</button>{note}</form>'
+    )
+
+
+def choices(key, options, current, *, label, cls="mh-pick", fk=None, **button):
+    """A named group of toggle buttons, one per (value, text) of OPTIONS, that set state[KEY];
+    the one equal to CURRENT is pressed. FK(value) names each button's focus key."""
+    buttons = "".join(
+        state_button(key, value, text, value == current, fk=fk(value) if fk else None, **button)
+        for value, text in options
+    )
+    return f'<div class="{cls}" role="group" aria-label="{esc(label)}" data-roving>{buttons}</div>'
+
+
+def token_buttons(
+    tokens, selected, *, key="word", label="Choose a word", value=str, fk="w", cls=None, group=""
+):
+    """The sentence as buttons, one per token: tapping token i sets state[KEY] = VALUE(i), its
+    focus key is FK + i. CLS(i) adds classes to token i's button, GROUP to the group."""
+    buttons = "".join(
+        state_button(
+            key,
+            value(i),
+            token,
+            i == selected,
+            fk=f"{fk}{i}",
+            cls="mh-word" + (f" {cls(i)}" if cls else ""),
+        )
+        for i, token in enumerate(tokens)
+    )
+    return (
+        f'<div class="mh-words{group and " " + group}" role="group" aria-label="{esc(label)}"'
+        f" data-roving>{buttons}</div>"
+    )
+
+
+def step_list(steps, current, *, key="step", label="Step"):
+    """Numbered steps of a computation, (value, title) each: "1. Scores", "2. Mask" …; the
+    step shown is pressed. A chapter's `::: steps` block drives the same field."""
+    options = [(value, f"{i}. {title}") for i, (value, title) in enumerate(steps, 1)]
+    return choices(key, options, current, label=label, cls="mh-steps")
+
+
+def slider(fid, name, value, *, label, low, high, step, said, shown, cls="mh-slider"):
+    """A range input that sets state[NAME] as it moves (a live form). SAID is the value as
+    a screen reader speaks it ("30 degrees"), SHOWN as the page prints it beside the slider."""
+    box = f"{esc(fid)}-{name}"
+    return (
+        f'<form class="{cls}" data-state-form="live">'
+        f'<label for="{box}">{esc(label)}</label>'
+        f'<input type="range" id="{box}" name="{name}" data-fk="{name}" min="{low}"'
+        f' max="{high}" step="{step}" value="{esc(value)}" aria-valuetext="{esc(said)}">'
+        f'<output for="{box}">{esc(shown)}</output></form>'
+    )
