@@ -13,6 +13,7 @@ PARTS += ("slider", "legend", "svg")
 DEFAULTS = {"part": "grid", "sentence": "The cat sat on the mat", "word": "3", "view": "softmax"}
 DEFAULTS["strength"] = "4"
 CHOICES = {"part": PARTS, "view": ("scores", "mask", "softmax")}
+WORD_FIELD = "word"
 VIEWS = (("scores", "Scores"), ("mask", "Mask"), ("softmax", "Softmax"))
 
 
