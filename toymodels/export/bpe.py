@@ -1,0 +1,125 @@
+"""Byte-level BPE (GPT-2 style) from a GGUF file's own vocabulary and merges, as llama.cpp
+reads SmolLM2's ("tokenizer.ggml.pre" = "smollm"):
+
+1. split the text into pieces: every number character alone, then GPT-2's pattern
+   's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+
+2. spell each piece's UTF-8 bytes in GPT-2's byte alphabet (a space is "Ġ");
+3. merge adjacent symbols, always the pair with the lowest merge rank first, until none is left;
+4. look each symbol up in the vocabulary.
+
+No BOS is added (the file says add_bos_token false). Python's `re` has no \\p{..}, so the
+letter and number classes are built from unicodedata once.
+"""
+
+import itertools
+import re
+import sys
+import unicodedata
+from functools import lru_cache
+
+# Unicode White_Space (what \s means in the reference's regex engine; Python's \s also takes
+# the separators U+001C..U+001F, which White_Space does not)
+SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def _char_class(prefix):
+    """A regex class body covering every code point whose category starts with `prefix`."""
+    ranges, start, prev = [], None, None
+    for cp in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(cp)).startswith(prefix):
+            if start is None:
+                start = cp
+            prev = cp
+        elif start is not None:
+            ranges.append((start, prev))
+            start = None
+    if start is not None:
+        ranges.append((start, prev))
+    return "".join(
+        re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+        for a, b in ranges
+    )
+
+
+@lru_cache(maxsize=1)
+def patterns():
+    """(number, pieces): one number character; GPT-2's pre-tokenizer pattern."""
+    L, N = _char_class("L"), _char_class("N")
+    pieces = (
+        rf"'s|'t|'re|'ve|'m|'ll|'d| ?[{L}]+| ?[{N}]+| ?[^{SPACE}{L}{N}]+"
+        rf"|[{SPACE}]+(?![^{SPACE}])|[{SPACE}]+"
+    )
+    return re.compile(f"[{N}]"), re.compile(pieces)
+
+
+def byte_alphabet():
+    """GPT-2's bytes -> printable characters (printable Latin-1 bytes stand for themselves)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    extra = (b for b in range(256) if b not in keep)
+    table = {b: chr(b) for b in keep}
+    table.update({b: chr(256 + n) for n, b in enumerate(extra)})
+    return table
+
+
+def split(text):
+    """The pre-tokenizer: the text as pieces, each merged separately."""
+    number, pieces = patterns()
+    out, at = [], 0
+    for m in number.finditer(text):  # numbers alone, then GPT-2's pattern on what lies between
+        out += pieces.findall(text[at : m.start()]) + [m.group()]
+        at = m.end()
+    return out + pieces.findall(text[at:])
+
+
+class BPE:
+    def __init__(self, tokens, merges):
+        self.tokens = list(tokens)  # id -> spelled token
+        self.ids = {t: i for i, t in enumerate(self.tokens)}
+        self.rank = {tuple(m.split(" ")): r for r, m in enumerate(merges)}
+        self.spell = byte_alphabet()
+        self.unspell = {c: b for b, c in self.spell.items()}
+        self._cache = {}
+
+    @classmethod
+    def from_gguf(cls, reader):
+        return cls(
+            reader.fields["tokenizer.ggml.tokens"].contents(),
+            reader.fields["tokenizer.ggml.merges"].contents(),
+        )
+
+    def merge(self, word):
+        """One spelled piece -> its symbols after all merges."""
+        if word in self._cache:
+            return self._cache[word]
+        sym = list(word)
+        while len(sym) > 1:
+            never = len(self.rank)
+            r, n = min((self.rank.get(p, never), n) for n, p in enumerate(itertools.pairwise(sym)))
+            if r == never:
+                break
+            a, b = sym[n], sym[n + 1]
+            out, i = [], 0
+            while i < len(sym):  # merge every (a, b) left to right, as GPT-2 does
+                if i + 1 < len(sym) and sym[i] == a and sym[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(sym[i])
+                    i += 1
+            sym = out
+        self._cache[word] = sym
+        return sym
+
+    def encode(self, text):
+        """text -> token ids."""
+        ids = []
+        for piece in split(text):
+            spelled = "".join(self.spell[b] for b in piece.encode("utf-8"))
+            ids += [self.ids[s] for s in self.merge(spelled)]
+        return ids
+
+    def piece_bytes(self, i):
+        return bytes(self.unspell[c] for c in self.tokens[i])
+
+    def decode(self, ids):
+        return b"".join(self.piece_bytes(i) for i in ids).decode("utf-8", errors="replace")

@@ -1,0 +1,186 @@
+"""SmolLM2-135M's exported heads, and the measures every head gets.
+
+The export (toymodels/data/smollm2/, written at build time by `python -m toymodels.export
+smollm2`) holds, for each curated text, its token ids and pieces, the model's top-1 next-token
+guess at every position, and every head's attention map (30 layers × 9 heads) in thousandths:
+ID.npz with one uint16 array "att" of shape (layers, heads, T(T+1)/2), each map's lower triangle
+row by row (a causal model's upper triangle is zero). index.json lists the texts, the model's
+shape, and the copying runs: the top-1 guesses on the repeated random tokens with chosen heads
+pulled out (each head's output zeroed before the output projection), computed by the forward
+at export time.
+
+Measures of one head, from the maps (rows from the third token on: row 0 sees only itself and
+row 1's previous token is the first token, so from row 2 the three links below are three
+different tokens; texts weigh alike):
+
+- previous token: the mean weight a row puts on the token just before it;
+- sink: the mean weight on the first token;
+- self: the mean weight on the row's own token;
+- induction: on a run of P random tokens repeated twice, the mean weight a row of the second
+  copy puts on the token just after the same token in the first copy (position i - P + 1), the
+  token an induction head copies forward.
+
+Copying accuracy: on the second copy, how often the model's top-1 guess is the next token (it
+can only know it by copying from the first copy); on the first copy, the same for comparison.
+"""
+
+import io
+import json
+
+import numpy as np
+
+from ..page import data
+
+DIR = "smollm2"
+MEASURES = ("induction", "previous", "sink", "self")
+FIRST_ROW = 2  # the rows the previous / sink / self measures read
+_cache = {}
+
+
+class MissingData(FileNotFoundError):
+    pass
+
+
+def _read(rel):
+    try:
+        return data.read_bytes(f"{DIR}/{rel}")
+    except FileNotFoundError as e:
+        raise MissingData(f"{e}; run `python -m toymodels.export smollm2` to write it") from None
+
+
+def pack(att, scale):
+    """(…, T, T) maps with rows summing to 1 -> (…, T(T+1)/2) uint16 lower triangles, rounded
+    to 1/scale."""
+    att = np.asarray(att)
+    r, c = np.tril_indices(att.shape[-1])
+    return np.rint(att[..., r, c] * scale).astype(np.uint16)
+
+
+def unpack(tri, scale):
+    """The inverse of `pack`: (…, T(T+1)/2) -> (…, T, T) float64 maps (upper triangle zero)."""
+    tri = np.asarray(tri)
+    n = tri.shape[-1]
+    T = int(round((np.sqrt(8 * n + 1) - 1) / 2))
+    if n != T * (T + 1) // 2:
+        raise ValueError(f"{n} values are not a lower triangle")
+    out = np.zeros(tri.shape[:-1] + (T, T))
+    r, c = np.tril_indices(T)
+    out[..., r, c] = tri / scale
+    return out
+
+
+def index():
+    """index.json of the export: the model, the texts, the copying runs."""
+    if "index" not in _cache:
+        _cache["index"] = json.loads(_read("index.json").decode("utf-8"))
+    return _cache["index"]
+
+
+def texts():
+    return index()["texts"]
+
+
+def text(tid):
+    """One text's entry with 'att': float maps (layers, heads, T, T)."""
+    if tid not in _cache:
+        entry = next((t for t in texts() if t["id"] == tid), None)
+        if entry is None:
+            raise KeyError(f"the export has no text '{tid}'")
+        with np.load(io.BytesIO(_read(entry["file"])), allow_pickle=False) as z:
+            att = unpack(z["att"], index()["scale"])
+        if att.shape[-1] != len(entry["ids"]):
+            raise ValueError(f"{entry['file']}: {att.shape[-1]} rows for {len(entry['ids'])} ids")
+        _cache[tid] = dict(entry, att=att)
+    return _cache[tid]
+
+
+def link_shares(att):
+    """(L, H, T, T) maps -> {'previous', 'sink', 'self'}: each (L, H), means over rows 2…T-1."""
+    T = att.shape[-1]
+    i = np.arange(FIRST_ROW, T)
+    if not len(i):
+        raise ValueError(f"a text needs more than {FIRST_ROW} tokens")
+    return {
+        "previous": att[..., i, i - 1].mean(-1),
+        "sink": att[..., i, 0].mean(-1),
+        "self": att[..., i, i].mean(-1),
+    }
+
+
+def induction(att, period):
+    """(L, H, T, T) maps of P = period tokens repeated -> (L, H): each second-copy row's weight
+    on the token after its earlier copy, averaged."""
+    i = np.arange(period, min(2 * period, att.shape[-1]))
+    return att[..., i, i - period + 1].mean(-1)
+
+
+def scores_of(entries):
+    """Entries with 'att' (and 'period' for repeated runs) -> {measure: (L, H) array}: link
+    shares averaged over all texts, induction over the repeated runs."""
+    links = [link_shares(e["att"]) for e in entries]
+    out = {k: np.mean([x[k] for x in links], axis=0) for k in ("previous", "sink", "self")}
+    runs = [induction(e["att"], e["period"]) for e in entries if "period" in e]
+    out["induction"] = np.mean(runs, axis=0)
+    return out
+
+
+def scores():
+    """Every head's four measures over the whole export: {measure: (layers, heads)}."""
+    if "scores" not in _cache:
+        _cache["scores"] = scores_of([text(t["id"]) for t in texts()])
+    return _cache["scores"]
+
+
+def ranked(values, k=None):
+    """(L, H) scores -> the (layer, head) pairs from the highest down (ties: lower layer, head)."""
+    flat = np.asarray(values).ravel()
+    order = sorted(range(len(flat)), key=lambda n: (-flat[n], n))[:k]
+    H = np.shape(values)[-1]
+    return [(n // H, n % H) for n in order]
+
+
+def strongest(measure, k=5):
+    return ranked(scores()[measure], k)
+
+
+def sink_by_layer():
+    """(layers,): each layer's sink share averaged over its heads."""
+    return scores()["sink"].mean(-1)
+
+
+# copying, from the runs stored at export time
+
+
+def runs():
+    """The repeated random-token texts, in the export's order."""
+    return [t for t in texts() if "period" in t]
+
+
+def conditions():
+    """The stored copying runs: each with 'id', 'heads' ([layer, head] pairs pulled out),
+    'top1' ({text id: top-1 guess per position})."""
+    return index()["copying"]["conditions"]
+
+
+def condition(heads=()):
+    """The stored run with exactly these (layer, head) pairs pulled out."""
+    want = sorted(tuple(h) for h in heads)
+    for c in conditions():
+        if sorted(tuple(h) for h in c["heads"]) == want:
+            return c
+    raise KeyError(f"no copying run with heads {want} pulled out")
+
+
+def hits(entry, top1, copy=2):
+    """Booleans: whether each guess in the copy (1 or 2) is the token that follows."""
+    P, ids = entry["period"], entry["ids"]
+    start = P if copy == 2 else 0
+    return [top1[i] == ids[i + 1] for i in range(start, start + P - 1)]
+
+
+def accuracy(heads=(), copy=2):
+    """(right, total) top-1 next-token guesses on the copy, over every repeated run, with
+    `heads` pulled out."""
+    c = condition(heads)
+    h = [x for e in runs() for x in hits(e, c["top1"][e["id"]], copy)]
+    return sum(h), len(h)
