@@ -73,7 +73,7 @@ def vocab():
 
 
 def n_texts():
-    return len(hc.texts())
+    return count_words(len(hc.texts()))
 
 
 def period():
@@ -129,7 +129,14 @@ def n_copying_heads():
 
 
 def n_strong_copying_heads():
-    return count_words(_n_over("induction", STRONG))
+    """In digits when the count of copying heads is (the two share a sentence)."""
+    return count_words(_n_over("induction", STRONG), among=(_n_over("induction", COPIES),))
+
+
+def stripe_offset():
+    """How far left of the diagonal an induction head's stripe lies on the repeated tokens: the
+    token after the first occurrence is one less than a period back."""
+    return period() - 1
 
 
 def copying_layers():
