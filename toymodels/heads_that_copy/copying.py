@@ -116,9 +116,8 @@ def render(state=None, fid="copy-out"):
     for k, i in enumerate(range(P, 2 * P - 1)):
         ok = here[k]
         guess = hc.word(top1[i])
-        said = (
-            f"after {hc.spoken(pieces[i])}: next is {hc.spoken(pieces[i + 1])}, "
-            f"guess {hc.spoken(guess)}, {'right' if ok else 'wrong'}"
+        said = f", after {hc.spoken(pieces[i])}: guess {hc.spoken(guess)}, " + (
+            "right" if ok else "wrong"
         )
         button = attrs(
             class_="mh-word " + ("is-right" if ok else "is-wrong"),
@@ -127,18 +126,17 @@ def render(state=None, fid="copy-out"):
             data_fk=f"p{i}",
             aria_pressed=str(i == pos).lower(),
             tabindex="0" if i == pos else "-1",
-            aria_label=said,
         )
         mark = "✓" if ok else "✗"
         boxes.append(
-            f'<li><button type="button"{button}><span>{esc(hc.shown(pieces[i + 1]))}</span>'
+            f'<button type="button"{button}><span>{esc(hc.shown(pieces[i + 1]))}</span>'
             f'<span class="guess" aria-hidden="true">{mark} {esc(hc.shown(guess))}</span>'
-            "</button></li>"
+            f'<span class="sr">{esc(said)}</span></button>'
         )
     copy = (
-        '<ol class="hc-copy" role="group" aria-label="The second copy: each box is the token that '
+        '<div class="hc-copy" role="group" aria-label="The second copy: each box is the token that '
         "comes next and, under it, the model's top guess for it\" data-roving>"
-        f"{''.join(boxes)}</ol>"
+        f"{''.join(boxes)}</div>"
     )
     # the chosen position, in words
     i = pos
