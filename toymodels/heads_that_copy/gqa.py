@@ -80,13 +80,14 @@ def render(state=None, fid="copy-gqa"):
     scores = hc.scores()
     options = [(str(h + 1), f"H{h + 1}") for h in range(heads)]
     steps = [
-        (str(max(1, layer)), "◀ Layer before", "layer-down"),
-        (str(min(layers, layer + 2)), "Layer after ▶", "layer-up"),
+        (max(1, layer), "◀ Layer before", "layer-down"),
+        (min(layers, layer + 2), "Layer after ▶", "layer-up"),
     ]
     nudges = "".join(
-        f'<button type="button"{attrs(data_key="layer", data_value=v, data_fk=fk)}>'
-        f"{esc(t)}</button>"
-        for v, t, fk in steps
+        '<button type="button"'
+        + attrs(data_key="layer", data_value=str(to), data_fk=fk, disabled=to == layer + 1)
+        + f">{esc(t)}</button>"
+        for to, t, fk in steps
     )
     controls = kit.controls(
         kit.choices("head", options, state["head"], label="Query head"),

@@ -86,7 +86,9 @@ def render(state=None, fid="copy-map"):
             cells.append(
                 f'<td{cell}><span class="sr">{name}: {_pct(values[L, H])}{star}</span></td>'
             )
-        rows.append(f'<tr><th scope="row">Layer {L + 1}</th>{"".join(cells)}</tr>')
+        rows.append(
+            f'<tr><th scope="row"><span class="sr">Layer </span>L{L + 1}</th>{"".join(cells)}</tr>'
+        )
     cols = "".join(f'<th scope="col">H{H + 1}</th>' for H in range(model["heads"]))
     total = model["layers"] * model["heads"]
     table = (
