@@ -184,3 +184,48 @@ def accuracy(heads=(), copy=2):
     c = condition(heads)
     h = [x for e in runs() for x in hits(e, c["top1"][e["id"]], copy)]
     return sum(h), len(h)
+
+
+# what the figures show
+
+
+def kv_head(head, heads=None, kv=None):
+    """The key/value head a query head reads (0-based) under grouped-query attention: heads
+    per layer / kv heads query heads in a row share one, so with 9 and 3, head h uses h // 3."""
+    m = index()["model"]
+    heads, kv = heads or m["heads"], kv or m["kv_heads"]
+    return head // (heads // kv)
+
+
+def siblings(head):
+    """The query heads of a layer (0-based) that share HEAD's keys and values, HEAD included."""
+    m = index()["model"]
+    group = m["heads"] // m["kv_heads"]
+    first = kv_head(head) * group
+    return list(range(first, first + group))
+
+
+def hide_first(att):
+    """(…, T, T) maps -> (…, T-1, T-1): the rows and columns from the second token on, each row
+    renormalised to add up to 1, as if the first token were not there. A row that gave the
+    first token everything has nothing left to share and stays 0."""
+    rest = np.asarray(att, dtype=float)[..., 1:, 1:]
+    total = rest.sum(-1, keepdims=True)
+    return np.divide(rest, total, out=np.zeros_like(rest), where=total > 0)
+
+
+def word(token_id):
+    """The text of a token id the export names (its pieces and every stored guess)."""
+    return index()["words"][str(token_id)]
+
+
+def shown(piece):
+    """A piece as a button shows it: without its leading space ('␣' if that is all it is)."""
+    return piece.strip() or "␣"
+
+
+def spoken(piece):
+    """A piece as prose quotes it: '“cat”' for ' cat'; a piece of white space named in words."""
+    if piece.strip():
+        return f"“{piece.strip()}”"
+    return "a line break" if "\n" in piece else "a space"

@@ -1,0 +1,342 @@
+"""Chapter "Heads that copy": its values against computations made here from the export's own
+files (the .npz maps and index.json, read without toymodels' reader), its four figures over
+their states, and the page in Chromium: a token lights its row in every head, the sink switch
+changes the shares shown, pulling heads out gives the stored run's accuracy, keys work."""
+
+import io
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import open_ready
+
+from toymodels.heads_that_copy import copying, gqa
+from toymodels.heads_that_copy import figure as layer_fig
+from toymodels.heads_that_copy import heads as hc
+from toymodels.heads_that_copy import map as map_fig
+from toymodels.heads_that_copy import values as v
+from toymodels.page import kit
+from toymodels.page.figure import check
+from toymodels.page.html import head_name
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "toymodels" / "data" / "smollm2"
+CHAPTER = "heads-that-copy.html"
+FIGURES = (layer_fig, map_fig, copying, gqa)
+
+
+# ---- the export, read by hand -------------------------------------------------------------------
+
+
+def raw_index():
+    return json.loads((DATA / "index.json").read_text(encoding="utf-8"))
+
+
+def raw_maps(tid):
+    """(layers, heads, T, T) from the .npz, unpacked here row by row (thousandths)."""
+    entry = next(t for t in raw_index()["texts"] if t["id"] == tid)
+    with np.load(io.BytesIO((DATA / entry["file"]).read_bytes())) as z:
+        tri = z["att"].astype(float) / raw_index()["scale"]
+    T = len(entry["ids"])
+    out = np.zeros(tri.shape[:2] + (T, T))
+    k = 0
+    for i in range(T):
+        out[:, :, i, : i + 1] = tri[:, :, k : k + i + 1]
+        k += i + 1
+    return out
+
+
+def test_hiding_the_first_token_shares_each_row_out_again():
+    att = raw_maps("cat")
+    shown = layer_fig.maps(hc.text("cat"), 13, hide=True)
+    assert shown.shape == (9, 10, 10)
+    for h in range(9):
+        for i in range(1, 11):
+            row = att[13, h, i, 1 : i + 1]
+            if row.sum() == 0:
+                assert not shown[h, i - 1].any()
+                continue
+            assert shown[h, i - 1].sum() == pytest.approx(1)
+            assert shown[h, i - 1, :i] == pytest.approx(row / row.sum())
+    # a row that gave everything to the first token has nothing left, and stays 0
+    assert not hc.hide_first(np.array([[1.0, 0], [1.0, 0]])).any()
+
+
+def test_the_map_finds_the_strongest_induction_head_by_hand():
+    runs = [t for t in raw_index()["texts"] if "period" in t]
+    scores = []
+    for run in runs:
+        att, P = raw_maps(run["id"]), run["period"]
+        scores.append(np.mean([att[:, :, i, i - P + 1] for i in range(P, 2 * P)], axis=0))
+    score = np.mean(scores, axis=0)
+    layer, head = np.unravel_index(int(np.argmax(score)), score.shape)
+    name = head_name(layer + 1, head + 1)
+    assert v.top_induction_head() == name
+    assert v.top_induction_score() == f"{100 * score[layer, head]:.0f}%"
+    r = check(map_fig.render({}))
+    assert r["state"]["head"] == f"L{layer + 1}H{head + 1}"
+    star = re.findall(r'<td class="l\d top[^"]*"[^>]*data-value="([^"]+)"', r["html"])
+    assert star == [f"L{layer + 1}H{head + 1}"]
+    assert f"the strongest is {name}" in r["summary"]
+    # every score's strongest head is the independent argmax too
+    for measure in ("previous", "sink"):
+        ranked = hc.ranked(hc.scores()[measure], 1)[0]
+        assert ranked == np.unravel_index(int(np.argmax(hc.scores()[measure])), (30, 9))
+
+
+def test_sink_numbers_by_hand():
+    texts = raw_index()["texts"]
+    sink = np.mean([raw_maps(t["id"])[..., 2:, 0].mean(-1) for t in texts], axis=0)
+    assert v.sink_mean() == f"{100 * sink.mean():.0f}%"
+    assert v.n_sinky_layers() == str(int((sink.mean(-1) >= v.SINKY).sum()))
+
+
+def count_right(cond, runs):
+    right = total = 0
+    for run in runs:
+        P, ids, top1 = run["period"], run["ids"], cond["top1"][run["id"]]
+        for i in range(P, 2 * P - 1):
+            right += top1[i] == ids[i + 1]
+            total += 1
+    return right, total
+
+
+def test_copying_accuracy_is_the_stored_guesses_counted():
+    index = raw_index()
+    runs = [t for t in index["texts"] if "period" in t]
+    conds = {c["id"]: c for c in index["copying"]["conditions"]}
+    for cid, cond in conds.items():
+        right, total = count_right(cond, runs)
+        assert hc.accuracy(cond["heads"]) == (right, total), cid
+        r = check(copying.render({"out": cid}))
+        assert f"<strong>{right} of {total}</strong>" in r["html"], cid
+        assert f"right {right} of {total} times" in r["summary"]
+    assert v.copy_none() == "{} of {}".format(*count_right(conds["none"], runs))
+    assert v.copy_without_control() == "{} of {}".format(*count_right(conds["control"], runs))
+    top = hc.condition([tuple(index["copying"]["induction_heads"][0])])
+    assert v.copy_without_top() == "{} of {}".format(*count_right(top, runs))
+
+
+def test_the_induction_switches_toggle_stored_runs():
+    ind = copying.induction_heads()
+    none = hc.condition([])
+    assert copying.toggled(none, ind[0]) == hc.condition([ind[0]])["id"]
+    one = hc.condition([ind[0]])
+    assert copying.toggled(one, ind[0]) == "none"
+    both = copying.toggled(one, ind[3])
+    assert sorted(tuple(h) for h in hc.condition([ind[0], ind[3]])["heads"]) == sorted(
+        tuple(h) for h in next(c for c in hc.conditions() if c["id"] == both)["heads"]
+    )
+    # from a run of other heads, a switch starts from nothing pulled out
+    assert (
+        copying.toggled(hc.condition(hc.index()["copying"]["control_heads"]), ind[1])
+        == (hc.condition([ind[1]])["id"])
+    )
+
+
+def test_grouped_query_heads_share_by_h_over_3():
+    assert [hc.kv_head(h) for h in range(9)] == [h // 3 for h in range(9)]
+    for h in range(9):
+        assert hc.siblings(h) == [3 * (h // 3) + k for k in range(3)]
+    r = check(layer_fig.render({"layer": "19"}))
+    groups = re.findall(r'<section class="hc-group".*?</section>', r["html"], re.S)
+    assert len(groups) == 3
+    for g, html in enumerate(groups):
+        assert re.findall(r'data-head="(\d)"', html) == [str(3 * g + k + 1) for k in range(3)]
+    r = check(gqa.render({"head": "8", "layer": "19"}))
+    assert r["summary"].startswith("L19\u00a0H8 shares its keys and values with L19\u00a0H7 and")
+    assert r["html"].count('class="q on"') == 3 and r["html"].count('class="kv on"') == 1
+
+
+def marked_rows(html):
+    """The row each of the figure's maps marks, counted in the map (None: no mark)."""
+    out = []
+    for svg in re.findall(r"<svg[^>]*hc-map.*?</svg>", html, re.S):
+        m = re.search(r'<rect class="rowmark" x="0" y="(\d+)" width="\d+" height="(\d+)"', svg)
+        out.append(None if m is None else int(m.group(1)) // int(m.group(2)))
+    return out
+
+
+def test_a_token_marks_its_row_in_every_head_as_the_kit_draws_it():
+    entry = hc.text("elinor")
+    for token in (5, 20, 43):
+        for sink, first in (("show", 0), ("hide", 1)):
+            state = {"text": "elinor", "layer": "3", "token": str(token), "sink": sink}
+            r = check(layer_fig.render(state))
+            assert marked_rows(r["html"]) == [token - first] * 9
+            said = hc.shown(entry["pieces"][token])
+            assert f"the row of “{said}” is marked in all 9 heads" in r["summary"]
+    # the kept picture with its mark is exactly what the kit draws
+    shares = layer_fig.maps(entry, 2, True)[4]
+    kept = layer_fig._picture(("elinor", 2, 4, True), shares, "L3 H5", 19)
+    cell = max(3, min(7, 150 // len(shares)))
+    drawn = kit.heatmap_svg(
+        shares, label="L3 H5", selected=20, first=1, cell=cell, cls="mh-mini hc-map"
+    )
+    assert kept == drawn
+
+
+def test_the_sink_switch_changes_the_shares_in_words():
+    shown = check(layer_fig.render({"layer": "14"}))
+    hidden = check(layer_fig.render({"layer": "14", "sink": "hide"}))
+    rows = [re.findall(r'<span class="hc-row">(.*?)</span>', r["html"]) for r in (shown, hidden)]
+    assert rows[0] != rows[1]
+    assert any("“The”" in row for row in rows[0]) and not any("“The”" in row for row in rows[1])
+    assert "divided by their sum" in hidden["html"] and "first token hidden" in hidden["summary"]
+    # the top share of a hidden row is the hand-made renormalised share, in tenths
+    att = raw_maps("cat")[13, 8, 7, 1:8]
+    top = int(np.argmax(att))
+    want = kit.share(att / att.sum(), top)
+    assert f"“it” → “{hc.shown(hc.text('cat')['pieces'][top + 1])}” {want}" in rows[1][8]
+
+
+def test_every_declared_state_keeps_the_contract():
+    for module in FIGURES:
+        tries = [{}] + [{k: x} for k, xs in getattr(module, "CHOICES", {}).items() for x in xs]
+        first = check(module.render({}))
+        word = getattr(module, "WORD_FIELD", None)
+        if word:
+            values = re.findall(rf'data-key="{word}" data-value="([^"]+)"', first["html"])
+            assert values, module.__name__
+            tries += [{word: x} for x in values]
+        for state in tries:
+            r = check(module.render(state))
+            assert r["error"] is None and r["summary"].strip(), (module.__name__, state)
+            assert set(r["state"]) == set(module.DEFAULTS)
+        for junk in ("", "99", "-1", "L0H0", "<b>", "1e3", "none+"):
+            r = check(module.render(dict.fromkeys(module.DEFAULTS, junk)))
+            assert r["error"] is None and "<b>" not in r["html"]
+
+
+def test_prose_values_read_the_export():
+    assert (
+        v.n_heads_total() == 270 == raw_index()["model"]["layers"] * raw_index()["model"]["heads"]
+    )
+    assert v.kv_numbers_per_token() == f"{2 * 30 * 3 * 64:,}"
+    for name in v.PROSE_VALUES:
+        assert str(getattr(v, name)()), name
+
+
+# ---- the page ------------------------------------------------------------------------------------
+
+
+def rowmarks(page, fid="copy-layer"):
+    return page.evaluate(
+        """(fid) => [...document.querySelectorAll(`#${fid} svg.hc-map`)].map((svg) => {
+            const r = svg.querySelector('rect.rowmark');
+            return r ? Math.round(r.getAttribute('y') / r.getAttribute('height')) : null; })""",
+        fid,
+    )
+
+
+@pytest.mark.browser
+def test_without_javascript_the_chapter_is_complete(new_page, base_url):
+    page = new_page(java_script_enabled=False)
+    page.goto(base_url + CHAPTER)
+    it = layer_fig.default_token(hc.text("cat"))
+    assert rowmarks(page) == [it] * 9
+    assert page.locator("#copy-map .hc-all td[data-value]").count() == 270
+    assert page.locator("#copy-out .hc-copy button").count() == 24
+    right, total = hc.accuracy()
+    assert f"{right} of {total}" in page.locator("#copy-out .hc-acc").inner_text()
+    prose = page.locator("article").inner_text().replace("\n", " ")
+    assert f"The strongest induction head is {v.top_induction_head()}, with" in prose
+    assert "{{" not in prose
+
+
+@pytest.mark.browser
+def test_a_token_tap_lights_its_row_in_every_head(page, base_url):
+    open_ready(page, base_url + CHAPTER)
+    pieces = hc.text("cat")["pieces"]
+    times = []
+    for i in (1, 4, 9, 2):
+        t = time.perf_counter()
+        page.locator(f"#copy-layer [data-fk='t{i}']").click()
+        page.wait_for_selector(f"#copy-layer [data-fk='t{i}'][aria-pressed='true']")
+        times.append(time.perf_counter() - t)
+        assert rowmarks(page) == [i] * 9
+        summary = page.locator("#copy-layer [data-summary]").text_content()
+        assert f"the row of “{hc.shown(pieces[i])}” is marked in all 9 heads" in summary
+    print("token tap to paint (s):", [round(x, 3) for x in times])
+    # the sink switch: the shares in words change to the renormalised ones Python gives
+    before = page.locator("#copy-layer .hc-row").all_inner_texts()
+    page.locator("#copy-layer [data-key='sink'][data-value='hide']").click()
+    page.wait_for_selector("#copy-layer [data-key='sink'][data-value='hide'][aria-pressed='true']")
+    after = page.locator("#copy-layer .hc-row").all_inner_texts()
+    want = check(layer_fig.render({"layer": "14", "token": "2", "sink": "hide"}))["html"]
+    assert after != before
+    assert after == [
+        re.sub("&[a-z#0-9]+;", lambda m: {"&quot;": '"', "&#x27;": "'"}.get(m[0], m[0]), x)
+        for x in re.findall(r'<span class="hc-row">(.*?)</span>', want)
+    ]
+    assert rowmarks(page) == [1] * 9  # the row of token 2, in a map without the first token
+    assert "copy-layer.sink=hide" in page.url
+
+
+@pytest.mark.browser
+def test_pulling_heads_out_gives_the_stored_accuracy(page, base_url):
+    open_ready(page, base_url + CHAPTER)
+    acc = page.locator("#copy-out .hc-acc strong")
+    top = copying.induction_heads()[0]
+    page.locator("#copy-out [data-fk='ind-0']").click()
+    right, total = hc.accuracy([top])
+    page.wait_for_selector(f"#copy-out .hc-acc strong:text-is('{right} of {total}')")
+    assert page.locator("#copy-out [data-fk='ind-0']").get_attribute("aria-pressed") == "true"
+    # keys: the next switch by arrow, Enter pulls it out too
+    page.locator("#copy-out [data-fk='ind-0']").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    both = hc.accuracy([top, copying.induction_heads()[1]])
+    page.wait_for_selector(f"#copy-out .hc-acc strong:text-is('{both[0]} of {both[1]}')")
+    assert page.evaluate("document.activeElement.dataset.fk") == "ind-1"
+    # a set of other heads, and back to nothing
+    page.locator("#copy-out [data-fk='out-control']").click()
+    c = hc.accuracy(hc.index()["copying"]["control_heads"])
+    page.wait_for_selector(f"#copy-out .hc-acc strong:text-is('{c[0]} of {c[1]}')")
+    page.locator("#copy-out [data-fk='out-none']").click()
+    n = hc.accuracy()
+    page.wait_for_selector(f"#copy-out .hc-acc strong:text-is('{n[0]} of {n[1]}')")
+    assert acc.count() == 1
+
+
+@pytest.mark.browser
+def test_keyboard_walks_the_tokens_the_layers_and_the_map(page, base_url):
+    open_ready(page, base_url + CHAPTER)
+    it = layer_fig.default_token(hc.text("cat"))
+    page.locator(f"#copy-layer [data-fk='t{it}']").focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"#copy-layer [data-fk='t{it - 1}'][aria-pressed='true']")
+    assert page.evaluate("document.activeElement.dataset.fk") == f"t{it - 1}"
+    assert rowmarks(page) == [it - 1] * 9
+    # the layer: the slider by arrow key, then the ▶ button
+    page.locator("#copy-layer [data-fk='layer']").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#copy-layer .hc-name:text-is('L15\u00a0H1')")
+    page.locator("#copy-layer [data-fk='layer-up']").press("Enter")
+    page.wait_for_selector("#copy-layer .hc-name:text-is('L16\u00a0H1')")
+    # the map of every head: arrows move across heads, Enter opens one
+    page.locator("#copy-map [data-key='score'][data-value='previous']").click()
+    page.wait_for_selector(
+        "#copy-map [data-key='score'][data-value='previous'][aria-pressed='true']"
+    )
+    opened = map_fig.read_head(
+        page.locator("#copy-map td[tabindex='0']").get_attribute("data-value")
+    )
+    page.locator("#copy-map td[tabindex='0']").focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    L, H = opened[0] + 2, opened[1] + 1
+    page.wait_for_selector(f"#copy-map .hc-opened h4:text-is('L{L}\u00a0H{H}')")
+    assert page.evaluate("document.activeElement.dataset.fk") == f"m-{L}-{H}"
+    # a tap opens the strongest induction head, marked ★
+    page.locator("#copy-map [data-key='score'][data-value='induction']").click()
+    top = hc.strongest("induction", 1)[0]
+    page.locator(f"#copy-map [data-fk='m-{top[0] + 1}-{top[1] + 1}']").click()
+    page.wait_for_selector(f"#copy-map .hc-opened h4:text-is('{v.top_induction_head()}')")
+    assert "top" in page.locator(
+        f"#copy-map [data-fk='m-{top[0] + 1}-{top[1] + 1}']"
+    ).get_attribute("class")

@@ -1,0 +1,124 @@
+"""Figure "Nine queries, three keys and values": grouped-query attention in SmolLM2. Each layer
+has 9 query heads but only 3 key/value heads; query head h reads key/value head h // 3.
+
+State: head (1 … 9, the query head chosen), layer (1-based; "" opens the layer of the
+strongest induction head). The diagram shows which query heads share the chosen head's keys
+and values; beside it, the three sharing heads' maps in that layer, on the first run of
+random tokens said twice.
+"""
+
+from ..page import kit
+from ..page.html import attrs, esc, head_name
+from . import heads as hc
+
+DEFAULTS = {"head": "", "layer": ""}
+_model = hc.index()["model"]
+CHOICES = {
+    "head": tuple(str(h) for h in range(1, _model["heads"] + 1)),
+    "layer": tuple(str(n) for n in range(1, _model["layers"] + 1)),
+}
+
+
+def normalise(state):
+    state = kit.merge(DEFAULTS, state)
+    top = hc.strongest("induction", 1)[0]
+    if state["head"] not in CHOICES["head"]:
+        state["head"] = str(top[1] + 1)
+    if state["layer"] not in CHOICES["layer"]:
+        state["layer"] = str(top[0] + 1)
+    return state
+
+
+def diagram(head, heads, kv):
+    """The wiring as SVG: a box per query head on top, a box per key/value head below, a wire
+    from each query head to the key/value head it reads; HEAD's group drawn on (0-based)."""
+    w, gap, top, low = 44, 8, 8, 96
+    width = heads * (w + gap)
+    group = heads // kv
+    mine = hc.kv_head(head)
+    body = []
+    for h in range(heads):
+        k = h // group
+        x = h * (w + gap) + w / 2
+        kx = (k * group + (group - 1) / 2) * (w + gap) + w / 2
+        on = " on" if k == mine else ""
+        body.append(f'<line class="wire{on}" x1="{x:g}" y1="{top + 24}" x2="{kx:g}" y2="{low}"/>')
+    for h in range(heads):
+        on = " on" if hc.kv_head(h) == mine else ""
+        x = h * (w + gap)
+        body.append(f'<rect class="q{on}" x="{x}" y="{top}" width="{w}" height="24" rx="4"/>')
+        body.append(f'<text x="{x + w / 2:g}" y="{top + 16}" text-anchor="middle">H{h + 1}</text>')
+    for k in range(kv):
+        on = " on" if k == mine else ""
+        x = (k * group + (group - 1) / 2) * (w + gap) - 20
+        box = f'x="{x:g}" y="{low}" width="{w + 40}" height="26"'
+        body.append(f'<rect class="kv{on}" {box} rx="4"/>')
+        mid = f'x="{x + (w + 40) / 2:g}" y="{low + 17}"'
+        body.append(f'<text {mid} text-anchor="middle">K, V {k + 1}</text>')
+    first = mine * group
+    label = (
+        f"Nine query heads above, three key/value heads below. Query heads H{first + 1} to "
+        f"H{first + group} all read key/value head {mine + 1}."
+    )
+    markup = attrs(
+        class_="mh-svg hc-gqa",
+        viewBox=f"0 0 {width} {low + 30}",
+        role="img",
+        aria_label=label,
+        width=str(width),
+        height=str(low + 30),
+    )
+    return f"<svg{markup}>{''.join(body)}</svg>"
+
+
+def render(state=None, fid="copy-gqa"):
+    state = normalise(state)
+    head, layer = int(state["head"]) - 1, int(state["layer"]) - 1
+    heads, kv, layers = _model["heads"], _model["kv_heads"], _model["layers"]
+    sharing = hc.siblings(head)
+    run = hc.text(hc.runs()[0]["id"])
+    scores = hc.scores()
+    options = [(str(h + 1), f"H{h + 1}") for h in range(heads)]
+    steps = [
+        (max(1, layer), "◀ Layer before", "layer-down"),
+        (min(layers, layer + 2), "Layer after ▶", "layer-up"),
+    ]
+    nudges = "".join(
+        '<button type="button"'
+        + attrs(data_key="layer", data_value=str(to), data_fk=fk, disabled=to == layer + 1)
+        + f">{esc(t)}</button>"
+        for to, t, fk in steps
+    )
+    controls = kit.controls(
+        kit.choices("head", options, state["head"], label="Query head"),
+        f'<div class="hc-out"><span>Layer {layer + 1} of {layers}</span>{nudges}</div>',
+    )
+    maps = []
+    for h in sharing:
+        name = head_name(layer + 1, h + 1)
+        said = (
+            f"induction {100 * float(scores['induction'][layer, h]):.0f}%, "
+            f"first token {100 * float(scores['sink'][layer, h]):.0f}%"
+        )
+        picture = kit.heatmap_svg(
+            run["att"][layer, h], label=f"{name} on random tokens said twice", cell=3
+        )
+        maps.append(
+            f'<li class="hc-head"><span class="hc-name">{esc(name)}</span>{picture}'
+            f'<span class="hc-row">{esc(said)}</span></li>'
+        )
+    names = [head_name(layer + 1, h + 1) for h in sharing]
+    line = (
+        f"{names[sharing.index(head)]} shares its keys and values with "
+        + " and ".join(n for h, n in zip(sharing, names, strict=True) if h != head)
+        + f": all three read key/value head {hc.kv_head(head) + 1} of layer {layer + 1}. "
+        "Each makes its own query, so each can look somewhere else."
+    )
+    html = (
+        controls
+        + diagram(head, heads, kv)
+        + f'<p class="hc-note">{esc(line)}</p>'
+        + f'<ol class="hc-heads">{"".join(maps)}</ol>'
+        + kit.legend("masked (a later token)")
+    )
+    return kit.result(html, state, summary=line)

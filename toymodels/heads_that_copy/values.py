@@ -1,0 +1,362 @@
+"""Numbers the prose of "Heads that copy" quotes, computed from SmolLM2-135M's export.
+
+Each is a function without arguments, so a chapter writes
+{{ toymodels.heads_that_copy.values.NAME }} and the number on the page is the one the export
+gives, never typed in.
+"""
+
+import numpy as np
+
+from ..page.html import count_words, head_name, plural_of
+from ..page.prose import public_functions
+from . import heads as hc
+from .figure import link
+
+COPIES = 0.3  # a head "copies" when a second-copy row gives the token to copy this much
+STRONG = 0.5
+SINKY = 0.4  # a layer "rests on the first token" when its heads give it this much on average
+
+
+def _pct(p):
+    return f"{100 * float(p):.0f}%"
+
+
+def _model():
+    return hc.index()["model"]
+
+
+def _name(at):
+    layer, head = at
+    return head_name(layer + 1, head + 1)
+
+
+def model_name():
+    return _model()["name"]
+
+
+def n_layers():
+    return _model()["layers"]
+
+
+def n_heads_per_layer():
+    return _model()["heads"]
+
+
+def n_kv_heads():
+    return _model()["kv_heads"]
+
+
+def heads_per_kv():
+    m = _model()
+    return m["heads"] // m["kv_heads"]
+
+
+def n_heads_total():
+    m = _model()
+    return m["layers"] * m["heads"]
+
+
+def head_size():
+    return _model()["head_size"]
+
+
+def d_model():
+    return _model()["d_model"]
+
+
+def params_millions():
+    return f"{_model()['params'] / 1e6:.0f}"
+
+
+def vocab():
+    return _model()["vocab"]
+
+
+def n_texts():
+    return count_words(len(hc.texts()))
+
+
+def period():
+    """Random tokens in each repeated run (each run says them twice)."""
+    return hc.runs()[0]["period"]
+
+
+def n_runs():
+    return count_words(len(hc.runs()))
+
+
+# the heads, by score
+
+
+def _top(measure):
+    return hc.strongest(measure, 1)[0]
+
+
+def _score(measure, at):
+    return hc.scores()[measure][at]
+
+
+def top_induction_head():
+    return _name(_top("induction"))
+
+
+def top_induction_score():
+    return _pct(_score("induction", _top("induction")))
+
+
+def uniform_induction():
+    """What an induction score would be if every second-copy row spread its attention evenly
+    over the tokens it can see."""
+    P = period()
+    return _pct(np.mean([1 / (i + 1) for i in range(P, 2 * P)]))
+
+
+def copies_pct():
+    return _pct(COPIES)
+
+
+def strong_pct():
+    return _pct(STRONG)
+
+
+def _n_over(measure, at):
+    return int((hc.scores()[measure] >= at).sum())
+
+
+def n_copying_heads():
+    """Heads whose induction score reaches COPIES, as a count in words."""
+    return count_words(_n_over("induction", COPIES))
+
+
+def n_strong_copying_heads():
+    """In digits when the count of copying heads is (the two share a sentence)."""
+    return count_words(_n_over("induction", STRONG), among=(_n_over("induction", COPIES),))
+
+
+def stripe_offset():
+    """How far left of the diagonal an induction head's stripe lies on the repeated tokens: the
+    token after the first occurrence is one less than a period back."""
+    return period() - 1
+
+
+def copying_layers():
+    """The layers the heads with an induction score of at least COPIES sit in: '17 to 24'."""
+    layers = sorted({int(x) + 1 for x in np.argwhere(hc.scores()["induction"] >= COPIES)[:, 0]})
+    return f"{layers[0]} to {layers[-1]}" if len(layers) > 1 else str(layers[0])
+
+
+def top_previous_head():
+    return _name(_top("previous"))
+
+
+def top_previous_score():
+    return _pct(_score("previous", _top("previous")))
+
+
+def n_previous_heads():
+    """Heads giving the previous token at least half of a row on average."""
+    return count_words(_n_over("previous", STRONG))
+
+
+def previous_before_induction():
+    """Whether the strongest previous-token head sits in an earlier layer than the strongest
+    induction head, as prose: 'an earlier layer' or 'a later layer'."""
+    return "an earlier layer" if _top("previous")[0] < _top("induction")[0] else "a later layer"
+
+
+def top_self_head():
+    return _name(_top("self"))
+
+
+def top_self_score():
+    return _pct(_score("self", _top("self")))
+
+
+# the first token
+
+
+def sink_mean():
+    return _pct(hc.scores()["sink"].mean())
+
+
+def sinky_pct():
+    return _pct(SINKY)
+
+
+def n_sinky_layers():
+    return count_words(int((hc.sink_by_layer() >= SINKY).sum()))
+
+
+def sink_low_layers():
+    """The layers whose heads give the first token least on average, in words: 'layers 12, 2
+    and 1'."""
+    by = hc.sink_by_layer()
+    low = [int(n) + 1 for n in np.argsort(by, kind="stable")[:3]]
+    return f"layers {low[0]}, {low[1]} and {low[2]}"
+
+
+def top_sink_head():
+    return _name(_top("sink"))
+
+
+def top_sink_score():
+    return _pct(_score("sink", _top("sink")))
+
+
+# "it" looking back
+
+
+def it_cat_head():
+    layer, head, _ = link("cat", " it", " cat")
+    return head_name(layer + 1, head + 1)
+
+
+def it_cat_share():
+    return _pct(link("cat", " it", " cat")[2])
+
+
+def it_cat_column():
+    """In the head that sends "it" most to "cat": what the other tokens after "cat" give it."""
+    layer, head, _ = link("cat", " it", " cat")
+    d = hc.text("cat")
+    i, j = d["pieces"].index(" it"), d["pieces"].index(" cat")
+    rows = [r for r in range(j + 1, len(d["pieces"])) if r != i]
+    return _pct(d["att"][layer, head][rows, j].mean())
+
+
+def it_glass_head():
+    layer, head, _ = link("glass", " it", " glass")
+    return head_name(layer + 1, head + 1)
+
+
+def it_glass_share():
+    return _pct(link("glass", " it", " glass")[2])
+
+
+def it_animal_head():
+    layer, head, _ = link("animal", " it", " animal")
+    return head_name(layer + 1, head + 1)
+
+
+def it_animal_share():
+    return _pct(link("animal", " it", " animal")[2])
+
+
+# copying
+
+
+def _acc(heads=(), copy=2):
+    return hc.accuracy(heads, copy)
+
+
+def _said(acc):
+    right, total = acc
+    return f"{right} of {total}"
+
+
+def n_guesses():
+    return _acc()[1]
+
+
+def copy_none():
+    return _said(_acc())
+
+
+def copy_first():
+    """The same runs' first copy, where nothing can be copied yet."""
+    return _said(_acc(copy=1))
+
+
+def copy_without_top():
+    return _said(_acc([_top("induction")]))
+
+
+def _copying():
+    return hc.index()["copying"]
+
+
+def copy_without_induction():
+    return _said(_acc(_copying()["induction_heads"]))
+
+
+def copy_without_previous():
+    return _said(_acc(_copying()["previous_heads"]))
+
+
+def copy_without_control():
+    return _said(_acc(_copying()["control_heads"]))
+
+
+def previous_cost():
+    """How pulling out the previous-token heads compares with pulling out the induction heads:
+    'even more', 'as much' or 'less'."""
+    prev, ind = _acc(_copying()["previous_heads"])[0], _acc(_copying()["induction_heads"])[0]
+    return "even more" if prev < ind else "as much" if prev == ind else "less"
+
+
+def n_pulled():
+    return count_words(len(_copying()["induction_heads"]))
+
+
+def induction_heads_out():
+    """The stored induction heads pulled out, strongest first: 'L19 H7, L18 H5, … and L24 H3'."""
+    names = [head_name(layer + 1, head + 1) for layer, head in _copying()["induction_heads"]]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def previous_heads_out():
+    names = [head_name(layer + 1, head + 1) for layer, head in _copying()["previous_heads"]]
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def n_conditions():
+    return len(hc.conditions())
+
+
+# grouped-query attention
+
+
+def top_induction_siblings():
+    """The query heads that share the strongest induction head's keys and values, with their
+    induction and first-token scores: 'L19 H8 (induction 50%, first token 88%) and …'."""
+    layer, head = _top("induction")
+    s = hc.scores()
+    return " and ".join(
+        f"{head_name(layer + 1, h + 1)} (induction {_pct(s['induction'][layer, h])}, "
+        f"first token {_pct(s['sink'][layer, h])})"
+        for h in hc.siblings(head)
+        if h != head
+    )
+
+
+def kv_numbers_per_token():
+    """Numbers the key/value cache keeps for each token, over all layers, as the model is."""
+    m = _model()
+    return f"{2 * m['layers'] * m['kv_heads'] * m['head_size']:,}"
+
+
+def kv_numbers_per_token_full():
+    """The same if every query head had keys and values of its own."""
+    m = _model()
+    return f"{2 * m['layers'] * m['heads'] * m['head_size']:,}"
+
+
+def kv_saving():
+    m = _model()
+    return count_words(m["heads"] // m["kv_heads"])
+
+
+def kv_heads_in_words():
+    return count_words(_model()["kv_heads"])
+
+
+def heads_in_words():
+    return count_words(_model()["heads"])
+
+
+def n_sentences_word():
+    n = sum(t["kind"] == "sentence" for t in hc.texts())
+    return f"{count_words(n)} {plural_of(n, 'sentence')}"
+
+
+PROSE_VALUES = public_functions(globals())  # every public function above
