@@ -29,7 +29,7 @@ def pieces():
     return {
         "sentence_form": kit.sentence_form(HOSTILE, HOSTILE, label=HOSTILE, help=HOSTILE),
         "choices": kit.choices("view", [("a", HOSTILE), ("b", "B")], "a", label=HOSTILE),
-        "token_buttons": kit.token_buttons(WORDS, 1, label=HOSTILE),
+        "token_buttons": kit.token_buttons(WORDS, 1, label=HOSTILE, names=lambda i: HOSTILE),
         "step_list": kit.step_list([("a", HOSTILE), ("b", "B")], "b", label=HOSTILE),
         "slider": kit.slider(
             HOSTILE, "n", 3, label=HOSTILE, low=0, high=9, step=1, said=HOSTILE, shown=HOSTILE
