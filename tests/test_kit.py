@@ -10,7 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import serve_dir
+from playwright.sync_api import expect
+from test_quality import axe_violations, describe
 
+from sitebuild import assets
 from sitebuild.scaffold import new_chapter
 from toymodels.page import kit
 
@@ -25,7 +29,7 @@ def pieces():
     return {
         "sentence_form": kit.sentence_form(HOSTILE, HOSTILE, label=HOSTILE, help=HOSTILE),
         "choices": kit.choices("view", [("a", HOSTILE), ("b", "B")], "a", label=HOSTILE),
-        "token_buttons": kit.token_buttons(WORDS, 1, label=HOSTILE),
+        "token_buttons": kit.token_buttons(WORDS, 1, label=HOSTILE, names=lambda i: HOSTILE),
         "step_list": kit.step_list([("a", HOSTILE), ("b", "B")], "b", label=HOSTILE),
         "slider": kit.slider(
             HOSTILE, "n", 3, label=HOSTILE, low=0, high=9, step=1, said=HOSTILE, shown=HOSTILE
@@ -130,7 +134,11 @@ def test_read_sentence_checks_every_field():
     assert kit.read_sentence({"sentence": "a " * 9}, defaults)[2].startswith("Use at most 8 words")
 
 
-def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_contract(tmp_path):
+@pytest.fixture(scope="module")
+def two_back(tmp_path_factory):
+    """A copy of the project with a chapter scaffolded by `build.py new "Two back" --figure`,
+    built by a Python of its own (which imports the copy's toymodels): -> (root, site)."""
+    tmp_path = tmp_path_factory.mktemp("two-back")
     root = tmp_path / "repo"
     root.mkdir()
     for part in ("chapters", "toymodels", "templates", "sitebuild"):
@@ -144,7 +152,7 @@ def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_co
     path = new_chapter(root, "Two back", figure=True)
     module = root / "toymodels" / "two_back" / "figure.py"
     assert module.exists() and "toymodels.two_back.figure:render" in path.read_text("utf-8")
-    site = tmp_path / "site"  # built by a Python of its own, which imports the copy's toymodels
+    site = tmp_path / "site"
     built = subprocess.run(
         [sys.executable, "build.py", "build", "--out", str(site)],
         cwd=root,
@@ -152,6 +160,11 @@ def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_co
         text=True,
     )
     assert built.returncode == 0, built.stderr
+    return root, site
+
+
+def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_contract(two_back):
+    root, site = two_back
     page = (site / "two-back.html").read_text(encoding="utf-8")
     assert 'class="mh-grid" data-roving="grid"' in page
     share = math.exp(4) / (math.exp(4) + 3)  # "on" sees four words; only "sat" scores 4
@@ -170,3 +183,32 @@ def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_co
     )
     run = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
     assert run.stdout.strip() == "ok", run.stderr
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious_on_a_page_built_only_from_the_kit(two_back, new_page, scheme):
+    """The scaffolded chapter's figure is kit components only: axe-core finds nothing serious or
+    critical on its page as built, once the page's Python is ready, and after the reader has
+    chosen a word and the masked view (markup drawn by Python in the browser)."""
+    server = serve_dir(two_back[1])
+    found = {}
+    try:
+        page = new_page(color_scheme=scheme, viewport={"width": 1200, "height": 900})
+        page.goto(f"http://127.0.0.1:{server.server_port}/two-back.html")
+        expect(page.locator("figure[data-figure] table.mh-grid")).to_have_count(1)
+        found["as built"] = axe_violations(page, assets.axe_script())
+        page.wait_for_selector("html.py-ready", timeout=90_000)
+        found["Python ready"] = axe_violations(page, assets.axe_script())
+        figure = page.locator("figure[data-figure]")
+        figure.locator('.mh-words [data-value="1"]').click()
+        expect(figure.locator('.mh-words [data-value="1"]')).to_have_attribute(
+            "aria-pressed", "true"
+        )
+        page.locator('[data-key="view"][data-value="mask"]').first.click()
+        expect(figure.locator("td.num").first).to_be_attached()  # scores in the mask view
+        found["redrawn"] = axe_violations(page, assets.axe_script())
+    finally:
+        server.shutdown()
+    problems = [f"{moment}:\n{describe(v)}" for moment, v in found.items() if v]
+    assert not problems, "\n\n".join(problems)

@@ -18,6 +18,7 @@ Pyodide.
 """
 
 from ..many_heads.sizes import GPT3
+from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import (
     attrs,
@@ -285,10 +286,7 @@ def _predict(state, view, look, fid):
     """Section 1: the model switch, its story and size, the text box and the bars (look is None
     without text)."""
     fid = esc(fid)
-    runs = "".join(
-        state_button("model", run, capital(RUN_NAMES[run]), run == state["model"], fk=f"run-{run}")
-        for run in lab.RUNS
-    )
+    runs = [(run, capital(RUN_NAMES[run])) for run in lab.RUNS]
     rejected = ""
     if view["rejected"]:
         chars = ", ".join(dict.fromkeys(quoted_char(c) for _, c in view["rejected"]))
@@ -314,8 +312,9 @@ def _predict(state, view, look, fid):
         f'<button type="button"{write}>Write on</button></form>'
     )
     top = (
-        f'<div class="mh-pick" role="group" aria-label="Model" data-roving>{runs}</div>'
-        f'<p class="cm-story">{esc(run_story(state["model"]))}</p>{_size(view)}{form}{rejected}'
+        kit.choices("model", runs, state["model"], label="Model", fk=lambda run: f"run-{run}")
+        + f'<p class="cm-story">{esc(run_story(state["model"]))}</p>'
+        + f"{_size(view)}{form}{rejected}"
     )
     if look is None:
         return top
@@ -348,25 +347,17 @@ def _names(pairs):
 
 
 def _tape(view, slot, label):
-    """The reader's text as buttons: choose a character to select it in every section.
-    Built once per render (six sections show it), then named for each section."""
-    if "tape" not in view:
-        view["tape"] = "".join(
-            state_button(
-                "character",
-                str(i),
-                draw.show_char(c),
-                i == view["selected"],
-                fk=f"@@-c{i}",
-                cls="mh-word cm-ch",
-                aria_label=f"character {i + 1}, {said(c)}",
-            )
-            for i, c in enumerate(view["text"])
-        )
-    named = view["tape"].replace('data-fk="@@-', f'data-fk="{slot}-')
-    return (
-        f'<div class="mh-words cm-tape" role="group" aria-label="{esc(label)}" data-roving>'
-        f"{named}</div>"
+    """The reader's text as buttons: choose a character to select it in every section."""
+    text = view["text"]
+    return kit.token_buttons(
+        [draw.show_char(c) for c in text],
+        view["selected"],
+        key="character",
+        label=label,
+        fk=f"{slot}-c",
+        cls=lambda i: "cm-ch",
+        group="cm-tape",
+        names=lambda i: f"character {i + 1}, {said(text[i])}",
     )
 
 
@@ -401,15 +392,20 @@ def _head_button(view, slot, layer, head):
 
 
 def _head_picker(view, slot):
+    """Every head as a button, to open it in sections 3-5."""
     L, H = view["cfg"]["n_layer"], view["cfg"]["n_head"]
-    buttons = "".join(
-        _head_button(view, slot, layer, head)
+    heads = [
+        (f"{layer}.{head}", head_name(layer, head))
         for layer in range(1, L + 1)
         for head in range(1, H + 1)
-    )
-    return (
-        '<div class="mh-pick cm-heads-pick" role="group" aria-label="Layer and head" data-roving>'
-        f"{buttons}</div>"
+    ]
+    return kit.choices(
+        "head",
+        heads,
+        f"{view['layer']}.{view['head']}",
+        label="Layer and head",
+        cls="mh-pick cm-heads-pick",
+        fk=lambda value: f"{slot}-h{value}",
     )
 
 
@@ -495,11 +491,10 @@ def _weights(view, look):
 
 def _residual(view, look):
     weights, values = look["weights"], look["v"]
-    shares = tenths(weights)  # as the weights table shows them
     order = [int(j) for j in weights.argsort()[::-1][:3]]
 
-    def share_of(j):
-        return f"{pct(int(shares[j]))} × value of {esc(quoted_char(view['text'][j]))}"
+    def share_of(j):  # as the weights table shows it
+        return f"{kit.share(weights, j)} × value of {esc(quoted_char(view['text'][j]))}"
 
     terms = " + ".join(share_of(j) for j in order)
     lines = "".join(
@@ -642,18 +637,14 @@ def _drum(state, view):
     jumps = ""
     if when:
         before, after = when
-        jumps = (
-            '<div class="mh-pick" role="group" aria-label="Jump to" data-roving>'
-            + "".join(
-                state_button("step", str(to), f"{said}: step {to:,}", step == to, fk=fk)
-                for to, said, fk in (
-                    (before["step"], "Before", "drum-before"),
-                    (after["step"], "After", "drum-after"),
-                    (steps[-1], "The end", "drum-end"),
-                )
-            )
-            + "</div>"
+        moments = (
+            (str(before["step"]), "Before", "drum-before"),
+            (str(after["step"]), "After", "drum-after"),
+            (str(steps[-1]), "The end", "drum-end"),
         )
+        keys = {to: fk for to, _, fk in moments}
+        options = [(to, f"{said}: step {int(to):,}") for to, said, _ in moments]
+        jumps = kit.choices("step", options, str(step), label="Jump to", fk=keys.get)
     plot = draw.plot(points, step, steps[-1])
     return (
         f'<form class="cm-drum" data-state-form="live"><label for="drum-at">Training step '

@@ -8,8 +8,9 @@ turns layers, d_model, bytes per number and tokens into that cache's size.
 """
 
 from ..many_heads.sizes import GPT2_SMALL, GPT3
+from ..page import kit
 from ..page.figure import merge, result
-from ..page.html import esc, state_button
+from ..page.html import esc
 from ..split_attend import param_count
 from . import lab as char_lab
 from . import model as charmodel
@@ -100,15 +101,13 @@ def _form(state, fid):
         f'<option value="{key}"{" selected" if state["bytes"] == key else ""}>{esc(text)}</option>'
         for key, text in BITS.items()
     )
-    buttons = "".join(
-        state_button(
-            "preset", key, text, all(state[k] == fields[k] for k in FIELDS), fk=f"preset-{key}"
-        )
-        for key, (fields, text) in PRESETS.items()
+    presets = [(key, text) for key, (_, text) in PRESETS.items()]
+    now = next(
+        (key for key, (f, _) in PRESETS.items() if all(state[k] == f[k] for k in FIELDS)), None
     )
     return (
-        '<div role="group" aria-label="Presets" data-roving>' + buttons + "</div>"
-        '<form class="mh-sentence kv-form" data-state-form>'
+        kit.choices("preset", presets, now, label="Presets")
+        + '<form class="mh-sentence kv-form" data-state-form>'
         + field("layers", "l", "layers", LIMITS["layers"])
         + field("d_model", "d", "d_model", LIMITS["d_model"])
         + field("heads", "h", "heads", LIMITS["heads"])

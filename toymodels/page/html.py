@@ -131,24 +131,6 @@ def quoted(text):
     return f"“{text}”"
 
 
-def matrix(
-    caption, row_labels, col_labels, values, *, fk, selected=None, places=2, cls="mh-matrix"
-):
-    """A small numeric table: one row per label, numbers right-aligned; row SELECTED is marked."""
-    head = "".join(f'<th scope="col">{esc(c)}</th>' for c in col_labels)
-    rows = []
-    for i, (label, row) in enumerate(zip(row_labels, values, strict=True)):
-        cells = "".join(f"<td>{num(x, places)}</td>" for x in row)
-        rows.append(
-            f"<tr{attrs(class_='sel' if i == selected else None)}>"
-            f'<th scope="row">{esc(label)}</th>{cells}</tr>'
-        )
-    return (
-        f"<table{attrs(class_=cls, data_fk=fk)}><caption>{esc(caption)}</caption>"
-        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    )
-
-
 def tenths(p):
     """Percentages of a distribution in tenths of a point that add up to exactly 1000.
 

@@ -122,11 +122,12 @@ def render(state=None, fid="real-heads"):
     return result("".join(parts), state, slots=slots, summary=summary)
 
 
-def _row(what, label, buttons, cls="mh-pick"):
-    """One row of the controls: a label for the eye, and a group of buttons named for the ear."""
+def _row(what, key, options, current, **group):
+    """One row of the controls: a label for the eye, and a group of buttons (kit.choices) that
+    sets state[KEY], named WHAT for the ear."""
     return (
         f'<div class="rh-row"><span class="rh-what" aria-hidden="true">{what}</span>'
-        f'<div class="{cls}" role="group" aria-label="{label}" data-roving>{buttons}</div></div>'
+        f"{kit.choices(key, options, current, label=what, **group)}</div>"
     )
 
 
@@ -151,17 +152,19 @@ def _controls(state, model, fid):
     models = rh.index()["models"]
     out = ['<div class="mh-controls rh-controls">']
     if len(models) > 1:
-        buttons = "".join(
-            state_button("model", m["id"], m["name"], m["id"] == state["model"]) for m in models
+        options = [(m["id"], m["name"]) for m in models]
+        out.append(_row("Model", "model", options, state["model"]))
+    sentences = [(s["id"], s["text"]) for s in model["sentences"]]
+    out.append(
+        _row(
+            "Sentence",
+            "sentence",
+            sentences,
+            state["sentence"],
+            cls="rh-sentences",
+            fk="s-{}".format,
         )
-        out.append(_row("Model", "Model", buttons))
-    sentences = "".join(
-        state_button(
-            "sentence", s["id"], s["text"], s["id"] == state["sentence"], fk=f"s-{s['id']}"
-        )
-        for s in model["sentences"]
     )
-    out.append(_row("Sentence", "Sentence", sentences, cls="rh-sentences"))
     steps = "".join(
         state_button(
             "layer",
@@ -182,16 +185,9 @@ def _controls(state, model, fid):
         f"{_nudge(state, model, down=False)}"
         f'<span class="rh-of">of {model["layers"]}</span></div>'
     )
-    views = "".join(
-        state_button(
-            "view",
-            view,
-            text if view == "layer" else f"All {model['layers'] * model['heads']} heads",
-            view == state["view"],
-        )
-        for view, text in VIEWS
-    )
-    out.append(_row("View", "View", views))
+    every = f"All {model['layers'] * model['heads']} heads"
+    views = [(view, text if view == "layer" else every) for view, text in VIEWS]
+    out.append(_row("View", "view", views, state["view"]))
     out.append("</div>")
     return "".join(out)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..page import kit
 from ..page.figure import failure, merge, result
-from ..page.html import esc, num, pct, quoted, state_button, tenths
+from ..page.html import esc, num, pct, quoted, tenths
 from . import model as sa
 
 STEPS = (
@@ -263,11 +263,7 @@ def _weight_input(head, which, label, row, col, value):
 
 
 def _editor(state, heads):
-    presets = "".join(
-        state_button("preset", key, name, key == state["preset"])
-        for key, name in PRESET_NAMES.items()
-        if key != "custom"
-    )
+    presets = [(key, name) for key, name in PRESET_NAMES.items() if key != "custom"]
     panels = []
     for head in range(sa.N_HEAD):
         tables = []
@@ -292,8 +288,8 @@ def _editor(state, heads):
             f"{''.join(tables)}</fieldset>"
         )
     return (
-        f'<div class="mh-pick" role="group" aria-label="Presets" data-roving>{presets}</div>'
-        '<form class="mh-editor" data-state-form="live">'
+        kit.choices("preset", presets, state["preset"], label="Presets")
+        + '<form class="mh-editor" data-state-form="live">'
         f'<div class="mh-heads">{"".join(panels)}</div>'
         '<p class="mh-help">Change a number and press Tab or Enter: both grids and the output '
         f"recompute. Now showing: {esc(PRESET_NAMES[state['preset']])}.</p>"

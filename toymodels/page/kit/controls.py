@@ -41,10 +41,20 @@ def choices(key, options, current, *, label, cls="mh-pick", fk=None, **button):
 
 
 def token_buttons(
-    tokens, selected, *, key="word", label="Choose a word", value=str, fk="w", cls=None, group=""
+    tokens,
+    selected,
+    *,
+    key="word",
+    label="Choose a word",
+    value=str,
+    fk="w",
+    cls=None,
+    group="",
+    names=None,
 ):
     """The sentence as buttons, one per token: tapping token i sets state[KEY] = VALUE(i), its
-    focus key is FK + i. CLS(i) adds classes to token i's button, GROUP to the group."""
+    focus key is FK + i. CLS(i) adds classes to token i's button, GROUP to the group; NAMES(i)
+    names it for screen readers where its text says too little ("character 3, space" for '␣')."""
     buttons = "".join(
         state_button(
             key,
@@ -53,6 +63,7 @@ def token_buttons(
             i == selected,
             fk=f"{fk}{i}",
             cls="mh-word" + (f" {cls(i)}" if cls else ""),
+            aria_label=names(i) if names else None,
         )
         for i, token in enumerate(tokens)
     )
