@@ -91,7 +91,13 @@ def main(argv=None):
         if args.command == "new":
             if not args.title:
                 ap.error('new needs a title: python build.py new "My chapter"')
-            print(f"wrote {new_chapter(root, args.title, args.figure).relative_to(root)}")
+            path, led = new_chapter(root, args.title, args.figure)
+            print(f"wrote {path.relative_to(root)}")
+            if led:
+                print(
+                    f"and gave the recap of {led.relative_to(root)} a sentence leading to it: "
+                    "rewrite that sentence to say what the new chapter adds"
+                )
             return 0
         if args.command == "check":
             return check(root, strict=args.strict)

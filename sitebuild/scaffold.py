@@ -10,7 +10,12 @@ from .chapters import APPENDIX_ORDER, AuthorError
 
 def new_chapter(root, title, figure=False):
     """A chapter skeleton that builds, with the next free order number (and with FIGURE, a
-    figure module of its own, shown in the chapter)."""
+    figure module of its own, shown in the chapter) -> (its path, the path of the chapter
+    before it if that chapter's recap was given a first lead-in sentence to rewrite, or None).
+
+    The path's last chapter ends with a recap and no sentence after it; once a chapter follows,
+    its recap must say what that chapter adds, so it gets one to rewrite, and the skeleton
+    builds at once."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "chapter"
     chapters = load_chapters(root)
     if any(c.meta["slug"] == slug for c in chapters):
@@ -40,7 +45,21 @@ def new_chapter(root, title, figure=False):
         block = NEW_FIGURE_BLOCK.format(package=package)
         text = text.replace("\n::: recap", block + "\n::: recap", 1)
     path.write_text(text, encoding="utf-8")
-    return path
+    return path, _lead_in(root, chapters, order, title)
+
+
+def _lead_in(root, chapters, order, title):
+    """Give the recap of the chapter before ORDER the sentence it now needs; -> its path."""
+    before = [c for c in chapters if c.meta["order"] < order]
+    if not before:
+        return None
+    last = root / max(before, key=lambda c: c.meta["order"]).path
+    text = last.read_text(encoding="utf-8")
+    if "\n::: recap\n" not in text:
+        return None
+    sentence = f"Next, {title.replace(chr(10), ' ')}: rewrite this line to say what it adds."
+    last.write_text(text.replace("\n::: recap\n", f"\n::: recap {sentence}\n", 1), "utf-8")
+    return last
 
 
 NEW_FIGURE_BLOCK = """
@@ -67,6 +86,7 @@ from ..page import kit
 SENTENCE, MAX_WORDS, STRENGTH = "The cat sat on the mat", 8, 4.0
 DEFAULTS = {"sentence": SENTENCE, "word": "3", "view": "softmax"}
 CHOICES = {"view": ("scores", "mask", "softmax")}
+WORD_FIELD = "word"  # the build draws the figure for each word of the default sentence
 
 
 def head(n, strength=STRENGTH):

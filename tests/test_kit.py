@@ -144,12 +144,9 @@ def two_back(tmp_path_factory):
     for part in ("chapters", "toymodels", "templates", "sitebuild"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "build.py", root / "build.py")
-    last = max((root / "chapters").glob("0*.md"))  # the path's last chapter now leads on
-    last.write_text(
-        last.read_text(encoding="utf-8").replace("::: recap\n", "::: recap It adds a head.\n"),
-        encoding="utf-8",
-    )
-    path = new_chapter(root, "Two back", figure=True)
+    last = max((root / "chapters").glob("0*.md"))  # the path's last chapter
+    path, led = new_chapter(root, "Two back", figure=True)
+    assert led == last and "::: recap Next, Two back: rewrite this line" in last.read_text("utf-8")
     module = root / "toymodels" / "two_back" / "figure.py"
     assert module.exists() and "toymodels.two_back.figure:render" in path.read_text("utf-8")
     site = tmp_path / "site"
