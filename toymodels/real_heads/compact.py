@@ -105,10 +105,10 @@ class Compact:
 
     def rows(self, name, ids):
         t = self.tensors[name]
-        if name in self._cache or t["dtype"] != "int8":
+        if name in self._cache or t["dtype"] == "float32":
             return self[name][ids]
-        a = self._array(np.int8, t["offset"], t["shape"])
-        return a[ids].astype(np.float32) * self._scales(t)[ids][:, None]
+        a = self._array(np.dtype(t["dtype"]), t["offset"], t["shape"])[ids].astype(np.float32)
+        return a * self._scales(t)[ids][:, None] if t["dtype"] == "int8" else a
 
 
 def _read(path):
