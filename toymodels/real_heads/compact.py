@@ -79,7 +79,6 @@ class Compact:
         self.config, self.tensors = head["config"], head["tensors"]
         at, length = head["vocab"]
         self.vocab_text = self.data[at : at + length].tobytes().decode("utf-8")
-        self._cache = {}
 
     def __contains__(self, name):
         return name in self.tensors
@@ -95,17 +94,16 @@ class Compact:
         return self._array(np.float32, t["scales"], (t["shape"][0],))
 
     def __getitem__(self, name):
-        if name not in self._cache:
-            t = self.tensors[name]
-            a = self._array(np.dtype(t["dtype"]), t["offset"], t["shape"])
-            if t["dtype"] == "int8":
-                a = a * self._scales(t)[:, None]
-            self._cache[name] = np.asarray(a, dtype=np.float32)
-        return self._cache[name]
+        """The weight as float32, decoded on each call (the forward keeps what it uses)."""
+        t = self.tensors[name]
+        a = self._array(np.dtype(t["dtype"]), t["offset"], t["shape"])
+        if t["dtype"] == "int8":
+            a = a * self._scales(t)[:, None]
+        return np.asarray(a, dtype=np.float32)
 
     def rows(self, name, ids):
         t = self.tensors[name]
-        if name in self._cache or t["dtype"] == "float32":
+        if t["dtype"] == "float32":
             return self[name][ids]
         a = self._array(np.dtype(t["dtype"]), t["offset"], t["shape"])[ids].astype(np.float32)
         return a * self._scales(t)[ids][:, None] if t["dtype"] == "int8" else a

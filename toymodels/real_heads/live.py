@@ -14,6 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..page import data
+from ..page.linalg import IN_BROWSER
 from .bert import Bert
 from .compact import Compact
 from .wordpiece import WordPiece
@@ -55,6 +56,8 @@ def model():
     """-> (Bert, WordPiece) from the compact file, read once."""
     if _state["model"] is None:
         c = Compact(path())
+        if IN_BROWSER:  # the bytes are in Python now: the file's copy would only take room
+            path().unlink()
         lines = c.vocab_text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
