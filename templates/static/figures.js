@@ -70,6 +70,8 @@ class LiveFigure {
       area.addEventListener("compositionend", (e) => this.onInput(e));
       area.addEventListener("keydown", (e) => this.onKey(e));
     }
+    el.addEventListener("mh:set", (e) => this.set(e.detail || {})); // e.g. ownmodel.js, once a model is in
+
   }
 
   say(text) {

@@ -7,6 +7,7 @@ import { setupDownloads } from "./downloads.js";
 import { setupEmbed } from "./embed.js";
 import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
+import { setupOwnModel } from "./ownmodel.js";
 import { startPython } from "./pyclient.js";
 
 document.documentElement.classList.add("js");
@@ -37,9 +38,11 @@ if (figures.count || cellCount) {
   figures.connect(python);
   setupCells(python);
   setupDownloads(python);
+  const ownModel = setupOwnModel(python);
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
     async () => {
+      await ownModel.restore();
       await figures.start();
       performance.mark("mh-python-ready");
       keepForOffline();

@@ -28,12 +28,13 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
   if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
     const ready = Promise.reject(new Error("this browser has no WebAssembly or Web Workers"));
     ready.catch(() => {});
-    return { ready, call: () => Promise.reject(new Error("Python is off")), restart: () => ready };
+    const off = () => Promise.reject(new Error("Python is off"));
+    return { ready, call: off, put: off, restart: () => ready };
   }
   const pending = new Map();
   let nextId = 0;
   let worker = null;
-  const handle = { ready: null, call, restart };
+  const handle = { ready: null, call, put, restart };
 
   function spawn() {
     let settle;
@@ -74,6 +75,15 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
       worker.postMessage({ type: "call", id, fn, args });
+    });
+  }
+
+  // BYTES (a Uint8Array, handed over, not copied) as the file PATH in Python's file system
+  function put(path, bytes) {
+    const id = ++nextId;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ type: "file", id, path, bytes }, [bytes.buffer]);
     });
   }
 

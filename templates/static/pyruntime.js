@@ -47,7 +47,12 @@ export async function boot({ pyodideURL, pyURL }, progress) {
   pyodide.runPython(`import sys; sys.path.insert(0, "${home}"); import numpy, toymodels`);
   pyodide.runPython("import os; os.environ['MANYHEADS_PY_URL'] = url", { globals: pyodide.toPy({ url: String(pyURL) }) });
   const callPython = pyodide.runPython(CALLER);
-  return (fn, args) => JSON.parse(callPython(fn, JSON.stringify(args)));
+  const call = (fn, args) => JSON.parse(callPython(fn, JSON.stringify(args)));
+  call.writeFile = (path, bytes) => {
+    pyodide.FS.mkdirTree(path.split("/").slice(0, -1).join("/"));
+    pyodide.FS.writeFile(path, bytes);
+  };
+  return call;
 }
 
 export function pythonError(err) {

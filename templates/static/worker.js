@@ -1,5 +1,6 @@
 // Runs Pyodide off the main thread. Messages in: {type:"init", pyodideURL, pyURL} and
-// {type:"call", id, fn:"toymodels.mod:func", args:[...]}. Messages out: progress, ready,
+// {type:"call", id, fn:"toymodels.mod:func", args:[...]} and {type:"file", id, path, bytes} (a file
+// for Python's file system, e.g. the reader's own model). Messages out: progress, ready,
 // failed, and {id, ok, result | error} for each call. Python errors come back as data.
 
 import { allowOrigin } from "./netguard.js";
@@ -15,6 +16,16 @@ self.onmessage = async ({ data }) => {
       self.postMessage({ type: "ready" });
     } catch (err) {
       self.postMessage({ type: "failed", message: String(err && err.message ? err.message : err) });
+    }
+    return;
+  }
+  if (data.type === "file") {
+    try {
+      if (!callPython) throw new Error("Python is not ready");
+      callPython.writeFile(data.path, data.bytes);
+      self.postMessage({ id: data.id, ok: true, result: data.bytes.length });
+    } catch (err) {
+      self.postMessage({ id: data.id, ok: false, error: pythonError(err) });
     }
     return;
   }

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..real_heads.wordpiece import WordPiece
 from .forward import GPT2, Bert
 from .sentences import SENTENCES
-from .wordpiece import WordPiece
 
 OUT = Path(__file__).resolve().parent.parent / "data" / "realheads"
 SCALE = 1000  # weights are stored in thousandths: the figure shows tenths of a percent

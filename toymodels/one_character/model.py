@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from ..page.linalg import matmul
+
 VOCAB = "abcdefghijklmnopqrstuvwxyz .,'"  # the 30 characters, index = position in this string
 STOI = {c: i for i, c in enumerate(VOCAB)}
 REFERENCE = {
@@ -149,9 +151,9 @@ def forward(params, cfg, idx, ablate=(), keep=False):
     for layer in range(cfg["n_layer"]):
         p = _weights_of(params, layer, dt)
         h1, xhat1, rstd1 = layernorm(x, p("ln1.g"), p("ln1.b"))  # (B, T, D)
-        q = (h1 @ p("wq")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
-        k = (h1 @ p("wk")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
-        v = (h1 @ p("wv")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
+        q = matmul(h1, p("wq")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
+        k = matmul(h1, p("wk")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
+        v = matmul(h1, p("wv")).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
         s = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(K))  # (B, H, T, T) scores
         s = np.where(mask, -np.inf, s)  # (B, H, T, T) no looking ahead
         s = s - s.max(-1, keepdims=True)  # (B, H, T, T)
@@ -162,11 +164,11 @@ def forward(params, cfg, idx, ablate=(), keep=False):
             if la == layer:
                 y[:, ha] = 0.0  # (B, T, K) this head says nothing
         ym = y.transpose(0, 2, 1, 3).reshape(B, T, H * K)  # (B, T, H*K) heads side by side
-        x_mid = x + ym @ p("wo")  # (B, T, D) residual after attention
+        x_mid = x + matmul(ym, p("wo"))  # (B, T, D) residual after attention
         h2, xhat2, rstd2 = layernorm(x_mid, p("ln2.g"), p("ln2.b"))  # (B, T, D)
-        pre = h2 @ p("w1") + p("b1")  # (B, T, M)
+        pre = matmul(h2, p("w1")) + p("b1")  # (B, T, M)
         act = gelu(pre)  # (B, T, M)
-        x_out = x_mid + act @ p("w2") + p("b2")  # (B, T, D) residual after the MLP
+        x_out = x_mid + matmul(act, p("w2")) + p("b2")  # (B, T, D) residual after the MLP
         if keep:
             wo = p("wo").reshape(H, K, D)  # (H, K, D)
             c.update(
@@ -195,7 +197,7 @@ def forward(params, cfg, idx, ablate=(), keep=False):
         x = x_out  # (B, T, D)
     # (B, T, D)
     hf, xhatf, rstdf = layernorm(x, params["lnf.g"].astype(dt), params["lnf.b"].astype(dt))
-    logits = hf @ params["head.w"].astype(dt) + params["head.b"].astype(dt)  # (B, T, V)
+    logits = matmul(hf, params["head.w"].astype(dt)) + params["head.b"].astype(dt)  # (B, T, V)
     if keep:
         c.update({"resid_final": x, "lnf": hf, "xhatf": xhatf, "rstdf": rstdf})
     if squeeze:

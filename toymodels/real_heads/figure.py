@@ -1,7 +1,8 @@
 """Figure "Real heads": every layer and head of a pretrained model, read from the exported maps.
 
-State: model, sentence (ids from the index), layer (1-based), token ("SENTENCE:INDEX" of
-the highlighted row), head ("" or the enlarged head of this layer, 1-based),
+State: model, sentence (ids from the index, or "own": the reader's own sentence, own, run
+live by all-MiniLM-L6-v2 once the reader has loaded it, live.py), layer (1-based), token
+("SENTENCE:INDEX" of the highlighted row), head ("" or the enlarged head of this layer, 1-based),
 view ("layer" or "model") and enlarge ("L3H10", a one-shot request from the model
 view: show layer 3 and enlarge head 10; links shared before it was renamed call it pick, and
 links shared before the site named heads "L3 H10" write it "3.10", which still works).
@@ -16,6 +17,7 @@ import numpy as np
 from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import attrs, esc, pct, quoted, state_button, whole
+from . import live
 from . import maps as rh
 
 DEFAULTS = {
@@ -26,6 +28,7 @@ DEFAULTS = {
     "head": "",
     "view": "layer",
     "enlarge": "",
+    "own": "",
 }
 ALIASES = {"pick": "enlarge"}  # the name of links shared before
 # a head to enlarge: "L3H10" (what the page writes, also "L3 H10"), or "3.10" (older links)
@@ -55,9 +58,13 @@ def normalise(state):
     model = next((m for m in models if m["id"] == state["model"]), models[0])
     state["model"] = model["id"]
     ids = [s["id"] for s in model["sentences"]]
-    if state["sentence"] not in ids:
+    state["own"] = state["own"][: live.KEEP_CHARS]
+    data, note = own_sentence(state, model)
+    if data is None and state["sentence"] not in ids + [live.SID]:
         state["sentence"] = ids[0]
-    data = rh.sentence(model["id"], state["sentence"])
+    if data is None:
+        shown = ids[0] if state["sentence"] == live.SID else state["sentence"]
+        data = rh.sentence(model["id"], shown)
     L, H = model["layers"], model["heads"]
     if state["enlarge"]:
         layer, head = enlarge_request(state["enlarge"])
@@ -76,7 +83,26 @@ def normalise(state):
         it = len(tokens) - 1 - tokens[::-1].index("it") if "it" in tokens else None
         i = str(min(1, len(tokens) - 1) if it is None else it)
     state["token"] = f"{state['sentence']}:{i}"
-    return state, model, data
+    return state, model, data, note
+
+
+def own_sentence(state, model):
+    """-> (the reader's own sentence's data or None, a note for the reader or None): "load"
+    when the model is not in the browser yet, else a message saying what is wrong."""
+    if state["sentence"] != live.SID:
+        return None, None
+    if model["id"] != live.manifest()["model"]:
+        state["sentence"] = ""
+        return None, None
+    said = live.problem(state["own"])
+    if said:
+        return None, said
+    if not live.loaded():
+        return None, "load"
+    try:
+        return live.sentence(state["own"]), None
+    except ValueError as e:
+        return None, str(e)
 
 
 def enlarge_request(text):
@@ -99,12 +125,15 @@ def token_index(state):
 
 def render(state=None, fid="real-heads"):
     """-> the figure's html, its slot "counts", state, error (always None) and summary."""
-    state, model, data = normalise(state)
+    state, model, data, note = normalise(state)
     labels, per = rh.head_labels(data)
     counts = rh.counts(labels)
     layer, selected = int(state["layer"]) - 1, token_index(state)
     head = int(state["head"]) - 1 if state["head"] else None
-    parts = [_controls(state, model, fid), _tokens(data, state["sentence"], selected)]
+    parts = [_controls(state, model, fid)]
+    if model["id"] == live.manifest()["model"]:
+        parts.append(_own(state, data, note, fid))
+    parts.append(_tokens(data, state["sentence"], selected))
     shown = f"{model['name']} on {quoted(data['text'])}"
     if state["view"] == "model":
         parts.append(_model_view(data, model, labels, per, selected))
@@ -190,6 +219,57 @@ def _controls(state, model, fid):
     out.append(_row("View", "view", views, state["view"]))
     out.append("</div>")
     return "".join(out)
+
+
+def _own(state, data, note, fid):
+    """The box for the reader's own sentence (a note without JavaScript), and what it says:
+    the load button and its progress bar, a message, or how the model cut the sentence."""
+    m = live.manifest()
+    size = live.size_mb()
+    if note == "load":
+        said = (
+            f'<div class="rh-own-load"><p>Your sentence is not shown yet: the maps below are a '
+            f"curated sentence’s until the model is in your browser. This loads the model into "
+            f"your browser: {size}.</p>"
+            f'<button type="button" data-own-load>Load the model ({size})</button> '
+            f'<progress data-own-progress max="{m["bytes"]}" value="0" hidden></progress> '
+            f'<span class="rh-own-status" data-own-status role="status"></span></div>'
+        )
+    elif note:
+        said = f'<p class="rh-own-msg" role="alert">{esc(note)}</p>'
+    elif data["id"] == live.SID:
+        said = (
+            f'<p class="rh-own-msg">Your sentence, as the model sees it: '
+            f"{len(data['tokens'])} pieces (“##” continues a word, [UNK] is a piece it "
+            "does not know).</p>"
+        )
+    else:
+        said = ""
+    box = attrs(
+        class_="rh-own",
+        data_state_form="",
+        data_own_file=m["file"],
+        data_own_bytes=str(m["bytes"]),
+    )
+    field = attrs(
+        type="text",
+        id=f"{fid}-own",
+        name="own",
+        value=state["own"],
+        data_fk="own",
+        autocomplete="off",
+        spellcheck="false",
+        placeholder=f"up to {live.MAX_WORDS} words",
+    )
+    return (
+        f"<form{box}>"
+        f'<label class="rh-what" for="{esc(fid)}-own">Your own sentence</label> '
+        f'<input{field}><input type="hidden" name="sentence" value="{live.SID}"> '
+        f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
+        f'<noscript><p class="rh-own-msg">Your own sentence: with JavaScript on, this figure '
+        f"runs the model on a sentence you type ({size}, loaded only when you ask).</p>"
+        "</noscript>"
+    )
 
 
 def _tokens(data, sid, selected):

@@ -6,6 +6,7 @@ white space and punctuation, then cut each word greedily into the longest pieces
 the vocabulary has ("##" marks a piece that continues a word).
 """
 
+import re
 import unicodedata
 from pathlib import Path
 
@@ -96,6 +97,8 @@ class WordPiece:
         for special in (unk, cls, sep):
             if special not in self.vocab:
                 raise ValueError(f"the vocabulary has no {special}")
+        specials = sorted({unk, cls, sep, "[PAD]", "[MASK]"} & set(self.vocab), key=len)
+        self._specials = re.compile("(" + "|".join(map(re.escape, specials[::-1])) + ")")
 
     def word_pieces(self, word):
         if len(word) > self.max_chars:
@@ -115,9 +118,15 @@ class WordPiece:
         return pieces
 
     def tokenize(self, text):
+        """[CLS], the pieces, [SEP]. A special token written in the text ("[UNK]", "[MASK]",
+        as is, case and all) stays one token, as Hugging Face's tokenizer keeps it."""
         pieces = [self.cls]
-        for word in basic_words(text, self.lowercase):
-            pieces.extend(self.word_pieces(word))
+        for i, part in enumerate(self._specials.split(text)):
+            if i % 2:
+                pieces.append(part)
+                continue
+            for word in basic_words(part, self.lowercase):
+                pieces.extend(self.word_pieces(word))
         return pieces + [self.sep]
 
     def encode(self, text):

