@@ -482,6 +482,18 @@ def test_suspend_data_stays_within_scorm_12s_limit_when_every_answer_is_long(new
 
 
 @pytest.mark.browser
+def test_a_package_offers_no_own_sentence_since_it_leaves_the_model_out(page, packages, lms):
+    """Real heads' own-sentence box loads a 42 MB model the packages do not carry: inside an
+    LMS the box is not shown, and nothing in the package is the model."""
+    with zipfile.ZipFile(packages["1.2"]["manyheads-real-heads-scorm12.zip"]) as z:
+        assert not [n for n in z.namelist() if n.startswith("models/")]
+    frame = launch(page, lms("1.2", "real-heads"), "1.2")
+    assert frame.locator(".rh-own").count() == 1
+    assert frame.locator(".rh-own").is_hidden()
+    assert frame.locator("[data-own-load]").count() == 0
+
+
+@pytest.mark.browser
 def test_times_are_written_as_each_standard_says(page, lms):
     frame = launch(page, lms("1.2"), "1.2")
     values = frame.locator("html").evaluate(
