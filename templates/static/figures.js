@@ -53,19 +53,30 @@ const inView = (el) => {
 };
 const smooth = () => (matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth");
 
-// The smallest parts of `now` whose markup differs from `before` (same shape: compared child by
-// child, a few levels deep); a part that appeared or changed shape counts whole.
+// The smallest parts of `now` whose markup differs from `before`: each child without an identical
+// twin before it is compared with its namesake (same tag and class), a few levels deep; one
+// without a namesake (a part that appeared) counts whole.
 function changedParts(before, now, depth = 0) {
-  const a = [...before.children];
-  const b = [...now.children];
-  if (a.length !== b.length || depth > 3) return [now];
+  const old = [...before.children];
   const out = [];
-  b.forEach((el, i) => {
-    if (el.outerHTML === a[i].outerHTML) return;
-    if (el.tagName === a[i].tagName && el.className === a[i].className) out.push(...changedParts(a[i], el, depth + 1));
+  for (const el of now.children) {
+    if (old.some((o) => o.outerHTML === el.outerHTML)) continue;
+    const twin = depth < 4 && old.find((o) => o.tagName === el.tagName && o.className === el.className);
+    if (twin) out.push(...changedParts(twin, el, depth + 1));
     else out.push(el);
-  });
+  }
   return out;
+}
+
+// a copy of an area as Python drew it: without the page's own marks (scroll hints, notes)
+function bare(area) {
+  const copy = area.cloneNode(true);
+  copy.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
+  for (const el of [copy, ...copy.querySelectorAll(".mh-more-left, .mh-more-right")]) {
+    el.classList.remove("mh-more-left", "mh-more-right");
+    if (!el.classList.length) el.removeAttribute("class");
+  }
+  return copy;
 }
 
 function fragment(html) {
@@ -246,7 +257,7 @@ class LiveFigure {
     const act = this.act || { how: "replace" };
     this.act = null;
     const origin = this.origin;
-    const before = new Map(this.areas.map((a) => [a, a === this.el ? a.querySelector("[data-body]").cloneNode(true) : a.cloneNode(true)]));
+    const before = new Map(this.areas.map((a) => [a, bare(a === this.el ? a.querySelector("[data-body]") : a)]));
     const typedBefore = new Map([...this.el.querySelectorAll(TYPED)].map((t) => [t.dataset.fk, t.value]));
     const active = document.activeElement;
     const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
@@ -300,11 +311,12 @@ class LiveFigure {
     if (!at) return;
     const changed = this.areas.filter((a) => a !== origin).filter((a) => {
       const old = before.get(a);
-      return old && (a === this.el ? a.querySelector("[data-body]") : a).innerHTML !== old.innerHTML;
+      return old && bare(a === this.el ? a.querySelector("[data-body]") : a).innerHTML !== old.innerHTML;
     });
     // in the control's own area: the parts that changed, less the control's own group
     const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
-    const parts = changedParts(before.get(origin), now).filter((p) => !p.contains(at) && !at.contains(p) && p.getClientRects().length);
+    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
+    const parts = changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p) && p.getClientRects().length);
     if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
       parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
     }

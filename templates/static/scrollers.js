@@ -36,6 +36,16 @@ function reveal(box) {
 export function setupScrollers() {
   const seen = new WeakSet();
   const resized = new ResizeObserver((entries) => entries.forEach((e) => { reveal(e.target); mark(e.target); }));
+  // a formula in a line of text wider than the text's column scrolls in a box of its own
+  const fitMath = () => {
+    for (const m of document.querySelectorAll("math:not([display=block])")) {
+      m.classList.remove("mh-scrolls", "mh-wide-math");
+      const box = m.parentElement.getBoundingClientRect();
+      if (box.width && m.getBoundingClientRect().right > box.right + 1) m.classList.add("mh-scrolls", "mh-wide-math");
+    }
+  };
+  let width = innerWidth;
+  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fitMath(); scan(); } });
   const scan = (root = document) => {
     for (const box of root.querySelectorAll(SCROLLERS)) {
       if (!seen.has(box)) {
@@ -48,6 +58,7 @@ export function setupScrollers() {
   };
   document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
   document.addEventListener("mh:drawn", () => scan());
-  document.addEventListener("toggle", (e) => scan(e.target), true); // a "Go deeper" opened
+  document.addEventListener("toggle", (e) => { fitMath(); scan(e.target); }, true); // a "Go deeper" opened
+  fitMath();
   scan();
 }
