@@ -2,7 +2,7 @@
 // more that way, and a map's selected column (the selected word's own, or a marked header) is
 // scrolled into the box's visible part whenever the box is drawn or resized.
 
-const SCROLLERS = ".mh-head, .mh-slot, .rh-scroll, .cm-scroll, .cm-strips, math[display=block], pre, .mh-pick, .mh-steps, .mh-words, .rh-sentences, .mh-scrolls";
+const SCROLLERS = ".mh-head, .mh-slot, .rh-scroll, .cm-scroll, .cm-strips, math[display=block], pre, .mh-pick, .mh-steps, .mh-words, .rh-sentences, .mh-body > table, .mh-stage > table, .mh-scrolls";
 const EDGE = 1;
 
 function mark(box) {
@@ -39,9 +39,11 @@ export function setupScrollers() {
   // a formula in a line of text wider than the text's column scrolls in a box of its own
   const fitMath = () => {
     for (const m of document.querySelectorAll("math:not([display=block])")) {
+      if (m.closest("button, a, .mh-figure .mh-controls")) continue;
       m.classList.remove("mh-scrolls", "mh-wide-math");
-      const box = m.parentElement.getBoundingClientRect();
-      if (box.width && m.getBoundingClientRect().right > box.right + 1) m.classList.add("mh-scrolls", "mh-wide-math");
+      const block = m.parentElement.closest("p, li, dd, dt, td, th, summary, figcaption, blockquote, div");
+      const box = block && block.getBoundingClientRect();
+      if (box && box.width && m.getBoundingClientRect().right > box.right + 1) m.classList.add("mh-scrolls", "mh-wide-math");
     }
   };
   let width = innerWidth;
