@@ -34,7 +34,8 @@ def test_prose_keeps_a_readable_measure_while_figures_take_the_page(new_page, ba
     page = opened(new_page, base_url, "many-heads", 1280, 900)
     # the longest line of the chapter's first long paragraph, in characters
     longest = page.evaluate("""() => {
-      const p = [...document.querySelectorAll(".chapter > p")].find((p) => p.textContent.length > 400);
+      const p = [...document.querySelectorAll(".chapter > p")]
+        .find((p) => p.textContent.length > 400);
       const lines = new Map();
       const walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
       const range = document.createRange();
@@ -109,7 +110,8 @@ def selected_columns_outside(page):
         if (box.scrollWidth <= box.clientWidth + 1) continue;
         let cell = box.querySelector("thead th.sel, td.sel");
         const row = box.querySelector("tbody tr.sel");
-        if (!cell && row) cell = row.querySelectorAll("td")[[...row.parentElement.children].indexOf(row)];
+        const i = row ? [...row.parentElement.children].indexOf(row) : -1;
+        if (!cell && row) cell = row.querySelectorAll("td")[i];
         if (!cell) continue;
         const b = box.getBoundingClientRect(), c = cell.getBoundingClientRect();
         if (c.left < b.left - 1 || c.right > b.right + 1) out.push(box.className);
@@ -174,7 +176,8 @@ def test_tap_targets_are_at_least_24px(new_page, base_url, slug):
       for (const el of document.querySelectorAll(targets)) {
         const r = el.getBoundingClientRect();
         if (!r.width || getComputedStyle(el).visibility === "hidden" || el.closest(".sr")) continue;
-        if (r.width < 24 || r.height < 24) out.push(`${el.outerHTML.slice(0, 60)} ${r.width}x${r.height}`);
+        const what = `${el.outerHTML.slice(0, 60)} ${r.width}x${r.height}`;
+        if (r.width < 24 || r.height < 24) out.push(what);
       }
       return out.slice(0, 8);
     }""")
