@@ -26,7 +26,10 @@ function setupGuess(section) {
     if (!choices.length || !mine) {
       yours.textContent = `Your guess: ${text}`;
       form.hidden = true;
-      if (answerLine) answerLine.hidden = false;
+      if (answerLine && choices[answer]) {
+        answerLine.textContent = `The answer: ${labelOf(choices[answer])}`;
+        answerLine.hidden = false;
+      }
       return;
     }
     form.classList.add("is-committed");

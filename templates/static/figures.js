@@ -320,7 +320,9 @@ class LiveFigure {
     if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
       parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
     }
-    const away = changed.filter((a) => !inView(a));
+    // a slot's control that changed its figure (or another slot) out of sight says so beside it;
+    // the figure's own controls do not: its slots are the prose's companions, read in their turn
+    const away = origin === this.el ? [] : changed.filter((a) => !inView(a));
     if (!away.length) return;
     const note = document.createElement("p");
     note.className = "mh-effect";
