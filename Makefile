@@ -22,7 +22,7 @@ TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproje
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test lint bench zip scorm export pyodide chromium corpus clean
+.PHONY: serve build test lint bench shots zip scorm export pyodide chromium corpus clean
 
 serve: $(SITE_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -75,6 +75,10 @@ clean:
 
 bench: $(TEST_STAMP) pyodide chromium
 	$(PY) bench/run.py
+
+# full-page screenshots of every chapter at 1280, 768 and 360 px into shots/ (git-ignored), for review
+shots: $(TEST_STAMP) pyodide chromium
+	$(PY) bench/shots.py
 
 zip: $(SITE_STAMP) pyodide
 	$(PY) build.py zip

@@ -190,10 +190,13 @@ class ChapterRenderer:
                 "a guess block needs a line '---' before its explanation "
                 "(choices, if any, go above it as '- choice' lines)",
             )
-        choices = []
+        choices, answer = [], None
         for n, text in b.lines[:split]:
             if text.strip().startswith("- "):
-                choices.append(Markup(self.prose.inline(text.strip()[2:], n)))
+                choice = text.strip()[2:]
+                if choice.startswith("[x] "):  # the answer, shown beside the reader's guess
+                    answer, choice = len(choices), choice[4:]
+                choices.append(Markup(self.prose.inline(choice, n)))
             elif text.strip():
                 raise AuthorError(
                     self.rel,
@@ -211,6 +214,7 @@ class ChapterRenderer:
             Markup(self.prose.inline(b.args, b.line)),
             choices,
             Markup(explanation),
+            answer,
         )
 
     def _check(self, b):

@@ -11,13 +11,42 @@ function setupGuess(section) {
   const form = section.querySelector("[data-guess-form]");
   const explain = section.querySelector("[data-explain]");
   const yours = section.querySelector("[data-your-guess]");
+  const answerLine = section.querySelector("[data-guess-answer]");
+  const answer = section.dataset.answer === undefined ? null : Number(section.dataset.answer);
   const key = section.id;
+  const choices = [...form.querySelectorAll('input[name="guess"]')];
+  const labelOf = (input) => input.closest("label").textContent.trim();
+  // A committed guess stays on screen: with choices, the reader's is marked and so is the
+  // answer (if the block names one); the choices can no longer be changed
   const show = (text) => {
-    yours.textContent = `Your guess: ${text}`;
+    const mine = choices.find((c) => labelOf(c) === text);
     yours.hidden = false;
-    form.hidden = true;
     explain.hidden = false;
     explain.open = true;
+    if (!choices.length || !mine) {
+      yours.textContent = `Your guess: ${text}`;
+      form.hidden = true;
+      if (answerLine && choices[answer]) {
+        answerLine.textContent = `The answer: ${labelOf(choices[answer])}`;
+        answerLine.hidden = false;
+      }
+      return;
+    }
+    form.classList.add("is-committed");
+    for (const c of choices) {
+      c.checked = c === mine;
+      c.disabled = true;
+      c.closest("label").classList.toggle("is-yours", c === mine);
+      c.closest("label").classList.toggle("is-answer", answer !== null && Number(c.value) === answer);
+    }
+    form.querySelector('button[type="submit"]').hidden = true;
+    yours.textContent = `Your guess: ${text}`;
+    if (answerLine) {
+      const right = Number(mine.value) === answer;
+      answerLine.textContent = right ? "That is the answer." : `The answer: ${labelOf(choices[answer])}`;
+      answerLine.classList.toggle("right", right);
+      answerLine.hidden = false;
+    }
   };
   form.hidden = false;
   explain.hidden = true;
@@ -25,7 +54,7 @@ function setupGuess(section) {
     e.preventDefault();
     const data = new FormData(form).get("guess");
     const choice = form.querySelector(`input[name="guess"][value="${CSS.escape(String(data))}"]`);
-    const text = choice ? choice.closest("label").textContent.trim() : String(data).trim();
+    const text = choice ? labelOf(choice) : String(data).trim();
     if (!text) return;
     save(key, text);
     show(text);

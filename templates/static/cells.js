@@ -1,7 +1,9 @@
 // Live code cells: the author's code becomes an editable box; Run sends it to Python
 // (toymodels.page.cells.run, the function the build ran) and shows what came back as text.
 // Cells share one namespace per page, so running a cell first runs the cells above it
-// that have not run yet. Edits and solved exercises are kept in localStorage.
+// that have not run yet; the reader is told which, and a cell that was stopped (an endless
+// loop) is never re-run unasked: the reader chooses to skip it or to edit it first. Edits and
+// solved exercises are kept in localStorage.
 
 import { record } from "./results.js";
 import { load, save } from "./storage.js";
@@ -17,7 +19,10 @@ function pre(cls, text) {
 export function setupCells(python) {
   const cells = [...document.querySelectorAll("[data-cell]")];
   const ran = new Set();
+  const stopped = new Set(); // cells stopped while running: not re-run unless the reader says so
+  const skipped = new Set(); // cells the reader chose to leave out of the run
   let busy = false;
+  const name = (c) => `cell ${cells.indexOf(c) + 1}`;
 
   function show(cell, result) {
     const out = cell.querySelector("[data-output]");
@@ -40,7 +45,9 @@ export function setupCells(python) {
     }
   }
 
+  let current = null; // the cell Python is running now
   async function runOne(cell) {
+    current = cell;
     const code = cell.querySelector("textarea").value;
     const result = await python.call("toymodels.page.cells:run", [code, cell.dataset.ns, cell.dataset.cellCheck || null]);
     ran.add(cell);
@@ -48,19 +55,49 @@ export function setupCells(python) {
     return result;
   }
 
-  function setBusy(cell, on) {
+  function setBusy(cell, on, first = []) {
     busy = on;
     for (const c of cells) c.querySelector("[data-run]").disabled = on;
     cell.querySelector("[data-stop]").hidden = !on;
-    if (on) cell.querySelector("[data-output]").replaceChildren(pre("quiet", "Running…"));
+    const what = first.length ? `Running ${first.map(name).join(", ")} (above, not run yet), then this cell…` : "Running…";
+    if (on) cell.querySelector("[data-output]").replaceChildren(pre("quiet", what));
+  }
+
+  // A cell above that was stopped is not run again unasked: the reader skips it or edits it
+  function askAbout(cell, hung) {
+    const note = document.createElement("div");
+    note.className = "mh-cell-note";
+    note.setAttribute("role", "status");
+    const p = document.createElement("p");
+    p.textContent = `This cell runs after the cells above it, and ${hung.map(name).join(", ")} was stopped while it ran (it may never end). Run this cell without it, or edit it first?`;
+    const skip = Object.assign(document.createElement("button"), { type: "button", textContent: `Skip ${hung.map(name).join(", ")} and run` });
+    skip.addEventListener("click", () => {
+      hung.forEach((c) => { stopped.delete(c); skipped.add(c); });
+      run(cell);
+    });
+    const edit = Object.assign(document.createElement("button"), { type: "button", textContent: `Edit ${name(hung[0])}` });
+    edit.addEventListener("click", () => {
+      const box = hung[0].querySelector("textarea");
+      hung[0].scrollIntoView({ block: "center" });
+      box.focus();
+    });
+    note.append(p, skip, edit);
+    cell.querySelector("[data-output]").replaceChildren(note);
   }
 
   async function run(cell) {
     if (busy) return;
-    setBusy(cell, true);
+    const above = cells.slice(0, cells.indexOf(cell)).filter((c) => !ran.has(c) && !skipped.has(c));
+    const hung = above.filter((c) => stopped.has(c));
+    if (hung.length) {
+      askAbout(cell, hung);
+      return;
+    }
+    stopped.delete(cell); // the reader runs this one on purpose
+    setBusy(cell, true, above);
     try {
       await python.ready;
-      for (const earlier of cells.slice(0, cells.indexOf(cell))) {
+      for (const earlier of above) {
         if (ran.has(earlier)) continue;
         const result = await runOne(earlier);
         if (result.error) {
@@ -72,13 +109,18 @@ export function setupCells(python) {
     } catch (err) {
       if (err.message !== "Python was stopped") cell.querySelector("[data-output]").replaceChildren(pre("error", err.message));
     } finally {
+      current = null;
       setBusy(cell, false);
     }
   }
 
   async function stop(cell) {
     ran.clear();
-    cell.querySelector("[data-output]").replaceChildren(pre("quiet", "Stopped. Python is restarting, so the cells' variables are gone; the next Run runs the cells above it again first."));
+    skipped.clear();
+    const hung = current || cell;
+    stopped.add(hung);
+    const which = hung === cell ? "this cell" : `${name(hung)} (above), which was running,`;
+    cell.querySelector("[data-output]").replaceChildren(pre("quiet", `Stopped. Python is restarting, so the variables of every cell are gone. Running a cell again first runs the cells above it, but ${which} will not be run again unless you run it yourself (edit it first if it never ends).`));
     await python.restart();
   }
 
@@ -87,13 +129,19 @@ export function setupCells(python) {
     const box = document.createElement("textarea");
     box.className = "mh-editor-code";
     box.spellcheck = false;
+    box.wrap = "off"; // long lines scroll sideways; wrapping would scramble Python's indentation
     box.value = load(`cell:${cell.id}`) ?? original;
-    box.rows = Math.max(3, box.value.split("\n").length + 1);
+    const fit = () => { box.rows = Math.max(3, box.value.split("\n").length + 1); };
+    fit();
     box.setAttribute("aria-label", `Python code of ${cell.id}`);
     cell.querySelector("[data-code]").replaceWith(box);
     cell.querySelector("[data-cell-bar]").hidden = false;
     cell.querySelector("[data-run]").disabled = true;
-    box.addEventListener("input", () => save(`cell:${cell.id}`, box.value === original ? undefined : box.value));
+    box.addEventListener("input", () => {
+      fit();
+      stopped.delete(cell); // edited: the reader may run it again
+      save(`cell:${cell.id}`, box.value === original ? undefined : box.value);
+    });
     box.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
@@ -104,6 +152,8 @@ export function setupCells(python) {
     cell.querySelector("[data-stop]").addEventListener("click", () => stop(cell));
     cell.querySelector("[data-reset]").addEventListener("click", () => {
       box.value = original;
+      fit();
+      stopped.delete(cell);
       save(`cell:${cell.id}`, undefined);
       box.focus();
     });

@@ -7,6 +7,11 @@
 // An answer slower than BUSY_MS marks the figure busy and shows the [data-busy] notes
 // (e.g. "Loading the weights…") of the part of the page the action came from.
 // When Python raises, the figure says so and the console gets the traceback, for authors.
+// Each change the reader makes is a step in the browser's history, so Back undoes it; a link
+// holding a figure's state opens the page at that figure. What a change does out of sight is
+// brought beside the control: a part of the same figure is scrolled into view, and a change to
+// another part of the page (a figure far above a slot's controls) is said in a line under the
+// control, with a button that goes there.
 
 import { moveFocus } from "./keys.js";
 
@@ -26,7 +31,7 @@ function readURLState(fid) {
 // FIGURE.* parameter that is not one of its fields now differing from the starting state goes
 // (a field's old name from a link shared before it was renamed, junk typed into the address
 // bar, a field back at its start), then those fields are written, in place if already there.
-function writeURLState() {
+function writeURLState(push = false) {
   const params = new URLSearchParams(location.search);
   for (const fig of figures.values()) {
     const prefix = `${fig.id}.`;
@@ -37,7 +42,42 @@ function writeURLState() {
     for (const [key, value] of Object.entries(fig.state)) if (shown(key)) params.set(prefix + key, value);
   }
   const query = params.toString();
-  history.replaceState(history.state, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);
+  const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
+  if (url === `${location.pathname}${location.search}${location.hash}`) return;
+  if (push) history.pushState({ mh: true }, "", url);
+  else history.replaceState(history.state, "", url);
+}
+
+const inView = (el) => {
+  const r = el.getBoundingClientRect();
+  return r.bottom > 0 && r.top < innerHeight && r.height > 0;
+};
+const smooth = () => (matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth");
+
+// The smallest parts of `now` whose markup differs from `before`: each child without an identical
+// twin before it is compared with its namesake (same tag and class), a few levels deep; one
+// without a namesake (a part that appeared) counts whole.
+function changedParts(before, now, depth = 0) {
+  const old = [...before.children];
+  const out = [];
+  for (const el of now.children) {
+    if (old.some((o) => o.outerHTML === el.outerHTML)) continue;
+    const twin = depth < 4 && old.find((o) => o.tagName === el.tagName && o.className === el.className);
+    if (twin) out.push(...changedParts(twin, el, depth + 1));
+    else out.push(el);
+  }
+  return out;
+}
+
+// a copy of an area as Python drew it: without the page's own marks (scroll hints, notes)
+function bare(area) {
+  const copy = area.cloneNode(true);
+  copy.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
+  for (const el of [copy, ...copy.querySelectorAll(".mh-more-left, .mh-more-right")]) {
+    el.classList.remove("mh-more-left", "mh-more-right");
+    if (!el.classList.length) el.removeAttribute("class");
+  }
+  return copy;
 }
 
 function fragment(html) {
@@ -83,7 +123,24 @@ class LiveFigure {
     this.live = true;
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
-    if (Object.keys(fromURL).length) await this.set(fromURL);
+    if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
+    else this.markSteps();
+  }
+
+  // Back or Forward: the figure takes the state its URL now holds
+  restore() {
+    const want = { ...this.initial, ...readURLState(this.id) };
+    if (Object.keys(want).every((k) => String(this.state[k] ?? "") === String(want[k]))) return false;
+    this.set(want, this.el, { history: "replace" });
+    return true;
+  }
+
+  // "How it works" steps that put this figure into its current state show it
+  markSteps() {
+    for (const b of document.querySelectorAll(`[data-target="${CSS.escape(this.id)}"][data-key]`)) {
+      if (String(this.state[b.dataset.key]) === b.dataset.value) b.setAttribute("aria-current", "step");
+      else b.removeAttribute("aria-current");
+    }
   }
 
   printView(on) {
@@ -102,26 +159,39 @@ class LiveFigure {
     this.el.classList.add("is-off");
   }
 
+  // what the reader acted on, to find it again in the redrawn markup: a button by its key and
+  // value, a form by its place among the area's forms
+  control(el, area) {
+    if (el.dataset.fk) return `[data-fk="${CSS.escape(el.dataset.fk)}"]`;
+    if (el.matches("[data-key]")) return `[data-key="${CSS.escape(el.dataset.key)}"][data-value="${CSS.escape(el.dataset.value)}"]`;
+    const form = el.closest("form");
+    return form ? { form: [...area.querySelectorAll("form")].indexOf(form) } : null;
+  }
+
   onClick(e) {
     const target = e.target.closest("[data-key]");
-    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget);
+    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget, { control: this.control(target, e.currentTarget) });
   }
 
   onSubmit(e) {
     const form = e.target.closest("[data-state-form]");
     if (!form) return;
     e.preventDefault();
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget);
+    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget) });
   }
 
   onChange(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget);
+    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget) });
   }
 
+  // typing makes one history step per burst of typing in one box, not one per key
   onInput(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && e.target.matches(TYPED) && !e.isComposing) this.set(Object.fromEntries(new FormData(form)), e.currentTarget);
+    if (!form || !e.target.matches(TYPED) || e.isComposing) return;
+    const same = this.typingIn === e.target.dataset.fk;
+    this.typingIn = e.target.dataset.fk;
+    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), typing: true, history: same ? "replace" : "push" });
   }
 
   busy(on, origin) {
@@ -141,11 +211,13 @@ class LiveFigure {
     }
   }
 
-  async set(patch, origin = this.el) {
+  async set(patch, origin = this.el, { control = null, typing = false, history: how = "push" } = {}) {
     if (!this.live) {
       this.say("The interactive version is still loading; this figure shows its first state.");
       return;
     }
+    if (!typing) this.typingIn = null;
+    this.act = { control, typing, how };
     // actions made while Python is still answering build on each other, not on the drawn state,
     // and only the newest is sent when Python is free: a held arrow key queues no backlog
     this.pending = { ...(this.pending || this.state), ...patch };
@@ -187,6 +259,11 @@ class LiveFigure {
   }
 
   draw(result) {
+    const act = this.act || { how: "replace" };
+    this.act = null;
+    const origin = this.origin;
+    const before = new Map(this.areas.map((a) => [a, bare(a === this.el ? a.querySelector("[data-body]") : a)]));
+    const typedBefore = new Map([...this.el.querySelectorAll(TYPED)].map((t) => [t.dataset.fk, t.value]));
     const active = document.activeElement;
     const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
     const typing = focusKey && active.matches(TYPED) ? active : null;
@@ -211,13 +288,79 @@ class LiveFigure {
         if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
       }
     }
-    writeURLState();
+    writeURLState(act.how === "push");
+    this.markSteps();
+    this.showWritten(typedBefore, typing);
+    if (act.control) this.showEffects(before, origin, act);
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
+  }
+
+  // A text box that the figure wrote on ("Write on") shows its end, and what was written
+  showWritten(typedBefore, typing) {
+    for (const box of this.el.querySelectorAll(TYPED)) {
+      const old = typedBefore.get(box.dataset.fk);
+      if (box === typing || old === undefined || box.value.length <= old.length || !box.value.startsWith(old)) continue;
+      box.scrollLeft = box.scrollWidth;
+      const note = document.createElement("p");
+      note.className = "mh-wrote";
+      note.setAttribute("role", "status");
+      note.textContent = `Written on: “${box.value.slice(old.length)}”`;
+      (box.closest("form") || box).after(note);
+    }
+  }
+
+  // What the reader's action changed out of sight is brought beside the control
+  showEffects(before, origin, act) {
+    const { control } = act;
+    const at = typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
+    if (!at) return;
+    const changed = this.areas.filter((a) => a !== origin).filter((a) => {
+      const old = before.get(a);
+      return old && bare(a === this.el ? a.querySelector("[data-body]") : a).innerHTML !== old.innerHTML;
+    });
+    // in the control's own area: the parts that changed, less the control's own group
+    const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
+    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
+    const parts = changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p) && p.getClientRects().length);
+    if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
+      parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
+    }
+    // a slot's control that changed its figure (or another slot) out of sight says so beside it;
+    // the figure's own controls do not: its slots are the prose's companions, read in their turn
+    const away = origin === this.el ? [] : changed.filter((a) => !inView(a));
+    if (!away.length) return;
+    const note = document.createElement("p");
+    note.className = "mh-effect";
+    note.setAttribute("role", "status");
+    const target = away[0];
+    const where = target.getBoundingClientRect().top < 0 ? "above" : "below";
+    const name = target === this.el ? (this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure") : "Its view";
+    note.append(`${name} (${where}) now: ${this.el.querySelector("[data-summary]").textContent} `);
+    const go = document.createElement("button");
+    go.type = "button";
+    go.className = "mh-effect-go";
+    go.textContent = where === "above" ? "Show it ↑" : "Show it ↓";
+    go.addEventListener("click", () => target.scrollIntoView({ block: "start", behavior: smooth() }));
+    note.append(go);
+    origin.querySelectorAll(".mh-effect").forEach((n) => n.remove());
+    (at.closest("form, [role=group], .mh-pick, fieldset") || at).after(note);
   }
 }
 
 export function setupFigures() {
   for (const el of document.querySelectorAll("figure[data-figure]")) figures.set(el.id, new LiveFigure(el));
+  // a link holding a figure's state opens the page at that figure (unless it names a place itself)
+  const linked = [...figures.values()].find((f) => Object.keys(readURLState(f.id)).length);
+  if (linked && !location.hash) {
+    history.scrollRestoration = "manual";
+    linked.el.scrollIntoView({ block: "start" });
+  }
+  // Back and Forward move between the states the reader made
+  window.addEventListener("popstate", () => {
+    for (const fig of figures.values()) {
+      if (fig.live && fig.restore() && !inView(fig.el)) fig.el.scrollIntoView({ block: "nearest" });
+    }
+  });
   // "How it works" steps and other controls outside a figure name it with data-target
   document.addEventListener("click", (e) => {
     const target = e.target.closest("[data-target][data-key]");

@@ -8,12 +8,14 @@ import { setupEmbed } from "./embed.js";
 import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
 import { setupOwnModel } from "./ownmodel.js";
+import { setupScrollers } from "./scrollers.js";
 import { startPython } from "./pyclient.js";
 
 document.documentElement.classList.add("js");
 setupBlocks();
 setupEmbed();
 setupResults();
+setupScrollers();
 
 const figures = setupFigures();
 const bar = document.querySelector("[data-pystatus]");
@@ -47,6 +49,7 @@ if (figures.count || cellCount) {
       performance.mark("mh-python-ready");
       keepForOffline();
       status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");
+      bar?.classList.add("is-done"); // said to screen readers, then gone from the screen
       document.documentElement.classList.add("py-ready");
     },
     (err) => {

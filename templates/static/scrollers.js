@@ -1,0 +1,66 @@
+// Boxes that scroll sideways (a wide map or table, a formula, code): a faded edge shows there is
+// more that way, and a map's selected column (the selected word's own, or a marked header) is
+// scrolled into the box's visible part whenever the box is drawn or resized.
+
+const SCROLLERS = ".mh-head, .mh-slot, .rh-scroll, .cm-scroll, .cm-strips, math[display=block], pre, .mh-pick, .mh-steps, .mh-words, .rh-sentences, .mh-body > table, .mh-stage > table, .mh-scrolls";
+const EDGE = 1;
+
+function mark(box) {
+  const more = box.scrollWidth - box.clientWidth > EDGE;
+  box.classList.toggle("mh-more-left", more && box.scrollLeft > EDGE);
+  box.classList.toggle("mh-more-right", more && box.scrollLeft + box.clientWidth < box.scrollWidth - EDGE);
+}
+
+// the selected column: a header marked .sel, or in a map the cell of the selected row that is
+// that row's own word (the map's diagonal)
+function selectedCell(box) {
+  const marked = box.querySelector("thead th.sel, td.sel");
+  if (marked) return marked;
+  const row = box.querySelector("tbody tr.sel");
+  if (!row) return null;
+  const i = [...row.parentElement.children].indexOf(row);
+  return row.querySelectorAll("td")[i] || null;
+}
+
+function reveal(box) {
+  if (box.scrollWidth - box.clientWidth <= EDGE) return;
+  const cell = selectedCell(box);
+  if (!cell) return;
+  const b = box.getBoundingClientRect();
+  const c = cell.getBoundingClientRect();
+  const room = Math.min(48, Math.max(0, (b.width - c.width) / 2));
+  if (c.left < b.left + room) box.scrollLeft -= b.left + room - c.left;
+  else if (c.right > b.right - room) box.scrollLeft += c.right - (b.right - room);
+}
+
+export function setupScrollers() {
+  const seen = new WeakSet();
+  const resized = new ResizeObserver((entries) => entries.forEach((e) => { reveal(e.target); mark(e.target); }));
+  // a formula in a line of text wider than the text's column scrolls in a box of its own
+  const fitMath = () => {
+    for (const m of document.querySelectorAll("math:not([display=block])")) {
+      if (m.closest("button, a, .mh-figure .mh-controls")) continue;
+      m.classList.remove("mh-scrolls", "mh-wide-math");
+      const block = m.parentElement.closest("p, li, dd, dt, td, th, summary, figcaption, blockquote, div");
+      const box = block && block.getBoundingClientRect();
+      if (box && box.width && m.getBoundingClientRect().right > box.right + 1) m.classList.add("mh-scrolls", "mh-wide-math");
+    }
+  };
+  let width = innerWidth;
+  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fitMath(); scan(); } });
+  const scan = (root = document) => {
+    for (const box of root.querySelectorAll(SCROLLERS)) {
+      if (!seen.has(box)) {
+        seen.add(box);
+        resized.observe(box);
+      }
+      reveal(box);
+      mark(box);
+    }
+  };
+  document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
+  document.addEventListener("mh:drawn", () => scan());
+  document.addEventListener("toggle", (e) => { fitMath(); scan(e.target); }, true); // a "Go deeper" opened
+  fitMath();
+  scan();
+}

@@ -1,0 +1,302 @@
+"""The reader's experience, measured in Chromium at a laptop's, a tablet's and a phone's width:
+room for figures, nothing cut off or wider than the screen, the selected column in view, the map
+on a phone's first screen, no layout shift while Python starts, tap targets, history and state
+links, and what quizzes and code cells say (issue 21)."""
+
+import re
+
+import pytest
+from conftest import open_ready
+
+pytestmark = pytest.mark.browser
+
+CHAPTERS = ["one-head", "many-heads", "split-attend", "real-heads", "one-character"]
+WIDTHS = {1280: 900, 768: 1024, 360: 780}
+PHONE = {"width": 390, "height": 844}
+TOUCH = {"has_touch": True, "is_mobile": True}
+
+# the boxes the page lets scroll sideways; anything else wider than the screen is a fault
+SCROLLS = """(el) => {
+  for (let a = el.parentElement; a; a = a.parentElement) {
+    const o = getComputedStyle(a).overflowX;
+    if (o === "auto" || o === "scroll" || o === "hidden" || o === "clip") return a;
+  }
+  return null;
+}"""
+
+
+def opened(new_page, base_url, slug, width, height, **options):
+    page = new_page(viewport={"width": width, "height": height}, **options)
+    return open_ready(page, f"{base_url}{slug}.html")
+
+
+def test_prose_keeps_a_readable_measure_while_figures_take_the_page(new_page, base_url):
+    page = opened(new_page, base_url, "many-heads", 1280, 900)
+    # the longest line of the chapter's first long paragraph, in characters
+    longest = page.evaluate("""() => {
+      const p = [...document.querySelectorAll(".chapter > p")]
+        .find((p) => p.textContent.length > 400);
+      const lines = new Map();
+      const walk = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+      const range = document.createRange();
+      for (let node; (node = walk.nextNode()); ) {
+        for (let i = 0; i < node.length; i++) {
+          range.setStart(node, i); range.setEnd(node, i + 1);
+          const r = range.getClientRects()[0];
+          if (r) lines.set(Math.round(r.top / 4), (lines.get(Math.round(r.top / 4)) || 0) + 1);
+        }
+      }
+      return Math.max(...lines.values());
+    }""")
+    assert 60 <= longest <= 80, longest
+    figure = page.locator("#three-heads").bounding_box()
+    prose = page.locator(".chapter > p").first.bounding_box()
+    assert figure["width"] >= 1000 and figure["width"] > prose["width"] + 300, (figure, prose)
+
+
+def test_the_three_heads_stand_on_one_row_at_1280(new_page, base_url):
+    page = opened(new_page, base_url, "many-heads", 1280, 900)
+    boxes = [page.locator("#three-heads .mh-head").nth(i).bounding_box() for i in range(3)]
+    grids = [page.locator("#three-heads .mh-grid").nth(i).bounding_box() for i in range(3)]
+    for a, b in zip(boxes, boxes[1:], strict=False):
+        assert a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"], boxes
+        assert a["x"] + a["width"] <= b["x"], boxes
+    for g in grids:
+        assert g["x"] + g["width"] <= 1280, grids
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+@pytest.mark.parametrize("slug", CHAPTERS)
+def test_nothing_is_wider_than_the_screen_or_clipped(new_page, base_url, slug, width):
+    page = opened(new_page, base_url, slug, width, WIDTHS[width])
+    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    page.wait_for_function(
+        "() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))"
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    # every element reaching past the screen's edge sits in a box that scrolls (or hides it on
+    # purpose: the screen-reader text), and that box itself is on the screen
+    wide = page.evaluate(
+        f"""() => {{
+      const scrolls = {SCROLLS};
+      const out = [];
+      for (const el of document.querySelectorAll("main *")) {{
+        const r = el.getBoundingClientRect();
+        if (!r.width || (r.right <= innerWidth + 1 && r.left >= -1)) continue;
+        const box = scrolls(el);
+        const b = box && box.getBoundingClientRect();
+        if (!box || b.right > innerWidth + 1 || b.left < -1) out.push(el.outerHTML.slice(0, 80));
+      }}
+      return out.slice(0, 5);
+    }}"""
+    )
+    assert wide == []
+    # a formula too wide for its column scrolls, and shows it does (a faded edge)
+    clipped = page.evaluate("""() => [...document.querySelectorAll("math")].filter((m) => {
+      if (m.scrollWidth <= m.clientWidth + 1 || !m.clientWidth) return false;
+      const o = getComputedStyle(m).overflowX;
+      const shows = m.classList.contains("mh-more-right") || m.classList.contains("mh-more-left");
+      return !((o === "auto" || o === "scroll") && shows);
+    }).map((m) => m.textContent.slice(0, 40))""")
+    assert clipped == []
+
+
+def selected_columns_outside(page):
+    """The selected column of every map and table that scrolls sideways, where it is not in its
+    box's visible part."""
+    return page.evaluate("""() => {
+      const out = [];
+      for (const box of document.querySelectorAll(".mh-head, .mh-slot, .rh-scroll, .cm-scroll")) {
+        if (box.scrollWidth <= box.clientWidth + 1) continue;
+        let cell = box.querySelector("thead th.sel, td.sel");
+        const row = box.querySelector("tbody tr.sel");
+        const i = row ? [...row.parentElement.children].indexOf(row) : -1;
+        if (!cell && row) cell = row.querySelectorAll("td")[i];
+        if (!cell) continue;
+        const b = box.getBoundingClientRect(), c = cell.getBoundingClientRect();
+        if (c.left < b.left - 1 || c.right > b.right + 1) out.push(box.className);
+      }
+      return out;
+    }""")
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_selected_column_is_in_view(new_page, base_url, width):
+    page = opened(new_page, base_url, "many-heads", width, WIDTHS[width])
+    page.locator(".mh-step-link", has_text="Scores.").click()
+    page.wait_for_selector(".mh-step-link[aria-current=step]:has-text('Scores.')")
+    assert selected_columns_outside(page) == []
+    page = opened(new_page, base_url, "one-character", width, WIDTHS[width])
+    assert selected_columns_outside(page) == []
+
+
+@pytest.mark.parametrize(
+    ("slug", "fid", "map_"),
+    [
+        ("many-heads", "three-heads", ".mh-grid"),
+        ("split-attend", "split-attend", "table"),
+        ("real-heads", "real-heads", ".rh-heads"),
+        ("one-character", "char-model", ".mh-svg"),
+    ],
+)
+def test_on_a_phone_the_map_is_on_the_figures_first_screen(new_page, base_url, slug, fid, map_):
+    page = opened(new_page, base_url, slug, **PHONE, **TOUCH)
+    page.locator(f"#{fid}").evaluate("(f) => f.scrollIntoView({ block: 'start' })")
+    top = page.locator(f"#{fid} {map_}").first.evaluate("(m) => m.getBoundingClientRect().top")
+    assert 0 <= top < PHONE["height"] - 100, top
+
+
+CLS = """window.__cls = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (!e.hadRecentInput) window.__cls += e.value;
+}).observe({ type: "layout-shift", buffered: true });"""
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 900}, PHONE])
+@pytest.mark.parametrize("slug", CHAPTERS)
+def test_no_layout_shift_while_python_starts(new_page, base_url, slug, viewport):
+    page = new_page(viewport=viewport)
+    page.add_init_script(CLS)
+    open_ready(page, f"{base_url}{slug}.html")
+    page.wait_for_function(
+        "() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))"
+    )
+    assert page.evaluate("window.__cls") <= 0.05
+    # the status note has gone from the screen, its news told
+    assert page.locator("[data-pystatus]").evaluate("(b) => b.getBoundingClientRect().width") <= 1
+
+
+@pytest.mark.parametrize("slug", CHAPTERS)
+def test_tap_targets_are_at_least_24px(new_page, base_url, slug):
+    page = opened(new_page, base_url, slug, **PHONE, **TOUCH)
+    small = page.evaluate("""() => {
+      const out = [];
+      const targets = "button, select, summary, input:not([type=radio]):not([type=checkbox]), "
+        + "label:has(> input[type=radio]), label:has(> input[type=checkbox]), [data-key], .pager a";
+      for (const el of document.querySelectorAll(targets)) {
+        const r = el.getBoundingClientRect();
+        if (!r.width || getComputedStyle(el).visibility === "hidden" || el.closest(".sr")) continue;
+        const what = `${el.outerHTML.slice(0, 60)} ${r.width}x${r.height}`;
+        if (r.width < 24 || r.height < 24) out.push(what);
+      }
+      return out.slice(0, 8);
+    }""")
+    assert small == []
+
+
+def test_back_undoes_a_figure_change_and_stays_in_the_chapter(new_page, base_url):
+    page = opened(new_page, base_url, "many-heads", 1280, 900)
+    page.get_by_role("button", name="kept", exact=True).click()
+    page.wait_for_url(re.compile(r"three-heads\.word="))
+    page.locator("#three-heads").get_by_role("button", name="2. Scores").click()
+    page.wait_for_url(re.compile(r"three-heads\.step="))
+    page.go_back()
+    page.wait_for_url(re.compile(r"many-heads\.html\?three-heads\.word=\d+$"))
+    page.wait_for_selector("#three-heads button[aria-pressed=true]:has-text('4. Softmax')")
+    assert page.locator(".mh-shares caption").inner_text() == "Shares for “kept” in each head"
+    page.go_back()
+    page.wait_for_url(re.compile(r"many-heads\.html$"))
+    page.wait_for_selector(".mh-shares caption:has-text('“it”')")
+
+
+def test_a_state_link_opens_at_its_figure(new_page, base_url):
+    page = new_page(viewport={"width": 1280, "height": 900})
+    open_ready(page, f"{base_url}many-heads.html?three-heads.word=6")
+    top = page.locator("#three-heads").evaluate("(f) => f.getBoundingClientRect().top")
+    assert page.evaluate("scrollY") > 500 and -2 <= top < 100, top
+    assert page.locator(".mh-shares caption").inner_text() == "Shares for “kept” in each head"
+
+
+def test_a_head_chosen_to_enlarge_is_brought_into_view(new_page, base_url):
+    page = opened(new_page, base_url, "real-heads", **PHONE, **TOUCH)
+    page.locator(".rh-pickhead").first.evaluate("(b) => b.scrollIntoView({ block: 'start' })")
+    page.locator(".rh-pickhead").nth(5).click()
+    page.wait_for_function("""() => {
+      const r = document.querySelector(".rh-big")?.getBoundingClientRect();
+      return r && r.top < innerHeight && r.bottom > 0;
+    }""")
+
+
+def test_a_change_far_away_is_said_beside_its_control(new_page, base_url):
+    page = opened(new_page, base_url, "one-character", 1280, 900)
+    slot = page.locator("[data-slot=ablate]")
+    slot.scroll_into_view_if_needed()
+    slot.locator(".cm-toggle").first.click()
+    effect = slot.locator(".mh-effect")
+    effect.wait_for()
+    assert re.match(r"Figure 1 \(above\) now: After “.” the model .* expects", effect.inner_text())
+    effect.get_by_role("button", name="Show it ↑").click()
+    page.wait_for_function(
+        "() => { const r = document.getElementById('char-model').getBoundingClientRect();"
+        " return r.top < innerHeight && r.bottom > 0; }"
+    )
+
+
+def test_write_on_shows_what_it_wrote(new_page, base_url):
+    page = opened(new_page, base_url, "one-character", 1280, 900)
+    box = page.locator("#char-model input[name=text]")
+    before = box.input_value()
+    page.locator("#char-model").get_by_role("button", name="Write on").click()
+    wrote = page.locator("#char-model .mh-wrote")
+    wrote.wait_for()
+    after = box.input_value()
+    assert after.startswith(before) and len(after) > len(before)
+    assert wrote.inner_text() == f"Written on: “{after[len(before) :]}”"
+    assert box.evaluate("(b) => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1")
+
+
+def test_a_guess_is_shown_beside_the_answer(new_page, base_url):
+    page = opened(new_page, base_url, "many-heads", 1280, 900)
+    guess = page.locator(".mh-guess")
+    guess.locator("label").first.click()
+    guess.get_by_role("button", name="Commit my guess").click()
+    assert guess.locator("label.is-yours").inner_text().startswith("A bigger head")
+    assert guess.locator("label.is-answer").inner_text().startswith("One softmax")
+    assert guess.locator("[data-guess-answer]").inner_text().startswith("The answer: One softmax")
+    assert guess.locator("input[type=radio]").count() == 3  # the options stay, fixed
+    assert guess.locator("input[type=radio]:disabled").count() == 3
+
+
+def test_check_feedback_says_right_once(new_page, base_url):
+    for slug in ("author-guide", "one-head"):
+        page = opened(new_page, base_url, slug, 1280, 900)
+        html = page.content()
+        assert not re.search(r"(?i)right\.(</strong>)? right", html)  # the author's "Right." too
+        assert not re.search(r"(Right\.|Not quite\.)</strong> [a-z]", html)
+    check = page.locator(".mh-check").first
+    for i in range(check.locator(".mh-option").count()):
+        option = check.locator(".mh-option").nth(i)
+        if option.locator(".mh-feedback.right").count():
+            option.locator("label").click()
+            break
+    check.get_by_role("button", name="Check").click()
+    text = check.locator(".mh-feedback.right").inner_text()
+    assert text.startswith("Right. ") and not text.startswith("Right. Right")
+
+
+def test_code_cells_scroll_sideways_and_drop_the_keyboard_hint_on_touch(new_page, base_url):
+    page = opened(new_page, base_url, "split-attend", **PHONE, **TOUCH)
+    box = page.locator("[data-cell] textarea").first
+    assert box.get_attribute("wrap") == "off"
+    assert box.evaluate("(b) => b.scrollHeight <= b.clientHeight + 1")  # the page scrolls, not it
+    assert not page.locator(".mh-kbd-hint").first.is_visible()
+
+
+LOOP = "import js\njs.console.log('looping')\nwhile True:\n    pass"
+
+
+def test_after_stop_the_next_cell_asks_before_running_the_stopped_one(new_page, base_url):
+    page = opened(new_page, base_url, "split-attend", 1280, 900)
+    first, second = page.locator("[data-cell]").nth(0), page.locator("[data-cell]").nth(1)
+    first.locator("textarea").fill(LOOP)
+    with page.context.expect_console_message(lambda m: m.text == "looping"):
+        first.get_by_role("button", name="Run").click()
+    first.get_by_role("button", name="Stop").click()
+    first.locator("pre.quiet:has-text('Stopped.')").wait_for()
+    page.wait_for_function("() => !document.querySelector('[data-cell] [data-run]').disabled")
+    second.get_by_role("button", name="Run").click()
+    note = second.locator(".mh-cell-note")
+    note.wait_for()
+    assert "cell 1 was stopped" in note.inner_text()
+    second.get_by_role("button", name="Skip cell 1 and run").click()
+    second.locator("pre:not(.quiet)").first.wait_for(timeout=90_000)
