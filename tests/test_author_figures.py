@@ -293,7 +293,7 @@ def test_a_figure_that_raises_in_the_browser_logs_its_traceback(new_page, base_u
 
     def raise_on_word_1(route):
         source = route.fetch().text()
-        line = '    i = int(state["word"])\n'
+        line = '    i, view = int(state["word"]), state["view"]\n'
         assert line in source
         failing = line + '    if i == 1:\n        raise ZeroDivisionError("word 1 divides")\n'
         route.fulfill(body=source.replace(line, failing, 1), content_type="text/plain")
