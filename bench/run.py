@@ -335,7 +335,12 @@ def main():
         chapters = sorted(p.name for p in site.glob("*.html") if "data-figure=" in p.read_text())
         server = serve_dir(site)
         base = f"http://127.0.0.1:{server.server_port}/"
-        offline = sum(f.stat().st_size for f in site.rglob("*") if f.is_file())
+        # the reader's own model (models/) is fetched only when asked, never by the service worker
+        offline = sum(
+            f.stat().st_size
+            for f in site.rglob("*")
+            if f.is_file() and f.relative_to(site).parts[0] != "models"
+        )
         results = {
             "offline_copy_bytes": offline,
             "machine": {
