@@ -60,13 +60,18 @@ def test_every_attempt_is_kept_with_its_time_and_guesses_too(page, base_url):
     assert page.locator(".mh-check .mh-feedback.right").is_visible()
 
 
-@pytest.mark.browser
-def test_one_file_for_all_chapters_named_for_the_student(page, base_url):
+def answer_in_two_chapters(page, base_url):
+    """Real heads' check once, then Many heads' check wrong and right; ends on Many heads."""
     open_ready(page, base_url + "real-heads.html")
     page.locator(".mh-check").get_by_text("Nothing: a head that always").click()
     page.locator(".mh-check").get_by_role("button", name="Check").click()
     open_ready(page, base_url + "many-heads.html")
     answer_check(page, WRONG, RIGHT)
+
+
+@pytest.mark.browser
+def test_one_file_for_all_chapters_named_for_the_student(page, base_url):
+    answer_in_two_chapters(page, base_url)
     page.get_by_label("Your name").fill("Ada Lovelace")
     name, rows = download(page)
     assert name == "many-heads-results-ada-lovelace.csv"
@@ -99,11 +104,7 @@ def test_one_file_for_all_chapters_named_for_the_student(page, base_url):
 
 @pytest.mark.browser
 def test_clearing_a_chapter_asks_first_and_keeps_the_others(page, base_url):
-    open_ready(page, base_url + "real-heads.html")
-    page.locator(".mh-check").get_by_text("Nothing: a head that always").click()
-    page.locator(".mh-check").get_by_role("button", name="Check").click()
-    open_ready(page, base_url + "many-heads.html")
-    answer_check(page, WRONG, RIGHT)
+    answer_in_two_chapters(page, base_url)
     results = page.locator("[data-results]")
     results.get_by_role("button", name="Clear this chapter's results…").click()
     question = results.locator("[data-results-confirm]")
