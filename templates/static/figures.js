@@ -9,6 +9,7 @@
 // When Python raises, the figure says so and the console gets the traceback, for authors.
 
 import { moveFocus } from "./keys.js";
+import { loadPrerendered, prerendered } from "./prerendered.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
@@ -143,7 +144,16 @@ class LiveFigure {
 
   async set(patch, origin = this.el) {
     if (!this.live) {
-      this.say("The interactive version is still loading; this figure shows its first state.");
+      // before Python: the build's answer for this state if it has one (the URL keeps the
+      // state, so start() has Python redraw it), else a note
+      const wanted = { ...this.state, ...patch };
+      const answer = await prerendered(this.id, wanted);
+      if (this.live) return this.set(patch, origin);
+      if (answer) {
+        this.say("");
+        this.draw(answer);
+      }
+      else this.say("The interactive version is still loading; this figure shows its first state.");
       return;
     }
     // actions made while Python is still answering build on each other, not on the drawn state,
@@ -218,6 +228,7 @@ class LiveFigure {
 
 export function setupFigures() {
   for (const el of document.querySelectorAll("figure[data-figure]")) figures.set(el.id, new LiveFigure(el));
+  if (figures.size) loadPrerendered();
   // "How it works" steps and other controls outside a figure name it with data-target
   document.addEventListener("click", (e) => {
     const target = e.target.closest("[data-target][data-key]");
