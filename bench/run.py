@@ -270,6 +270,53 @@ TAP = (
 )
 
 
+# on a cold load, as soon as the first figure's controls are there: a tap on its first control
+# (a word, a step), timed from the page's first paint to the next paint after the answer is
+# drawn, with whether Python was ready by then (answered from the build's pre-rendered states
+# it is not)
+FIRST_TAP = (
+    """async () => {
+  const fig = document.querySelector("figure[data-figure]");"""
+    + TIME_TO_PAINT
+    + """
+  const paint = await new Promise((r) => {
+    const seen = performance.getEntriesByName("first-contentful-paint");
+    if (seen.length) return r(seen[0].startTime);
+    new PerformanceObserver((l, o) => { o.disconnect(); r(l.getEntries()[0].startTime); })
+      .observe({ type: "paint", buffered: true });
+  });
+  const state = JSON.parse(fig.dataset.state);
+  const button = [...fig.querySelectorAll("[data-body] [data-key][data-value]")]
+    .find((b) => !b.disabled && state[b.dataset.key] !== b.dataset.value);
+  await timeToPaint(fig, () => button.click());
+  return {
+    ms: performance.now() - paint,
+    python_ready: document.documentElement.classList.contains("py-ready"),
+  };
+}"""
+)
+
+
+def first_tap(browser, url):
+    """The first tap on a cold load, from first paint to its answer painted (ms)."""
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(url, wait_until="commit")
+    page.wait_for_selector("figure[data-figure] [data-body] [data-key]", state="visible")
+    out = page.evaluate(FIRST_TAP)
+    context.close()
+    return out
+
+
+def prerendered_bytes(site, name):
+    """Bytes the page's pre-rendered first taps add (raw, gzipped), 0 for none."""
+    found = re.search(r'name="mh-prerendered" content="([^"]+)"', (site / name).read_text())
+    if not found:
+        return 0, 0
+    data = (site / found[1]).read_bytes()
+    return len(data), len(gzip.compress(data, 6))
+
+
 def transferred(context):
     """-> a function giving (bytes transferred, URLs fetched) so far in CONTEXT."""
     seen = []
@@ -381,7 +428,13 @@ def chapter(p, browser, url, site, base):
     worker = [cold_load(p, url, site, base) for _ in range(COLD_LOADS)]
     main_thread = [cold_load(p, url, site, base, main_thread=True) for _ in range(COLD_LOADS)]
     plain, slow = taps(browser, url), taps(browser, url, THROTTLE)
+    first = [first_tap(browser, url) for _ in range(COLD_LOADS)]
+    added = prerendered_bytes(site, url[len(base) :])
     return {
+        "first_tap_before_python_ms": statistics.median(f["ms"] for f in first),
+        "first_tap_python_was_ready": any(f["python_ready"] for f in first),
+        "prerendered_raw_bytes": added[0],
+        "prerendered_gzip_bytes": added[1],
         "cold_bytes": median(worker, "bytes"),
         "cold_raw_bytes": median(worker, "raw_bytes"),
         "cold_gzip_bytes": median(worker, "gzip_bytes"),
@@ -496,6 +549,14 @@ def markdown(results):
             "main_thread_longest_task_ms",
             "{:.0f} ms",
         ),
+        (
+            "first tap, first paint to its answer painted (target < 500 ms)",
+            "first_tap_before_python_ms",
+            "{:.0f} ms",
+        ),
+        ("… was Python ready by then", "first_tap_python_was_ready", "{}"),
+        ("pre-rendered first taps added, raw", "prerendered_raw_bytes", "{:,.0f}"),
+        ("pre-rendered first taps added, gzipped", "prerendered_gzip_bytes", "{:,.0f}"),
         ("tap to paint, median", "tap_to_paint_median_ms", "{:.1f} ms"),
         ("tap to paint, 95th percentile (target < 33 ms)", "tap_to_paint_p95_ms", "{:.1f} ms"),
         (
