@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, fingerprint, livemodel, publish, reading
+from . import assets, fingerprint, livemodel, prerender, publish, reading
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -122,6 +122,7 @@ def _render_site(root, out, pyodide_url, lms=None):
     if not lms:
         livemodel.copy_weights(root, out / "models")
         immutable = [*asset.values(), *data]
+        immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
         python_files = (out / python).rglob("*")
         immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
         _write_service_worker(env, out, immutable)
@@ -177,7 +178,8 @@ def _render_chapter(ch, env, root, following=None):
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
-    return ch, body, sources, renderer.figure_html
+    answers = prerender.page_answers(renderer.figures, str(body))
+    return ch, body, sources, renderer.figure_html, answers
 
 
 def _write(path, text):
@@ -188,7 +190,7 @@ def _write(path, text):
 def _write_chapter(env, out, common, chapters, i, page):
     """One chapter's page. Previous and next follow the readers' path; an appendix (order 90
     and up, such as the author guide) is outside it and links only to the home page."""
-    ch, body, sources, _ = page
+    ch, body, sources, _, (answers, _) = page
     path, _ = reading_path(chapters)
     k = next((k for k, c in enumerate(path) if c is ch), None)
     html = env.get_template("chapter.html").render(
@@ -201,11 +203,24 @@ def _write_chapter(env, out, common, chapters, i, page):
         total=len(path),
         prev=path[k - 1].meta if k else None,
         next=path[k + 1].meta if k is not None and k + 1 < len(path) else None,
+        prerendered=_write_answers(out, ch.meta["slug"], answers),
     )
     if common["lms"]:
         pages = [c.meta["slug"] for c in chapters] + ["index", "training-results"]
         html = _unlink_chapters(html, pages)
     _write(out / f"{ch.meta['slug']}.html", html)
+
+
+def _write_answers(out, slug, answers):
+    """A page's pre-rendered first taps (sitebuild/prerender.py) as prerendered/SLUG.HASH.json;
+    -> its path from the site's top, or None for a page without any."""
+    if not any(answers.values()):
+        return None
+    data = json.dumps(answers, separators=(",", ":")).encode("utf-8")
+    name = f"prerendered/{fingerprint.hashed_name(slug + '.json', data)}"
+    (out / "prerendered").mkdir(exist_ok=True)
+    (out / name).write_bytes(data)
+    return name
 
 
 def _unlink_chapters(html, slugs):
@@ -218,7 +233,7 @@ def _unlink_chapters(html, slugs):
 
 def _write_embeds(env, out, common, page):
     """Each figure alone on a page, for teachers to embed."""
-    ch, _, _, figures = page
+    ch, _, _, figures, _ = page
     for fid, figure in figures.items():
         html = env.get_template("embed.html").render(
             **{**common, "root": "../../"},

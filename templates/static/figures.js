@@ -14,6 +14,7 @@
 // control, with a button that goes there.
 
 import { moveFocus } from "./keys.js";
+import { loadPrerendered, prerendered } from "./prerendered.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
@@ -59,15 +60,20 @@ const smooth = () => (matchMedia("(prefers-reduced-motion: reduce)").matches ? "
 // without a namesake (a part that appeared) counts whole.
 function changedParts(before, now, depth = 0) {
   const old = [...before.children];
+  const same = new Set(old.map((o) => o.outerHTML));
   const out = [];
   for (const el of now.children) {
-    if (old.some((o) => o.outerHTML === el.outerHTML)) continue;
+    if (same.has(el.outerHTML)) continue;
     const twin = depth < 4 && old.find((o) => o.tagName === el.tagName && o.className === el.className);
     if (twin) out.push(...changedParts(twin, el, depth + 1));
     else out.push(el);
   }
   return out;
 }
+
+// F after the next frame is painted: what a redraw does beyond its own markup (scrolling a change
+// into view, a note under the control) reads the new layout, which the paint has made anyway
+const afterPaint = (f) => requestAnimationFrame(() => setTimeout(f, 0));
 
 // a copy of an area as Python drew it: without the page's own marks (scroll hints, notes)
 function bare(area) {
@@ -213,7 +219,18 @@ class LiveFigure {
 
   async set(patch, origin = this.el, { control = null, typing = false, history: how = "push" } = {}) {
     if (!this.live) {
-      this.say("The interactive version is still loading; this figure shows its first state.");
+      // before Python: the build's answer for this state if it has one (the URL keeps the
+      // state, so start() has Python redraw it), else a note
+      const wanted = { ...this.state, ...patch };
+      const answer = await prerendered(this.id, wanted);
+      if (this.live) return this.set(patch, origin, { control, typing, history: how });
+      if (answer) {
+        this.act = { control, typing, how };
+        this.origin = origin;
+        this.say("");
+        this.draw(answer);
+      }
+      else this.say("The interactive version is still loading; this figure shows its first state.");
       return;
     }
     if (!typing) this.typingIn = null;
@@ -232,7 +249,9 @@ class LiveFigure {
         let result;
         try {
           await this.python.ready; // after a restart, the new worker must finish booting
+          performance.mark("mh:call");
           result = await this.python.call(this.fn, [sent, this.id]);
+          performance.mark("mh:answer");
         } catch (err) {
           // the reader sees the message; the author, in the console, the whole Python traceback
           if (err.traceback) console.error(`Figure #${this.id} (${this.fn}) failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
@@ -262,7 +281,7 @@ class LiveFigure {
     const act = this.act || { how: "replace" };
     this.act = null;
     const origin = this.origin;
-    const before = new Map(this.areas.map((a) => [a, bare(a === this.el ? a.querySelector("[data-body]") : a)]));
+    const before = act.control && new Map(this.areas.map((a) => [a, bare(a === this.el ? a.querySelector("[data-body]") : a)]));
     const typedBefore = new Map([...this.el.querySelectorAll(TYPED)].map((t) => [t.dataset.fk, t.value]));
     const active = document.activeElement;
     const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
@@ -275,6 +294,7 @@ class LiveFigure {
       area.replaceChildren(parts);
     };
     this.state = result.state;
+    performance.mark("mh:swap");
     swap(this.el.querySelector("[data-body]"), result.html);
     this.el.querySelector("[data-summary]").textContent = result.summary;
     for (const slot of this.slots) {
@@ -288,11 +308,19 @@ class LiveFigure {
         if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
       }
     }
+    performance.mark("mh:swapped");
     writeURLState(act.how === "push");
+    performance.mark("mh:url");
     this.markSteps();
     this.showWritten(typedBefore, typing);
-    if (act.control) this.showEffects(before, origin, act);
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
+    performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
+    if (act.control) {
+      // what changed, found now (before the page marks the new markup), shown after the paint
+      const at = this.controlIn(origin, act.control);
+      const parts = at && this.changedNear(at, before, origin);
+      if (parts) afterPaint(() => this.showEffects(at, parts, before, origin, act));
+    }
   }
 
   // A text box that the figure wrote on ("Write on") shows its end, and what was written
@@ -309,19 +337,26 @@ class LiveFigure {
     }
   }
 
+  // the control the reader acted on, found again in the redrawn area
+  controlIn(origin, control) {
+    return typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
+  }
+
+  // the parts of the control's own area that changed, less the control's own group
+  changedNear(at, before, origin) {
+    const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
+    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
+    return changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p));
+  }
+
   // What the reader's action changed out of sight is brought beside the control
-  showEffects(before, origin, act) {
-    const { control } = act;
-    const at = typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
-    if (!at) return;
+  showEffects(at, near, before, origin, act) {
+    if (!at.isConnected) return; // redrawn again since
     const changed = this.areas.filter((a) => a !== origin).filter((a) => {
       const old = before.get(a);
       return old && bare(a === this.el ? a.querySelector("[data-body]") : a).innerHTML !== old.innerHTML;
     });
-    // in the control's own area: the parts that changed, less the control's own group
-    const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
-    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-    const parts = changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p) && p.getClientRects().length);
+    const parts = near.filter((p) => p.getClientRects().length);
     if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
       parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
     }
@@ -361,6 +396,7 @@ export function setupFigures() {
       if (fig.live && fig.restore() && !inView(fig.el)) fig.el.scrollIntoView({ block: "nearest" });
     }
   });
+  if (figures.size) loadPrerendered();
   // "How it works" steps and other controls outside a figure name it with data-target
   document.addEventListener("click", (e) => {
     const target = e.target.closest("[data-target][data-key]");
