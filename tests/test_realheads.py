@@ -603,14 +603,20 @@ def _shade(p):
 
 def _thumb_cells(svg):
     """{(row, column): shade} read back from a thumbnail's SVG: the l1 layer beneath covers
-    every visible cell, each other class's path lists its squares (7 units each)."""
+    every visible cell, each other class's path lists its rectangles, each a run of cells of
+    one row (7 units a cell), and nothing else."""
     ns = "{http://www.w3.org/2000/svg}"
     cells = {}
     for path in svg.iter(f"{ns}path"):
         cls = path.get("class")
         if re.fullmatch(r"l\d", cls) and cls != "l1":
-            for x, y in re.findall(r"M(\d+) (\d+)h7v7h-7z", path.get("d")):
-                cells[(int(y) // 7, int(x) // 7)] = int(cls[1:])
+            d = path.get("d")
+            runs = re.findall(r"M(\d+) (\d+)h(\d+)v7h-\3z", d)
+            assert "".join(f"M{x} {y}h{w}v7h-{w}z" for x, y, w in runs) == d
+            for x, y, w in runs:
+                for k in range(int(w) // 7):
+                    assert (int(y) // 7, int(x) // 7 + k) not in cells  # drawn once
+                    cells[(int(y) // 7, int(x) // 7 + k)] = int(cls[1:])
     row = svg.find(f"{ns}rect[@class='rowmark']")
     return cells, None if row is None else int(row.get("y")) // 7
 

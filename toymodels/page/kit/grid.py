@@ -95,6 +95,31 @@ def cells_by_class(cells):
     return "".join(f'<path class="{c}" d="{"".join(d)}"/>' for c, d in paths.items())
 
 
+def level_paths(lv, drawn, cell, skip=1):
+    """(n, m) colour class numbers and (n, m) booleans (cells to draw) -> one <path> per class
+    l0 … l9, lightest first, each a run of same-class neighbours in a row one rectangle
+    "M x y h w v cell h -w z" (CELL units a cell); class SKIP (the layer beneath) is left out."""
+    code = np.where(drawn, lv, -1)  # (n, m); -1: not drawn
+    n, m = code.shape
+    start = np.ones((n, m), dtype=bool)
+    start[:, 1:] = code[:, 1:] != code[:, :-1]
+    at = np.flatnonzero(start)  # runs in reading order; every row starts one
+    width = np.diff(np.append(at, n * m))  # (runs,) cells, never past the row's end
+    y, x = np.divmod(at, m)
+    c = code.ravel()[at]
+    keep = (c >= 0) & (c != skip)
+    d = {}
+    for k, x0, y0, w in zip(
+        c[keep].tolist(),
+        (x[keep] * cell).tolist(),
+        (y[keep] * cell).tolist(),
+        (width[keep] * cell).tolist(),
+        strict=True,
+    ):
+        d.setdefault(k, []).append(f"M{x0} {y0}h{w}v{cell}h-{w}z")
+    return "".join(f'<path class="l{k}" d="{"".join(d[k])}"/>' for k in sorted(d))
+
+
 def _stairs(n, cell, below):
     """The outline, as a path, of the cells on and below the diagonal (BELOW) or above it."""
     if below:
@@ -102,34 +127,41 @@ def _stairs(n, cell, below):
     return f"M{cell} 0H{n * cell}V{(n - 1) * cell}" + f"h{-cell}v{-cell}" * (n - 1) + "z"
 
 
+FRAME = '<path class="frame"'
+
+
+def mark_row(svg, row, n, cell=7):
+    """A heatmap_svg drawn with no row marked -> the same with ROW (counted in the map, None:
+    none) marked, exactly as heatmap_svg(…, selected=ROW) draws it: for a figure that keeps its
+    maps and, on a tap, moves only the mark."""
+    if row is None or not 0 <= row < n:
+        return svg
+    mark = f'<rect class="rowmark" x="0" y="{row * cell}" width="{n * cell}" height="{cell}"/>'
+    return svg.replace(FRAME, mark + FRAME, 1)
+
+
 def heatmap_svg(shares, *, label=None, causal=True, selected=None, first=0, cell=7, cls="mh-mini"):
-    """A head's shares as a small SVG picture: one square per cell in its colour class, a
-    causal head's hidden cells in the class "masked" (filled like the download's masked cells),
-    row SELECTED (counted from FIRST) outlined.
+    """A head's shares as a small SVG picture: its cells in their colour classes (a path per
+    class, a row's run of one class one rectangle), a causal head's hidden cells in the class
+    "masked" (filled like the download's masked cells), row SELECTED (counted from FIRST)
+    outlined.
 
     With LABEL it is an image named LABEL; without, it is decoration (aria-hidden), for a
     picture inside a control that is named in words."""
     n = len(shares)
     lv = levels(shares)  # (n, n) colour class numbers
-    seen = np.tril_indices(n) if causal else np.indices((n, n)).reshape(2, -1)
-    cells = [
-        (f"l{lv[i, j]}", j * cell, i * cell, cell, cell)
-        for i, j in zip(*seen, strict=True)
-        if lv[i, j] != 1
-    ]
+    seen = np.tri(n, dtype=bool) if causal else np.ones((n, n), dtype=bool)  # (n, n)
     size = n * cell
     under = _stairs(n, cell, True) if causal else f"M0 0H{size}V{size}H0z"
     body = [f'<path class="l1" d="{under}"/>']  # the lightest level is all of it beneath
     if causal and n > 1:
         body.append(f'<path class="masked" d="{_stairs(n, cell, False)}"/>')
-    body.append(cells_by_class(cells))
-    if selected is not None and first <= selected < first + n:
-        row = f'x="0" y="{(selected - first) * cell}" width="{size}" height="{cell}"'
-        body.append(f'<rect class="rowmark" {row}/>')
-    body.append(f'<path class="frame" d="M0 0 H{size} V{size} H0 Z"/>')
+    body.append(level_paths(lv, seen, cell))
+    body.append(f'{FRAME} d="M0 0 H{size} V{size} H0 Z"/>')
     named = dict(role="img", aria_label=label) if label else dict(aria_hidden="true")
     markup = attrs(class_=f"mh-svg {cls}", viewBox=f"0 0 {size} {size}", **named)
-    return f'<svg{markup} width="{size}" height="{size}">{"".join(body)}</svg>'
+    svg = f'<svg{markup} width="{size}" height="{size}">{"".join(body)}</svg>'
+    return mark_row(svg, None if selected is None else selected - first, n, cell)
 
 
 def legend(masked="masked (a later word)"):
