@@ -435,7 +435,7 @@ def test_figure_defaults_and_state(fresh_cache):
     r = fig.render({"layer": "²", "head": "٣", "token": "cat:²", "enlarge": "².1"})
     assert (r["state"]["layer"], r["state"]["head"], r["state"]["token"]) == ("1", "", "cat:8")
     m = fig.render({"view": "model"})["html"]
-    assert m.count('class="rh-mini"') == 72 and m.count('<span class="sr">L1\u00a0H') == 12
+    assert m.count('class="rh-mini"') == 72 and m.count('aria-label="L1\u00a0H') == 12
 
 
 def test_prose_numbers_come_from_the_data(fresh_cache):
@@ -621,6 +621,39 @@ def _thumb_cells(svg):
     return cells, None if row is None else int(row.get("y")) // 7
 
 
+def _sheet_cells(svg, n, layers, heads):
+    """{(layer, head): (cells, marked row)} read back from the model view's one picture: each
+    map sits in a box one cell wider than the map and some cells taller (read from the
+    picture's size), row by row; its cells are read as _thumb_cells reads a thumbnail's."""
+    ns = "{http://www.w3.org/2000/svg}"
+    width, height = (int(v) for v in svg.get("viewBox").split()[2:])
+    bw, bh = width // heads, height // layers
+    assert bw == (n + 1) * 7 and bh % 7 == 0 and bh > n * 7
+    out = {(layer, h): ({}, None) for layer in range(layers) for h in range(heads)}
+
+    def where(x, y):
+        (layer, y), (h, x) = divmod(y, bh), divmod(x, bw)
+        assert x % 7 == 0 and y % 7 == 0 and x < n * 7 and y < n * 7  # inside a map
+        return (layer, h), y // 7, x // 7
+
+    for path in svg.iter(f"{ns}path"):
+        cls, d = path.get("class"), path.get("d")
+        if cls == "rowmark":
+            for x, y in re.findall(r"M(\d+) (\d+)h\d+v7h-\d+z", d):
+                at, i, j = where(int(x), int(y))
+                assert j == 0 and out[at][1] is None
+                out[at] = (out[at][0], i)
+        elif re.fullmatch(r"l\d", cls) and cls != "l1":
+            runs = re.findall(r"M(\d+) (\d+)h(\d+)v7h-\3z", d)
+            assert "".join(f"M{x} {y}h{w}v7h-{w}z" for x, y, w in runs) == d
+            for x, y, w in runs:
+                for k in range(int(w) // 7):
+                    at, i, j = where(int(x) + 7 * k, int(y))
+                    assert (i, j) not in out[at][0]  # drawn once
+                    out[at][0][(i, j)] = int(cls[1:])
+    return out
+
+
 @pytest.mark.parametrize("state", [{}, {"view": "model"}, {"layer": "3", "token": "cat:2"}])
 def test_the_download_carries_every_heads_map_in_the_shades_of_the_screen(state):
     import xml.etree.ElementTree as ET
@@ -641,10 +674,15 @@ def test_the_download_carries_every_heads_map_in_the_shades_of_the_screen(state)
     thumbs = [
         s for s in ET.fromstring(got["svg"]).iter(f"{ns}svg") if "rh-thumb" in s.get("class", "")
     ]
-    assert len(thumbs) == len(want) == drawn["html"].count('class="mh-svg rh-thumb"')
     T = len(data["tokens"])
-    for svg, A in zip(thumbs, want, strict=True):
-        cells, row = _thumb_cells(svg)
+    if drawn["state"]["view"] == "model":  # one picture of every map
+        assert len(thumbs) == 1 and drawn["html"].count("<svg") == 1
+        sheet = _sheet_cells(thumbs[0], T, model["layers"], model["heads"])
+        read = [sheet[(layer, h)] for layer in layers for h in range(model["heads"])]
+    else:
+        assert len(thumbs) == len(want) == drawn["html"].count('class="mh-svg rh-thumb"')
+        read = [_thumb_cells(svg) for svg in thumbs]
+    for (cells, row), A in zip(read, want, strict=True):
         assert row == selected
         for i in range(T):
             for j in range(T):

@@ -159,7 +159,7 @@ def render(state=None, fid="real-heads"):
     shown = f"{model['name']} on {quoted(data['text'])}"
     if state["view"] == "model":
         drawn = kept(data, "model", lambda: _model_view(data, model, labels, per))
-        parts.append(drawn.replace(MARK, _mark(data, selected)))
+        parts.append(drawn.replace(MARK, _sheet_mark(data, selected)))
         lines = " ".join(_count_line(n, count) for n, count in enumerate(counts))
         summary = f"{shown}, all {model['layers'] * model['heads']} heads. {lines}"
     else:
@@ -401,12 +401,25 @@ def _enlarged(data, sid, labels, per, layer, head, selected):
     )
 
 
+def _sheet(n):
+    """The geometry of the model view's one picture for N tokens: a map's box is one cell wider
+    than the map and BAND cells taller, the room for its label beneath."""
+    return {"cell": 7, "gap": 1, "band": max(2, round(0.35 * n))}
+
+
 def _model_view(data, model, labels, per):
+    """Every head's map in ONE picture (kit.heatmap_sheet: a path per shade for all 72, not an
+    element per cell or per map), under a button per head laid over its map: its label on
+    screen, its summary as its name. The chosen token's rows are MARK."""
+    L, H, n = model["layers"], model["heads"], len(data["tokens"])
+    picture = kit.heatmap_sheet(
+        data["att"][:L, :H], causal=data["causal"], cls="rh-thumb rh-sheet", **_sheet(n)
+    )
+    picture = picture.replace(FRAME, MARK + FRAME, 1)
     rows = []
-    counts = rh.counts(labels)
-    for layer in range(model["layers"]):
-        cells = []  # a button per head: its picture, its label, its summary for screen readers
-        for h in range(model["heads"]):
+    for layer in range(L):
+        cells = []  # a button per head over its map: its label, its summary as its name
+        for h in range(H):
             label = labels[layer][h]
             text = rh.summary(data, layer, h, label, per[layer][h])
             button = attrs(
@@ -416,27 +429,35 @@ def _model_view(data, model, labels, per):
                 data_fk=f"pick-{layer + 1}-{h + 1}",
                 data_label=label,
                 tabindex="0" if (layer, h) == (0, 0) else "-1",
+                aria_label=f"{text} Show it enlarged.",
             )
             cells.append(
-                f'<td><button type="button"{button}>'
-                f"{_thumb(data['att'][layer, h], data['causal'])}"
-                f'<span class="rh-tag rh-{label}" aria-hidden="true">{esc(SHORT[label])}</span>'
-                f'<span class="sr">{esc(text)} Show it enlarged.</span></button></td>'
+                f'<button type="button"{button}>'
+                f'<span class="rh-tag rh-{label}">{esc(SHORT[label])}</span></button>'
             )
-        rows.append(f'<tr><th scope="row">Layer {layer + 1}</th>{"".join(cells)}</tr>')
-    head_cols = "".join(
-        f'<th scope="col"><span class="sr">Head </span>{h + 1}</th>' for h in range(model["heads"])
-    )
+        rows.append(f'<div class="rh-sheet-row">{"".join(cells)}</div>')
+    heads = "".join(f"<span>{h + 1}</span>" for h in range(H))
+    names = "".join(f"<span>Layer {layer + 1}</span>" for layer in range(L))
     lines = "".join(
-        f"<li>{esc(_count_line(layer, count))}</li>" for layer, count in enumerate(counts)
+        f"<li>{esc(_count_line(layer, count))}</li>"
+        for layer, count in enumerate(rh.counts(labels))
     )
     return (
-        f'<div class="rh-scroll rh-modelwrap"><table class="rh-model" data-roving>'
-        f'<caption class="sr">All {model["layers"] * model["heads"]} heads, one row per layer; '
-        "choose a head to enlarge it</caption>"
-        f"<thead><tr><td></td>{head_cols}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<div class="rh-scroll rh-modelwrap"><div class="rh-model">'
+        f'<span class="rh-model-heads" aria-hidden="true">{heads}</span>'
+        f'<span class="rh-model-layers" aria-hidden="true">{names}</span>'
+        f'<div class="rh-model-maps">{picture}<div class="rh-sheet-over" role="group" '
+        f'aria-label="All {L * H} heads, layer by layer; choose a head to enlarge it" '
+        f"data-roving>{''.join(rows)}</div></div></div></div>"
         f'<ul class="rh-layer-lines">{lines}</ul>'
     )
+
+
+def _sheet_mark(data, selected):
+    """What stands for MARK in the model view's picture: the chosen token's row of every map."""
+    n = len(data["tokens"])
+    shape = data["att"].shape[:2]
+    return kit.sheet_mark(shape, n, selected, **_sheet(n))
 
 
 def _legend(causal):

@@ -164,6 +164,65 @@ def heatmap_svg(shares, *, label=None, causal=True, selected=None, first=0, cell
     return mark_row(svg, None if selected is None else selected - first, n, cell)
 
 
+def _box(x, y, w, h):
+    return f"M{x} {y}h{w}v{h}h-{w}z"
+
+
+def _stair(x, y, n, cell, below):
+    """`_stairs` at (X, Y), in relative steps: one map's part of a sheet's path."""
+    c = cell
+    if below:
+        return f"M{x} {y}h{c}" + f"v{c}h{c}" * (n - 1) + f"v{c}h{-n * c}z"
+    return f"M{x + c} {y}h{(n - 1) * c}v{(n - 1) * c}" + f"h{-c}v{-c}" * (n - 1) + "z"
+
+
+def sheet_boxes(shape, n, cell=7, gap=1, band=0):
+    """Where a sheet of maps (SHAPE = rows, columns) puts each one, row by row: [(x, y)] of its
+    top left corner, each map N cells square in a box GAP cells wider and BAND cells taller."""
+    rows, cols = shape
+    return [(c * (n + gap) * cell, r * (n + band) * cell) for r in range(rows) for c in range(cols)]
+
+
+def sheet_mark(shape, n, row, cell=7, gap=1, band=0):
+    """Row ROW of every map of a sheet outlined, as one path (heatmap_svg's row mark)."""
+    boxes = sheet_boxes(shape, n, cell, gap, band)
+    d = "".join(_box(x, y + row * cell, n * cell, cell) for x, y in boxes)
+    return f'<path class="rowmark" d="{d}"/>'
+
+
+def heatmap_sheet(maps, *, causal=True, selected=None, cell=7, gap=1, band=0, cls="mh-mini"):
+    """Many heads' shares, MAPS (rows, columns, n, n), as ONE SVG picture drawn like
+    heatmap_svg: a path per colour class for all of them (a row's run of one class one
+    rectangle), one for the frames and one for the marked row SELECTED of each. Each map sits
+    in a box GAP cells wider and BAND cells taller than itself (sheet_boxes), so that controls
+    laid over the picture in equal rows and columns cover one map each. Decoration
+    (aria-hidden): each map is named in words by the control over it."""
+    maps = np.asarray(maps)
+    rows, cols, n, _ = maps.shape
+    code = np.where(np.tri(n, dtype=bool) if causal else True, levels(maps), -1)  # (r, c, n, n)
+    padded = np.full((rows, cols, n + band, n + gap), -1)
+    padded[:, :, :n, :n] = code
+    sheet = padded.transpose(0, 2, 1, 3).reshape(rows * (n + band), cols * (n + gap))
+    boxes = sheet_boxes((rows, cols), n, cell, gap, band)
+    size = n * cell
+    if causal:
+        under = "".join(_stair(x, y, n, cell, True) for x, y in boxes)
+        over = "".join(_stair(x, y, n, cell, False) for x, y in boxes) if n > 1 else ""
+    else:
+        under, over = "".join(_box(x, y, size, size) for x, y in boxes), ""
+    body = [f'<path class="l1" d="{under}"/>']  # the lightest level is all of each map beneath
+    if over:
+        body.append(f'<path class="masked" d="{over}"/>')
+    body.append(level_paths(sheet, sheet >= 0, cell))
+    if selected is not None and 0 <= selected < n:
+        body.append(sheet_mark((rows, cols), n, selected, cell, gap, band))
+    frames = "".join(_box(x, y, size, size) for x, y in boxes)
+    body.append(f'{FRAME} d="{frames}"/>')
+    w, h = cols * (n + gap) * cell, rows * (n + band) * cell
+    markup = attrs(class_=f"mh-svg {cls}", viewBox=f"0 0 {w} {h}", aria_hidden="true")
+    return f'<svg{markup} width="{w}" height="{h}">{"".join(body)}</svg>'
+
+
 def legend(masked="masked (a later word)"):
     """The colour scale from 0% to 100%, and the hatch of a masked cell (MASKED None: no
     mask). Decoration for the eye: every cell says its own value in words."""
