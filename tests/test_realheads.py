@@ -435,7 +435,7 @@ def test_figure_defaults_and_state(fresh_cache):
     r = fig.render({"layer": "²", "head": "٣", "token": "cat:²", "enlarge": "².1"})
     assert (r["state"]["layer"], r["state"]["head"], r["state"]["token"]) == ("1", "", "cat:8")
     m = fig.render({"view": "model"})["html"]
-    assert m.count('class="rh-mini"') == 72 and m.count('aria-label="L1\u00a0H') == 12
+    assert m.count('class="rh-mini"') == 72 and m.count('<span class="sr">L1\u00a0H') == 12
 
 
 def test_prose_numbers_come_from_the_data(fresh_cache):

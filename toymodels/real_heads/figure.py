@@ -410,7 +410,7 @@ def _sheet(n):
 def _model_view(data, model, labels, per):
     """Every head's map in ONE picture (kit.heatmap_sheet: a path per shade for all 72, not an
     element per cell or per map), under a button per head laid over its map: its label on
-    screen, its summary as its name. The chosen token's rows are MARK."""
+    screen, its summary for screen readers. The chosen token's rows are MARK."""
     L, H, n = model["layers"], model["heads"], len(data["tokens"])
     picture = kit.heatmap_sheet(
         data["att"][:L, :H], causal=data["causal"], cls="rh-thumb rh-sheet", **_sheet(n)
@@ -418,7 +418,7 @@ def _model_view(data, model, labels, per):
     picture = picture.replace(FRAME, MARK + FRAME, 1)
     rows = []
     for layer in range(L):
-        cells = []  # a button per head over its map: its label, its summary as its name
+        cells = []  # a button per head over its map: its label, its summary for screen readers
         for h in range(H):
             label = labels[layer][h]
             text = rh.summary(data, layer, h, label, per[layer][h])
@@ -429,11 +429,11 @@ def _model_view(data, model, labels, per):
                 data_fk=f"pick-{layer + 1}-{h + 1}",
                 data_label=label,
                 tabindex="0" if (layer, h) == (0, 0) else "-1",
-                aria_label=f"{text} Show it enlarged.",
             )
             cells.append(
                 f'<button type="button"{button}>'
-                f'<span class="rh-tag rh-{label}">{esc(SHORT[label])}</span></button>'
+                f'<span class="rh-tag rh-{label}" aria-hidden="true">{esc(SHORT[label])}</span>'
+                f'<span class="sr">{esc(text)} Show it enlarged.</span></button>'
             )
         rows.append(f'<div class="rh-sheet-row">{"".join(cells)}</div>')
     heads = "".join(f"<span>{h + 1}</span>" for h in range(H))
