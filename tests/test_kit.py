@@ -133,11 +133,14 @@ def test_a_sheet_of_maps_draws_each_cell_in_its_shade_in_its_maps_box(causal):
     for cls, d in re.findall(r'<path class="l(\d)" d="([^"]*)"', svg):
         if cls == "1":
             continue
-        for x, y, w in re.findall(r"M(\d+) (\d+)h(\d+)v7h-\3z", d):
-            for k in range(int(w) // 7):
-                (r, i), (c, j) = divmod(int(y) // 7, 7), divmod(int(x) // 7 + k, 6)
-                assert i < 5 and j < 5 and (r, c, i, j) not in got
-                got[(r, c, i, j)] = int(cls)
+        rects = re.findall(r"M(\d+) (\d+)h(\d+)v(\d+)h-\3z", d)
+        assert "".join(f"M{x} {y}h{w}v{h}h-{w}z" for x, y, w, h in rects) == d
+        for x, y, w, h in rects:
+            for a in range(int(h) // 7):
+                for b in range(int(w) // 7):
+                    (r, i), (c, j) = divmod(int(y) // 7 + a, 7), divmod(int(x) // 7 + b, 6)
+                    assert i < 5 and j < 5 and (r, c, i, j) not in got
+                    got[(r, c, i, j)] = int(cls)
     want = {}
     for (r, c, i, j), p in np.ndenumerate(maps):
         shade = 0 if p <= 0 else min(9, 1 + int(p * 9))

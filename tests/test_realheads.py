@@ -601,22 +601,30 @@ def _shade(p):
     return 0 if p <= 0 else min(9, 1 + int(p * 9))
 
 
+def _rect_cells(d):
+    """A path's rectangles "M x y h w v h h -w z" -> the (row, column) of every cell in them
+    (7 units a cell); the path holds nothing else."""
+    rects = re.findall(r"M(\d+) (\d+)h(\d+)v(\d+)h-\3z", d)
+    assert "".join(f"M{x} {y}h{w}v{h}h-{w}z" for x, y, w, h in rects) == d
+    return [
+        (int(y) // 7 + a, int(x) // 7 + b)
+        for x, y, w, h in rects
+        for a in range(int(h) // 7)
+        for b in range(int(w) // 7)
+    ]
+
+
 def _thumb_cells(svg):
     """{(row, column): shade} read back from a thumbnail's SVG: the l1 layer beneath covers
-    every visible cell, each other class's path lists its rectangles, each a run of cells of
-    one row (7 units a cell), and nothing else."""
+    every visible cell, each other class's path lists its rectangles of cells."""
     ns = "{http://www.w3.org/2000/svg}"
     cells = {}
     for path in svg.iter(f"{ns}path"):
         cls = path.get("class")
         if re.fullmatch(r"l\d", cls) and cls != "l1":
-            d = path.get("d")
-            runs = re.findall(r"M(\d+) (\d+)h(\d+)v7h-\3z", d)
-            assert "".join(f"M{x} {y}h{w}v7h-{w}z" for x, y, w in runs) == d
-            for x, y, w in runs:
-                for k in range(int(w) // 7):
-                    assert (int(y) // 7, int(x) // 7 + k) not in cells  # drawn once
-                    cells[(int(y) // 7, int(x) // 7 + k)] = int(cls[1:])
+            for i, j in _rect_cells(path.get("d")):
+                assert (i, j) not in cells  # drawn once
+                cells[(i, j)] = int(cls[1:])
     row = svg.find(f"{ns}rect[@class='rowmark']")
     return cells, None if row is None else int(row.get("y")) // 7
 
@@ -644,13 +652,10 @@ def _sheet_cells(svg, n, layers, heads):
                 assert j == 0 and out[at][1] is None
                 out[at] = (out[at][0], i)
         elif re.fullmatch(r"l\d", cls) and cls != "l1":
-            runs = re.findall(r"M(\d+) (\d+)h(\d+)v7h-\3z", d)
-            assert "".join(f"M{x} {y}h{w}v7h-{w}z" for x, y, w in runs) == d
-            for x, y, w in runs:
-                for k in range(int(w) // 7):
-                    at, i, j = where(int(x) + 7 * k, int(y))
-                    assert (i, j) not in out[at][0]  # drawn once
-                    out[at][0][(i, j)] = int(cls[1:])
+            for row, column in _rect_cells(d):
+                at, i, j = where(7 * column, 7 * row)
+                assert (i, j) not in out[at][0]  # drawn once
+                out[at][0][(i, j)] = int(cls[1:])
     return out
 
 

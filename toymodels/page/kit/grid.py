@@ -97,26 +97,31 @@ def cells_by_class(cells):
 
 def level_paths(lv, drawn, cell, skip=1):
     """(n, m) colour class numbers and (n, m) booleans (cells to draw) -> one <path> per class
-    l0 … l9, lightest first, each a run of same-class neighbours in a row one rectangle
-    "M x y h w v cell h -w z" (CELL units a cell); class SKIP (the layer beneath) is left out."""
+    l0 … l9, lightest first: a row's run of same-class neighbours is one rectangle, and the same
+    run in the rows below it makes that rectangle taller, "M x y h w v h h -w z" (CELL units a
+    cell); class SKIP (the layer beneath) is left out."""
     code = np.where(drawn, lv, -1)  # (n, m); -1: not drawn
     n, m = code.shape
     start = np.ones((n, m), dtype=bool)
     start[:, 1:] = code[:, 1:] != code[:, :-1]
     at = np.flatnonzero(start)  # runs in reading order; every row starts one
-    width = np.diff(np.append(at, n * m))  # (runs,) cells, never past the row's end
+    w = np.diff(np.append(at, n * m))  # (runs,) cells, never past the row's end
     y, x = np.divmod(at, m)
     c = code.ravel()[at]
     keep = (c >= 0) & (c != skip)
+    c, x, y, w = c[keep], x[keep], y[keep], w[keep]
+    order = np.lexsort((y, w, x, c))  # by class, column, width, then row
+    c, x, y, w = c[order], x[order], y[order], w[order]
+    top = np.ones(len(c), dtype=bool)  # a run that does not continue the one above it
+    top[1:] = (c[1:] != c[:-1]) | (x[1:] != x[:-1]) | (w[1:] != w[:-1]) | (y[1:] != y[:-1] + 1)
+    first = np.flatnonzero(top)
+    h = np.diff(np.append(first, len(c)))  # (rectangles,) rows
+    c, x, y, w = c[first], x[first] * cell, y[first] * cell, w[first] * cell
     d = {}
-    for k, x0, y0, w in zip(
-        c[keep].tolist(),
-        (x[keep] * cell).tolist(),
-        (y[keep] * cell).tolist(),
-        (width[keep] * cell).tolist(),
-        strict=True,
+    for k, x0, y0, w0, h0 in zip(
+        c.tolist(), x.tolist(), y.tolist(), w.tolist(), (h * cell).tolist(), strict=True
     ):
-        d.setdefault(k, []).append(f"M{x0} {y0}h{w}v{cell}h-{w}z")
+        d.setdefault(k, []).append(f"M{x0} {y0}h{w0}v{h0}h-{w0}z")
     return "".join(f'<path class="l{k}" d="{"".join(d[k])}"/>' for k in sorted(d))
 
 
@@ -142,7 +147,7 @@ def mark_row(svg, row, n, cell=7):
 
 def heatmap_svg(shares, *, label=None, causal=True, selected=None, first=0, cell=7, cls="mh-mini"):
     """A head's shares as a small SVG picture: its cells in their colour classes (a path per
-    class, a row's run of one class one rectangle), a causal head's hidden cells in the class
+    class, runs of one class as rectangles, level_paths), a causal head's hidden cells in the class
     "masked" (filled like the download's masked cells), row SELECTED (counted from FIRST)
     outlined.
 
@@ -192,11 +197,11 @@ def sheet_mark(shape, n, row, cell=7, gap=1, band=0):
 
 def heatmap_sheet(maps, *, causal=True, selected=None, cell=7, gap=1, band=0, cls="mh-mini"):
     """Many heads' shares, MAPS (rows, columns, n, n), as ONE SVG picture drawn like
-    heatmap_svg: a path per colour class for all of them (a row's run of one class one
-    rectangle), one for the frames and one for the marked row SELECTED of each. Each map sits
-    in a box GAP cells wider and BAND cells taller than itself (sheet_boxes), so that controls
-    laid over the picture in equal rows and columns cover one map each. Decoration
-    (aria-hidden): each map is named in words by the control over it."""
+    heatmap_svg: a path per colour class for all of them (level_paths), one for the frames and
+    one for the marked row SELECTED of each. Each map sits in a box GAP cells wider and BAND
+    cells taller than itself (sheet_boxes), so that controls laid over the picture in equal
+    rows and columns cover one map each. Decoration (aria-hidden): each map is named in words
+    by the control over it."""
     maps = np.asarray(maps)
     rows, cols, n, _ = maps.shape
     code = np.where(np.tri(n, dtype=bool) if causal else True, levels(maps), -1)  # (r, c, n, n)
