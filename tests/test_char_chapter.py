@@ -147,10 +147,12 @@ def test_small_grids_use_the_site_colour_levels():
     att = np.tril(np.random.default_rng(1).dirichlet(np.full(9, 0.4), size=9)).astype(np.float32)
     att[3, 1], att[4, 0] = 0.0, 1 / 9  # exactly zero, and a level boundary
     svg = char_draw.grid(att, 0, 2, "test")
-    drawn = {
-        (int(x) // 7, int(y) // 7): cls
+    drawn = {  # each path lists its rectangles of cells, 7 units a cell
+        (int(x) // 7 + b, int(y) // 7 + a): cls
         for cls, d in re.findall(r'<path class="(l\d)" d="([^"]+)"', svg)
-        for x, y in re.findall(r"M(\d+) (\d+)h7v7", d)
+        for x, y, w, h in re.findall(r"M(\d+) (\d+)h(\d+)v(\d+)h-\3z", d)
+        for a in range(int(h) // 7)
+        for b in range(int(w) // 7)
     }
     for i in range(9):
         for j in range(i + 1):

@@ -601,18 +601,62 @@ def _shade(p):
     return 0 if p <= 0 else min(9, 1 + int(p * 9))
 
 
+def _rect_cells(d):
+    """A path's rectangles "M x y h w v h h -w z" -> the (row, column) of every cell in them
+    (7 units a cell); the path holds nothing else."""
+    rects = re.findall(r"M(\d+) (\d+)h(\d+)v(\d+)h-\3z", d)
+    assert "".join(f"M{x} {y}h{w}v{h}h-{w}z" for x, y, w, h in rects) == d
+    return [
+        (int(y) // 7 + a, int(x) // 7 + b)
+        for x, y, w, h in rects
+        for a in range(int(h) // 7)
+        for b in range(int(w) // 7)
+    ]
+
+
 def _thumb_cells(svg):
     """{(row, column): shade} read back from a thumbnail's SVG: the l1 layer beneath covers
-    every visible cell, each other class's path lists its squares (7 units each)."""
+    every visible cell, each other class's path lists its rectangles of cells."""
     ns = "{http://www.w3.org/2000/svg}"
     cells = {}
     for path in svg.iter(f"{ns}path"):
         cls = path.get("class")
         if re.fullmatch(r"l\d", cls) and cls != "l1":
-            for x, y in re.findall(r"M(\d+) (\d+)h7v7h-7z", path.get("d")):
-                cells[(int(y) // 7, int(x) // 7)] = int(cls[1:])
+            for i, j in _rect_cells(path.get("d")):
+                assert (i, j) not in cells  # drawn once
+                cells[(i, j)] = int(cls[1:])
     row = svg.find(f"{ns}rect[@class='rowmark']")
     return cells, None if row is None else int(row.get("y")) // 7
+
+
+def _sheet_cells(svg, n, layers, heads):
+    """{(layer, head): (cells, marked row)} read back from the model view's one picture: each
+    map sits in a box one cell wider than the map and some cells taller (read from the
+    picture's size), row by row; its cells are read as _thumb_cells reads a thumbnail's."""
+    ns = "{http://www.w3.org/2000/svg}"
+    width, height = (int(v) for v in svg.get("viewBox").split()[2:])
+    bw, bh = width // heads, height // layers
+    assert bw == (n + 1) * 7 and bh % 7 == 0 and bh > n * 7
+    out = {(layer, h): ({}, None) for layer in range(layers) for h in range(heads)}
+
+    def where(x, y):
+        (layer, y), (h, x) = divmod(y, bh), divmod(x, bw)
+        assert x % 7 == 0 and y % 7 == 0 and x < n * 7 and y < n * 7  # inside a map
+        return (layer, h), y // 7, x // 7
+
+    for path in svg.iter(f"{ns}path"):
+        cls, d = path.get("class"), path.get("d")
+        if cls == "rowmark":
+            for x, y in re.findall(r"M(\d+) (\d+)h\d+v7h-\d+z", d):
+                at, i, j = where(int(x), int(y))
+                assert j == 0 and out[at][1] is None
+                out[at] = (out[at][0], i)
+        elif re.fullmatch(r"l\d", cls) and cls != "l1":
+            for row, column in _rect_cells(d):
+                at, i, j = where(7 * column, 7 * row)
+                assert (i, j) not in out[at][0]  # drawn once
+                out[at][0][(i, j)] = int(cls[1:])
+    return out
 
 
 @pytest.mark.parametrize("state", [{}, {"view": "model"}, {"layer": "3", "token": "cat:2"}])
@@ -635,10 +679,15 @@ def test_the_download_carries_every_heads_map_in_the_shades_of_the_screen(state)
     thumbs = [
         s for s in ET.fromstring(got["svg"]).iter(f"{ns}svg") if "rh-thumb" in s.get("class", "")
     ]
-    assert len(thumbs) == len(want) == drawn["html"].count('class="mh-svg rh-thumb"')
     T = len(data["tokens"])
-    for svg, A in zip(thumbs, want, strict=True):
-        cells, row = _thumb_cells(svg)
+    if drawn["state"]["view"] == "model":  # one picture of every map
+        assert len(thumbs) == 1 and drawn["html"].count("<svg") == 1
+        sheet = _sheet_cells(thumbs[0], T, model["layers"], model["heads"])
+        read = [sheet[(layer, h)] for layer in layers for h in range(model["heads"])]
+    else:
+        assert len(thumbs) == len(want) == drawn["html"].count('class="mh-svg rh-thumb"')
+        read = [_thumb_cells(svg) for svg in thumbs]
+    for (cells, row), A in zip(read, want, strict=True):
         assert row == selected
         for i in range(T):
             for j in range(T):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..page import kit
 from ..page.html import attrs, esc, head_name, pct, quoted, whole
+from ..page.kit.grid import mark_row
 from . import heads as hc
 
 DEFAULTS = {"text": "cat", "layer": "", "token": "", "sink": "show"}
@@ -196,11 +197,7 @@ def _picture(key, shares, label, row):
         _pictures[key] = (svg, cell)
     svg, cell = _pictures[key]
     svg = svg.replace('aria-label="\0"', f'aria-label="{esc(label)}"', 1)
-    if row is None:
-        return svg
-    size = len(shares) * cell
-    mark = f'<rect class="rowmark" x="0" y="{row * cell}" width="{size}" height="{cell}"/>'
-    return svg.replace('<path class="frame"', mark + '<path class="frame"', 1)
+    return mark_row(svg, row, len(shares), cell)
 
 
 def _layer_control(fid, state, layers):

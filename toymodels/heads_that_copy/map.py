@@ -61,6 +61,24 @@ def _pct(p):
     return f"{100 * float(p):.0f}%"
 
 
+_cells = {}  # score -> (its values, the table's cells with every head closed)
+
+
+def _cell(L, H, values, top, opened):
+    """Head (L, H)'s cell, 0-based: its colour, a star for the strongest, OPENED marked."""
+    name = head_name(L + 1, H + 1)
+    star = ", the strongest" if top == (L, H) else ""
+    cls = level(values[L, H]) + (" top" if top == (L, H) else "") + (" open" if opened else "")
+    cell = attrs(
+        class_=cls,
+        data_key="head",
+        data_value=head_value(L, H),
+        data_fk=f"m-{L + 1}-{H + 1}",
+        tabindex="0" if opened else "-1",
+    )
+    return f'<td{cell}><span class="sr">{name}: {_pct(values[L, H])}{star}</span></td>'
+
+
 def render(state=None, fid="copy-map"):
     state, (layer, head) = normalise(state)
     scores = hc.scores()
@@ -68,24 +86,20 @@ def render(state=None, fid="copy-map"):
     model = hc.index()["model"]
     top = hc.strongest(state["score"], 1)[0]
     said = SAID[state["score"]]
+    kept = _cells.get(state["score"])
+    if kept is None or kept[0] is not values:  # every cell closed, drawn once: a tap opens one
+        kept = _cells[state["score"]] = (
+            values,
+            [
+                [_cell(L, H, values, top, False) for H in range(model["heads"])]
+                for L in range(model["layers"])
+            ],
+        )
     rows = []
     for L in range(model["layers"]):
-        cells = []
-        for H in range(model["heads"]):
-            name = head_name(L + 1, H + 1)
-            star = ", the strongest" if top == (L, H) else ""
-            cls = level(values[L, H]) + (" top" if top == (L, H) else "")
-            cls += " open" if (layer, head) == (L, H) else ""
-            cell = attrs(
-                class_=cls,
-                data_key="head",
-                data_value=head_value(L, H),
-                data_fk=f"m-{L + 1}-{H + 1}",
-                tabindex="0" if (layer, head) == (L, H) else "-1",
-            )
-            cells.append(
-                f'<td{cell}><span class="sr">{name}: {_pct(values[L, H])}{star}</span></td>'
-            )
+        cells = kept[1][L]
+        if layer == L:
+            cells = [*cells[:head], _cell(L, head, values, top, True), *cells[head + 1 :]]
         rows.append(
             f'<tr><th scope="row"><span class="sr">Layer </span>L{L + 1}</th>{"".join(cells)}</tr>'
         )

@@ -346,19 +346,33 @@ def _names(pairs):
 # ------------------------------------------------------------ 2-5. inside the selected character
 
 
+_tapes = {}  # (text, slot, label) -> the tape with no character pressed, for the last texts
+KEEP_TAPES = 4 * 6
+
+
 def _tape(view, slot, label):
-    """The reader's text as buttons: choose a character to select it in every section."""
-    text = view["text"]
-    return kit.token_buttons(
-        [draw.show_char(c) for c in text],
-        view["selected"],
-        key="character",
-        label=label,
-        fk=f"{slot}-c",
-        cls=lambda i: "cm-ch",
-        group="cm-tape",
-        names=lambda i: f"character {i + 1}, {said(text[i])}",
-    )
+    """The reader's text as buttons: choose a character to select it in every section. Drawn
+    once per text and slot and kept; a tap only moves the pressed button, byte for byte what
+    kit.token_buttons draws with that character selected."""
+    text, i = view["text"], view["selected"]
+    key = (text, slot, label)
+    if key not in _tapes:
+        if len(_tapes) >= KEEP_TAPES:
+            _tapes.pop(next(iter(_tapes)))
+        _tapes[key] = kit.token_buttons(
+            [draw.show_char(c) for c in text],
+            None,
+            key="character",
+            label=label,
+            fk=f"{slot}-c",
+            cls=lambda i: "cm-ch",
+            group="cm-tape",
+            names=lambda i: f"character {i + 1}, {said(text[i])}",
+        )
+    if i is None:
+        return _tapes[key]
+    at = f'data-fk="{slot}-c{i}" aria-pressed='
+    return _tapes[key].replace(f'{at}"false" tabindex="-1"', f'{at}"true" tabindex="0"', 1)
 
 
 def _picked(view):

@@ -11,12 +11,14 @@ which fetches a sentence's JSON on first use (toymodels.page.data).
 """
 
 import re
+from collections import OrderedDict
 
 import numpy as np
 
 from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import attrs, esc, pct, quoted, state_button, whole
+from ..page.kit.grid import FRAME, mark_row
 from . import live
 from . import maps as rh
 
@@ -44,6 +46,26 @@ SHORT = {
     "broad": "broad",
     "other": "other",
 }
+
+
+# where a kept drawing's maps mark the chosen token's row (no escaped text holds a "<")
+MARK = "<!--row-->"
+KEEP = 8  # the drawings of the last few sentences, layers and views kept
+_kept = OrderedDict()  # (model, sentence, text, what) -> (the sentence's data, what was drawn)
+
+
+def kept(data, what, draw):
+    """DRAW() for a sentence, drawn once and kept while the sentence's data is the same object
+    (a live sentence computed again is drawn again): the maps, labels and summaries of a
+    sentence do not change when the reader taps a token, only the marked row does (MARK)."""
+    key = (data["model"], data["id"], data["text"], what)
+    got = _kept.get(key)
+    if got is None or got[0] is not data:
+        got = _kept[key] = (data, draw())
+        while len(_kept) > KEEP:
+            _kept.popitem(last=False)
+    _kept.move_to_end(key)
+    return got[1]
 
 
 def _tenths(p):
@@ -126,7 +148,7 @@ def token_index(state):
 def render(state=None, fid="real-heads"):
     """-> the figure's html, its slot "counts", state, error (always None) and summary."""
     state, model, data, note = normalise(state)
-    labels, per = rh.head_labels(data)
+    labels, per = kept(data, "labels", lambda: rh.head_labels(data))
     counts = rh.counts(labels)
     layer, selected = int(state["layer"]) - 1, token_index(state)
     head = int(state["head"]) - 1 if state["head"] else None
@@ -136,13 +158,19 @@ def render(state=None, fid="real-heads"):
     parts.append(_tokens(data, state["sentence"], selected))
     shown = f"{model['name']} on {quoted(data['text'])}"
     if state["view"] == "model":
-        parts.append(_model_view(data, model, labels, per, selected))
+        drawn = kept(data, "model", lambda: _model_view(data, model, labels, per))
+        parts.append(drawn.replace(MARK, _sheet_mark(data, selected)))
         lines = " ".join(_count_line(n, count) for n, count in enumerate(counts))
         summary = f"{shown}, all {model['layers'] * model['heads']} heads. {lines}"
     else:
         line = _count_line(layer, counts[layer])
         parts.append(f'<p class="rh-layer-counts">{esc(line)}</p>')
-        parts.append(_layer_view(data, model, labels, per, layer, selected, head, fid))
+        drawn = kept(
+            data,
+            ("layer", layer, head, fid),
+            lambda: _layer_view(data, model, labels, per, layer, head, fid),
+        )
+        parts.append(drawn.replace(MARK, _mark(data, selected)))
         if head is not None:
             parts.append(_enlarged(data, state["sentence"], labels, per, layer, head, selected))
         summary = f"{shown}, layer {layer + 1} of {model['layers']}. {line}"
@@ -293,13 +321,21 @@ def _count_line(layer, count):
     return f"Layer {layer + 1}: " + ", ".join(parts) + "."
 
 
-def _thumb(A, selected, causal):
+def _thumb(A, causal):
     """A head's map as a small SVG picture (the kit's heatmap): decoration inside a button
-    named in words, and the map itself in the figure's download."""
-    return kit.heatmap_svg(A, causal=causal, selected=selected, cls="rh-thumb")
+    named in words, and the map itself in the figure's download; its marked row is MARK."""
+    svg = kit.heatmap_svg(A, causal=causal, cls="rh-thumb")
+    return svg.replace(FRAME, MARK + FRAME, 1)
 
 
-def _layer_view(data, model, labels, per, layer, selected, head, fid):
+def _mark(data, selected):
+    """What stands for MARK in a kept drawing: the chosen token's row, outlined, as the kit's
+    heatmap_svg(…, selected=SELECTED) outlines it."""
+    n = len(data["tokens"])
+    return mark_row(FRAME, selected, n).removesuffix(FRAME)
+
+
+def _layer_view(data, model, labels, per, layer, head, fid):
     items = []
     for h in range(model["heads"]):
         label = labels[layer][h]
@@ -322,7 +358,7 @@ def _layer_view(data, model, labels, per, layer, selected, head, fid):
             f'<li{item}><button type="button"{button}>'
             f'<span class="rh-name">{esc(rh.head_name(layer, h))}</span> '
             f'<span class="rh-tag rh-{label}">{esc(rh.NAMES[label])}</span>'
-            f"{_thumb(data['att'][layer, h], selected, data['causal'])}</button>"
+            f"{_thumb(data['att'][layer, h], data['causal'])}</button>"
             f'<p class="rh-sum" id="{esc(sid)}">{esc(text)}</p></li>'
         )
     return (
@@ -365,12 +401,25 @@ def _enlarged(data, sid, labels, per, layer, head, selected):
     )
 
 
-def _model_view(data, model, labels, per, selected):
+def _sheet(n):
+    """The geometry of the model view's one picture for N tokens: a map's box is one cell wider
+    than the map and BAND cells taller, the room for its label beneath."""
+    return {"cell": 7, "gap": 1, "band": max(2, round(0.35 * n))}
+
+
+def _model_view(data, model, labels, per):
+    """Every head's map in ONE picture (kit.heatmap_sheet: a path per shade for all 72, not an
+    element per cell or per map), under a button per head laid over its map: its label on
+    screen, its summary for screen readers. The chosen token's rows are MARK."""
+    L, H, n = model["layers"], model["heads"], len(data["tokens"])
+    picture = kit.heatmap_sheet(
+        data["att"][:L, :H], causal=data["causal"], cls="rh-thumb rh-sheet", **_sheet(n)
+    )
+    picture = picture.replace(FRAME, MARK + FRAME, 1)
     rows = []
-    counts = rh.counts(labels)
-    for layer in range(model["layers"]):
-        cells = []  # a button per head: its picture, its label, its summary for screen readers
-        for h in range(model["heads"]):
+    for layer in range(L):
+        cells = []  # a button per head over its map: its label, its summary for screen readers
+        for h in range(H):
             label = labels[layer][h]
             text = rh.summary(data, layer, h, label, per[layer][h])
             button = attrs(
@@ -382,25 +431,33 @@ def _model_view(data, model, labels, per, selected):
                 tabindex="0" if (layer, h) == (0, 0) else "-1",
             )
             cells.append(
-                f'<td><button type="button"{button}>'
-                f"{_thumb(data['att'][layer, h], selected, data['causal'])}"
+                f'<button type="button"{button}>'
                 f'<span class="rh-tag rh-{label}" aria-hidden="true">{esc(SHORT[label])}</span>'
-                f'<span class="sr">{esc(text)} Show it enlarged.</span></button></td>'
+                f'<span class="sr">{esc(text)} Show it enlarged.</span></button>'
             )
-        rows.append(f'<tr><th scope="row">Layer {layer + 1}</th>{"".join(cells)}</tr>')
-    head_cols = "".join(
-        f'<th scope="col"><span class="sr">Head </span>{h + 1}</th>' for h in range(model["heads"])
-    )
+        rows.append(f'<div class="rh-sheet-row">{"".join(cells)}</div>')
+    heads = "".join(f"<span>{h + 1}</span>" for h in range(H))
+    names = "".join(f"<span>Layer {layer + 1}</span>" for layer in range(L))
     lines = "".join(
-        f"<li>{esc(_count_line(layer, count))}</li>" for layer, count in enumerate(counts)
+        f"<li>{esc(_count_line(layer, count))}</li>"
+        for layer, count in enumerate(rh.counts(labels))
     )
     return (
-        f'<div class="rh-scroll rh-modelwrap"><table class="rh-model" data-roving>'
-        f'<caption class="sr">All {model["layers"] * model["heads"]} heads, one row per layer; '
-        "choose a head to enlarge it</caption>"
-        f"<thead><tr><td></td>{head_cols}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<div class="rh-scroll rh-modelwrap"><div class="rh-model">'
+        f'<span class="rh-model-heads" aria-hidden="true">{heads}</span>'
+        f'<span class="rh-model-layers" aria-hidden="true">{names}</span>'
+        f'<div class="rh-model-maps">{picture}<div class="rh-sheet-over" role="group" '
+        f'aria-label="All {L * H} heads, layer by layer; choose a head to enlarge it" '
+        f"data-roving>{''.join(rows)}</div></div></div></div>"
         f'<ul class="rh-layer-lines">{lines}</ul>'
     )
+
+
+def _sheet_mark(data, selected):
+    """What stands for MARK in the model view's picture: the chosen token's row of every map."""
+    n = len(data["tokens"])
+    shape = data["att"].shape[:2]
+    return kit.sheet_mark(shape, n, selected, **_sheet(n))
 
 
 def _legend(causal):

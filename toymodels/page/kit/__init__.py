@@ -9,7 +9,8 @@ and hover (class "tip"), shares are the colour classes l0 … l9 of `level` and 
 hatched class "masked". One change here changes every figure of the site.
 
     controls      sentence_form, choices, token_buttons, step_list, slider, controls
-    grid          attention_grid, heatmap_svg, legend, share
+    grid          attention_grid, heatmap_svg, heatmap_sheet (many maps, one picture),
+                  sheet_mark, legend, share
     tables        matrix, shares_table
     bars          bars, bar, bars_svg
     state         read_sentence, summary_line
@@ -19,7 +20,7 @@ from ..figure import failure, merge, result
 from ..html import esc, whole
 from .bars import bar, bars, bars_svg
 from .controls import choices, controls, sentence_form, slider, step_list, token_buttons
-from .grid import attention_grid, heatmap_svg, legend, share
+from .grid import attention_grid, heatmap_sheet, heatmap_svg, legend, share, sheet_mark
 from .state import read_sentence, summary_line
 from .tables import matrix, shares_table
 
@@ -32,7 +33,9 @@ __all__ = [
     "controls",
     "esc",
     "failure",
+    "heatmap_sheet",
     "heatmap_svg",
+    "sheet_mark",
     "legend",
     "matrix",
     "merge",

@@ -95,6 +95,36 @@ def cells_by_class(cells):
     return "".join(f'<path class="{c}" d="{"".join(d)}"/>' for c, d in paths.items())
 
 
+def level_paths(lv, drawn, cell, skip=1):
+    """(n, m) colour class numbers and (n, m) booleans (cells to draw) -> one <path> per class
+    l0 … l9, lightest first: a row's run of same-class neighbours is one rectangle, and the same
+    run in the rows below it makes that rectangle taller, "M x y h w v h h -w z" (CELL units a
+    cell); class SKIP (the layer beneath) is left out."""
+    code = np.where(drawn, lv, -1)  # (n, m); -1: not drawn
+    n, m = code.shape
+    start = np.ones((n, m), dtype=bool)
+    start[:, 1:] = code[:, 1:] != code[:, :-1]
+    at = np.flatnonzero(start)  # runs in reading order; every row starts one
+    w = np.diff(np.append(at, n * m))  # (runs,) cells, never past the row's end
+    y, x = np.divmod(at, m)
+    c = code.ravel()[at]
+    keep = (c >= 0) & (c != skip)
+    c, x, y, w = c[keep], x[keep], y[keep], w[keep]
+    order = np.lexsort((y, w, x, c))  # by class, column, width, then row
+    c, x, y, w = c[order], x[order], y[order], w[order]
+    top = np.ones(len(c), dtype=bool)  # a run that does not continue the one above it
+    top[1:] = (c[1:] != c[:-1]) | (x[1:] != x[:-1]) | (w[1:] != w[:-1]) | (y[1:] != y[:-1] + 1)
+    first = np.flatnonzero(top)
+    h = np.diff(np.append(first, len(c)))  # (rectangles,) rows
+    c, x, y, w = c[first], x[first] * cell, y[first] * cell, w[first] * cell
+    d = {}
+    for k, x0, y0, w0, h0 in zip(
+        c.tolist(), x.tolist(), y.tolist(), w.tolist(), (h * cell).tolist(), strict=True
+    ):
+        d.setdefault(k, []).append(f"M{x0} {y0}h{w0}v{h0}h-{w0}z")
+    return "".join(f'<path class="l{k}" d="{"".join(d[k])}"/>' for k in sorted(d))
+
+
 def _stairs(n, cell, below):
     """The outline, as a path, of the cells on and below the diagonal (BELOW) or above it."""
     if below:
@@ -102,34 +132,100 @@ def _stairs(n, cell, below):
     return f"M{cell} 0H{n * cell}V{(n - 1) * cell}" + f"h{-cell}v{-cell}" * (n - 1) + "z"
 
 
+FRAME = '<path class="frame"'
+
+
+def mark_row(svg, row, n, cell=7):
+    """A heatmap_svg drawn with no row marked -> the same with ROW (counted in the map, None:
+    none) marked, exactly as heatmap_svg(…, selected=ROW) draws it: for a figure that keeps its
+    maps and, on a tap, moves only the mark."""
+    if row is None or not 0 <= row < n:
+        return svg
+    mark = f'<rect class="rowmark" x="0" y="{row * cell}" width="{n * cell}" height="{cell}"/>'
+    return svg.replace(FRAME, mark + FRAME, 1)
+
+
 def heatmap_svg(shares, *, label=None, causal=True, selected=None, first=0, cell=7, cls="mh-mini"):
-    """A head's shares as a small SVG picture: one square per cell in its colour class, a
-    causal head's hidden cells in the class "masked" (filled like the download's masked cells),
-    row SELECTED (counted from FIRST) outlined.
+    """A head's shares as a small SVG picture: its cells in their colour classes (a path per
+    class, runs of one class as rectangles, level_paths), a causal head's hidden cells in the class
+    "masked" (filled like the download's masked cells), row SELECTED (counted from FIRST)
+    outlined.
 
     With LABEL it is an image named LABEL; without, it is decoration (aria-hidden), for a
     picture inside a control that is named in words."""
     n = len(shares)
     lv = levels(shares)  # (n, n) colour class numbers
-    seen = np.tril_indices(n) if causal else np.indices((n, n)).reshape(2, -1)
-    cells = [
-        (f"l{lv[i, j]}", j * cell, i * cell, cell, cell)
-        for i, j in zip(*seen, strict=True)
-        if lv[i, j] != 1
-    ]
+    seen = np.tri(n, dtype=bool) if causal else np.ones((n, n), dtype=bool)  # (n, n)
     size = n * cell
     under = _stairs(n, cell, True) if causal else f"M0 0H{size}V{size}H0z"
     body = [f'<path class="l1" d="{under}"/>']  # the lightest level is all of it beneath
     if causal and n > 1:
         body.append(f'<path class="masked" d="{_stairs(n, cell, False)}"/>')
-    body.append(cells_by_class(cells))
-    if selected is not None and first <= selected < first + n:
-        row = f'x="0" y="{(selected - first) * cell}" width="{size}" height="{cell}"'
-        body.append(f'<rect class="rowmark" {row}/>')
-    body.append(f'<path class="frame" d="M0 0 H{size} V{size} H0 Z"/>')
+    body.append(level_paths(lv, seen, cell))
+    body.append(f'{FRAME} d="M0 0 H{size} V{size} H0 Z"/>')
     named = dict(role="img", aria_label=label) if label else dict(aria_hidden="true")
     markup = attrs(class_=f"mh-svg {cls}", viewBox=f"0 0 {size} {size}", **named)
-    return f'<svg{markup} width="{size}" height="{size}">{"".join(body)}</svg>'
+    svg = f'<svg{markup} width="{size}" height="{size}">{"".join(body)}</svg>'
+    return mark_row(svg, None if selected is None else selected - first, n, cell)
+
+
+def _box(x, y, w, h):
+    return f"M{x} {y}h{w}v{h}h-{w}z"
+
+
+def _stair(x, y, n, cell, below):
+    """`_stairs` at (X, Y), in relative steps: one map's part of a sheet's path."""
+    c = cell
+    if below:
+        return f"M{x} {y}h{c}" + f"v{c}h{c}" * (n - 1) + f"v{c}h{-n * c}z"
+    return f"M{x + c} {y}h{(n - 1) * c}v{(n - 1) * c}" + f"h{-c}v{-c}" * (n - 1) + "z"
+
+
+def sheet_boxes(shape, n, cell=7, gap=1, band=0):
+    """Where a sheet of maps (SHAPE = rows, columns) puts each one, row by row: [(x, y)] of its
+    top left corner, each map N cells square in a box GAP cells wider and BAND cells taller."""
+    rows, cols = shape
+    return [(c * (n + gap) * cell, r * (n + band) * cell) for r in range(rows) for c in range(cols)]
+
+
+def sheet_mark(shape, n, row, cell=7, gap=1, band=0):
+    """Row ROW of every map of a sheet outlined, as one path (heatmap_svg's row mark)."""
+    boxes = sheet_boxes(shape, n, cell, gap, band)
+    d = "".join(_box(x, y + row * cell, n * cell, cell) for x, y in boxes)
+    return f'<path class="rowmark" d="{d}"/>'
+
+
+def heatmap_sheet(maps, *, causal=True, selected=None, cell=7, gap=1, band=0, cls="mh-mini"):
+    """Many heads' shares, MAPS (rows, columns, n, n), as ONE SVG picture drawn like
+    heatmap_svg: a path per colour class for all of them (level_paths), one for the frames and
+    one for the marked row SELECTED of each. Each map sits in a box GAP cells wider and BAND
+    cells taller than itself (sheet_boxes), so that controls laid over the picture in equal
+    rows and columns cover one map each. Decoration (aria-hidden): each map is named in words
+    by the control over it."""
+    maps = np.asarray(maps)
+    rows, cols, n, _ = maps.shape
+    code = np.where(np.tri(n, dtype=bool) if causal else True, levels(maps), -1)  # (r, c, n, n)
+    padded = np.full((rows, cols, n + band, n + gap), -1)
+    padded[:, :, :n, :n] = code
+    sheet = padded.transpose(0, 2, 1, 3).reshape(rows * (n + band), cols * (n + gap))
+    boxes = sheet_boxes((rows, cols), n, cell, gap, band)
+    size = n * cell
+    if causal:
+        under = "".join(_stair(x, y, n, cell, True) for x, y in boxes)
+        over = "".join(_stair(x, y, n, cell, False) for x, y in boxes) if n > 1 else ""
+    else:
+        under, over = "".join(_box(x, y, size, size) for x, y in boxes), ""
+    body = [f'<path class="l1" d="{under}"/>']  # the lightest level is all of each map beneath
+    if over:
+        body.append(f'<path class="masked" d="{over}"/>')
+    body.append(level_paths(sheet, sheet >= 0, cell))
+    if selected is not None and 0 <= selected < n:
+        body.append(sheet_mark((rows, cols), n, selected, cell, gap, band))
+    frames = "".join(_box(x, y, size, size) for x, y in boxes)
+    body.append(f'{FRAME} d="{frames}"/>')
+    w, h = cols * (n + gap) * cell, rows * (n + band) * cell
+    markup = attrs(class_=f"mh-svg {cls}", viewBox=f"0 0 {w} {h}", aria_hidden="true")
+    return f'<svg{markup} width="{w}" height="{h}">{"".join(body)}</svg>'
 
 
 def legend(masked="masked (a later word)"):
