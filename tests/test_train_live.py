@@ -157,11 +157,12 @@ def test_train_pause_resume_reset_from_the_keyboard_while_the_page_answers(page,
     assert fig.locator("[data-train-say]").get_attribute("aria-live") == "polite"
     train_b.focus()
     page.keyboard.press("Enter")
+    # the heads appear with the new run's first view (before it, the plot is the build's run)
+    fig.locator("[data-train-heads] .mh-train-head").first.wait_for(timeout=60_000)
     page.wait_for_function(
         "() => Number(document.querySelector('#train-it .mh-train-plotbox').dataset.step) >= 30",
         timeout=60_000,
     )
-    fig.locator("[data-train-heads] .mh-train-head").first.wait_for()
     # another figure is answered between two slices while training goes on
     page.click("#kv-cache [data-fk='preset-gpt3']")
     page.wait_for_selector("#kv-cache .mh-out:has-text('2,359,296')")
@@ -177,8 +178,11 @@ def test_train_pause_resume_reset_from_the_keyboard_while_the_page_answers(page,
     here = tl.log({}, int(paused["step"]))
     assert float(paused["loss"]) == pytest.approx(here["losses"][-1], rel=1e-4, abs=1e-6)
     assert float(paused["copying"]) == pytest.approx(here["copying"][-1][1], abs=1 / 200)
-    # paused means paused: nothing moves while the page is asked for something else
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r()))")
+    # paused means paused: after another round trip through the worker, nothing has moved
+    page.click("#kv-cache [data-fk='preset-this']")
+    page.wait_for_function(
+        "() => !document.querySelector('#kv-cache .mh-out').textContent.includes('2,359,296')"
+    )
     assert _plot_numbers(page) == paused
     fig.get_by_role("button", name="Resume").click()
     step_now = "Number(document.querySelector('#train-it .mh-train-plotbox').dataset.step)"

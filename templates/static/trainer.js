@@ -23,6 +23,7 @@ export function setupTrainer(python) {
   const heads = box.querySelector("[data-train-heads]");
   const stats = box.querySelector("[data-train-stats]");
   const say = box.querySelector("[data-train-say]");
+  const built = [...plot.childNodes].map((n) => n.cloneNode(true)); // the build's run, for Reset
   let running = false; // asking for slices
   let started = false; // a model is in the worker
   let loop = null;
@@ -81,8 +82,9 @@ export function setupTrainer(python) {
 
   async function pause() {
     running = false;
+    buttons.pause.disabled = true;
+    await loop; // the slice under way ends and is shown, then nothing more is asked
     mark();
-    await loop; // the slice under way ends, then nothing more is asked
     say.textContent = "Paused. Train resumes where it stopped.";
   }
 
@@ -91,6 +93,7 @@ export function setupTrainer(python) {
     await loop;
     started = false;
     await python.call(`${MODULE}:reset`, []);
+    plot.replaceChildren(...built.map((n) => n.cloneNode(true)));
     heads.replaceChildren();
     stats.textContent = "";
     say.textContent = "The model is gone. Train starts a new one.";

@@ -39,6 +39,8 @@ OPTIONS = {
     "width": (32, 16, 64),  # numbers per character (d_model); 4 heads of width/4 in 2 layers
 }
 SEEDS = 1000  # seeds 0 … SEEDS-1
+# the figure's state is the recipe its controls show (the reader's run lives in the worker)
+DEFAULTS = {"share": "1.0", "lr": "0.003", "width": "32", "seed": "0"}
 CTX = 32  # characters per training stretch
 BATCH = 16  # stretches per step
 WARMUP = 50  # steps of linear warm-up, then the learning rate stays put
@@ -50,23 +52,28 @@ HEADS_EVERY = 200  # steps between two drawings of the heads' attention
 SAY_EVERY = 250  # steps between two progress lines for screen readers
 MAX_MS = 60  # a slice stops before it would take longer than this
 HALF = 0.5  # the copying score marked on the plot
+# steps per second of the default recipe in Pyodide 0.27.7 in Chromium on this project's 2-core
+# machine, shared with other jobs (`python bench/run.py train`; toymodels/training/RESULTS.md)
+BROWSER_SPS = 10.3
 
 _run = None  # the run in progress in this worker, or None
 
 
 def recipe_of(recipe=None):
     """The recipe with defaults filled in and every field one of its choices."""
-    recipe = dict(recipe or {})
+    recipe = dict(recipe) if isinstance(recipe, dict) else {}
     out = {}
     for key, options in OPTIONS.items():
         try:
             value = float(recipe.get(key, options[0]))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
+            value = options[0]
+        if not math.isfinite(value):
             value = options[0]
         out[key] = min(options, key=lambda o: abs(o - value))  # the nearest choice
     try:
         out["seed"] = int(recipe.get("seed", 0)) % SEEDS
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         out["seed"] = 0
     out["width"] = int(out["width"])
     return out
@@ -384,7 +391,7 @@ def heads_html(run):
 
 
 CURVE = "charmodel/live-curve.json"  # the default recipe's curve, written by curve()
-CURVE_STEPS = 1000
+CURVE_STEPS = 3000
 
 
 def curve(steps=CURVE_STEPS, recipe=None):
@@ -411,6 +418,8 @@ def render(state=None, fid="train-it"):
     controls (shown only with JavaScript, by the page's own style rules)."""
     from ..page.figure import result
 
+    recipe = recipe_of(state)
+    state = {key: str(recipe[key]) for key in DEFAULTS}
     saved = stored_curve()
     run = {
         "step": saved["steps"],
@@ -431,7 +440,7 @@ def render(state=None, fid="train-it"):
     )
     html = (
         f'<div class="mh-trainer" data-trainer id="{esc(fid)}-trainer">'
-        f"{controls(recipe_of())}"
+        f"{controls(recipe)}"
         f'<p class="mh-train-nojs">Training needs JavaScript (it runs Python in your browser). '
         f"Below is the same training, run by the same code when this page was built: "
         f"{esc(summary)}</p>"
@@ -441,7 +450,7 @@ def render(state=None, fid="train-it"):
         f"<div data-train-heads></div>"
         "</div>"
     )
-    return result(html, dict(state or {}), summary=summary)
+    return result(html, state, summary=summary)
 
 
 def controls(recipe):

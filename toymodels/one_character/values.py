@@ -523,6 +523,18 @@ def train_curve_half():
     return "not within the run" if half is None else f"{half:,}"
 
 
+def train_browser_sps():
+    """Steps per second the browser managed on the machine this site was built on."""
+    return f"{_live().BROWSER_SPS:g}"
+
+
+def train_browser_minutes():
+    """Minutes the default recipe takes in that browser until copying passes half."""
+    live = _live()
+    half = live.stored_curve()["half"] or live.stored_curve()["steps"]
+    return f"{half / live.BROWSER_SPS / 60:.0f}"
+
+
 def train_period_short():
     return _live().PERIODS[0]
 
