@@ -44,9 +44,15 @@ export function setupTrainer(python) {
   function show(out) {
     if (out.error) throw new Error(out.error);
     plot.replaceChildren(fragment(out.plot));
-    if (out.heads) heads.replaceChildren(fragment(out.heads));
     stats.textContent = out.stats;
     if (out.say) say.textContent = out.say;
+  }
+
+  // the heads are drawn in a call of their own, so a tap elsewhere can go before it
+  async function drawHeads(out) {
+    if (!out.heads_due) return;
+    const drawn = await python.call(`${MODULE}:heads`, []);
+    if (started && !drawn.error) heads.replaceChildren(fragment(drawn.heads));
   }
 
   async function run() {
@@ -56,6 +62,7 @@ export function setupTrainer(python) {
       resumed = false;
       if (!started) return; // reset while this slice ran
       show(out);
+      await drawHeads(out);
     }
   }
 
@@ -66,8 +73,10 @@ export function setupTrainer(python) {
     try {
       await python.ready;
       if (!started) {
-        show(await python.call(`${MODULE}:start`, [recipe()]));
+        const first = await python.call(`${MODULE}:start`, [recipe()]);
+        show(first);
         started = true;
+        await drawHeads(first);
         mark();
       }
       say.textContent = "Training.";

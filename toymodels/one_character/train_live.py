@@ -116,29 +116,40 @@ def new_run(recipe):
         "half": None,  # the first step whose copying passed HALF
         "copy_set": (x, periods),
         "clock": None,  # (time, step) when this stretch of work began: for steps per second
+        "due": False,  # a copying measurement is due
     }
 
 
 def advance(run):
-    """One training step on RUN, in place; every EVAL_EVERY steps, a copying measurement."""
+    """One training step on RUN, in place. Every EVAL_EVERY steps a copying measurement falls
+    due; measure() takes it, before the next step (a unit of its own, so a slice stays short)."""
     r, step = run["recipe"], run["step"]
     idx, tgt = ts.nonsense_batch(r["seed"], step, BATCH, CTX, r["share"], PERIODS)
     loss, g = ts.loss_and_grads(run["params"], run["cfg"], idx, tgt)
     lr = ts.lr_at(step, r["lr"], WARMUP, 1, 1.0)  # constant after warm-up
     ts.adam(run["params"], g, run["m"], run["v"], step, lr)
     run["losses"].append(loss)
-    run["step"] = step = step + 1
-    if step % EVAL_EVERY == 0:
-        score = ts.copy_score(run["params"], run["cfg"], *run["copy_set"])
-        run["copying"].append((step, score))
-        if run["half"] is None and score > HALF:
-            run["half"] = step
+    run["step"] = step + 1
+    run["due"] = run["step"] % EVAL_EVERY == 0
+
+
+def measure(run):
+    """The copying measurement that fell due, if one did; notes the first step past HALF."""
+    if not run.get("due"):
+        return
+    score = ts.copy_score(run["params"], run["cfg"], *run["copy_set"])
+    run["copying"].append((run["step"], score))
+    run["due"] = False
+    if run["half"] is None and score > HALF:
+        run["half"] = run["step"]
 
 
 def train(run, n):
-    """N steps at once (the command line's and the tests' way; the page uses work())."""
+    """N steps at once, each with its measurement (the command line's and the tests' way; the
+    page uses work(), which takes the same units in slices)."""
     for _ in range(n):
         advance(run)
+        measure(run)
     return run
 
 
@@ -175,7 +186,7 @@ def start(recipe=None):
     """A new run from RECIPE (the old one, if any, is dropped) -> the page's view of step 0."""
     global _run
     _run = new_run(recipe)
-    return view(_run, since=0, heads=True)
+    return view(_run, since=0, redraw=True)
 
 
 def work(max_ms=MAX_MS, resumed=False):
@@ -190,14 +201,25 @@ def work(max_ms=MAX_MS, resumed=False):
     if resumed or run["clock"] is None:
         run["clock"] = (now, run["step"])
     since, longest = run["step"], 0.0
-    while True:
+    while True:  # units of work: a step, or the measurement that fell due
         t = time.perf_counter()
-        advance(run)
+        if run.get("due"):
+            measure(run)
+        else:
+            advance(run)
         longest = max(longest, time.perf_counter() - t)
         if (time.perf_counter() - now + longest) * 1000 > max_ms:
             break
-    heads = run["step"] // HEADS_EVERY > since // HEADS_EVERY
-    return view(run, since, heads)
+    redraw = run["step"] // HEADS_EVERY > since // HEADS_EVERY
+    return view(run, since, redraw)
+
+
+def heads():
+    """The heads' attention now, drawn in a call of its own (the page asks when a view says
+    heads_due), so a tap elsewhere on the page is answered before it."""
+    if _run is None:
+        return {"error": "There is no model: press Train to start one."}
+    return {"step": _run["step"], "heads": heads_html(_run)}
 
 
 def reset():
@@ -228,9 +250,10 @@ def memory():
     return out
 
 
-def view(run, since, heads=False):
+def view(run, since, redraw=False):
     """What the page shows after a slice: the steps' new losses (from SINCE), the copying
-    measurements, steps per second, the plot, the heads (when HEADS), a line to announce."""
+    measurements, steps per second, the plot, whether the heads are due to be drawn again
+    (REDRAW), a line to announce."""
     step = run["step"]
     sps = None
     if run["clock"] is not None:
@@ -252,8 +275,7 @@ def view(run, since, heads=False):
         "params": cm.n_params(run["params"]),
         "size": size_of(run),
     }
-    if heads:
-        out["heads"] = heads_html(run)
+    out["heads_due"] = bool(redraw)
     return out
 
 
