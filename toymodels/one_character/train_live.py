@@ -53,8 +53,9 @@ SAY_EVERY = 250  # steps between two progress lines for screen readers
 MAX_MS = 60  # a slice stops before it would take longer than this
 HALF = 0.5  # the copying score marked on the plot
 # steps per second of the default recipe in Pyodide 0.27.7 in Chromium on this project's 2-core
-# machine, shared with other jobs (`python bench/run.py train`; toymodels/training/RESULTS.md)
-BROWSER_SPS = 10.3
+# machine shared with other jobs: 5.9, 7.2, 13.3 and 14.7 in four sessions of
+# `python bench/run.py train` at load averages 5.5-12 (toymodels/training/RESULTS.md); the median
+BROWSER_SPS = 10
 
 _run = None  # the run in progress in this worker, or None
 
@@ -467,6 +468,8 @@ def render(state=None, fid="train-it"):
         f"Below is the same training, run by the same code when this page was built: "
         f"{esc(summary)}</p>"
         f"<div data-train-plot>{plot(run)}</div>"
+        '<p class="mh-train-legend">Solid line: the loss in bits per character (left scale, '
+        "mean over a few steps). Dashed line: copying (right scale). Across: training steps.</p>"
         f'<p class="mh-train-stats" data-train-stats aria-live="off"></p>'
         f'<p class="sr" data-train-say role="status" aria-live="polite"></p>'
         f"<div data-train-heads></div>"
