@@ -24,6 +24,7 @@ export function setupTrainer(python) {
   const stats = box.querySelector("[data-train-stats]");
   const say = box.querySelector("[data-train-say]");
   const built = [...plot.childNodes].map((n) => n.cloneNode(true)); // the build's run, for Reset
+  const builtStats = stats.textContent;
   let running = false; // asking for slices
   let started = false; // a model is in the worker
   let loop = null;
@@ -104,7 +105,7 @@ export function setupTrainer(python) {
     await python.call(`${MODULE}:reset`, []);
     plot.replaceChildren(...built.map((n) => n.cloneNode(true)));
     heads.replaceChildren();
-    stats.textContent = "";
+    stats.textContent = builtStats;
     say.textContent = "The model is gone. Train starts a new one.";
     mark();
   }

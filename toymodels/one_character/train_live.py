@@ -464,15 +464,14 @@ def render(state=None, fid="train-it"):
     html = (
         f'<div class="mh-trainer" data-trainer id="{esc(fid)}-trainer">'
         f"{controls(recipe)}"
-        f'<p class="mh-train-nojs">Training needs JavaScript (it runs Python in your browser). '
-        f"Below is the same training, run by the same code when this page was built: "
-        f"{esc(summary)}</p>"
+        '<p class="mh-train-nojs">Training needs JavaScript (it runs Python in your browser).</p>'
         f"<div data-train-plot>{plot(run)}</div>"
         '<p class="mh-train-legend">Solid line: the loss in bits per character (left scale, '
         "mean over a few steps). Dashed line: copying (right scale). Across: training steps.</p>"
-        f'<p class="mh-train-stats" data-train-stats aria-live="off"></p>'
-        f'<p class="sr" data-train-say role="status" aria-live="polite"></p>'
-        f"<div data-train-heads></div>"
+        '<p class="mh-train-stats" data-train-stats aria-live="off">Shown: the same training, '
+        f"run by the same code when this page was built. {esc(summary)}</p>"
+        '<p class="sr" data-train-say role="status" aria-live="polite"></p>'
+        "<div data-train-heads></div>"
         "</div>"
     )
     return result(html, state, summary=summary)
