@@ -2,10 +2,13 @@
 
 What: one training run per Python worker, driven by templates/static/trainer.js. start(recipe)
 makes a fresh model from the reader's recipe (seed, share of repeated nonsense, learning rate,
-width); work(max_ms) runs training steps (trainstep.py: the same step the command-line trainer
-takes) for at most about MAX_MS and returns what the page shows: every new loss, the copying
-score every EVAL_EVERY steps, steps per second, the plot, and every HEADS_EVERY steps the
-attention of every head on one repeated stretch of nonsense; reset() drops the model. Pausing
+width); work(max_ms) runs units of work, each a training step (trainstep.py: the same step
+the command-line trainer takes) or the copying measurement due every EVAL_EVERY steps, until the
+next unit would end past about MAX_MS (at least one unit), and returns what the page shows:
+every new loss, the new copying scores, steps per second, the plot, a milestone line for screen
+readers, and whether the heads are due to be drawn again (every HEADS_EVERY steps); heads()
+then draws every head's attention on one repeated stretch of nonsense, in a call of its own;
+reset() drops the model. Pausing
 is the page not calling work(): the model, Adam's moments and the step stay here, and since a
 step's batch depends only on (seed, step) a paused run goes on exactly as if never paused.
 render() is the chapter's figure without JavaScript: the curve of the default recipe, computed
@@ -13,7 +16,9 @@ by curve() with this file and kept in toymodels/data/charmodel/live-curve.json.
 
 Why slices: the worker answers one call at a time, so a call that trained for a minute would
 hold up every other figure on the page; a call of a few tens of milliseconds lets a tap
-elsewhere be answered between two slices.
+elsewhere be answered between two slices. A slice cannot be shorter than one step, though: in
+Pyodide a step of the default recipe takes 60-130 ms on this project's busy 2-core machine
+(toymodels/training/RESULTS.md).
 
 The training text is made on the spot (trainstep.nonsense_batch): random letter-words, a share
 of the stretches repeated. Nothing can predict the repeated letters but copying, which is why
