@@ -157,6 +157,84 @@ def live_minilm(browser, base):
     }
 
 
+TRAIN_STEPS = 40  # steps timed per width, after one warm-up step
+TRAIN_IN_WORKER = """async ([recipes, n]) => {
+  const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
+  const py = startPython({
+    pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
+  });
+  await py.ready;
+  const out = [];
+  const speed = "toymodels.one_character.train_live:speed";
+  for (const r of recipes) out.push(await py.call(speed, [r, n]));
+  return out;
+}"""
+# while the chapter's own run trains (Train pressed), the KV-cache figure answers a preset tap
+TAP_WHILE_TRAINING = """async (n) => {
+  const fig = document.querySelector("#kv-cache");
+  const out = () => fig.querySelector(".mh-out")?.textContent;
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const before = out();
+    const t = performance.now();
+    fig.querySelector(`[data-fk='${i % 2 ? "preset-gpt3" : "preset-gpt2"}']`).click();
+    while (out() === before) await new Promise((r) => requestAnimationFrame(r));
+    times.push(performance.now() - t);
+  }
+  return times;
+}"""
+
+
+def train_speed(browser, base):
+    """Train it yourself: steps per second of each width in Pyodide (in the worker) and in
+    CPython (this process, one thread), the memory the run holds, and how long a tap on another
+    figure waits while the chapter's run trains; with the machine's load average."""
+    from toymodels.one_character import train_live
+
+    recipes = [{"width": w} for w in train_live.OPTIONS["width"]]
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    page = browser.new_page()
+    page.goto(base + "index.html")
+    pyodide = page.evaluate(TRAIN_IN_WORKER, [recipes, TRAIN_STEPS])
+    page.close()
+    cpython = [train_live.speed(r, TRAIN_STEPS) for r in recipes]
+    page = browser.new_page()
+    page.goto(base + "one-character.html")
+    page.wait_for_selector("html.py-ready", timeout=90_000)
+    page.click("#train-it [data-train='train']")
+    page.wait_for_selector("#train-it [data-trainer][data-train-state='training']")
+    page.wait_for_selector("#train-it .mh-train-plotbox:not([data-step='0'])")
+    taps = page.evaluate(TAP_WHILE_TRAINING, 20)
+    page.click("#train-it [data-train='pause']")
+    page.close()
+    return {
+        "widths": [r["width"] for r in recipes],
+        "pyodide_sps": [r["sps"] for r in pyodide],
+        "cpython_sps": [r["sps"] for r in cpython],
+        "run_bytes": [r["memory"]["run"] for r in pyodide],
+        "worker_wasm_bytes": max(r["memory"]["wasm"] for r in pyodide),
+        "tap_while_training_median_ms": statistics.median(taps),
+        "tap_while_training_max_ms": max(taps),
+        "loadavg": [load_before, Path("/proc/loadavg").read_text().split()[:3]],
+    }
+
+
+def train_markdown(r):
+    speeds = "; ".join(
+        f"width {w}: {p:.1f} steps/s in Pyodide, {c:.1f} in CPython"
+        for w, p, c in zip(r["widths"], r["pyodide_sps"], r["cpython_sps"], strict=True)
+    )
+    return (
+        f"\nTrain it yourself (One character at a time), {TRAIN_STEPS} steps after a warm-up: "
+        f"{speeds}. The default run's weights and Adam's moments hold "
+        f"{r['run_bytes'][0] / 1e6:.2f} MB; the worker's WebAssembly memory reached "
+        f"{r['worker_wasm_bytes'] / 1e6:.0f} MB. A tap on the KV-cache figure while the "
+        f"chapter's run trains: median {r['tap_while_training_median_ms']:.0f} ms, at most "
+        f"{r['tap_while_training_max_ms']:.0f} ms over 20 taps (target < 100 ms). Load average "
+        f"{' '.join(r['loadavg'][0])} before, {' '.join(r['loadavg'][1])} after.\n"
+    )
+
+
 def live_markdown(r):
     mm = "; ".join(
         f"{k}: @ {v['@']:.1f} ms, einsum {v['einsum']:.1f} ms" for k, v in r["matmul_ms"].items()
@@ -547,12 +625,15 @@ def main():
             results["char_drum_again_median_ms"] = statistics.median(timed["again"])
             results["char_write_on_median_ms"] = statistics.median(timed["write"])
             results["live_minilm"] = live_minilm(browser, base)
+            results["train"] = train_speed(browser, base)
             browser.close()
         server.shutdown()
     results["load_average"]["after"] = load_average()
     results["busy"] = busy(results["load_average"], results["machine"]["cpus"])
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
-    table = markdown(results) + live_markdown(results["live_minilm"])
+    table = (
+        markdown(results) + live_markdown(results["live_minilm"]) + train_markdown(results["train"])
+    )
     (out_dir / "results.md").write_text(table)
     print(table)
 
@@ -651,21 +732,25 @@ def markdown(results):
     return "\n".join(lines) + "\n"
 
 
-def main_live():
-    """`python bench/run.py live`: only the reader's own sentence, on a fresh build."""
+def main_live(part="live"):
+    """`python bench/run.py live` (the reader's own sentence) or `python bench/run.py train`
+    (Train it yourself) alone, on a fresh build."""
     from playwright.sync_api import sync_playwright
 
+    measure, text = {"live": (live_minilm, live_markdown), "train": (train_speed, train_markdown)}[
+        part
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         site = site_build.build(ROOT, Path(tmp) / "site")
         server = serve_dir(site)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            r = live_minilm(browser, f"http://127.0.0.1:{server.server_port}/")
+            r = measure(browser, f"http://127.0.0.1:{server.server_port}/")
             browser.close()
         server.shutdown()
     print(json.dumps(r, indent=1))
-    print(live_markdown(r))
+    print(text(r))
 
 
 if __name__ == "__main__":
-    main_live() if sys.argv[1:] == ["live"] else main()
+    main_live(sys.argv[1]) if sys.argv[1:] in (["live"], ["train"]) else main()

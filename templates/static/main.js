@@ -41,6 +41,9 @@ if (figures.count || cellCount) {
   setupCells(python);
   setupDownloads(python);
   const ownModel = setupOwnModel(python);
+  if (document.querySelector("[data-trainer]")) {
+    import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python)); // only where the section is
+  }
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
     async () => {

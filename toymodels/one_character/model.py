@@ -15,8 +15,9 @@ plus the fixed sinusoidal position code of Vaswani et al. (2017), no learned pos
 pre-LayerNorm blocks of H causal heads of size d_head (q, k, v and output projection
 without biases) and an MLP D -> 4D -> D with GELU (tanh approximation); a final LayerNorm;
 an untied read-out D -> 30 with bias. At the reference size (D=32, 2 layers, 4 heads of 8)
-that is exactly 27,166 parameters. The trainer (toymodels/training/, not shipped to the
-browser) reuses forward() and its cache for its hand-written backward pass.
+that is exactly 27,166 parameters. The training step (trainstep.py, shipped: the reader trains
+a model in the browser with it, and toymodels/training/train.py imports it) reuses forward()
+and its cache for its hand-written backward pass.
 
 Shipped runs (toymodels/data/charmodel/RUN/step_NNNNN.npz, float16, one file per checkpoint,
 listed in RUN/manifest.json; what each learned is in charmodel/evaluation.json, see

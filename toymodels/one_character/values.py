@@ -460,4 +460,87 @@ def concat_width():
     return _config()["n_head"] * _config()["d_head"]
 
 
+# ---------------------------------------------------------------- "Train it yourself"
+
+
+def _live():
+    from . import train_live
+
+    return train_live
+
+
+def train_batch():
+    """Stretches per step of the reader's own training run."""
+    return _live().BATCH
+
+
+def train_ctx():
+    """Characters per stretch of the reader's own training run."""
+    return _live().CTX
+
+
+def train_params():
+    """Parameters of the default recipe's model."""
+    live = _live()
+    return f"{cm.n_params(live.ts.init_params(live.config_of(live.recipe_of()))):,}"
+
+
+def train_share():
+    return _pct(_live().recipe_of()["share"])
+
+
+def train_lr():
+    return f"{_live().recipe_of()['lr']:g}"
+
+
+def train_width():
+    return _live().recipe_of()["width"]
+
+
+def train_eval_every():
+    return _live().EVAL_EVERY
+
+
+def train_eval_n():
+    return _live().EVAL_N
+
+
+def train_heads_every():
+    return _live().HEADS_EVERY
+
+
+def train_slice_ms():
+    return _live().MAX_MS
+
+
+def train_curve_steps():
+    return f"{_live().stored_curve()['steps']:,}"
+
+
+def train_curve_half():
+    """The step at which the stored default run's copying first passed half (or a phrase)."""
+    half = _live().stored_curve()["half"]
+    return "not within the run" if half is None else f"{half:,}"
+
+
+def train_browser_sps():
+    """Steps per second the browser managed on the machine this site was built on."""
+    return f"{_live().BROWSER_SPS:g}"
+
+
+def train_browser_minutes():
+    """Minutes the default recipe takes in that browser until copying passes half."""
+    live = _live()
+    half = live.stored_curve()["half"] or live.stored_curve()["steps"]
+    return f"{half / live.BROWSER_SPS / 60:.0f}"
+
+
+def train_period_short():
+    return _live().PERIODS[0]
+
+
+def train_period_long():
+    return _live().PERIODS[1]
+
+
 PROSE_VALUES = public_functions(globals())  # every public function above

@@ -1,4 +1,5 @@
-"""Train toymodels/one_character/model.py in numpy: hand-written backward pass, Adam, fixed seed,
+"""Train toymodels/one_character/model.py in numpy (the step itself, hand-written backward pass and
+Adam, is the shipped toymodels/one_character/trainstep.py, which the browser runs too), fixed seed,
 resumable.
 
 The reference run (27,166 parameters), then a search run:
@@ -39,129 +40,17 @@ from pathlib import Path
 import numpy as np
 
 from toymodels.one_character import model as cm
+from toymodels.one_character import trainstep
 from toymodels.one_character.copy_test import nonsense, tile
+from toymodels.one_character.trainstep import (  # noqa: F401  (the trainer's names, as before)
+    gelu_grad,
+    init_params,
+    layer_entries,
+    ln_backward,
+    loss_and_grads,
+)
 
 from . import SHIP
-
-# ---------------------------------------------------------------- initialisation and loss
-
-
-def init_params(cfg, seed=0, emb_std=1.0, std=0.02, dtype=np.float32):
-    rng = np.random.default_rng(seed)
-    out_std = std / math.sqrt(2 * cfg["n_layer"])
-    params = {}
-    for name, shape in cm.param_shapes(cfg).items():
-        last = name.split(".")[-1]
-        if name == "wte":
-            a = rng.normal(0, emb_std, shape)
-        elif last == "g":
-            a = np.ones(shape)
-        elif last in ("b", "b1", "b2"):
-            a = np.zeros(shape)
-        elif last in ("wo", "w2"):
-            a = rng.normal(0, out_std, shape)
-        else:
-            a = rng.normal(0, std, shape)
-        params[name] = a.astype(dtype)
-    return params
-
-
-def loss_and_grads(params, cfg, idx, targets, need_grads=True):
-    """Mean cross-entropy (nats) of predicting targets (B, T) from idx (B, T), and d loss / d every
-    parameter."""
-    logits, c = cm.forward(params, cfg, idx, keep="train" if need_grads else False)  # (B, T, V)
-    B, T, V = logits.shape
-    probs = cm.softmax(logits)  # (B, T, V)
-    flat_t = targets.reshape(-1)  # (B*T,)
-    p_right = probs.reshape(-1, V)[np.arange(B * T), flat_t]  # (B*T,)
-    loss = float(-np.log(np.maximum(p_right, 1e-30)).mean())
-    if not need_grads:
-        return loss, None
-    D, H, K = cfg["d_model"], cfg["n_head"], cfg["d_head"]
-    g = {}
-    dlogits = probs.reshape(-1, V).copy()  # (B*T, V)
-    dlogits[np.arange(B * T), flat_t] -= 1.0
-    dlogits /= B * T
-    hf = c["lnf"].reshape(-1, D)  # (B*T, D)
-    g["head.w"] = hf.T @ dlogits  # (D, V)
-    g["head.b"] = dlogits.sum(0)  # (V,)
-    dhf = (dlogits @ params["head.w"].T).reshape(B, T, D)  # (B, T, D)
-    dx, g["lnf.g"], g["lnf.b"] = ln_backward(
-        dhf, c["xhatf"], c["rstdf"], params["lnf.g"]
-    )  # (B, T, D)
-    scale = 1.0 / math.sqrt(K)
-
-    def merge(a):  # (B, H, T, K) -> (B*T, H*K)
-        return a.transpose(0, 2, 1, 3).reshape(B * T, H * K)
-
-    for layer in reversed(range(cfg["n_layer"])):
-        P, C = layer_entries(params, layer), layer_entries(c, layer)
-        # MLP: x_out = x_mid + gelu(ln2(x_mid) @ w1 + b1) @ w2 + b2
-        dflat = dx.reshape(-1, D)  # (B*T, D)
-        act = C("act").reshape(B * T, -1)  # (B*T, M)
-        g[f"h{layer}.w2"] = act.T @ dflat  # (M, D)
-        g[f"h{layer}.b2"] = dflat.sum(0)  # (D,)
-        dact = dflat @ P("w2").T  # (B*T, M)
-        dpre = dact * gelu_grad(C("pre").reshape(B * T, -1))  # (B*T, M)
-        g[f"h{layer}.w1"] = C("ln2").reshape(B * T, D).T @ dpre  # (D, M)
-        g[f"h{layer}.b1"] = dpre.sum(0)  # (M,)
-        dh2 = (dpre @ P("w1").T).reshape(B, T, D)  # (B, T, D)
-        dmid, g[f"h{layer}.ln2.g"], g[f"h{layer}.ln2.b"] = ln_backward(
-            dh2, C("xhat2"), C("rstd2"), P("ln2.g")
-        )
-        dx = dx + dmid  # (B, T, D) d loss / d x_mid
-        # attention: x_mid = x + merge(softmax(q k^T / sqrt(K)) v) @ wo
-        dflat = dx.reshape(-1, D)  # (B*T, D)
-        g[f"h{layer}.wo"] = C("y").reshape(B * T, H * K).T @ dflat  # (H*K, D)
-        dy = (dflat @ P("wo").T).reshape(B, T, H, K).transpose(0, 2, 1, 3)  # (B, H, T, K)
-        att, q, k, v = C("att"), C("q"), C("k"), C("v")  # (B, H, T, T), (B, H, T, K) x3
-        datt = dy @ v.transpose(0, 1, 3, 2)  # (B, H, T, T)
-        dv = att.transpose(0, 1, 3, 2) @ dy  # (B, H, T, K)
-        ds = att * (datt - (datt * att).sum(-1, keepdims=True))  # (B, H, T, T) softmax backward
-        ds *= scale  # masked entries have att = 0
-        dq = ds @ k  # (B, H, T, K)
-        dk = ds.transpose(0, 1, 3, 2) @ q  # (B, H, T, K)
-        dq, dk, dv = merge(dq), merge(dk), merge(dv)  # (B*T, H*K) each
-        h1 = C("ln1").reshape(B * T, D)  # (B*T, D)
-        g[f"h{layer}.wq"], g[f"h{layer}.wk"], g[f"h{layer}.wv"] = (
-            h1.T @ dq,
-            h1.T @ dk,
-            h1.T @ dv,
-        )  # (D, H*K) each
-        dh1 = (dq @ P("wq").T + dk @ P("wk").T + dv @ P("wv").T).reshape(B, T, D)  # (B, T, D)
-        dres, g[f"h{layer}.ln1.g"], g[f"h{layer}.ln1.b"] = ln_backward(
-            dh1, C("xhat1"), C("rstd1"), P("ln1.g")
-        )
-        dx = dx + dres  # (B, T, D) d loss / d x_pre
-    gwte = np.zeros_like(params["wte"])  # (V, D)
-    np.add.at(gwte, idx.reshape(-1), dx.reshape(-1, D))
-    g["wte"] = gwte
-    return loss, g
-
-
-def layer_entries(store, layer):
-    """One layer's entries of STORE, looked up by their name inside the layer: for layer 1,
-    get("w2") is store["h1.w2"]."""
-    return lambda name: store[f"h{layer}.{name}"]
-
-
-def ln_backward(dy, xhat, rstd, gain):
-    """d/dx, d/dgain, d/dbias of y = xhat * gain + bias, xhat = (x - mean) * rstd."""
-    D = xhat.shape[-1]
-    dgain = (dy * xhat).reshape(-1, D).sum(0)  # (D,)
-    dbias = dy.reshape(-1, D).sum(0)  # (D,)
-    dxhat = dy * gain  # (..., D)
-    dx = rstd * (
-        dxhat - dxhat.mean(-1, keepdims=True) - xhat * (dxhat * xhat).mean(-1, keepdims=True)
-    )
-    return dx, dgain, dbias
-
-
-def gelu_grad(x):
-    x2 = x * x
-    t = np.tanh(cm.GELU_C * x * (1.0 + 0.044715 * x2))
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * cm.GELU_C * (1 + 3 * 0.044715 * x2)
-
 
 # ---------------------------------------------------------------- data
 
@@ -187,10 +76,7 @@ def get_batch(data, step, seed, batch, ctx, repeat_share=0.0, nonsense_share=0.0
 
 
 def lr_at(step, a):
-    if step < a.warmup:
-        return a.lr * (step + 1) / a.warmup
-    frac = (step - a.warmup) / max(1, a.steps - a.warmup)
-    return a.lr * (a.lr_floor + (1 - a.lr_floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, frac))))
+    return trainstep.lr_at(step, a.lr, a.warmup, a.steps, a.lr_floor)
 
 
 def ship_steps(a):
@@ -353,8 +239,7 @@ def train(a, train_data=None, valid_data=None, log=print):
         log(f"resuming {a.run} at step {start}")
     else:
         params = init_params(cfg, a.seed, a.emb_std, a.init_std)
-        m = {n: np.zeros_like(p) for n, p in params.items()}
-        v = {n: np.zeros_like(p) for n, p in params.items()}
+        m, v = trainstep.adam_state(params)
     ship.mkdir(parents=True, exist_ok=True)
     manifest_path = ship / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() and start > 0 else {}
@@ -403,15 +288,7 @@ def train(a, train_data=None, valid_data=None, log=print):
             train_data, step, a.seed, a.batch, a.ctx, a.repeat_share, a.nonsense_share
         )
         loss, g = loss_and_grads(params, cfg, idx, tgt)
-        norm = math.sqrt(sum(float((x.astype(np.float64) ** 2).sum()) for x in g.values()))
-        clip = min(1.0, a.clip / (norm + 1e-12)) if a.clip else 1.0
-        lr = lr_at(step, a)
-        bc1, bc2 = 1 - b1 ** (step + 1), 1 - b2 ** (step + 1)
-        for n in params:
-            gn = g[n] * clip
-            m[n] = b1 * m[n] + (1 - b1) * gn
-            v[n] = b2 * v[n] + (1 - b2) * gn * gn
-            params[n] -= (lr * (m[n] / bc1) / (np.sqrt(v[n] / bc2) + eps)).astype(params[n].dtype)
+        trainstep.adam(params, g, m, v, step, lr_at(step, a), b1, b2, a.clip, eps)
         ema = loss if ema is None else 0.98 * ema + 0.02 * loss
         if (step + 1) % a.state_every == 0:
             save_state(state_path, params, m, v, step + 1, a)
