@@ -71,10 +71,6 @@ function changedParts(before, now, depth = 0) {
   return out;
 }
 
-// F after the next frame is painted: what a redraw does beyond its own markup (scrolling a change
-// into view, a note under the control) reads the new layout, which the paint has made anyway
-const afterPaint = (f) => requestAnimationFrame(() => setTimeout(f, 0));
-
 // a copy of an area as Python drew it: without the page's own marks (scroll hints, notes)
 function bare(area) {
   const copy = area.cloneNode(true);
@@ -313,14 +309,9 @@ class LiveFigure {
     performance.mark("mh:url");
     this.markSteps();
     this.showWritten(typedBefore, typing);
+    if (act.control) this.showEffects(before, origin, act);
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
     performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
-    if (act.control) {
-      // what changed, found now (before the page marks the new markup), shown after the paint
-      const at = this.controlIn(origin, act.control);
-      const parts = at && this.changedNear(at, before, origin);
-      if (parts) afterPaint(() => this.showEffects(at, parts, before, origin, act));
-    }
   }
 
   // A text box that the figure wrote on ("Write on") shows its end, and what was written
@@ -337,26 +328,19 @@ class LiveFigure {
     }
   }
 
-  // the control the reader acted on, found again in the redrawn area
-  controlIn(origin, control) {
-    return typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
-  }
-
-  // the parts of the control's own area that changed, less the control's own group
-  changedNear(at, before, origin) {
-    const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
-    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-    return changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p));
-  }
-
   // What the reader's action changed out of sight is brought beside the control
-  showEffects(at, near, before, origin, act) {
-    if (!at.isConnected) return; // redrawn again since
+  showEffects(before, origin, act) {
+    const { control } = act;
+    const at = typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
+    if (!at) return;
     const changed = this.areas.filter((a) => a !== origin).filter((a) => {
       const old = before.get(a);
       return old && bare(a === this.el ? a.querySelector("[data-body]") : a).innerHTML !== old.innerHTML;
     });
-    const parts = near.filter((p) => p.getClientRects().length);
+    // in the control's own area: the parts that changed, less the control's own group
+    const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
+    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
+    const parts = changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p) && p.getClientRects().length);
     if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
       parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
     }
