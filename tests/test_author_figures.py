@@ -237,10 +237,15 @@ def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(auth
     )
     site_build.build(root, root / "site")
     words = [{"word": str(i)} for i in range(6)]
-    assert drawn == [{}, {}, {"view": "scores"}, {"view": "shares"}, *words]
+    exercised, prerendered = drawn[:10], drawn[10:]
+    assert exercised == [{}, {}, {"view": "scores"}, {"view": "shares"}, *words]
+    # then sitebuild/prerender.py: the default view and the states one tap from it (each word)
+    default = prerendered[0]
+    others = [{**default, "word": str(i)} for i in range(6) if str(i) != default["word"]]
+    assert prerendered == [default, *others]
     drawn.clear()
     site_build.build(root, root / "site")  # tried once per process: the chapter's state only
-    assert drawn == [{}]
+    assert drawn == [{}, *prerendered]
 
 
 def test_the_cli_prints_the_line_and_no_traceback(tmp_path):
