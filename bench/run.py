@@ -285,7 +285,10 @@ TIME_TO_PAINT = """
     const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
     const t0 = performance.now();
     act();
-    await drawn;
+    let timer;
+    const late = new Promise((_, no) => { timer = setTimeout(() => no(new Error(
+      `#${fig.id} never redrew within 60 s of a tap (no mh:drawn)`)), 60_000); });
+    await Promise.race([drawn, late]).finally(() => clearTimeout(timer));
     // after the next paint
     await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
     return performance.now() - t0;
@@ -391,6 +394,7 @@ def first_tap(browser, url):
     page = context.new_page()
     page.goto(url, wait_until="commit")
     page.wait_for_selector("figure[data-figure] [data-body] [data-key]", state="visible")
+    page.wait_for_selector("html.js", state="attached")  # figures.js listens from here on
     out = page.evaluate(FIRST_TAP)
     context.close()
     return out
