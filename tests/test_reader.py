@@ -106,10 +106,15 @@ def test_tapping_a_word_highlights_its_row_in_every_head(page, base_url):
 def test_hover_shows_the_exact_share(page, base_url):
     open_ready(page, base_url + CHAPTER)
     cell = page.locator("#three-heads td[data-fk='g2-7-4']")  # head 3, "it" looking at "key"
+    tip = """(c) => { const s = getComputedStyle(c, "::after");
+      return [s.content, s.content === "none" ? 0 : c.offsetWidth && parseFloat(s.width)]; }"""
+    assert cell.evaluate(tip) == ["none", 0]  # drawn only while hovered
     cell.hover()
-    tip = cell.locator(".tip")
     share = tenths(heads.multi_head(heads.split_words(SENTENCE))["weights"][2, 7])[4]
-    assert tip.is_visible() and tip.inner_text() == f"“it” → “key”: {share // 10}.{share % 10}%"
+    text = f"“it” → “key”: {share // 10}.{share % 10}%"
+    assert cell.get_attribute("aria-label") == text  # what a screen reader says for the cell
+    content, width = cell.evaluate(tip)
+    assert content == f'"{text}"' and width > 50  # what the pointer's reader sees
 
 
 def test_keyboard_only(page, base_url):

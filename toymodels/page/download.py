@@ -89,6 +89,7 @@ class _Reader(HTMLParser):
         self.table = None
         self.part = None  # "caption", "head", "label" or "cell", with its text
         self.text, self.shade, self.in_head = [], None, False
+        self.label = ""  # a cell's exact value when it is the cell's name (kit.attention_grid)
         self.svg_depth, self.svg, self.open = 0, [], []
 
     def handle_starttag(self, tag, attrs):
@@ -111,6 +112,7 @@ class _Reader(HTMLParser):
         elif tag in ("caption", "th", "td"):
             self.part = "caption" if tag == "caption" else "head" if self.in_head else tag
             self.text = []
+            self.label = (dict(attrs).get("aria-label") or "") if tag == "td" else ""
             shades = [int(c[1:]) for c in classes if re.fullmatch(r"l\d", c)]
             self.shade = MASKED if "masked" in classes else shades[0] if shades else None
 
@@ -139,7 +141,7 @@ class _Reader(HTMLParser):
             self._close()
 
     def _close(self):
-        text = " ".join("".join(self.text).split())
+        text = " ".join(("".join(self.text) + self.label).split())
         t, part = self.table, self.part
         self.part = None
         if part == "caption":

@@ -4,8 +4,8 @@ An author thinks in "a grid of these weights over these words"; each function he
 piece once, already following the site's conventions, so that no figure writes them by hand:
 every text given is escaped, controls carry the data-key / data-value / data-fk attributes that
 templates/static/figures.js reads, groups of buttons are one Tab stop (data-roving), tables
-have captions and scoped headers, grid cells carry the exact value as text for screen readers
-and hover (class "tip"), shares are the colour classes l0 … l9 of `level` and hidden cells the
+have captions and scoped headers, grid cells carry the exact value as their name for screen
+readers and hover (aria-label), shares are the colour classes l0 … l9 of `level` and hidden cells the
 hatched class "masked". One change here changes every figure of the site.
 
     controls      sentence_form, choices, token_buttons, step_list, slider, controls

@@ -2,8 +2,9 @@
 
 Row i is a word looking, column j a word it looks at. A share is a colour class from
 `level` (l0 … l9); a later word that a causal head cannot see is the hatched class "masked";
-each cell also carries its exact value as text (class "tip": shown on hover and focus, read
-by screen readers), since colour alone says too little. The SVG twin draws the same classes
+each cell also carries its exact value as its name (aria-label: read by screen readers, and
+shown on hover and focus by the site's CSS), since colour alone says too little. A name and not
+a hidden element: 200 positioned spans in a map doubled the page's layout after every tap. The SVG twin draws the same classes
 for a thumbnail, for print and for the download (toymodels/page/download.py keeps a figure's
 SVG as drawn and colours the classes l0 … l9 as the screen does).
 """
@@ -68,7 +69,7 @@ def attention_grid(
                 tabindex=None if key is None else "0" if (i, j) == (selected, 0) else "-1",
                 data_fk=None if key is None else f"{fk}-{i}-{j}",
             )
-            cells.append(f'<td{cell}>{text}<span class="tip">{tip}</span></td>')
+            cells.append(f'<td{cell} aria-label="{tip}">{text}</td>')  # tip: escaped pieces
         row = attrs(
             class_="sel" if i == selected else None,
             data_key=key,
