@@ -5,8 +5,8 @@ piece once, already following the site's conventions, so that no figure writes t
 every text given is escaped, controls carry the data-key / data-value / data-fk attributes that
 templates/static/figures.js reads, groups of buttons are one Tab stop (data-roving), tables
 have captions and scoped headers, grid cells carry the exact value as their name for screen
-readers and hover (aria-label), shares are the colour classes l0 … l9 of `level` and hidden cells the
-hatched class "masked". One change here changes every figure of the site.
+readers and hover (aria-label), shares are the colour classes l0 … l9 of `level` and hidden
+cells the hatched class "masked". One change here changes every figure of the site.
 
     controls      sentence_form, choices, token_buttons, step_list, slider, controls
     grid          attention_grid, heatmap_svg, heatmap_sheet (many maps, one picture),
