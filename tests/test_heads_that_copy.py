@@ -239,6 +239,12 @@ def test_without_javascript_the_chapter_is_complete(new_page, base_url):
     it = layer_fig.default_token(hc.text("cat"))
     assert rowmarks(page) == [it] * 9
     assert page.locator("#copy-map .hc-all td[data-value]").count() == 270
+    top = hc.strongest("induction", 1)[0]
+    score = hc.scores()["induction"][top]
+    name = page.locator(f"#copy-map [data-fk='m-{top[0] + 1}-{top[1] + 1}']").get_attribute(
+        "aria-label"
+    )  # a head's cell says its name and score to a screen reader
+    assert name == f"{head_name(top[0] + 1, top[1] + 1)}: {100 * score:.0f}%, the strongest"
     assert page.locator("#copy-out .hc-copy button").count() == 24
     right, total = hc.accuracy()
     assert f"{right} of {total}" in page.locator("#copy-out .hc-acc").inner_text()
