@@ -235,6 +235,23 @@ def train_markdown(r):
     )
 
 
+def dense_markdown(r):
+    """The dense maps (bench/allheads.py), one line each."""
+    rows = [
+        f"{name}: median {m['median_ms']:.0f} ms, 95th percentile {m['p95_ms']:.0f} ms, "
+        f"markup {m['markup_chars']:,} characters"
+        + (f", {m['elements']:,} elements" if "elements" in m else "")
+        for name, m in r.items()
+        if isinstance(m, dict) and "p95_ms" in m
+    ]
+    render = ", ".join(f"{k} {v} ms" for k, v in r["render_pyodide_ms"].items())
+    return (
+        "\nDense maps, tap to paint after Python is ready: "
+        + "; ".join(rows)
+        + f". `render` alone in Pyodide, median of 11: {render}.\n"
+    )
+
+
 def live_markdown(r):
     mm = "; ".join(
         f"{k}: @ {v['@']:.1f} ms, einsum {v['einsum']:.1f} ms" for k, v in r["matmul_ms"].items()
@@ -628,6 +645,9 @@ def main():
             results["char_drum_fresh_max_ms"] = max(timed["fresh"])
             results["char_drum_again_median_ms"] = statistics.median(timed["again"])
             results["char_write_on_median_ms"] = statistics.median(timed["write"])
+            from allheads import dense  # it reads this module's constants: imported here
+
+            results["dense"] = dense(browser, base, TAPS)
             results["live_minilm"] = live_minilm(browser, base)
             results["train"] = train_speed(browser, base)
             browser.close()
@@ -636,7 +656,10 @@ def main():
     results["busy"] = busy(results["load_average"], results["machine"]["cpus"])
     (out_dir / "results.json").write_text(json.dumps(results, indent=1))
     table = (
-        markdown(results) + live_markdown(results["live_minilm"]) + train_markdown(results["train"])
+        markdown(results)
+        + dense_markdown(results["dense"])
+        + live_markdown(results["live_minilm"])
+        + train_markdown(results["train"])
     )
     (out_dir / "results.md").write_text(table)
     print(table)
