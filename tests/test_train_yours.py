@@ -85,6 +85,12 @@ def test_the_figure_runs_the_picked_model_like_a_shipped_one(trained):
     assert "no saved checkpoints" in r["slots"]["drum"]
     assert "held-out bits" not in r["slots"]["ablate"]
     assert f"{100 * snap['ablation']['L2H1']['copying']:.1f}%" in r["slots"]["ablate"]
+    # picked in short calls, as the page does, the model measures the same
+    assert tl.pick(whole=False)["step"] == 30 and yours._snapshot["todo"]
+    calls = 0
+    while tl.pick_more()["left"]:
+        calls += 1
+    assert calls == len(snap["ablation"]) - 2 and yours.get()["ablation"] == snap["ablation"]
     # more training does not change the picked snapshot
     tl.train(trained, 5)
     assert figure.render(state)["html"] == r["html"]

@@ -124,8 +124,10 @@ export function setupTrainer(python) {
   async function useIt() {
     use.disabled = true;
     try {
-      const out = await python.call(`${MODULE}:pick`, []);
+      const out = await python.call(`${MODULE}:pick`, [false]);
       if (out.error) throw new Error(out.error);
+      // the rest of its measurements one short call at a time: other figures go between them
+      while ((await python.call(`${MODULE}:pick_more`, [])).left > 0);
       yoursText.textContent = out.said;
       say.textContent = out.said;
       refigure({ model: out.model });

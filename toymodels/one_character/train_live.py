@@ -236,17 +236,26 @@ def current_step():
     return None if _run is None else _run["step"]
 
 
-def pick():
+def pick(whole=True):
     """The model as it is now becomes the reader's model in the chapter's figure (yours.py keeps
-    a snapshot: more training does not change it until the reader picks again)."""
+    a snapshot: more training does not change it until the reader picks again). The page passes
+    WHOLE false and then calls pick_more() until it says none are left, so that no call holds
+    the worker long."""
     if _run is None:
         return {"error": "There is no model: press Train to start one."}
-    snap = yours.take(_run, ctx=CTX, periods=PERIODS, seed=EVAL_SEED, copy_set=_run["copy_set"])
+    snap = yours.take(
+        _run, ctx=CTX, periods=PERIODS, seed=EVAL_SEED, copy_set=_run["copy_set"], whole=whole
+    )
     said = (
         f"The figure above now runs your model as it was at step {snap['step']:,}. It keeps "
         "that model while this one trains on: press the button again to bring later training in."
     )
     return {"step": snap["step"], "model": yours.NAME, "said": said}
+
+
+def pick_more():
+    """One more of the picked model's measurements -> {"left": how many remain}."""
+    return {"left": yours.measure_one()}
 
 
 def reset():

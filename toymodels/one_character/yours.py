@@ -4,7 +4,8 @@ What: take(run) copies the weights of the run training in this Python worker (tr
 at the moment the reader picks it, measures them the way the build's evaluation measures the
 shipped checkpoints (measure.py: copying and each head's induction score on the trainer's own
 repeated nonsense, each head's habits on random words that never repeat, copying with each head
-and each layer pulled out) and keeps them; get() hands the snapshot to figure.py
+and each layer pulled out, the last either at once or one row a call of measure_one()) and
+keeps them; get() hands the snapshot to figure.py
 (get_or_take() first takes one if the reader chose the model in the figure), drop() forgets
 it (Reset). The snapshot stays as it was when picked while the run trains on, so the figure
 never changes under the reader; picking again takes a new one.
@@ -33,23 +34,20 @@ def habit_text(n, ctx, periods, seed):
     return x
 
 
-def take(run, *, ctx, periods, seed, copy_set):
-    """Snapshot RUN (train_live's run) now, measured -> the snapshot."""
+def take(run, *, ctx, periods, seed, copy_set, whole=True):
+    """Snapshot RUN (train_live's run) now, measured -> the snapshot. Unless WHOLE, the table of
+    heads pulled out is left to measure_one(), one row a call (each is a pass over the copy
+    set: all at once they would keep the worker from the rest of the page for a second)."""
     global _snapshot
     params = {k: v.copy() for k, v in run["params"].items()}
     cfg, recipe = dict(run["cfg"]), dict(run["recipe"])
     x, ps = copy_set
     copying, induction = measure.copying(params, cfg, x, ps, return_att=True)
     L, H = cfg["n_layer"], cfg["n_head"]
-
-    def without(heads):  # as the evaluation's ablation table: copying with HEADS pulled out
-        return {"copying": round(measure.copying(params, cfg, x, ps, ablate=heads), 4)}
-
-    ablation = {"none": {"copying": round(copying, 4)}}
+    todo = []  # (row of the ablation table, the heads it pulls out), as the evaluation's
     for layer in range(L):
-        for h in range(H):
-            ablation[f"L{layer + 1}H{h + 1}"] = without([(layer, h)])
-        ablation[f"layer{layer + 1}"] = without([(layer, h) for h in range(H)])
+        todo += [(f"L{layer + 1}H{h + 1}", [(layer, h)]) for h in range(H)]
+        todo.append((f"layer{layer + 1}", [(layer, h) for h in range(H)]))
     step = run["step"]
     _snapshot = {
         "params": params,
@@ -66,13 +64,30 @@ def take(run, *, ctx, periods, seed, copy_set):
             "induction": [[round(float(v), 4) for v in row] for row in induction],
             "habits": measure.habits(params, cfg, habit_text(len(ps), ctx, periods, seed)),
         },
-        "ablation": ablation,
+        "ablation": {"none": {"copying": round(copying, 4)}},
+        "todo": todo,
+        "copy_set": (x, ps),
     }
+    while whole and measure_one():
+        pass
     return _snapshot
 
 
+def measure_one():
+    """Measure one more row of the snapshot's ablation table -> how many are left."""
+    snap = _snapshot
+    if snap is None or not snap["todo"]:
+        return 0
+    key, heads = snap["todo"].pop(0)
+    copying = measure.copying(snap["params"], snap["cfg"], *snap["copy_set"], ablate=heads)
+    snap["ablation"][key] = {"copying": round(copying, 4)}
+    return len(snap["todo"])
+
+
 def get():
-    """The snapshot the reader picked, or None (a new tab, or after Reset)."""
+    """The snapshot the reader picked, measured in full, or None (a new tab, or after Reset)."""
+    while measure_one():
+        pass
     return _snapshot
 
 
@@ -89,7 +104,7 @@ def get_or_take():
         from . import train_live
 
         train_live.pick()
-    return _snapshot
+    return get()
 
 
 def drop():
