@@ -183,6 +183,17 @@ def test_train_pause_use_it_in_the_figure_then_reset(page, base_url):
     shown = float(re.search(r"gives it ([\d.]+)%", got).group(1))
     assert math.isclose(shown, 100 * demo["p_want"], abs_tol=0.15)
     assert "no saved checkpoints" in page.inner_text("[data-slot=drum]")
+    # every head drawn, labelled by the shared rules from the same measurements in CPython
+    x, ps = run["copy_set"]
+    _, induction = measure.copying(params, cfg, x, ps, return_att=True)
+    habits = measure.habits(
+        params, cfg, yours.habit_text(len(ps), tl.CTX, tl.PERIODS, tl.EVAL_SEED)
+    )
+    rec = {"induction": induction.tolist(), "habits": habits}
+    heads = page.locator("[data-slot=heads] .cm-head")
+    assert heads.count() == cfg["n_layer"] * cfg["n_head"]
+    for i, (_, _, name, _) in enumerate(lab.labels_of(rec)):
+        assert heads.nth(i).locator(".cm-label").inner_text().startswith(name)
     # Reset while the figure shows it: back to the default model, and the figure says why
     trainer.get_by_role("button", name="Reset").click()
     page.wait_for_selector("#char-model .cm-no-model")
