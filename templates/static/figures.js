@@ -82,7 +82,7 @@ function bare(area) {
   return copy;
 }
 
-function fragment(html) {
+export function fragment(html) {
   const template = document.createElement("template");
   template.innerHTML = html; // Python built this markup and escaped every piece of reader text in it
   return template.content;

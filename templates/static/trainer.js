@@ -3,16 +3,16 @@
 // slice of training after another, swapping in the plot, the heads and the numbers each slice
 // returns; Pause stops asking (the model stays in the worker); Reset drops the model. Each slice
 // is a separate call, so the worker answers the page's other figures between two slices.
+// Once there is a model, "Use it in the figure above" hands a snapshot of it to the chapter's
+// figure (a mh:set patch choosing the model "yours"); Pause and Reset make the figure redraw, so
+// it offers the reader's model, or withdraws it.
 // No maths here: Python (toymodels/one_character/train_live.py) trains, measures and draws.
 
-const MODULE = "toymodels.one_character.train_live";
-const SLICE_MS = 60;
+import { fragment } from "./figures.js";
 
-function fragment(html) {
-  const template = document.createElement("template");
-  template.innerHTML = html; // Python drew this markup; it holds no reader text
-  return template.content;
-}
+const MODULE = "toymodels.one_character.train_live";
+const FIGURE = 'figure[data-figure="toymodels.one_character.figure:render"]';
+const SLICE_MS = 60;
 
 export function setupTrainer(python) {
   const box = document.querySelector("[data-trainer]");
@@ -28,6 +28,25 @@ export function setupTrainer(python) {
   let running = false; // asking for slices
   let started = false; // a model is in the worker
   let loop = null;
+  const figure = document.querySelector(FIGURE);
+  // made here rather than by the build: the page without JavaScript stays as it was
+  const yours = document.createElement("p");
+  yours.className = "mh-train-yours";
+  yours.dataset.trainYours = "";
+  yours.setAttribute("aria-live", "off"); // it changes every slice; milestones go to `say`
+  const yoursText = document.createElement("span");
+  const use = document.createElement("button");
+  use.type = "button";
+  use.dataset.train = "use";
+  use.textContent = "Use it in the figure above";
+  yours.append(yoursText, " ", use);
+  yours.hidden = true;
+  box.querySelector(".mh-train-controls").after(yours);
+
+  // the figure draws again from its state: it offers the reader's model, or withdraws it
+  function refigure(patch = {}) {
+    if (figure) figure.dispatchEvent(new CustomEvent("mh:set", { detail: patch }));
+  }
 
   function recipe() {
     return Object.fromEntries(new FormData(form));
@@ -39,6 +58,8 @@ export function setupTrainer(python) {
     buttons.train.textContent = started && !running ? "Resume" : "Train";
     buttons.pause.disabled = !running;
     buttons.reset.disabled = !started;
+    use.disabled = !started || !figure;
+    yours.hidden = !started || !figure;
     for (const field of form.elements) field.disabled = started; // a new recipe needs Reset
   }
 
@@ -46,6 +67,7 @@ export function setupTrainer(python) {
     if (out.error) throw new Error(out.error);
     plot.replaceChildren(fragment(out.plot));
     stats.textContent = out.stats;
+    yoursText.textContent = out.offer;
     if (out.say) say.textContent = out.say;
   }
 
@@ -95,7 +117,26 @@ export function setupTrainer(python) {
     buttons.pause.disabled = true;
     await loop; // the slice under way ends and is shown, then nothing more is asked
     mark();
-    say.textContent = "Paused. Train resumes where it stopped.";
+    say.textContent = `Paused. Train resumes where it stopped. ${yoursText.textContent}`;
+    refigure();
+  }
+
+  async function useIt() {
+    use.disabled = true;
+    try {
+      const out = await python.call(`${MODULE}:pick`, [false]);
+      if (out.error) throw new Error(out.error);
+      // the rest of its measurements one short call at a time: other figures go between them
+      while ((await python.call(`${MODULE}:pick_more`, [])).left > 0);
+      yoursText.textContent = out.said;
+      say.textContent = out.said;
+      refigure({ model: out.model });
+      figure.scrollIntoView({ block: "start" });
+    } catch (err) {
+      yoursText.textContent = `The figure could not take the model: ${err.message}`;
+    } finally {
+      mark();
+    }
   }
 
   async function reset() {
@@ -107,12 +148,15 @@ export function setupTrainer(python) {
     heads.replaceChildren();
     stats.textContent = builtStats;
     say.textContent = "The model is gone. Train starts a new one.";
+    yoursText.textContent = "";
     mark();
+    if (figure && figure.querySelector('[data-key="model"][data-value="yours"]')) refigure();
   }
 
   buttons.train.addEventListener("click", train);
   buttons.pause.addEventListener("click", pause);
   buttons.reset.addEventListener("click", reset);
+  use.addEventListener("click", useIt);
   form.addEventListener("submit", (e) => { e.preventDefault(); train(); });
   addEventListener("pagehide", () => { running = false; }); // leaving the page ends training
   box.classList.add("is-live");

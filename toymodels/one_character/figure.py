@@ -3,7 +3,9 @@ replayed.
 
 The figure itself is the live prediction (section 1); its slots are the chapter's other
 sections, so one state drives them all and lives in the URL:
-  model       which shipped model (lab.RUNS)
+  model       which shipped model (lab.RUNS), or "yours": the reader's own, trained in this tab
+              ("Train it yourself", yours.py); without one the figure shows the default and
+              says why
   step        its checkpoint ("" = the last)
   text        what the reader typed (kept as typed)
   character   the selected character ("" = the last)
@@ -34,7 +36,7 @@ from ..page.html import (
     whole,
 )
 from ..split_attend import param_count
-from . import draw, lab
+from . import draw, lab, yours
 from . import model as cm
 
 DEFAULTS = {
@@ -125,39 +127,52 @@ def shown(ch):
 def normalise(state):
     """Defaults filled in, one-shots carried out, every field clamped -> (state, view)."""
     state = merge(DEFAULTS, state, ALIASES)
-    if state["model"] not in lab.RUNS:
+    snap, note = None, ""
+    if state["model"] == yours.NAME:
+        snap = yours.get_or_take()
+        if snap is None:
+            state["model"], note = DEFAULTS["model"], yours.NO_MODEL
+    elif state["model"] not in lab.RUNS:
         state["model"] = DEFAULTS["model"]
     run = state["model"]
-    steps = lab.steps(run)
-    drum = whole(state["drum"], 9)
-    if drum is not None and drum < len(steps) and state["drum_model"] == run:
-        state["step"] = str(steps[drum])  # a drum move made for another model is void
-    step = whole(state["step"], 9)
-    step = steps[-1] if step is None else lab.nearest_step(run, step)
-    state["step"] = "" if step == steps[-1] else str(step)
+    if snap:  # one model, no checkpoints
+        steps = [snap["step"]]
+        step = snap["step"]
+        state["step"] = ""
+        params, cfg = snap["params"], snap["cfg"]
+    else:
+        steps = lab.steps(run)
+        drum = whole(state["drum"], 9)
+        if drum is not None and drum < len(steps) and state["drum_model"] == run:
+            state["step"] = str(steps[drum])  # a drum move made for another model is void
+        step = whole(state["step"], 9)
+        step = steps[-1] if step is None else lab.nearest_step(run, step)
+        state["step"] = "" if step == steps[-1] else str(step)
+        params, cfg = lab.checkpoint(run, step)
     state["drum"], state["drum_model"] = "", ""
-    params, cfg = lab.checkpoint(run, step)
+    max_chars = snap["max_chars"] if snap else lab.MAX_CHARS
     L, H = cfg["n_layer"], cfg["n_head"]
     pulled_out = _pairs(state["pulled_out"], L, H)
     state["pulled_out"] = _pairs_text(pulled_out)
     ablate = [(layer - 1, head - 1) for layer, head in pulled_out]
     state["text"] = state["text"][:MAX_TYPED]
     text, rejected = lab.split_text(state["text"])
-    room = min(WRITE_ON, lab.MAX_CHARS - len(text), MAX_TYPED - len(state["text"]))
+    room = min(WRITE_ON, max_chars - len(text), MAX_TYPED - len(state["text"]))
     if state["write"] and text and room > 0:
         seed = lab.seed_of(state["text"] + state["step"])
-        more = lab.write_on(params, cfg, text, room, seed, ablate)
+        more = lab.write_on(params, cfg, text, room, seed, ablate, max_chars)
         state["text"] += more[len(text) :]
         text, rejected = lab.split_text(state["text"])
     state["write"] = ""
-    cut = len(text) > lab.MAX_CHARS
-    text = text[: lab.MAX_CHARS]
+    cut = len(text) > max_chars
+    text = text[:max_chars]
     selected = whole(state["character"], 9)
     if selected is None or selected >= len(text):
         state["character"], selected = "", max(len(text) - 1, 0)
     else:
         state["character"] = str(selected)
-    measured = lab.measured(run, step)  # the evaluation's record of this checkpoint
+    # the evaluation's record of this checkpoint, or the reader's model's, taken when picked
+    measured = snap["measured"] if snap else lab.measured(run, step)
     chosen = _pairs(state["head"], L, H)
     if chosen:
         layer, head = chosen[0]
@@ -183,6 +198,9 @@ def normalise(state):
         "layer": layer,
         "head": head,
         "seed": seed,
+        "snap": snap,
+        "note": note,
+        "max_chars": max_chars,
     }
     return state, view
 
@@ -211,7 +229,7 @@ def render(state=None, fid="char-model"):
     demo = lab.copying_demo(view["params"], view["cfg"], view["seed"], view["ablate"])
     best = int(look["probs"].argmax())
     summary = (
-        f"After {quoted_char(view['text'][-1])} the model ({RUN_NAMES[state['model']]}, "
+        f"After {quoted_char(view['text'][-1])} the model ({_run_name(state, view)}, "
         f"step {view['step']:,}) expects {quoted_char(cm.VOCAB[best])} "
         f"with {100 * look['probs'][best]:.1f}%."
     )
@@ -231,6 +249,24 @@ def render(state=None, fid="char-model"):
 
 
 # ------------------------------------------------------------ 1. live prediction
+
+
+def _run_name(state, view):
+    return "yours" if view["snap"] else RUN_NAMES[state["model"]]
+
+
+def your_story(snap):
+    """How the reader's model was trained and what it measured when picked."""
+    r, cfg, m = snap["recipe"], snap["cfg"], snap["measured"]
+    return (
+        f"Your model: {snap['n_params']:,} parameters ({cfg['n_layer']} layers, "
+        f"{cfg['d_model']} numbers per character), trained in this tab for {snap['step']:,} "
+        f"steps at learning rate {r['lr']:g} on random letter-words, {r['share']:.0%} of the "
+        f"stretches repeated nonsense (seed {r['seed']}). When you picked it, it copied "
+        f"{100 * m['copying']:.1f}% of the trainer's {snap['n_copy']} stretches of repeated "
+        f"nonsense. The figure keeps it as it was then: more training changes it only when you "
+        "pick it again in \u2018Train it yourself\u2019."
+    )
 
 
 def run_story(run):
@@ -287,6 +323,16 @@ def _predict(state, view, look, fid):
     without text)."""
     fid = esc(fid)
     runs = [(run, capital(RUN_NAMES[run])) for run in lab.RUNS]
+    snap = view["snap"] or yours.get()
+    offered = snap["step"] if snap else yours.training_step()
+    if offered is not None:  # the reader's model, once the trainer has one
+        runs.append((yours.NAME, f"Yours (step {offered:,})"))
+    story = your_story(view["snap"]) if view["snap"] else run_story(state["model"])
+    note = (
+        f'<p class="mh-why cm-no-model" role="status">{esc(view["note"])}</p>'
+        if view["note"]
+        else ""
+    )
     rejected = ""
     if view["rejected"]:
         chars = ", ".join(dict.fromkeys(quoted_char(c) for _, c in view["rejected"]))
@@ -298,10 +344,10 @@ def _predict(state, view, look, fid):
         )
     if view["cut"]:
         rejected += (
-            f'<p class="mh-why" role="status">The model reads the first {lab.MAX_CHARS} '
+            f'<p class="mh-why" role="status">The model reads the first {view["max_chars"]} '
             "characters: the length it was trained on.</p>"
         )
-    full = len(view["text"]) >= lab.MAX_CHARS
+    full = len(view["text"]) >= view["max_chars"]
     write = attrs(data_key="write", data_value="1", data_fk="write", disabled=full)
     form = (
         f'<form class="mh-sentence cm-text" data-state-form="live">'
@@ -313,7 +359,8 @@ def _predict(state, view, look, fid):
     )
     top = (
         kit.choices("model", runs, state["model"], label="Model", fk=lambda run: f"run-{run}")
-        + f'<p class="cm-story">{esc(run_story(state["model"]))}</p>'
+        + note
+        + f'<p class="cm-story">{esc(story)}</p>'
         + f"{_size(view)}{form}{rejected}"
     )
     if look is None:
@@ -552,7 +599,7 @@ def _anatomy(view, look):
 
 
 def _heads(state, view, look):
-    labels = lab.labels(state["model"], view["step"])
+    labels = lab.labels_of(view["measured"])
     T = len(view["text"])
     first = max(0, T - WINDOW)
     items = []
@@ -578,12 +625,17 @@ def _heads(state, view, look):
         if view["selected"] >= first
         else f"{_picked(view)} comes before them, so no row is outlined"
     )
+    where = (
+        f"measured on your model when you picked it (step {view['step']:,}), on "
+        f"{view['snap']['n_copy']} stretches of random words that never repeat"
+        if view["snap"]
+        else f"the evaluation measured for step {view['step']:,} on held-out text"
+    )
     return (
         f"<p>Each picture is one head on {span}: a row for each character looking, darker is "
-        f"more attention; {esc(row)}. The labels and numbers are what the evaluation "
-        f"measured for step {view['step']:,} on held-out text (mean weight on the previous "
-        "character, two back, itself, spaces) and on repeated nonsense (copying: weight on what "
-        "came next last time). Choose a head to open it above.</p>"
+        f"more attention; {esc(row)}. The labels and numbers are what {where} (mean weight on "
+        "the previous character, two back, itself, spaces) and on repeated nonsense (copying: "
+        "weight on what came next last time). Choose a head to open it above.</p>"
         + _tape(view, "heads", "Choose a character")
         + f'<ul class="cm-heads" aria-label="The {len(labels)} heads" data-roving>'
         f"{''.join(items)}</ul>"
@@ -629,8 +681,13 @@ def _copying(view, demo):
         "<p>Read along the repeat: the model's top guess at each character after the first of "
         f"the second copy, {demo['n_right']} of {len(demo['checks'])} right here.</p>"
         f'<ul class="cm-checks">{marks}</ul>'
-        "<p>The evaluation measured this on many stretches of repeated nonsense: at step "
-        f"{view['step']:,} this model copies <strong>{100 * end['copying']:.1f}%</strong> "
+        + (
+            f"<p>Measured when you picked it, on the trainer's {view['snap']['n_copy']} stretches "
+            "of repeated nonsense: at step "
+            if view["snap"]
+            else "<p>The evaluation measured this on many stretches of repeated nonsense: at step "
+        )
+        + f"{view['step']:,} this model copies <strong>{100 * end['copying']:.1f}%</strong> "
         "of the repeated characters right"
         + (
             " (with every head in; pulling heads out is measured below)"
@@ -643,6 +700,13 @@ def _copying(view, demo):
 
 
 def _drum(state, view):
+    if view["snap"]:
+        return (
+            '<p class="mh-note cm-drum-yours">Your model has no saved checkpoints to step '
+            f"through: it is the model at step {view['step']:,}, as you picked it. The drum "
+            "replays the training of the shipped models; choose one of them above to use it. "
+            "Your own training's curve is in \u2018Train it yourself\u2019 below.</p>"
+        )
     steps, step = view["steps"], view["step"]
     i = steps.index(step)
     points = lab.evaluation()["runs"][state["model"]]["checkpoints"]
@@ -698,14 +762,19 @@ def _ablate(state, view, demo):
     buttons = "".join(_toggle(layer, head, pulled_out) for layer, head in every)
     back = attrs(data_key="pulled_out", data_value="", data_fk="off-none", disabled=not pulled_out)
     reset = f'<button type="button"{back}>Put every head back</button>'
-    evaluation = lab.evaluation()["runs"][state["model"]]
-    ablation = evaluation["ablation"]
+    snap = view["snap"]
+    if snap:
+        ablation, columns = snap["ablation"], ("pulled out", "copying")
+    else:
+        evaluation = lab.evaluation()["runs"][state["model"]]
+        ablation, columns = evaluation["ablation"], ("pulled out", "copying", "held-out bits")
 
     def row(key, name, picked=False):
         measured = ablation[key]
+        bits = "" if snap else f"<td>{measured['valid_bits']:.3f}</td>"
         return (
             f'<tr{attrs(class_="sel" if picked else None)}><th scope="row">{name} out</th>'
-            f"<td>{100 * measured['copying']:.1f}%</td><td>{measured['valid_bits']:.3f}</td></tr>"
+            f"<td>{100 * measured['copying']:.1f}%</td>{bits}</tr>"
         )
 
     rows = [
@@ -721,16 +790,19 @@ def _ablate(state, view, demo):
         if pulled_out
         else f"With every head in, the copying demo gives {want} {p_want}."
     )
-    header = "".join(
-        f'<th scope="col">{name}</th>' for name in ("pulled out", "copying", "held-out bits")
+    header = "".join(f'<th scope="col">{name}</th>' for name in columns)
+    caption = (
+        f"Measured when you picked your model, at step {snap['step']:,}, on the trainer's "
+        f"repeated nonsense (every head in: {100 * final['copying']:.1f}% copied)"
+        if snap
+        else f"Measured by the evaluation at step {evaluation['final_step']:,} (every head in: "
+        f"{100 * final['copying']:.1f}% copied, {final['valid_bits']:.3f} bits per character)"
     )
     return (
         '<div class="cm-toggles" role="group" aria-label="Pull heads out: a pressed head is out"'
         f" data-roving>{buttons}</div>"
         f'{reset}<p class="mh-out">{live} The prediction at the top of the page uses the same '
         "heads.</p>"
-        '<table class="mh-matrix cm-ablation"><caption>Measured by the evaluation at step '
-        f"{evaluation['final_step']:,} (every head in: {100 * final['copying']:.1f}% copied, "
-        f"{final['valid_bits']:.3f} bits per character)</caption>"
+        f'<table class="mh-matrix cm-ablation"><caption>{caption}</caption>'
         f"<thead><tr>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )

@@ -122,7 +122,12 @@ def head_label(rec, induction):
 def labels(run, step):
     """[(layer, head, name, numbers)] for the eight heads of a checkpoint, layer and head
     1-based."""
-    rec = measured(run, step)
+    return labels_of(measured(run, step))
+
+
+def labels_of(rec):
+    """[(layer, head, name, numbers)] for every head of a measured model (REC: its induction
+    scores and habits, as measure.py takes them)."""
     return [
         (h["layer"], h["head"], *head_label(h, rec["induction"][h["layer"] - 1][h["head"] - 1]))
         for h in rec["habits"]
@@ -191,12 +196,12 @@ def copying_demo(params, cfg, seed, ablate=()):
     }
 
 
-def write_on(params, cfg, text, n, seed, ablate=()):
+def write_on(params, cfg, text, n, seed, ablate=(), max_chars=MAX_CHARS):
     """TEXT followed by up to N characters drawn one at a time from the model's own
-    probabilities."""
+    probabilities, never past MAX_CHARS."""
     rng = np.random.default_rng(seed)
     ids = list(cm.encode(text))
-    for _ in range(min(n, MAX_CHARS - len(ids))):
+    for _ in range(min(n, max_chars - len(ids))):
         logits, _ = cm.forward(params, cfg, np.array(ids), ablate=ablate)  # (T, V)
         p = cm.softmax(logits[-1].astype(np.float64))  # (V,)
         ids.append(int(rng.choice(len(p), p=p / p.sum())))

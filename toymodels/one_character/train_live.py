@@ -8,7 +8,9 @@ next unit would end past about MAX_MS (at least one unit), and returns what the 
 every new loss, the new copying scores, steps per second, the plot, a milestone line for screen
 readers, and whether the heads are due to be drawn again (every HEADS_EVERY steps); heads()
 then draws every head's attention on one repeated stretch of nonsense, in a call of its own;
-reset() drops the model. Pausing
+pick() hands a snapshot of the model to the chapter's figure (yours.py), where the reader
+types to it and pulls its heads out like a shipped model's; reset() drops the model and the
+snapshot. Pausing
 is the page not calling work(): the model, Adam's moments and the step stay here, and since a
 step's batch depends only on (seed, step) a paused run goes on exactly as if never paused.
 render() is the chapter's figure without JavaScript: the curve of the default recipe, computed
@@ -34,6 +36,7 @@ from ..page import data, kit
 from ..page.html import attrs, esc
 from . import model as cm
 from . import trainstep as ts
+from . import yours
 from .copy_test import nonsense, tile
 from .draw import svg
 
@@ -228,10 +231,38 @@ def heads():
     return {"step": _run["step"], "heads": heads_html(_run)}
 
 
+def current_step():
+    """The step of the run in progress, or None if there is none."""
+    return None if _run is None else _run["step"]
+
+
+def pick(whole=True):
+    """The model as it is now becomes the reader's model in the chapter's figure (yours.py keeps
+    a snapshot: more training does not change it until the reader picks again). The page passes
+    WHOLE false and then calls pick_more() until it says none are left, so that no call holds
+    the worker long."""
+    if _run is None:
+        return {"error": "There is no model: press Train to start one."}
+    snap = yours.take(
+        _run, ctx=CTX, periods=PERIODS, seed=EVAL_SEED, copy_set=_run["copy_set"], whole=whole
+    )
+    said = (
+        f"The figure above now runs your model as it was at step {snap['step']:,}. It keeps "
+        "that model while this one trains on: press the button again to bring later training in."
+    )
+    return {"step": snap["step"], "model": yours.NAME, "said": said}
+
+
+def pick_more():
+    """One more of the picked model's measurements -> {"left": how many remain}."""
+    return {"left": yours.measure_one()}
+
+
 def reset():
-    """Drop the run: its model and Adam's moments are freed."""
+    """Drop the run: its model and Adam's moments are freed, and the snapshot picked from it."""
     global _run
     _run = None
+    yours.drop()
     return {"reset": True, "size": 0}
 
 
@@ -282,6 +313,10 @@ def view(run, since, redraw=False):
         "size": size_of(run),
     }
     out["heads_due"] = bool(redraw)
+    out["offer"] = (
+        f"Your model at step {step:,} can now be used in the chapter's figure above, like the "
+        "models that come with the page: type to it, look inside its heads, pull them out."
+    )
     return out
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from toymodels.one_character import measure
 from toymodels.one_character import model as cm
 from toymodels.one_character.copy_test import copy_set
 
@@ -36,22 +37,7 @@ from . import SHIP
 
 def copying(params, cfg, n=200, ctx=64, ablate=(), batch=100, return_att=False):
     x, ps = copy_set(n, ctx)
-    right = total = 0
-    ind = np.zeros((cfg["n_layer"], cfg["n_head"]))
-    for s in range(0, n, batch):
-        xb, pb = x[s : s + batch], ps[s : s + batch]
-        logits, c = cm.forward(params, cfg, xb, ablate=ablate, keep=return_att)  # (b, T, V)
-        pred = logits.argmax(-1)  # (b, T)
-        for i, P in enumerate(pb):
-            right += int((pred[i, P : ctx - 1] == xb[i, P + 1 :]).sum())  # predicting P+1 … ctx-1
-            total += ctx - 1 - P
-            if return_att:
-                t = np.arange(P, ctx)  # queries in the repeats
-                for layer in range(cfg["n_layer"]):
-                    ind[layer] += c[f"h{layer}.att"][i][:, t, t - P + 1].mean(-1)  # (H,)
-    if return_att:
-        return right / total, ind / n
-    return right / total
+    return measure.copying(params, cfg, x, ps, ablate, batch, return_att)
 
 
 def valid_stretches(valid, n, ctx):
@@ -72,27 +58,7 @@ def valid_bits(params, cfg, valid, n=1000, ctx=64, ablate=(), batch=250):
 
 
 def habits(params, cfg, valid, n=200, ctx=64):
-    xy = valid_stretches(valid, n, ctx)
-    x = xy[:, :-1]
-    _, c = cm.forward(params, cfg, x, keep=True)
-    t = np.arange(2, ctx)
-    space = x == cm.STOI[" "]  # (n, T)
-    out = []
-    for layer in range(cfg["n_layer"]):
-        att = c[f"h{layer}.att"]  # (n, H, T, T)
-        for h in range(cfg["n_head"]):
-            a = att[:, h]  # (n, T, T)
-            out.append(
-                {
-                    "layer": layer + 1,
-                    "head": h + 1,
-                    "previous": round(float(a[:, t, t - 1].mean()), 4),
-                    "two_back": round(float(a[:, t, t - 2].mean()), 4),
-                    "itself": round(float(a[:, t, t].mean()), 4),
-                    "spaces": round(float((a[:, t, :] * space[:, None, :]).sum(-1).mean()), 4),
-                }
-            )
-    return out
+    return measure.habits(params, cfg, valid_stretches(valid, n, ctx)[:, :-1])
 
 
 def evaluate_run(run, valid, ship=SHIP, steps=None, log=print):
