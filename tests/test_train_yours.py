@@ -193,7 +193,7 @@ def test_train_pause_use_it_in_the_figure_then_reset(page, base_url):
     heads = page.locator("[data-slot=heads] .cm-head")
     assert heads.count() == cfg["n_layer"] * cfg["n_head"]
     for i, (_, _, name, _) in enumerate(lab.labels_of(rec)):
-        assert heads.nth(i).locator(".cm-label").inner_text().startswith(name)
+        assert heads.nth(i).locator(".cm-label").text_content().startswith(name)
     # Reset while the figure shows it: back to the default model, and the figure says why
     trainer.get_by_role("button", name="Reset").click()
     page.wait_for_selector("#char-model .cm-no-model")
