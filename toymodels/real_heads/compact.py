@@ -3,7 +3,8 @@
 Layout: b"MHW1", the header's length (4 bytes, little-endian), a JSON header, then the
 arrays' raw bytes, each at an offset that is a multiple of 8 from the data's start. The
 header holds the checkpoint's config, the vocabulary's place (vocab.txt as UTF-8 bytes) and,
-for each weight, its dtype, shape and offset. A matrix is stored in one of three modes:
+for each weight, its dtype, shape and offset. A matrix is stored in one of MODES (the
+header's dtype of the integer ones is "int8"):
 
 - "float16" or "float32": as is;
 - "int8": int8 with float32 per-row scales ("scales"): w[i, j] ≈ q[i, j] * scales[i];
