@@ -16,7 +16,7 @@ from test_realheads import TRICKY
 
 from sitebuild import livemodel
 from toymodels.export import cli
-from toymodels.real_heads import bert, live
+from toymodels.real_heads import bert, compact, live
 from toymodels.real_heads import figure as fig
 from toymodels.real_heads import maps as rh
 from toymodels.real_heads.compact import Compact
@@ -68,7 +68,30 @@ def test_only_what_the_maps_need_ships(weights):
     assert "encoder.layer.5.attention.self.query.weight" in c
     assert "encoder.layer.5.intermediate.dense.weight" not in c
     assert "encoder.layer.4.output.dense.weight" in c
-    assert {c.tensors[k]["dtype"] for k in c if len(c.tensors[k]["shape"]) == 2} == {"float16"}
+    stored = {k: c.tensors[k] for k in c if len(c.tensors[k]["shape"]) == 2}
+    assert {k: (t["dtype"], t.get("bits")) for k, t in stored.items()} == {
+        k: ("int8", 10)
+        if k == "embeddings.word_embeddings.weight"
+        else ("int8", 12)
+        if ".attention." in k
+        else ("float16", None)
+        for k in stored
+    }
+    assert "columns" in stored["encoder.layer.0.attention.self.query.weight"]
+
+
+@pytest.mark.parametrize("bits", [8, 10, 12])
+def test_integer_matrices_with_row_and_column_scales_decode_whole_and_by_rows(bits):
+    rng = np.random.default_rng(bits)
+    w = rng.standard_normal((7, 16)).astype(np.float32) * rng.uniform(
+        0.1, 30, 16
+    )  # outlier columns
+    w[3] = 0.0
+    c = Compact(compact.pack({"m": w}, {}, "", matrices=f"int{bits}rc"))
+    step = np.abs(w).max(0) / (2 ** (bits - 1) - 1)  # the coarsest step in each column
+    assert np.all(np.abs(c["m"] - w) <= step / 2 * 1.0001)
+    assert np.array_equal(c.rows("m", [5, 3, 5]), c["m"][[5, 3, 5]])
+    assert np.all(c["m"][3] == 0)
 
 
 def test_shipped_tokenizer_matches_tokenizers(weights):

@@ -2,6 +2,7 @@
 hand-made maps, the GPT-2 path on a tiny random checkpoint, the figure, and the chapter in
 Chromium."""
 
+import html
 import json
 import re
 import shutil
@@ -657,6 +658,53 @@ def _sheet_cells(svg, n, layers, heads):
                 assert (i, j) not in out[at][0]  # drawn once
                 out[at][0][(i, j)] = int(cls[1:])
     return out
+
+
+@pytest.mark.parametrize(
+    "state, heads",
+    [({"view": "model", "sentence": "scientist", "token": "scientist:4"}, 72), ({}, 12)],
+)
+def test_the_downloaded_csv_holds_each_heads_row_of_the_chosen_token_and_its_label(state, heads):
+    import csv
+    import io
+
+    from toymodels.page.download import files
+
+    got = files("toymodels.real_heads.figure:render", state, "real-heads", "Real heads", "x")
+    drawn = fig.render(state)
+    assert "<table" not in drawn["html"]  # the maps stay one picture on the page
+    sid, _, i = drawn["state"]["token"].rpartition(":")
+    selected = int(i)
+    entry = next(s for s in rh.index()["models"][0]["sentences"] if s["id"] == sid)
+    export = json.loads(data.read_text(f"realheads/{entry['file']}"))
+    att = np.asarray(export["att"]) / export["scale"]  # (layers, heads, T, T), independently read
+    tokens = export["tokens"]
+    lines = list(csv.reader(io.StringIO(got["csv"])))
+    rows = [dict(zip(lines[3], line, strict=True)) for line in lines[4:]]
+    shares = [r for r in rows if r["table"].startswith(f"Where “{tokens[selected]}”")]
+    said = [r for r in rows if r["table"].startswith("Each head's label and summary")]
+    # the heads the view shows: every head, or the first layer's
+    want = [(lay, h) for lay in range(att.shape[0]) for h in range(att.shape[1])][:heads]
+    names = [f"L{lay + 1}\u00a0H{h + 1}" for lay, h in want]
+    T = len(tokens)
+    assert [r["row"] for r in shares] == [n for n in names for _ in range(T)]
+    assert [r["column"] for r in shares] == tokens * len(want)
+    for k, (lay, h) in enumerate(want):
+        got_row = [float(r["value"].rstrip("%")) / 100 for r in shares[k * T : (k + 1) * T]]
+        assert np.allclose(got_row, att[lay, h, selected], atol=5e-4 + 1e-9), names[k]
+    # each head's label and summary, as the view's buttons and summaries say them
+    on_screen = fig.render({**state, "view": "model"})["html"]
+    for lay, h in want:
+        name = f"L{lay + 1}\u00a0H{h + 1}"
+        label = re.search(rf'data-fk="pick-{lay + 1}-{h + 1}" data-label="(\w+)"', on_screen)
+        summary = re.search(
+            rf'<span class="sr">({name} · [^<]*) Show it enlarged\.</span>', on_screen
+        )
+        mine = {r["column"]: r for r in said if r["row"] == name}
+        assert mine["label"]["text"] == rh.NAMES[label.group(1)]
+        assert mine["summary"]["text"] == html.unescape(summary.group(1))
+        assert mine["label"]["value"] == mine["summary"]["value"] == ""
+    assert len(said) == 2 * len(want)
 
 
 @pytest.mark.parametrize("state", [{}, {"view": "model"}, {"layer": "3", "token": "cat:2"}])

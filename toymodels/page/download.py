@@ -5,8 +5,13 @@ the files hold exactly the numbers the reader sees: `files` calls it with the re
 and reads what it returned (the figure's HTML and its slots). Each table becomes CSV rows, one
 per cell (its table, row, column, the number in it and the cell's text as shown), under a header
 naming the figure, its state and its source; the SVG draws the same tables as grids, shaded as
-on screen, and keeps the pictures the figure drew as SVG itself. Nothing here computes a number
-of its own, and the browser only saves what this returns: nothing is sent anywhere.
+on screen, and keeps the pictures the figure drew as SVG itself. A figure that draws numbers as
+one picture rather than as tables (Real heads' "All 72 heads") offers them to the CSV with an
+optional `download_tables(state, fid)` in its module, made from the same data it draws: a list
+of tables, each {"caption", "columns", "rows": [(label, [cell text, …])], "words": [columns
+that hold words, never a number]}, whose cells become rows as a table's do. Nothing here
+computes a number of its own, and the browser only saves what this returns: nothing is sent
+anywhere.
 
 Every piece of text goes through escaping (a reader's own sentence may hold anything), SVG the
 figure drew passes through `clean_svg`, and a CSV field that a spreadsheet would run as a
@@ -27,6 +32,7 @@ NUMBER = re.compile(r"[−-]?\d+(?:[.,]\d+)*(?:\.\d+)?%?")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 CELL_W, CELL_H, LABEL_W, HEAD_H, GAP, WRAP = 64, 26, 120, 26, 28, 96
 MASKED = -1  # a cell a word cannot see
+WORDS = -2  # a cell of words (a label, a summary): its value column stays empty
 # the light theme's colours of templates/static/site.css and charmodel.css, for a picture that
 # leaves the site: the shares' blues l0-l9, the signed values' oranges n1-n5 and blues p1-p5
 INK, MUTED, LINE, PANEL, ACCENT, FOCUS = (
@@ -78,6 +84,20 @@ class Table:
 
     def __init__(self):
         self.caption, self.columns, self.rows = "", [], []
+
+
+def offered(tables):
+    """A figure's download_tables(…) -> Tables (a cell of a column in "words" is WORDS)."""
+    out = []
+    for offer in tables:
+        t = Table()
+        t.caption, t.columns = str(offer["caption"]), [str(c) for c in offer["columns"]]
+        kinds = [WORDS if c in offer.get("words", ()) else None for c in offer["columns"]]
+        for label, cells in offer["rows"]:
+            t.rows.append([str(label), [(str(c), k) for c, k in zip(cells, kinds, strict=True)]])
+        if t.rows:
+            out.append(t)
+    return out
 
 
 class _Reader(HTMLParser):
@@ -216,7 +236,7 @@ def table_csv(tables, caption, state, source):
         for label, cells in t.rows:
             for i, (text, shade) in enumerate(cells):
                 column = columns[i] if i < len(columns) else str(i + 1)
-                number = "" if shade == MASKED else value(text)
+                number = "" if shade in (MASKED, WORDS) else value(text)
                 w.writerow([safe(t.caption), safe(label), safe(column), number, safe(text)])
     return out.getvalue()
 
@@ -335,14 +355,17 @@ def files(model, state, fid, caption, source):
     name, _, func = str(model).partition(":")
     if not name.startswith("toymodels.") or func != "render":
         return {"error": f"{model} is not a figure"}
-    answer = check(getattr(importlib.import_module(name), func)(state, fid))
+    module = importlib.import_module(name)
+    answer = check(getattr(module, func)(state, fid))
     if answer["error"]:
         return {"error": answer["error"]}
     html = answer["html"] + "".join(answer["slots"].values())
     tables, svgs = read(html)
     drawn = answer["state"]
+    more = getattr(module, "download_tables", None)
+    numbers = tables + (offered(more(drawn, fid)) if more else [])
     return {
         "svg": picture(tables, svgs, str(caption), drawn, str(source)),
-        "csv": table_csv(tables, str(caption), drawn, str(source)),
+        "csv": table_csv(numbers, str(caption), drawn, str(source)),
         "name": f"many-heads-{fid}",
     }

@@ -179,6 +179,55 @@ def render(state=None, fid="real-heads"):
     return result("".join(parts), state, slots=slots, summary=summary)
 
 
+def download_tables(state, fid="real-heads"):
+    """The numbers the maps draw as pictures, for the download's CSV (toymodels.page.download):
+    the chosen token's row of every head shown (all of them in the model view, the layer's
+    in the layer view) in tenths of a percent as the enlarged grid shows them, and each head's
+    label and summary."""
+    state, model, data, _ = normalise(state)
+    labels, per = kept(data, "labels", lambda: rh.head_labels(data))
+    selected, tokens = token_index(state), data["tokens"]
+    if state["view"] == "model":
+        heads = [(layer, h) for layer in range(model["layers"]) for h in range(model["heads"])]
+    else:
+        heads = [(int(state["layer"]) - 1, h) for h in range(model["heads"])]
+    said = [quoted(token) for token in tokens]
+
+    def cell(p, j):  # as the enlarged grid's cell says it
+        if data["causal"] and j > selected:
+            return f"{said[selected]} cannot see {said[j]}: masked"
+        return f"{said[selected]} → {said[j]}: {pct(_tenths(p))}"
+
+    looks = {
+        "caption": f"Where {said[selected]} (token {selected}) looks in each head: a row is a "
+        "head, a column a token looked at, a cell its share of the attention",
+        "columns": tokens,
+        "rows": [
+            (
+                rh.head_name(layer, h),
+                [cell(p, j) for j, p in enumerate(data["att"][layer, h, selected])],
+            )
+            for layer, h in heads
+        ],
+    }
+    labelled = {
+        "caption": f"Each head's label and summary, {model['name']} on {quoted(data['text'])}",
+        "columns": ["label", "summary"],
+        "words": ["label", "summary"],
+        "rows": [
+            (
+                rh.head_name(layer, h),
+                [
+                    rh.NAMES[labels[layer][h]],
+                    rh.summary(data, layer, h, labels[layer][h], per[layer][h]),
+                ],
+            )
+            for layer, h in heads
+        ],
+    }
+    return [looks, labelled]
+
+
 def _row(what, key, options, current, **group):
     """One row of the controls: a label for the eye, and a group of buttons (kit.choices) that
     sets state[KEY], named WHAT for the ear."""
