@@ -36,7 +36,7 @@ from ..page.html import (
     whole,
 )
 from ..split_attend import param_count
-from . import draw, lab, yours
+from . import draw, lab, train_live, yours
 from . import model as cm
 
 DEFAULTS = {
@@ -124,12 +124,19 @@ def shown(ch):
     )
 
 
+def _snapshot_or_take():
+    """The reader's snapshot; if none was picked but the trainer has a run, one taken now."""
+    if yours.get() is None and train_live.current_step() is not None:
+        train_live.pick()
+    return yours.get()
+
+
 def normalise(state):
     """Defaults filled in, one-shots carried out, every field clamped -> (state, view)."""
     state = merge(DEFAULTS, state, ALIASES)
     snap, note = None, ""
     if state["model"] == yours.NAME:
-        snap = yours.get_or_take()
+        snap = _snapshot_or_take()
         if snap is None:
             state["model"], note = DEFAULTS["model"], yours.NO_MODEL
     elif state["model"] not in lab.RUNS:
@@ -324,7 +331,7 @@ def _predict(state, view, look, fid):
     fid = esc(fid)
     runs = [(run, capital(RUN_NAMES[run])) for run in lab.RUNS]
     snap = view["snap"] or yours.get()
-    offered = snap["step"] if snap else yours.training_step()
+    offered = snap["step"] if snap else train_live.current_step()
     if offered is not None:  # the reader's model, once the trainer has one
         runs.append((yours.NAME, f"Yours (step {offered:,})"))
     story = your_story(view["snap"]) if view["snap"] else run_story(state["model"])

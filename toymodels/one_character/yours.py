@@ -5,10 +5,10 @@ at the moment the reader picks it, measures them the way the build's evaluation 
 shipped checkpoints (measure.py: copying and each head's induction score on the trainer's own
 repeated nonsense, each head's habits on random words that never repeat, copying with each head
 and each layer pulled out, the last either at once or one row a call of measure_one()) and
-keeps them; get() hands the snapshot to figure.py
-(get_or_take() first takes one if the reader chose the model in the figure), drop() forgets
-it (Reset). The snapshot stays as it was when picked while the run trains on, so the figure
-never changes under the reader; picking again takes a new one.
+keeps them; get() hands the snapshot to figure.py (which asks train_live.py to take one first
+if the reader chose the model in the figure before picking it), drop() forgets it (Reset).
+The snapshot stays as it was when picked while the run trains on, so the figure never changes
+under the reader; picking again takes a new one.
 
 Why a snapshot of its own: the figure redraws from its state alone, and a model that moved
 between two taps would make a tap's answer depend on when it came.
@@ -89,22 +89,6 @@ def get():
     while measure_one():
         pass
     return _snapshot
-
-
-def training_step():
-    """The step of the run in this worker's trainer, or None if there is none."""
-    from . import train_live  # it imports this module
-
-    return train_live.current_step()
-
-
-def get_or_take():
-    """The snapshot; if none was picked but the trainer has a run, one taken from it now."""
-    if _snapshot is None and training_step() is not None:
-        from . import train_live
-
-        train_live.pick()
-    return get()
 
 
 def drop():
