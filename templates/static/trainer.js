@@ -1,6 +1,6 @@
 // "Train it yourself" (chapter "One character at a time"): the buttons of the section marked
 // data-trainer. Train starts a run (or resumes a paused one) and then asks Python for one short
-// slice of training after another, swapping in the plot, the heads and the numbers each slice
+// slice of training after another (as long as Python's train_live.MAX_MS says), swapping in the plot, the heads and the numbers each slice
 // returns; Pause stops asking (the model stays in the worker); Reset drops the model. Each slice
 // is a separate call, so the worker answers the page's other figures between two slices.
 // Once there is a model, "Use it in the figure above" hands a snapshot of it to the chapter's
@@ -12,7 +12,7 @@ import { fragment } from "./figures.js";
 
 const MODULE = "toymodels.one_character.train_live";
 const FIGURE = 'figure[data-figure="toymodels.one_character.figure:render"]';
-const SLICE_MS = 60;
+const SHOW_MS = 250;
 
 export function setupTrainer(python) {
   const box = document.querySelector("[data-trainer]");
@@ -63,12 +63,22 @@ export function setupTrainer(python) {
     for (const field of form.elements) field.disabled = started; // a new recipe needs Reset
   }
 
-  function show(out) {
-    if (out.error) throw new Error(out.error);
-    plot.replaceChildren(fragment(out.plot));
-    stats.textContent = out.stats;
-    yoursText.textContent = out.offer;
-    if (out.say) say.textContent = out.say;
+  // while training, the plot and the numbers are redrawn at most every SHOW_MS (each redraw
+  // takes the page's time from a tap elsewhere); a pause or a reset shows the last slice at once
+  let due = null; // what is not shown yet: the last slice's numbers, the last plot drawn
+  let shownAt = 0;
+  function show(out, now = false) {
+    if (out) {
+      if (out.error) throw new Error(out.error);
+      if (out.say) say.textContent = out.say; // milestones are announced when they come
+      due = { ...out, plot: out.plot || due?.plot }; // plot null: no step ended in the slice
+    }
+    if (!due || (!now && running && performance.now() - shownAt < SHOW_MS)) return;
+    if (due.plot) plot.replaceChildren(fragment(due.plot));
+    stats.textContent = due.stats;
+    yoursText.textContent = due.offer;
+    due = null;
+    shownAt = performance.now();
   }
 
   // the heads are drawn in a call of their own, so a tap elsewhere can go before it
@@ -81,7 +91,7 @@ export function setupTrainer(python) {
   async function run() {
     let resumed = true;
     while (running) {
-      const out = await python.call(`${MODULE}:work`, [SLICE_MS, resumed]);
+      const out = await python.call(`${MODULE}:work`, [null, resumed]);
       resumed = false;
       if (!started) return; // reset while this slice ran
       show(out);
@@ -115,7 +125,8 @@ export function setupTrainer(python) {
   async function pause() {
     running = false;
     buttons.pause.disabled = true;
-    await loop; // the slice under way ends and is shown, then nothing more is asked
+    await loop; // the slice under way ends, then nothing more is asked
+    show(null, true);
     mark();
     say.textContent = `Paused. Train resumes where it stopped. ${yoursText.textContent}`;
     refigure();

@@ -137,6 +137,22 @@ def forward(params, cfg, idx, ablate=(), keep=False):
     contribution to the residual stream, "resid_mid"/"resid_post" (B, T, D), MLP "pre"/"act"
     (B, T, M).
     """
+    return finish(forward_parts(params, cfg, idx, ablate, keep))
+
+
+def finish(parts):
+    """Runs a generator of parts (forward_parts and the trainer's) to its end -> its value."""
+    while True:
+        try:
+            next(parts)
+        except StopIteration as done:
+            return done.value
+
+
+def forward_parts(params, cfg, idx, ablate=(), keep=False):
+    """forward() in parts: a generator that pauses (yields) after each layer but the last and
+    returns (logits, cache). The reader's training in the browser (train_live.py) stops
+    between parts, so that a tap elsewhere on the page need not wait for a whole step."""
     idx = np.asarray(idx)
     squeeze = idx.ndim == 1
     if squeeze:
@@ -196,6 +212,8 @@ def forward(params, cfg, idx, ablate=(), keep=False):
                 # (B, H, T, D) each head's share
                 c[f"h{layer}.head_out"] = np.einsum("bhtk,hkd->bhtd", y, wo)
         x = x_out  # (B, T, D)
+        if layer < cfg["n_layer"] - 1:
+            yield
     # (B, T, D)
     hf, xhatf, rstdf = layernorm(x, params["lnf.g"].astype(dt), params["lnf.b"].astype(dt))
     logits = matmul(hf, params["head.w"].astype(dt)) + params["head.b"].astype(dt)  # (B, T, V)

@@ -2,25 +2,26 @@
 
 What: one training run per Python worker, driven by templates/static/trainer.js. start(recipe)
 makes a fresh model from the reader's recipe (seed, share of repeated nonsense, learning rate,
-width); work(max_ms) runs units of work, each a training step (trainstep.py: the same step
-the command-line trainer takes) or the copying measurement due every EVAL_EVERY steps, until the
-next unit would end past about MAX_MS (at least one unit), and returns what the page shows:
-every new loss, the new copying scores, steps per second, the plot, a milestone line for screen
-readers, and whether the heads are due to be drawn again (every HEADS_EVERY steps); heads()
-then draws every head's attention on one repeated stretch of nonsense, in a call of its own;
-pick() hands a snapshot of the model to the chapter's figure (yours.py), where the reader
-types to it and pulls its heads out like a shipped model's; reset() drops the model and the
-snapshot. Pausing
-is the page not calling work(): the model, Adam's moments and the step stay here, and since a
-step's batch depends only on (seed, step) a paused run goes on exactly as if never paused.
-render() is the chapter's figure without JavaScript: the curve of the default recipe, computed
-by curve() with this file and kept in toymodels/data/charmodel/live-curve.json.
+width); work(max_ms) trains in parts of a step (step_parts(): each layer's forward and
+backward pass, Adam, and the copying measurement due every EVAL_EVERY steps, also in parts;
+the same step the command-line trainer takes, trainstep.py) until the next part would end past
+about MAX_MS (at least one part), and returns what the page shows: every new loss, the new
+copying scores, steps per second, the plot, a milestone line for screen readers, and whether
+the heads are due to be drawn again (every HEADS_EVERY steps); heads() then draws every head's
+attention on one repeated stretch of nonsense, in a call of its own; pick() hands a snapshot
+of the model to the chapter's figure (yours.py), where the reader types to it and pulls its
+heads out like a shipped model's; reset() drops the model and the snapshot. Pausing is the
+page not calling work(): the model, Adam's moments, the step and the part under way stay
+here, and since a step's batch depends only on (seed, step) a paused run goes on exactly as if
+never paused. render() is the chapter's figure without JavaScript: the curve of the default
+recipe, computed by curve() with this file and kept in toymodels/data/charmodel/live-curve.json.
 
-Why slices: the worker answers one call at a time, so a call that trained for a minute would
-hold up every other figure on the page; a call of a few tens of milliseconds lets a tap
-elsewhere be answered between two slices. A slice cannot be shorter than one step, though: in
-Pyodide a step of the default recipe takes 60-130 ms on this project's busy 2-core machine
-(toymodels/training/RESULTS.md).
+Why slices, and parts: the worker answers one call at a time, so a call that trained for a
+minute would hold up every other figure on the page; a call of a few tens of milliseconds lets
+a tap elsewhere be answered between two slices. In Pyodide a whole step of the default recipe
+takes about 60 ms on this project's 2-core machine, more when it is busy (bench/results.md),
+so a slice that had to finish its step would make a tap wait for all of it. Its parts take
+10-15 ms each on an idle core, 20-80 ms while the page competes for the 2 cores.
 
 The training text is made on the spot (trainstep.nonsense_batch): random letter-words, a share
 of the stretches repeated. Nothing can predict the repeated letters but copying, which is why
@@ -58,7 +59,7 @@ EVAL_N = 32  # stretches in the copying measurement
 EVAL_SEED = 2017  # … drawn from a stream training never uses (training's is [seed, step, 2])
 HEADS_EVERY = 200  # steps between two drawings of the heads' attention
 SAY_EVERY = 250  # steps between two progress lines for screen readers
-MAX_MS = 60  # a slice stops before it would take longer than this
+MAX_MS = 40  # a slice stops before it would take longer than this
 HALF = 0.5  # the copying score marked on the plot
 # steps per second of the default recipe in Pyodide 0.27.7 in Chromium on this project's 2-core
 # machine shared with other jobs: 5.9, 7.2, 13.3 and 14.7 in four sessions of
@@ -125,40 +126,49 @@ def new_run(recipe):
         "half": None,  # the first step whose copying passed HALF
         "copy_set": (x, periods),
         "clock": None,  # (time, step) when this stretch of work began: for steps per second
-        "due": False,  # a copying measurement is due
+        "parts": None,  # the step under way (step_parts), between two slices
     }
 
 
-def advance(run):
-    """One training step on RUN, in place. Every EVAL_EVERY steps a copying measurement falls
-    due; measure() takes it, before the next step (a unit of its own, so a slice stays short)."""
+def step_parts(run):
+    """One training step on RUN in parts, a generator the page's slices stop between (work()):
+    each layer's forward and backward pass (trainstep.loss_and_grads_parts), Adam, and every
+    EVAL_EVERY steps the copying measurement, half the stretches and a layer at a time. The
+    step, its loss and its measurement enter the log together at the end, so the page never
+    shows one without the other; pick() finishes a step under way first."""
     r, step = run["recipe"], run["step"]
     idx, tgt = ts.nonsense_batch(r["seed"], step, BATCH, CTX, r["share"], PERIODS)
-    loss, g = ts.loss_and_grads(run["params"], run["cfg"], idx, tgt)
+    loss, g = yield from ts.loss_and_grads_parts(run["params"], run["cfg"], idx, tgt)
+    yield
     lr = ts.lr_at(step, r["lr"], WARMUP, 1, 1.0)  # constant after warm-up
     ts.adam(run["params"], g, run["m"], run["v"], step, lr)
+    if (step + 1) % EVAL_EVERY == 0:
+        yield
+        score = yield from ts.copy_score_parts(run["params"], run["cfg"], *run["copy_set"])
+        run["copying"].append((step + 1, score))
+        if run["half"] is None and score > HALF:
+            run["half"] = step + 1
     run["losses"].append(loss)
     run["step"] = step + 1
-    run["due"] = run["step"] % EVAL_EVERY == 0
 
 
-def measure(run):
-    """The copying measurement that fell due, if one did; notes the first step past HALF."""
-    if not run.get("due"):
-        return
-    score = ts.copy_score(run["params"], run["cfg"], *run["copy_set"])
-    run["copying"].append((run["step"], score))
-    run["due"] = False
-    if run["half"] is None and score > HALF:
-        run["half"] = run["step"]
+def finish_step(run):
+    """The step under way in RUN, if a slice stopped inside one, taken to its end."""
+    if run["parts"] is not None:
+        cm.finish(run["parts"])
+        run["parts"] = None
+
+
+def advance(run):
+    """One whole training step on RUN, with its measurement if one falls due."""
+    cm.finish(step_parts(run))
 
 
 def train(run, n):
-    """N steps at once, each with its measurement (the command line's and the tests' way; the
-    page uses work(), which takes the same units in slices)."""
+    """N steps at once (the command line's and the tests' way; the page uses work(), which
+    takes the same parts in slices)."""
     for _ in range(n):
         advance(run)
-        measure(run)
     return run
 
 
@@ -198,24 +208,28 @@ def start(recipe=None):
     return view(_run, since=0, redraw=True)
 
 
-def work(max_ms=MAX_MS, resumed=False):
-    """Train for at most about MAX_MS milliseconds (at least one step) -> the page's view.
+def work(max_ms=None, resumed=False):
+    """Train for at most about MAX_MS milliseconds (MAX_MS when None), at least one part of a
+    step -> the page's view.
 
     RESUMED: the reader just pressed Train again, so the steps-per-second clock restarts
     (a pause is not training time)."""
     run = _run
     if run is None:
         return {"error": "There is no model: press Train to start one."}
+    max_ms = max_ms or MAX_MS
     now = time.perf_counter()
     if resumed or run["clock"] is None:
         run["clock"] = (now, run["step"])
     since, longest = run["step"], 0.0
-    while True:  # units of work: a step, or the measurement that fell due
+    while True:  # one part of a step at a time
         t = time.perf_counter()
-        if run.get("due"):
-            measure(run)
-        else:
-            advance(run)
+        if run["parts"] is None:
+            run["parts"] = step_parts(run)
+        try:
+            next(run["parts"])
+        except StopIteration:
+            run["parts"] = None
         longest = max(longest, time.perf_counter() - t)
         if (time.perf_counter() - now + longest) * 1000 > max_ms:
             break
@@ -243,6 +257,7 @@ def pick(whole=True):
     the worker long."""
     if _run is None:
         return {"error": "There is no model: press Train to start one."}
+    finish_step(_run)  # a snapshot of a whole step
     snap = yours.take(
         _run, ctx=CTX, periods=PERIODS, seed=EVAL_SEED, copy_set=_run["copy_set"], whole=whole
     )
@@ -303,7 +318,7 @@ def view(run, since, redraw=False):
         "copying": [[s, round(c, 4)] for s, c in run["copying"] if s > since or step == 0],
         "half": run["half"],
         "sps": sps,
-        "plot": plot(run),
+        "plot": plot(run) if step > since or step == 0 else None,  # None: unchanged
         "say": said(run, since),
         "stats": f"Step {step:,}"
         + ("" if sps is None else f" · {sps:g} steps per second")

@@ -2,7 +2,8 @@
 
 What: the maths of training toymodels/one_character/model.py, in numpy only. init_params()
 draws the starting weights, loss_and_grads() runs the forward pass (model.forward, keeping
-what the backward pass needs) and then the backward pass by hand, adam() clips the gradient
+what the backward pass needs) and then the backward pass by hand (loss_and_grads_parts() is the
+same in parts the page can stop between), adam() clips the gradient
 and takes one Adam step in place, lr_at() is the warm-up + cosine schedule, and
 nonsense_batch() makes training stretches of random letter-words, some of them repeated.
 
@@ -21,6 +22,7 @@ import numpy as np
 from ..page.linalg import matmul
 from . import model as cm
 from .copy_test import nonsense, tile
+from .model import finish
 
 # ---------------------------------------------------------------- initialisation
 
@@ -53,15 +55,31 @@ def init_params(cfg, seed=0, emb_std=1.0, std=0.02, dtype=np.float32):
 
 def loss_and_grads(params, cfg, idx, targets, need_grads=True):
     """Mean cross-entropy (nats) of predicting targets (B, T) from idx (B, T), and d loss / d every
-    parameter."""
-    logits, c = cm.forward(params, cfg, idx, keep="train" if need_grads else False)  # (B, T, V)
+    parameter (None without NEED_GRADS)."""
+    if not need_grads:
+        logits, _ = cm.forward(params, cfg, idx)  # (B, T, V)
+        return _loss(logits, targets)[0], None
+    return finish(loss_and_grads_parts(params, cfg, idx, targets))
+
+
+def _loss(logits, targets):
+    """Mean cross-entropy of logits (B, T, V) against targets (B, T) -> (loss, probs)."""
     B, T, V = logits.shape
     probs = cm.softmax(logits)  # (B, T, V)
+    p_right = probs.reshape(-1, V)[np.arange(B * T), targets.reshape(-1)]  # (B*T,)
+    return float(-np.log(np.maximum(p_right, 1e-30)).mean()), probs
+
+
+def loss_and_grads_parts(params, cfg, idx, targets):
+    """loss_and_grads() in parts: a generator that pauses (yields) after each layer's forward
+    pass (model.forward_parts) and each layer's backward pass, and returns (loss, grads). A step
+    takes longer in Pyodide than the page's slice of training (train_live.py), which can end
+    between two parts; the parts read PARAMS and change nothing."""
+    logits, c = yield from cm.forward_parts(params, cfg, idx, keep="train")  # (B, T, V)
+    B, T, V = logits.shape
+    loss, probs = _loss(logits, targets)
     flat_t = targets.reshape(-1)  # (B*T,)
-    p_right = probs.reshape(-1, V)[np.arange(B * T), flat_t]  # (B*T,)
-    loss = float(-np.log(np.maximum(p_right, 1e-30)).mean())
-    if not need_grads:
-        return loss, None
+    yield
     D, H, K = cfg["d_model"], cfg["n_head"], cfg["d_head"]
     g = {}
     dlogits = probs.reshape(-1, V).copy()  # (B*T, V)
@@ -118,6 +136,8 @@ def loss_and_grads(params, cfg, idx, targets, need_grads=True):
             dh1.reshape(B, T, D), C("xhat1"), C("rstd1"), P("ln1.g")
         )
         dx = dx + dres  # (B, T, D) d loss / d x_pre
+        if layer:
+            yield
     gwte = np.zeros_like(params["wte"])  # (V, D)
     np.add.at(gwte, idx.reshape(-1), dx.reshape(-1, D))
     g["wte"] = gwte
@@ -204,8 +224,21 @@ def nonsense_batch(seed, step, batch, ctx, repeat_share, periods):
 def copy_score(params, cfg, x, periods):
     """Share of the repeats' characters (positions P+1 … T-1 of each stretch of x (n, T),
     P its period) whose most likely prediction is right: how well the model copies."""
-    logits, _ = cm.forward(params, cfg, x)  # (n, T, V)
-    pred = logits.argmax(-1)  # (n, T)
+    return finish(copy_score_parts(params, cfg, x, periods))
+
+
+def copy_score_parts(params, cfg, x, periods, rows=16):
+    """copy_score() in parts (a generator; see loss_and_grads_parts): ROWS stretches at a time,
+    a layer at a time; the counts add up exactly."""
     T = x.shape[1]
-    right = sum(int((pred[i, P : T - 1] == x[i, P + 1 :]).sum()) for i, P in enumerate(periods))
+    right = 0
+    for i in range(0, len(x), rows):
+        if i:
+            yield
+        logits, _ = yield from cm.forward_parts(params, cfg, x[i : i + rows])
+        pred = logits.argmax(-1)  # (rows, T)
+        right += sum(
+            int((pred[j, P : T - 1] == x[i + j, P + 1 :]).sum())
+            for j, P in enumerate(periods[i : i + rows])
+        )
     return right / int(sum(T - 1 - P for P in periods))
