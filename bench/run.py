@@ -203,7 +203,13 @@ def train_speed(browser, base):
     page.wait_for_selector("html.py-ready", timeout=90_000)
     page.click("#train-it [data-train='train']")
     page.wait_for_selector("#train-it [data-trainer][data-train-state='training']")
-    page.wait_for_selector("#train-it .mh-train-plotbox:not([data-step='0'])")
+    # the run has started and trains (before it, the plot is the build's run, not at step 0)
+    page.wait_for_selector("#train-it [data-train-heads] .mh-train-head", timeout=60_000)
+    page.wait_for_function(
+        "() => /^Step [1-9]/.test(document.querySelector('#train-it [data-train-stats]')"
+        ".textContent)",
+        timeout=60_000,
+    )
     taps = page.evaluate(TAP_WHILE_TRAINING, 20)
     page.click("#train-it [data-train='pause']")
     page.close()
