@@ -1,8 +1,9 @@
 // "Train it yourself" (chapter "One character at a time"): the buttons of the section marked
 // data-trainer. Train starts a run (or resumes a paused one) and then asks Python for one short
-// slice of training after another (as long as Python's train_live.MAX_MS says), swapping in the plot, the heads and the numbers each slice
-// returns; Pause stops asking (the model stays in the worker); Reset drops the model. Each slice
-// is a separate call, so the worker answers the page's other figures between two slices.
+// slice of training after another (as long as Python's train_live.MAX_MS says), showing the
+// plot, the heads and the numbers the slices return; Pause stops asking (the model stays in the
+// worker); Reset drops the model. Each slice is a separate call, so the worker answers the
+// page's other figures between two slices.
 // Once there is a model, "Use it in the figure above" hands a snapshot of it to the chapter's
 // figure (a mh:set patch choosing the model "yours"); Pause and Reset make the figure redraw, so
 // it offers the reader's model, or withdraws it.
