@@ -6,6 +6,8 @@ answering while it trains."""
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +37,44 @@ def test_the_shipped_step_imports_nothing_build_only():
         assert not re.search(r"^\s*(from|import)\s+[\w.]*(training|export|sitebuild)", text, re.M)
 
 
+WARM_PROBE = """
+import json, sys
+from toymodels.page import warm
+target = "toymodels.one_character.train_live"
+calls = []
+while True:
+    before = set(sys.modules)
+    left = warm.load(target)["left"]
+    calls.append(sorted(set(sys.modules) - before))
+    if not left:
+        break
+print(json.dumps({"calls": calls, "again": warm.load(target), "order": warm.order(target)}))
+"""
+
+
+def test_the_trainer_is_imported_a_module_a_call():
+    """trainer.js imports the trainer with page/warm.py before its first call to it: each call
+    reads one file or imports one module (with what Python must import alongside it), the
+    trainer itself last."""
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", WARM_PROBE], cwd=root, capture_output=True, text=True, check=True
+    )
+    got = json.loads(out.stdout)
+    calls, order = got["calls"], got["order"]
+    assert got["again"] == {"left": 0}
+    assert order[-1] == "toymodels.one_character.train_live"
+    assert calls[-1] == ["toymodels.one_character.train_live"]  # its imports came before it
+    for mod in ("model", "trainstep", "yours", "measure", "draw"):
+        name = f"toymodels.one_character.{mod}"
+        assert order.index(name) < len(order) - 1
+        assert sum(name in c for c in calls) == 1  # imported once, in a call before the last
+    assert "numpy.random" in order  # trainstep imports it at the top, so it gets its own call
+    # a call reads one file (and imports nothing) or imports one of its modules
+    assert all(sum(m.startswith("toymodels.one_character.") for m in c) <= 1 for c in calls)
+    assert sum(bool(c) for c in calls) >= 8
+
+
 def test_the_recipe_is_held_to_its_choices():
     assert tl.recipe_of({}) == {k: v[0] for k, v in tl.OPTIONS.items()} | {"seed": 0}
     odd = tl.recipe_of({"share": "0.3", "lr": "1", "width": "40", "seed": "-3"})
@@ -57,15 +97,20 @@ def test_pausing_and_resuming_in_slices_gives_the_losses_of_one_uninterrupted_ru
 
 
 def test_a_slice_stops_after_its_time_and_reset_frees_the_model():
-    tl.start({})
-    out = tl.work(max_ms=1)  # one part: the first layer's forward pass, which changes nothing
-    assert out["step"] == 0 and out["losses"] == [] and out["plot"] is not None
-    parts = 1
-    while out["step"] == 0:
+    first = tl.start({})
+    assert first["step"] == 0 and first["copying"] == [] and "not measured yet" in first["stats"]
+    n_layer = tl.config_of(tl.recipe_of({}))["n_layer"]
+    measuring = tl.EVAL_N // 16 * n_layer  # step 0's copying: 16 stretches, a layer, a part
+    parts = []
+    out = {"step": 0}
+    while out["step"] == 0:  # 1-ms slices: one part each
         out = tl.work(max_ms=1)
-        parts += 1
-    # the forward and the backward pass through each layer, then Adam
-    assert parts == 2 * tl.config_of(tl.recipe_of({}))["n_layer"] + 1
+        parts.append(out)
+    assert all(p["copying"] == [] and p["plot"] is not None for p in parts[: measuring - 1])
+    assert parts[measuring - 1]["copying"] == [[0, round(tl._run["copying"][0][1], 4)]]
+    assert all(p["losses"] == [] for p in parts[:-1])
+    # then the forward and the backward pass through each layer, and Adam
+    assert len(parts) == measuring + 2 * n_layer + 1
     assert out["losses"] and out["plot"] is not None
     assert tl.work(max_ms=1)["plot"] is None  # a slice that ends no step leaves the plot be
     assert tl.size_of() == 3 * 4 * out["params"]  # weights and two moments, float32
@@ -84,15 +129,31 @@ def test_the_plot_carries_the_trainer_log_and_marks_half():
     assert 'class="half"' in html and f"at step {tl.EVAL_EVERY}" in html
 
 
+def test_the_plotted_loss_is_the_mean_of_each_bin_of_steps():
+    losses = list(np.random.default_rng(0).random(450) * 3)
+    got = tl._smoothed(losses, n=200)
+    assert len(got) == 200 and got[-1][0] == 450
+    lo = 0
+    for hi, bits in got:  # each bin: the steps after the previous bin's last, up to hi
+        assert bits == pytest.approx(np.mean(losses[lo:hi]) / np.log(2), rel=1e-12)
+        assert hi - lo in (2, 3)
+        lo = hi
+    assert tl._smoothed(losses[:5]) == [(i + 1, x / np.log(2)) for i, x in enumerate(losses[:5])]
+
+
 def test_progress_is_said_at_milestones_only():
     run = tl.new_run({})
     run["step"] = tl.SAY_EVERY - 1
     run["losses"] = [1.0]
-    assert tl.said(run, tl.SAY_EVERY - 2) is None
+    run["copying"] = [(0, 0.01)]
+    assert tl.said(run, tl.SAY_EVERY - 2, 1) is None
     run["step"] = tl.SAY_EVERY
-    assert tl.said(run, tl.SAY_EVERY - 1).startswith(f"Step {tl.SAY_EVERY:,}")
+    assert tl.said(run, tl.SAY_EVERY - 1, 1).startswith(f"Step {tl.SAY_EVERY:,}")
+    # copying passes half in a measurement that comes a slice after its step ended
+    run["copying"].append((run["step"], 0.6))
     run["half"] = run["step"]
-    assert "passed 50% at step" in tl.said(run, run["step"] - 1)
+    assert "passed 50% at step" in tl.said(run, run["step"], 1)
+    assert tl.said(run, run["step"], 2) is None  # said once
 
 
 def test_the_heads_are_drawn_with_their_two_scores():
@@ -154,7 +215,8 @@ def test_the_browser_trains_the_same_numbers_as_cpython(page, base_url):
 
 def _plot_numbers(page):
     box = page.locator("#train-it .mh-train-plotbox")
-    return {k: box.get_attribute(f"data-{k}") for k in ("step", "loss", "copying", "half")}
+    keys = ("step", "loss", "copying", "copying-step", "half")
+    return {k: box.get_attribute(f"data-{k}") for k in keys}
 
 
 @pytest.mark.browser
@@ -186,7 +248,8 @@ def test_train_pause_resume_reset_from_the_keyboard_while_the_page_answers(page,
     # the plot's numbers are the trainer's: CPython trains the same steps to the same loss
     here = tl.log({}, int(paused["step"]))
     assert float(paused["loss"]) == pytest.approx(here["losses"][-1], rel=1e-4, abs=1e-6)
-    assert float(paused["copying"]) == pytest.approx(here["copying"][-1][1], abs=1 / 200)
+    copied = dict(here["copying"])[int(paused["copying-step"])]  # the measurement shown
+    assert float(paused["copying"]) == pytest.approx(copied, abs=1 / 200)
     # paused means paused: after another round trip through the worker, nothing has moved
     page.click("#kv-cache [data-fk='preset-this']")
     page.wait_for_function(
@@ -202,3 +265,13 @@ def test_train_pause_resume_reset_from_the_keyboard_while_the_page_answers(page,
     )
     assert "gone" in fig.locator("[data-train-say]").inner_text()
     assert fig.locator("select[name=share]").is_enabled()
+    # Pause pressed while the run is still starting waits for it: a model at its first steps
+    train_b.click()
+    fig.get_by_role("button", name="Pause").click()
+    page.wait_for_function(
+        "() => document.querySelector('#train-it [data-trainer]').dataset.trainState === 'paused'"
+    )
+    assert fig.locator("[data-train-stats]").inner_text().startswith("Step ")
+    assert fig.locator("[data-train-heads] .mh-train-head").count() == 8
+    assert fig.get_by_role("button", name="Reset").is_enabled()
+    page.wait_for_selector("#char-model [data-key=model][data-value=yours]")  # offered

@@ -136,6 +136,8 @@ def test_train_pause_use_it_in_the_figure_then_reset(page, base_url):
     open_ready(page, f"{base_url}{CHAPTER}#train")
     trainer = page.locator("#train-it [data-trainer]")
     trainer.get_by_role("button", name="Train").click()
+    # the heads come with the new run's first view (before it, the plot is the build's run)
+    trainer.locator("[data-train-heads] .mh-train-head").first.wait_for(timeout=60_000)
     step_now = "Number(document.querySelector('#train-it .mh-train-plotbox').dataset.step)"
     page.wait_for_function(f"() => {step_now} >= 30", timeout=90_000)
     trainer.get_by_role("button", name="Pause").click()

@@ -100,27 +100,33 @@ export function setupTrainer(python) {
     }
   }
 
-  async function train() {
-    if (running) return;
-    running = true;
-    mark();
+  // the start of a run and its slices, as one promise: Pause and Reset wait for it to end
+  async function trainLoop() {
     try {
       await python.ready;
       if (!started) {
+        // the trainer's modules, one a call, so a tap elsewhere can go between them
+        while ((await python.call("toymodels.page.warm:load", [MODULE])).left > 0);
         const first = await python.call(`${MODULE}:start`, [recipe()]);
-        show(first);
+        show(first, true);
         started = true;
         await drawHeads(first);
         mark();
       }
-      say.textContent = "Training.";
-      loop = run();
-      await loop;
+      if (running) say.textContent = "Training.";
+      await run();
     } catch (err) {
       running = false;
       stats.textContent = `Training stopped: ${err.message}`;
       mark();
     }
+  }
+
+  function train() {
+    if (running) return;
+    running = true;
+    mark();
+    loop = trainLoop();
   }
 
   async function pause() {

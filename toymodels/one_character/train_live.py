@@ -1,20 +1,22 @@
 """Train it yourself: the reader trains a small character model in the browser, in slices.
 
-What: one training run per Python worker, driven by templates/static/trainer.js. start(recipe)
-makes a fresh model from the reader's recipe (seed, share of repeated nonsense, learning rate,
-width); work(max_ms) trains in parts of a step (step_parts(): each layer's forward and
-backward pass, Adam, and the copying measurement due every EVAL_EVERY steps, also in parts;
-the same step the command-line trainer takes, trainstep.py) until the next part would end past
-about MAX_MS (at least one part), and returns what the page shows: every new loss, the new
-copying scores, steps per second, the plot, a milestone line for screen readers, and whether
-the heads are due to be drawn again (every HEADS_EVERY steps); heads() then draws every head's
-attention on one repeated stretch of nonsense, in a call of its own; pick() hands a snapshot
-of the model to the chapter's figure (yours.py), where the reader types to it and pulls its
-heads out like a shipped model's; reset() drops the model and the snapshot. Pausing is the
-page not calling work(): the model, Adam's moments, the step and the part under way stay
-here, and since a step's batch depends only on (seed, step) a paused run goes on exactly as if
-never paused. render() is the chapter's figure without JavaScript: the curve of the default
-recipe, computed by curve() with this file and kept in toymodels/data/charmodel/live-curve.json.
+What: one training run per Python worker, driven by templates/static/trainer.js (which first
+imports this module a module a call, page/warm.py). start(recipe) makes a fresh model from the
+reader's recipe (seed, share of repeated nonsense, learning rate, width); work(max_ms) trains
+in parts of a step (step_parts(): before the first step the untrained model's copying
+measurement, then each layer's forward and backward pass, Adam, and the copying measurement due
+every EVAL_EVERY steps, also in parts; the same step the command-line trainer takes,
+trainstep.py) until the next part would end past about MAX_MS (at least one part), and returns
+what the page shows: every new loss, the new copying scores, steps per second, the plot, a
+milestone line for screen readers, and whether the heads are due to be drawn again (every
+HEADS_EVERY steps); heads() then draws every head's attention on one repeated stretch of
+nonsense, in a call of its own; pick() hands a snapshot of the model to the chapter's figure
+(yours.py), where the reader types to it and pulls its heads out like a shipped model's;
+reset() drops the model and the snapshot. Pausing is the page not calling work(): the model,
+Adam's moments, the step and the part under way stay here, and since a step's batch depends
+only on (seed, step) a paused run goes on exactly as if never paused. render() is the chapter's
+figure without JavaScript: the curve of the default recipe, computed by curve() with this file
+and kept in toymodels/data/charmodel/live-curve.json.
 
 Why slices, and parts: the worker answers one call at a time, so a call that trained for a
 minute would hold up every other figure on the page; a call of a few tens of milliseconds lets
@@ -28,6 +30,7 @@ of the stretches repeated. Nothing can predict the repeated letters but copying,
 this model learns to copy fast, where plain prose did not teach the chapter's reference model.
 """
 
+import functools
 import math
 import time
 
@@ -94,11 +97,15 @@ def config_of(recipe):
     return dict(cm.REFERENCE, d_model=D, d_head=D // 4, d_mlp=4 * D)
 
 
+@functools.cache
 def copy_set():
-    """(x (EVAL_N, CTX), periods): repeated nonsense of the training's periods, fixed."""
+    """(x (EVAL_N, CTX), periods): repeated nonsense of the training's periods, fixed (made
+    once per worker, read-only)."""
     rng = np.random.default_rng(EVAL_SEED)
     pieces = [nonsense(rng, PERIODS) for _ in range(EVAL_N)]
-    return np.stack([tile(p, CTX) for p in pieces]), [len(p) for p in pieces]
+    x = np.stack([tile(p, CTX) for p in pieces])
+    x.setflags(write=False)
+    return x, tuple(len(p) for p in pieces)
 
 
 def shown_stretch():
@@ -108,12 +115,12 @@ def shown_stretch():
 
 
 def new_run(recipe):
-    """A fresh model, its Adam moments, and an empty log."""
+    """A fresh model, its Adam moments, and an empty log (the untrained model's copying is
+    measured by the first step's first parts, step_parts())."""
     recipe = recipe_of(recipe)
     cfg = config_of(recipe)
     params = ts.init_params(cfg, recipe["seed"])
     m, v = ts.adam_state(params)
-    x, periods = copy_set()
     return {
         "recipe": recipe,
         "cfg": cfg,
@@ -122,9 +129,9 @@ def new_run(recipe):
         "v": v,
         "step": 0,
         "losses": [],  # nats per character, one per step taken
-        "copying": [(0, ts.copy_score(params, cfg, x, periods))],  # (step, score)
+        "copying": [],  # (step, score), from step 0 on
         "half": None,  # the first step whose copying passed HALF
-        "copy_set": (x, periods),
+        "copy_set": copy_set(),
         "clock": None,  # (time, step) when this stretch of work began: for steps per second
         "parts": None,  # the step under way (step_parts), between two slices
     }
@@ -132,31 +139,35 @@ def new_run(recipe):
 
 def step_parts(run):
     """One training step on RUN in parts, a generator the page's slices stop between (work()):
-    each layer's forward and backward pass (trainstep.loss_and_grads_parts), Adam, and every
-    EVAL_EVERY steps the copying measurement, half the stretches and a layer at a time. The
-    step, its loss and its measurement enter the log together at the end, so the page never
-    shows one without the other; pick() finishes a step under way first."""
+    each layer's forward and backward pass (trainstep.loss_and_grads_parts); then Adam, which
+    alone changes the weights, in the same part as the step's entry in the log, so that between
+    two parts the weights are always those of the step the log has reached (pick() can take
+    them at any time); then, every EVAL_EVERY steps, the copying measurement, 16 stretches and
+    a layer a part, logged when it is whole. A fresh run's first step begins with the
+    untrained model's measurement, logged as step 0's."""
     r, step = run["recipe"], run["step"]
+    if not run["copying"]:
+        yield from measure_parts(run)
+        yield
     idx, tgt = ts.nonsense_batch(r["seed"], step, BATCH, CTX, r["share"], PERIODS)
     loss, g = yield from ts.loss_and_grads_parts(run["params"], run["cfg"], idx, tgt)
     yield
     lr = ts.lr_at(step, r["lr"], WARMUP, 1, 1.0)  # constant after warm-up
     ts.adam(run["params"], g, run["m"], run["v"], step, lr)
-    if (step + 1) % EVAL_EVERY == 0:
-        yield
-        score = yield from ts.copy_score_parts(run["params"], run["cfg"], *run["copy_set"])
-        run["copying"].append((step + 1, score))
-        if run["half"] is None and score > HALF:
-            run["half"] = step + 1
     run["losses"].append(loss)
     run["step"] = step + 1
+    if run["step"] % EVAL_EVERY == 0:
+        yield
+        yield from measure_parts(run)
 
 
-def finish_step(run):
-    """The step under way in RUN, if a slice stopped inside one, taken to its end."""
-    if run["parts"] is not None:
-        cm.finish(run["parts"])
-        run["parts"] = None
+def measure_parts(run):
+    """The copying of RUN's model at its step, in parts, into its log (and the step where it
+    first passed HALF)."""
+    score = yield from ts.copy_score_parts(run["params"], run["cfg"], *run["copy_set"])
+    run["copying"].append((run["step"], score))
+    if run["half"] is None and score > HALF and run["step"] > 0:
+        run["half"] = run["step"]
 
 
 def advance(run):
@@ -205,7 +216,7 @@ def start(recipe=None):
     """A new run from RECIPE (the old one, if any, is dropped) -> the page's view of step 0."""
     global _run
     _run = new_run(recipe)
-    return view(_run, since=0, redraw=True)
+    return view(_run, since=0, measured=0, redraw=True)
 
 
 def work(max_ms=None, resumed=False):
@@ -221,7 +232,7 @@ def work(max_ms=None, resumed=False):
     now = time.perf_counter()
     if resumed or run["clock"] is None:
         run["clock"] = (now, run["step"])
-    since, longest = run["step"], 0.0
+    since, measured, longest = run["step"], len(run["copying"]), 0.0
     while True:  # one part of a step at a time
         t = time.perf_counter()
         if run["parts"] is None:
@@ -234,7 +245,7 @@ def work(max_ms=None, resumed=False):
         if (time.perf_counter() - now + longest) * 1000 > max_ms:
             break
     redraw = run["step"] // HEADS_EVERY > since // HEADS_EVERY
-    return view(run, since, redraw)
+    return view(run, since, measured, redraw)
 
 
 def heads():
@@ -257,7 +268,6 @@ def pick(whole=True):
     the worker long."""
     if _run is None:
         return {"error": "There is no model: press Train to start one."}
-    finish_step(_run)  # a snapshot of a whole step
     snap = yours.take(
         _run, ctx=CTX, periods=PERIODS, seed=EVAL_SEED, copy_set=_run["copy_set"], whole=whole
     )
@@ -302,10 +312,10 @@ def memory():
     return out
 
 
-def view(run, since, redraw=False):
-    """What the page shows after a slice: the steps' new losses (from SINCE), the copying
-    measurements, steps per second, the plot, whether the heads are due to be drawn again
-    (REDRAW), a line to announce."""
+def view(run, since, measured, redraw=False):
+    """What the page shows after a slice: the steps' new losses (from step SINCE), the new
+    copying measurements (from the MEASURED-th), steps per second, the plot, whether the heads
+    are due to be drawn again (REDRAW), a line to announce."""
     step = run["step"]
     sps = None
     if run["clock"] is not None:
@@ -315,11 +325,11 @@ def view(run, since, redraw=False):
     out = {
         "step": step,
         "losses": [round(x, 6) for x in run["losses"][since:]],
-        "copying": [[s, round(c, 4)] for s, c in run["copying"] if s > since or step == 0],
+        "copying": [[s, round(c, 4)] for s, c in run["copying"][measured:]],
         "half": run["half"],
         "sps": sps,
-        "plot": plot(run) if step > since or step == 0 else None,  # None: unchanged
-        "say": said(run, since),
+        "plot": plot(run) if step > since or len(run["copying"]) > measured or step == 0 else None,
+        "say": said(run, since, measured),
         "stats": f"Step {step:,}"
         + ("" if sps is None else f" · {sps:g} steps per second")
         + f" · {status_line(run)}",
@@ -335,11 +345,11 @@ def view(run, since, redraw=False):
     return out
 
 
-def said(run, since):
+def said(run, since, measured):
     """A line for screen readers at milestones only: every SAY_EVERY steps, and when copying
-    first passes HALF; None between them."""
+    first passes HALF (in a measurement made since the MEASURED-th); None between them."""
     step, half = run["step"], run["half"]
-    if half is not None and since < half <= step:
+    if half is not None and any(s == half for s, _ in run["copying"][measured:]):
         return f"Step {step:,}: copying passed {HALF:.0%} at step {half:,}."
     if step // SAY_EVERY > since // SAY_EVERY:
         return f"Step {step:,}: {status_line(run)}"
@@ -348,8 +358,10 @@ def said(run, since):
 
 def status_line(run):
     loss = run["losses"][-1] if run["losses"] else None
-    s, c = run["copying"][-1]
     bits = "" if loss is None else f"loss {loss / math.log(2):.2f} bits per character, "
+    if not run["copying"]:
+        return f"{bits}copying not measured yet."
+    s, c = run["copying"][-1]
     return f"{bits}copying {c:.0%} (measured at step {s:,})."
 
 
@@ -361,12 +373,9 @@ def _smoothed(losses, n=200):
     if not losses:
         return []
     a = np.asarray(losses) / math.log(2)  # (S,) bits
-    edges = np.linspace(0, len(a), min(n, len(a)) + 1).astype(int)  # (bins+1,)
-    return [
-        (int(hi), float(a[lo:hi].mean()))
-        for lo, hi in zip(edges[:-1], edges[1:], strict=True)
-        if hi > lo
-    ]
+    edges = np.unique(np.linspace(0, len(a), min(n, len(a)) + 1).astype(int))  # (bins+1,)
+    means = np.add.reduceat(a, edges[:-1]) / np.diff(edges)  # (bins,) one numpy call, not a loop
+    return list(zip(edges[1:].tolist(), means.tolist(), strict=True))
 
 
 def plot(run, width=560, height=200):
@@ -407,7 +416,8 @@ def plot(run, width=560, height=200):
     copy = " ".join(f"{x(s):.1f},{yc(c):.1f}" for s, c in copying)
     if bits:
         body.append(f'<polyline class="line bits" points="{bits}"/>')
-    body.append(f'<polyline class="line copy" points="{copy}"/>')
+    if copy:
+        body.append(f'<polyline class="line copy" points="{copy}"/>')
     loss = run["losses"][-1] if run["losses"] else None
     label = f"Training so far, step {step:,}: " + status_line(run)
     if half is not None:
@@ -417,8 +427,8 @@ def plot(run, width=560, height=200):
         class_="mh-train-plotbox",
         data_step=step,
         data_loss="" if loss is None else f"{loss:.6f}",
-        data_copying=f"{copying[-1][1]:.4f}",
-        data_copying_step=copying[-1][0],
+        data_copying=f"{copying[-1][1]:.4f}" if copying else "",
+        data_copying_step=copying[-1][0] if copying else "",
         data_half="" if half is None else half,
     )
     return f"<div{marks}>{figure}</div>"

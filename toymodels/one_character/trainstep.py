@@ -18,6 +18,7 @@ Shapes: B batch, T characters, D model width, H heads, K head size, M MLP width,
 import math
 
 import numpy as np
+import numpy.random  # noqa: F401 (numpy imports it at first use: here it comes with this module)
 
 from ..page.linalg import matmul
 from . import model as cm
