@@ -62,7 +62,7 @@ EVAL_N = 32  # stretches in the copying measurement
 EVAL_SEED = 2017  # … drawn from a stream training never uses (training's is [seed, step, 2])
 HEADS_EVERY = 200  # steps between two drawings of the heads' attention
 SAY_EVERY = 250  # steps between two progress lines for screen readers
-MAX_MS = 40  # a slice stops before it would take longer than this
+MAX_MS = 20  # a slice stops before it would take longer than this
 HALF = 0.5  # the copying score marked on the plot
 # steps per second of the default recipe in Pyodide 0.27.7 in Chromium on this project's 2-core
 # machine shared with other jobs: 5.9, 7.2, 13.3 and 14.7 in four sessions of
