@@ -15,6 +15,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent))
@@ -69,11 +70,23 @@ json.dumps({{
     "one-character": median_ms(lambda i=0: oc.render(char_state(i))),
 }})
 """
+OWN_32 = (  # a reader's sentence of 32 words, the most the box takes (issue 15)
+    "When the morning train finally pulled into the quiet station, my grandmother stepped "
+    "down with two heavy suitcases, a basket of apples, and a letter she had never once dared "
+    "to open."
+)
 PAGES = {  # name: page, figure, what to press first (or None), what to tap
     "real-heads (All 72 heads)": (
         "real-heads.html",
         "real-heads",
         '[data-key="view"][data-value="model"]',
+        ".mh-word",
+    ),
+    "real-heads (All 72 heads, the reader's 32 words)": (
+        "real-heads.html?real-heads.sentence=own&real-heads.view=model&real-heads.own="
+        + quote(OWN_32),
+        "real-heads",
+        None,
         ".mh-word",
     ),
     "heads-that-copy (one layer)": ("heads-that-copy.html", "copy-layer", None, ".mh-word"),
@@ -95,7 +108,13 @@ def dense(browser, base, taps=TAPS):
         page = context.new_page()
         page.goto(base + page_name)
         page.wait_for_selector("html.py-ready", timeout=120_000)
+        if "sentence=own" in page_name:  # the reader loads the model and sees the sentence
+            page.click("#real-heads [data-own-load]")
+            page.locator("#real-heads .rh-own-msg", has_text="as the model sees it").wait_for(
+                timeout=120_000
+            )
         r = page.evaluate(TAPS_JS, [fid, first, taps, what])
+        page_tokens = page.locator(f"#{fid} {what}").count()
         context.close()
         out[name] = {
             "median_ms": round(statistics.median(r["times"]), 1),
@@ -103,6 +122,7 @@ def dense(browser, base, taps=TAPS):
             "markup_chars": r["bytes"],
             "elements": r["elements"],
             "switch_ms": r["switched"] and round(r["switched"], 1),
+            "tokens": page_tokens,
         }
     # "One character at a time": bench/run.py's taps on the characters of a 64-character text
     context = browser.new_context(service_workers="block")
