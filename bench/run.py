@@ -170,8 +170,9 @@ TRAIN_IN_WORKER = """async ([recipes, n]) => {
   for (const r of recipes) out.push(await py.call(speed, [r, n]));
   return out;
 }"""
-# while the chapter's own run trains (Train pressed), the KV-cache figure answers a preset tap
-TAP_WHILE_TRAINING = """async (n) => {
+# N taps on the KV-cache figure's presets, each timed until its answer shows (train_speed taps
+# before Train and while the chapter's run trains)
+TAPS_ON_KV_CACHE = """async (n) => {
   const fig = document.querySelector("#kv-cache");
   const out = () => fig.querySelector(".mh-out")?.textContent;
   const times = [];
@@ -204,7 +205,7 @@ def train_speed(browser, base):
     page.wait_for_selector("html.py-ready", timeout=90_000)
     # the same taps before training, in the same page: what training adds (the first of them
     # also loads the figure's code, which a tap on a fresh figure pays with or without training)
-    idle = page.evaluate(TAP_WHILE_TRAINING, TAPS)
+    idle = page.evaluate(TAPS_ON_KV_CACHE, TAPS)
     page.click("#train-it [data-train='train']")
     page.wait_for_selector("#train-it [data-trainer][data-train-state='training']")
     # the run has started and trains (before it, the plot is the build's run, not at step 0)
@@ -214,7 +215,7 @@ def train_speed(browser, base):
         ".textContent)",
         timeout=60_000,
     )
-    taps = page.evaluate(TAP_WHILE_TRAINING, TAPS)
+    taps = page.evaluate(TAPS_ON_KV_CACHE, TAPS)
     page.click("#train-it [data-train='pause']")
     page.close()
     return {
