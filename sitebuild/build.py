@@ -99,6 +99,7 @@ def _render_site(root, out, pyodide_url, lms=None):
     pages = [_render_chapter(ch, env, root, _following(chapters, ch)) for ch in chapters]
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
+    (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
     asset = fingerprint.static_files(out / "static", "../" + python)
     common = {
         "pyodide_url": pyodide_url,

@@ -171,6 +171,10 @@ def cache(tmp_path, monkeypatch):
     src = assets.runtime_dir()
     copy = tmp_path / "cache" / src.name
     shutil.copytree(src, copy)
+    assets.morphdom_script()  # every build reads morphdom's tarball too
+    (tmp_path / "cache" / "downloads").mkdir()
+    tarball = assets.cache_dir() / "downloads" / assets.MORPHDOM_TARBALL
+    shutil.copy(tarball, tmp_path / "cache" / "downloads")
     monkeypatch.setenv("MANYHEADS_CACHE", str(tmp_path / "cache"))
     return copy
 

@@ -12,8 +12,12 @@
 // brought beside the control: a part of the same figure is scrolled into view, and a change to
 // another part of the page (a figure far above a slot's controls) is said in a line under the
 // control, with a button that goes there.
+// Python's answer goes in by changing only what differs (morphdom): a tap that moves a mark
+// leaves the rest of the figure, its layout and paint, as they were, and the reader's focus,
+// caret and undo stay where they are.
 
 import { moveFocus } from "./keys.js";
+import morphdom from "./morphdom.js";
 import { loadPrerendered, prerendered } from "./prerendered.js";
 
 const figures = new Map();
@@ -55,31 +59,41 @@ const inView = (el) => {
 };
 const smooth = () => (matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth");
 
-// The smallest parts of `now` whose markup differs from `before`: each child without an identical
-// twin before it is compared with its namesake (same tag and class), a few levels deep; one
-// without a namesake (a part that appeared) counts whole.
-function changedParts(before, now, depth = 0) {
-  const old = [...before.children];
-  const same = new Set(old.map((o) => o.outerHTML));
-  const out = [];
-  for (const el of now.children) {
-    if (same.has(el.outerHTML)) continue;
-    const twin = depth < 4 && old.find((o) => o.tagName === el.tagName && o.className === el.className);
-    if (twin) out.push(...changedParts(twin, el, depth + 1));
-    else out.push(el);
-  }
-  return out;
+// classes the page puts on Python's markup (scrollers.js): a redraw keeps them
+const PAGE_CLASSES = ["mh-more-left", "mh-more-right", "mh-scrolls", "mh-wide-math"];
+const ownText = (el) => [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.data).join("");
+
+// whether `el` itself (its attributes, its own text, how many children) differs from `to`
+function differs(el, to) {
+  if (el.attributes.length !== to.attributes.length || el.childNodes.length !== to.childNodes.length) return true;
+  for (const { name, value } of to.attributes) if (el.getAttribute(name) !== value) return true;
+  return ownText(el) !== ownText(to);
 }
 
-// a copy of an area as Python drew it: without the page's own marks (scroll hints, notes)
-function bare(area) {
-  const copy = area.cloneNode(true);
-  copy.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
-  for (const el of [copy, ...copy.querySelectorAll(".mh-more-left, .mh-more-right")]) {
-    el.classList.remove("mh-more-left", "mh-more-right");
-    if (!el.classList.length) el.removeAttribute("class");
-  }
-  return copy;
+// Make `area`'s content Python's markup `html`, changing only what differs. Returns the parts
+// that changed: each element whose own attributes or text changed, and each one added.
+function morph(area, html) {
+  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove()); // notes of the last action
+  const to = area.cloneNode(false);
+  to.append(fragment(html));
+  const changed = [];
+  const added = new Set();
+  morphdom(area, to, {
+    childrenOnly: true,
+    // a text box is found again by its key, wherever it moved: the reader's own box stays
+    getNodeKey: (node) => node.id || (node.matches?.(TYPED) ? node.dataset.fk : undefined),
+    onBeforeElUpdated(el, next) {
+      for (const c of PAGE_CLASSES) if (el.classList.contains(c)) next.classList.add(c);
+      if (el.isEqualNode(next)) return false;
+      if (differs(el, next)) changed.push(el);
+      return true;
+    },
+    onNodeAdded(node) {
+      if (node.nodeType === Node.ELEMENT_NODE && !added.has(node.parentNode)) changed.push(node);
+      added.add(node);
+    },
+  });
+  return changed;
 }
 
 export function fragment(html) {
@@ -277,25 +291,18 @@ class LiveFigure {
     const act = this.act || { how: "replace" };
     this.act = null;
     const origin = this.origin;
-    const before = act.control && new Map(this.areas.map((a) => [a, bare(a === this.el ? a.querySelector("[data-body]") : a)]));
     const typedBefore = new Map([...this.el.querySelectorAll(TYPED)].map((t) => [t.dataset.fk, t.value]));
     const active = document.activeElement;
     const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
     const typing = focusKey && active.matches(TYPED) ? active : null;
     const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
-    const swap = (area, html) => {
-      const parts = fragment(html);
-      const twin = typing && parts.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
-      if (twin && twin.value === typing.value) twin.replaceWith(typing); // the reader's own box stays
-      area.replaceChildren(parts);
-    };
     this.state = result.state;
     performance.mark("mh:swap");
-    swap(this.el.querySelector("[data-body]"), result.html);
+    const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html)]]);
     this.el.querySelector("[data-summary]").textContent = result.summary;
     for (const slot of this.slots) {
       const html = result.slots[slot.dataset.slot];
-      if (html !== undefined) swap(slot, html);
+      changes.set(slot, html === undefined ? [] : morph(slot, html));
     }
     if (focusKey) {
       for (const area of this.areas) {
@@ -309,7 +316,7 @@ class LiveFigure {
     performance.mark("mh:url");
     this.markSteps();
     this.showWritten(typedBefore, typing);
-    if (act.control) this.showEffects(before, origin, act);
+    if (act.control) this.showEffects(changes, origin, act);
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
     performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
   }
@@ -329,18 +336,14 @@ class LiveFigure {
   }
 
   // What the reader's action changed out of sight is brought beside the control
-  showEffects(before, origin, act) {
+  showEffects(changes, origin, act) {
     const { control } = act;
     const at = typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
     if (!at) return;
-    const changed = this.areas.filter((a) => a !== origin).filter((a) => {
-      const old = before.get(a);
-      return old && bare(a === this.el ? a.querySelector("[data-body]") : a).innerHTML !== old.innerHTML;
-    });
+    const changed = this.areas.filter((a) => a !== origin && changes.get(a).length);
     // in the control's own area: the parts that changed, less the control's own group
-    const now = origin === this.el ? origin.querySelector("[data-body]") : origin;
     const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-    const parts = changedParts(before.get(origin), now).filter((p) => !p.contains(group) && !group.contains(p) && p.getClientRects().length);
+    const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p) && p.getClientRects().length);
     if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
       parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
     }

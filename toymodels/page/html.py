@@ -6,6 +6,7 @@ The markup carries no inline style or script: colours are classes, and the
 page's JavaScript only wires up elements marked with data-key / data-fk.
 """
 
+import functools
 import re
 from html import escape
 
@@ -14,14 +15,24 @@ import numpy as np
 
 def esc(value):
     """Text -> HTML text or attribute value."""
-    return escape(str(value), quote=True)
+    text = str(value)
+    # most values (keys, numbers, words) have nothing to escape: a figure escapes hundreds a tap
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        return escape(text, quote=True)
+    return text
+
+
+@functools.cache
+def _attribute(name):
+    """class_ -> class, data_key -> data-key"""
+    return name.rstrip("_").replace("_", "-")
 
 
 def attrs(**kw):
     """Keyword arguments -> ' name="value"' pairs; None and False drop out, True stands alone."""
     out = []
     for name, value in kw.items():
-        name = name.rstrip("_").replace("_", "-")
+        name = _attribute(name)
         if value is None or value is False:
             continue
         out.append(f" {name}" if value is True else f' {name}="{esc(value)}"')

@@ -9,6 +9,7 @@ so labels and summaries come from the same code. Under CPython (tests, the bench
 names the file instead.
 """
 
+import functools
 import json
 from collections import OrderedDict
 from pathlib import Path
@@ -28,7 +29,9 @@ _state = {"path": None, "model": None, "wp": None}
 _done = OrderedDict()  # the last few sentences' maps, by text
 
 
+@functools.cache
 def manifest():
+    """realheads/live.json, read once (every drawing of the figure asks it; don't change it)."""
     return json.loads(data.read_text("realheads/live.json"))
 
 
