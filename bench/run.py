@@ -691,7 +691,7 @@ def markdown(results):
         ("cold load, the served files raw", "cold_raw_bytes", "{:,.0f}"),
         ("cold load, the same gzipped (what a static host sends)", "cold_gzip_bytes", "{:,.0f}"),
         ("warm (cached) load, bytes", "warm_bytes", "{:,.0f}"),
-        ("first pre-rendered figure painted (target < 300 ms)", "first_figure_ms", "{:.0f} ms"),
+        ("first pre-rendered figure painted (target < 200 ms)", "first_figure_ms", "{:.0f} ms"),
         ("Python and numpy ready", "python_ready_ms", "{:.0f} ms"),
         (
             "longest main-thread task while Python loads (target < 200 ms)",

@@ -12,7 +12,7 @@ the screen does).
 
 import numpy as np
 
-from ..html import attrs, esc, level, levels, num, pct, quoted, tenths
+from ..html import attrs, esc, levels, num, pct, quoted, tenths
 
 LABELS = {"softmax": "share of attention", "scores": "score before the mask"}
 LABELS["mask"] = "score after the mask"
@@ -48,11 +48,18 @@ def attention_grid(
     T = len(words)
     said = [esc(quoted(w)) for w in words]  # escaped once: each shows T times
     cols = "".join(f'<th scope="col"><span>{esc(w)}</span></th>' for w in words)
+    # numbers as Python lists, each cell's class and key as plain strings: a grid has T×T cells,
+    # and numpy's scalars and attrs() per cell cost more than the rest of a tap under Pyodide
+    if view == "softmax":
+        with np.errstate(invalid="ignore"):  # a NaN share shows as l0
+            shade = levels(np.asarray(shares)).tolist()
+    fk_ = esc(fk)
     rows = []
     for i in range(T):
         seen = i + 1 if causal else T
         if view == "softmax":
             share = rounded[i] if rounded is not None else tenths(shares[i][:seen])
+            share = [int(t) for t in share]
         cells = []
         for j in range(T):
             hidden = j >= seen
@@ -64,13 +71,15 @@ def attention_grid(
                 tip, c, text = f"{said[i]} cannot see {said[j]}: masked", "c masked", ""
             else:
                 tip = f"{said[i]} → {said[j]}: {pct(share[j])}"
-                c, text = f"c {level(shares[i][j])}", ""
-            cell = attrs(
-                class_=c,
-                tabindex=None if key is None else "0" if (i, j) == (selected, 0) else "-1",
-                data_fk=None if key is None else f"{fk}-{i}-{j}",
-            )
-            cells.append(f'<td{cell} aria-label="{tip}">{text}</td>')  # tip: escaped pieces
+                c, text = f"c l{shade[i][j]}", ""
+            if key is None:
+                cells.append(f'<td class="{c}" aria-label="{tip}">{text}</td>')  # tip: escaped
+            else:
+                tab = "0" if (i, j) == (selected, 0) else "-1"
+                cells.append(
+                    f'<td class="{c}" tabindex="{tab}" data-fk="{fk_}-{i}-{j}" '
+                    f'aria-label="{tip}">{text}</td>'
+                )
         row = attrs(
             class_="sel" if i == selected else None,
             data_key=key,
