@@ -99,9 +99,12 @@ def test_reduced_motion_turns_transitions_off(new_page, base_url):
     for motion in ("no-preference", "reduce"):
         page = new_page(reduced_motion=motion)
         page.goto(base_url + "many-heads.html")
-        durations[motion] = page.evaluate(
-            "getComputedStyle(document.querySelector('.mh-grid td.c')).transitionDuration"
-        )
+        # a figure waiting for Python fades its body (a drawn answer itself never animates)
+        durations[motion] = page.evaluate("""() => {
+          const figure = document.querySelector("figure[data-figure]");
+          figure.setAttribute("aria-busy", "true");
+          return getComputedStyle(figure.querySelector(".mh-body")).transitionDuration;
+        }""")
         page.context.close()
     assert durations == {"no-preference": "0.2s", "reduce": "0s"}
 
