@@ -368,20 +368,33 @@ def test_site_pages(site):
     ).read_bytes()
 
 
-def test_hash_mismatch_is_reported(tmp_path, monkeypatch):
-    monkeypatch.setattr(assets, "NPM_SHA256", "0" * 64)
+PINNED_DOWNLOADS = [  # a download, the pin it is held to, what fetches it, and the message
+    (
+        "NPM_TARBALL",
+        "NPM_SHA256",
+        assets.runtime_dir,
+        r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not "
+        r"the pinned file",
+    ),
+    (
+        "MORPHDOM_TARBALL",
+        "MORPHDOM_SHA256",
+        assets.morphdom_script,
+        r"^morphdom-2\.7\.8\.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not "
+        r"the pinned file",
+    ),
+]
+
+
+@pytest.mark.parametrize("tarball,pin,fetch,message", PINNED_DOWNLOADS, ids=["pyodide", "morphdom"])
+def test_hash_mismatch_is_reported(tmp_path, monkeypatch, tarball, pin, fetch, message):
+    monkeypatch.setattr(assets, pin, "0" * 64)
     monkeypatch.setenv("MANYHEADS_CACHE", str(tmp_path / "cache"))
     downloads = tmp_path / "cache" / "downloads"
     downloads.mkdir(parents=True)
-    (downloads / assets.NPM_TARBALL).write_bytes(b"not the real tarball")
-    with pytest.raises(
-        assets.AssetError,
-        match=(
-            r"^pyodide-0.27.7.tgz: sha256 is [0-9a-f]{64}, expected 0{64}\. The download is not "
-            r"the pinned file"
-        ),
-    ):
-        assets.runtime_dir()
+    (downloads / getattr(assets, tarball)).write_bytes(b"not the real tarball")
+    with pytest.raises(assets.AssetError, match=message):
+        fetch()
 
 
 def test_prev_next_and_position(tmp_path):
