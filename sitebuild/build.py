@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, fingerprint, livemodel, prerender, publish, reading
+from . import assets, fingerprint, icon, livemodel, prerender, publish, reading
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -100,6 +100,8 @@ def _render_site(root, out, pyodide_url, lms=None):
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
+    drawing = (root / "templates" / "icon.svg").read_text("utf-8")
+    (out / "static" / "icon.png").write_bytes(icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
     common = {
         "pyodide_url": pyodide_url,

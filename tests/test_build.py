@@ -2,9 +2,11 @@
 as it was)."""
 
 import re
+import struct
 import subprocess
 import sys
 import threading
+import zlib
 from pathlib import Path
 
 import pytest
@@ -366,6 +368,45 @@ def test_site_pages(site):
     assert (site / "py/toymodels/many_heads/model.py").read_bytes() == (
         ROOT / "toymodels/many_heads/model.py"
     ).read_bytes()
+
+
+def _png_pixels(data):
+    """An independent reading of an 8-bit RGBA, non-interlaced PNG with no row filters."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, at = {}, 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(
+            kind + body
+        )
+        chunks[kind] = chunks.get(kind, b"") + body
+        at += 12 + length
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunks[b"IHDR"])
+    assert (depth, colour, interlace) == (8, 6, 0)
+    raw = zlib.decompress(chunks[b"IDAT"])
+    rows = [raw[r * (1 + 4 * width) : (r + 1) * (1 + 4 * width)] for r in range(height)]
+    assert all(row[0] == 0 for row in rows)
+    return [[tuple(row[1 + 4 * c : 5 + 4 * c]) for c in range(width)] for row in rows]
+
+
+def test_the_icon_is_a_png_drawn_from_the_svg(site):
+    """Chromium fetches and decodes a page's icon again on each change of the URL (every tap):
+    the pages name a 32-pixel PNG drawn from templates/icon.svg, never an SVG."""
+    for page in ("index.html", "many-heads.html", "embed/many-heads/three-heads.html"):
+        links = re.findall(r"<link[^>]*rel=\"icon\"[^>]*>", (site / page).read_text())
+        assert len(links) == 1 and 'type="image/png" sizes="32x32"' in links[0], links
+    href = re.search(r'<link rel="icon" href="([^"]+)"', (site / "index.html").read_text())[1]
+    px = _png_pixels((site / href).read_bytes())
+    assert len(px) == 32 and {len(row) for row in px} == {32}
+    # templates/icon.svg, 16 units = 32 pixels: a rounded square #08519c, three bars
+    assert px[1][16] == (0x08, 0x51, 0x9C, 255)  # the square, between the corners
+    assert px[16][8] == (0xC6, 0xDB, 0xEF, 255)  # the first bar: x 3-6, y 3-13
+    assert px[20][17] == (0x9E, 0xCA, 0xE1, 255)  # the second: x 7-10, y 5-13
+    assert px[24][23] == (0xDE, 0xEB, 0xF7, 255)  # the third: x 11-13, y 7-13
+    assert px[8][23] == (0x08, 0x51, 0x9C, 255)  # above the third bar
+    assert px[0][0][3] == 0 and 0 < px[1][1][3] < 255  # a rounded corner
+    assert not list(site.glob("static/icon*.svg"))
 
 
 PINNED_DOWNLOADS = [  # a download, the pin it is held to, what fetches it, and the message

@@ -47,20 +47,24 @@ export function setupScrollers() {
     }
   };
   let width = innerWidth;
-  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fitMath(); scan(); } });
-  const scan = (root = document) => {
-    for (const box of root.querySelectorAll(SCROLLERS)) {
-      if (!seen.has(box)) {
-        seen.add(box);
-        resized.observe(box);
+  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fitMath(); scan(document); } });
+  // every box in ROOTS, and each root that is a box itself
+  const scan = (...roots) => {
+    for (const root of roots) {
+      for (const box of [...(root.matches?.(SCROLLERS) ? [root] : []), ...root.querySelectorAll(SCROLLERS)]) {
+        if (!seen.has(box)) {
+          seen.add(box);
+          resized.observe(box);
+        }
+        reveal(box);
+        mark(box);
       }
-      reveal(box);
-      mark(box);
     }
   };
   document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
-  document.addEventListener("mh:drawn", () => scan());
+  // a redraw changes only its figure and the figure's slots elsewhere in the page
+  document.addEventListener("mh:drawn", (e) => scan(e.target, ...document.querySelectorAll(`[data-slot-of="${CSS.escape(e.target.id)}"]`)));
   document.addEventListener("toggle", (e) => { fitMath(); scan(e.target); }, true); // a "Go deeper" opened
   fitMath();
-  scan();
+  scan(document);
 }
