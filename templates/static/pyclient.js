@@ -41,7 +41,8 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
     const ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
     ready.catch(() => {});
     const source = workerSource();
-    const loaded = () => URL.revokeObjectURL(source);
+    let revoked = false;
+    const loaded = () => { if (!revoked) { revoked = true; URL.revokeObjectURL(source); } };
     try {
       worker = new Worker(source, { type: "module" });
     } catch (err) {

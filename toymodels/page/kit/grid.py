@@ -98,14 +98,6 @@ def attention_grid(
     )
 
 
-def cells_by_class(cells):
-    """[(class, x, y, w, h)] -> one <path> per class: far less markup than a <rect> per cell."""
-    paths = {}
-    for c, x, y, w, h in cells:
-        paths.setdefault(c, []).append(f"M{x:g} {y:g}h{w:g}v{h:g}h{-w:g}z")
-    return "".join(f'<path class="{c}" d="{"".join(d)}"/>' for c, d in paths.items())
-
-
 def level_paths(lv, drawn, cell, skip=1):
     """(n, m) colour class numbers and (n, m) booleans (cells to draw) -> one <path> per class
     l0 … l9, lightest first: a row's run of same-class neighbours is one rectangle, and the same
@@ -163,7 +155,29 @@ def heatmap_svg(shares, *, label=None, causal=True, selected=None, first=0, cell
     outlined.
 
     With LABEL it is an image named LABEL; without, it is decoration (aria-hidden), for a
-    picture inside a control that is named in words."""
+    picture inside a control that is named in words.
+
+    The picture without its name and mark is kept for the last KEEP maps drawn, by their
+    numbers: a tap that only moves the mark (another word, another character) draws no map
+    again."""
+    shares = np.asarray(shares)
+    key = (shares.shape, shares.dtype.str, shares.tobytes(), causal, cell, cls, not label)
+    svg = _drawn.get(key)
+    if svg is None:
+        svg = _draw_map(shares, "\0" if label else None, causal, cell, cls)
+        if len(_drawn) >= KEEP:
+            _drawn.pop(next(iter(_drawn)))
+        _drawn[key] = svg
+    if label:
+        svg = svg.replace('aria-label="\0"', f'aria-label="{esc(label)}"', 1)
+    return mark_row(svg, None if selected is None else selected - first, len(shares), cell)
+
+
+_drawn = {}  # (shape, dtype, bytes, causal, cell, cls, unnamed) -> svg named "\0", no row marked
+KEEP = 256  # "Real heads" shows 72 maps at once, "One character" 8 and their neighbours
+
+
+def _draw_map(shares, label, causal, cell, cls):
     n = len(shares)
     lv = levels(shares)  # (n, n) colour class numbers
     seen = np.tri(n, dtype=bool) if causal else np.ones((n, n), dtype=bool)  # (n, n)
@@ -176,8 +190,7 @@ def heatmap_svg(shares, *, label=None, causal=True, selected=None, first=0, cell
     body.append(f'{FRAME} d="M0 0 H{size} V{size} H0 Z"/>')
     named = dict(role="img", aria_label=label) if label else dict(aria_hidden="true")
     markup = attrs(class_=f"mh-svg {cls}", viewBox=f"0 0 {size} {size}", **named)
-    svg = f'<svg{markup} width="{size}" height="{size}">{"".join(body)}</svg>'
-    return mark_row(svg, None if selected is None else selected - first, n, cell)
+    return f'<svg{markup} width="{size}" height="{size}">{"".join(body)}</svg>'
 
 
 def _box(x, y, w, h):
