@@ -82,6 +82,12 @@ PAGES = {  # name: page, figure, what to press first (or None), what to tap
         '[data-key="view"][data-value="model"]',
         ".mh-word",
     ),
+    "real-heads (All 72 heads, the 22-token fox sentence)": (
+        "real-heads.html?real-heads.sentence=fox&real-heads.view=model",
+        "real-heads",
+        None,
+        ".mh-word",
+    ),
     "real-heads (All 72 heads, the reader's 32 words)": (
         "real-heads.html?real-heads.sentence=own&real-heads.view=model&real-heads.own="
         + quote(OWN_32),
