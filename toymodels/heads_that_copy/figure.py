@@ -11,7 +11,6 @@ import numpy as np
 
 from ..page import kit
 from ..page.html import attrs, esc, head_name, pct, quoted, whole
-from ..page.kit.grid import mark_row
 from . import heads as hc
 
 DEFAULTS = {"text": "cat", "layer": "", "token": "", "sink": "show"}
@@ -122,7 +121,6 @@ def render(state=None, fid="copy-layer"):
                 text = f"{said} → {line}"
             lines.append((name, text))
             picture = _picture(
-                (state["text"], layer, h, hide),
                 shown[h],
                 f"{name}, {len(shown[h])} tokens; the row of {said} is marked",
                 selected - first if visible else None,
@@ -182,22 +180,11 @@ def render(state=None, fid="copy-layer"):
     return kit.result(html, state, summary=summary)
 
 
-_pictures = {}  # (text, layer, head, hide) -> (svg without a marked row, cell size)
-KEEP = 4 * 9  # the maps of the last few layers drawn: a tap on a token redraws none of them
-
-
-def _picture(key, shares, label, row):
-    """A head's map as the kit draws it, with ROW (counted in the map) marked. The map itself
-    is drawn once per layer and kept, so a tap on a token only moves the mark."""
-    if key not in _pictures:
-        if len(_pictures) >= KEEP:
-            _pictures.pop(next(iter(_pictures)))
-        cell = max(3, min(7, 150 // max(1, len(shares))))
-        svg = kit.heatmap_svg(shares, label="\0", cell=cell, cls="mh-mini hc-map")
-        _pictures[key] = (svg, cell)
-    svg, cell = _pictures[key]
-    svg = svg.replace('aria-label="\0"', f'aria-label="{esc(label)}"', 1)
-    return mark_row(svg, row, len(shares), cell)
+def _picture(shares, label, row):
+    """A head's map as the kit draws it, with ROW (counted in the map) marked. The kit keeps the
+    maps it drew, so a tap on a token only moves the mark."""
+    cell = max(3, min(7, 150 // max(1, len(shares))))
+    return kit.heatmap_svg(shares, label=label, selected=row, cell=cell, cls="mh-mini hc-map")
 
 
 def _layer_control(fid, state, layers):

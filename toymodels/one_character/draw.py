@@ -22,14 +22,6 @@ def show_char(ch):
     return {" ": "␣"}.get(ch, ch)
 
 
-def diverging(x, scale, steps=5):
-    """A signed value -> class n5 … n1, z, p1 … p5 by its size against SCALE."""
-    if scale <= 0 or abs(x) < scale / (2 * steps):
-        return "z"
-    k = min(steps, 1 + int(abs(x) / scale * steps))
-    return f"{'p' if x > 0 else 'n'}{k}"
-
-
 def bars(probs, vocab, top=5):
     """The next-character distribution: a column per character, the TOP largest labelled."""
     shown = [show_char(ch) for ch in vocab]
@@ -45,7 +37,8 @@ def strip(values, label):
     ch, lane = 16, 24  # colour row, then the bar lane with its baseline in the middle
     mid = ch + lane / 2
     scale = max(abs(v) for v in values) or 1.0
-    # diverging() written out, and one <path> per class: nine strips a tap, 48 cells each
+    # a cell's class by size and sign (z, p1 … p5, n1 … n5) and one <path> per class, written out:
+    # nine strips a tap, 48 cells each
     cells, ticks, z = {}, [], scale / 10
     for i, v in enumerate(values):
         x = i * cw
