@@ -20,7 +20,7 @@ from sitebuild import build as site_build
 from sitebuild.serve import Handler
 
 ROOT = Path(__file__).resolve().parent.parent
-HASHED = re.compile(r"^(?P<stem>[\w-]+)\.(?P<hash>[0-9a-f]{12})\.(?P<ext>js|css|svg)$")
+HASHED = re.compile(r"^(?P<stem>[\w-]+)\.(?P<hash>[0-9a-f]{12})\.(?P<ext>js|css|png)$")
 
 
 def variant(tmp_path, label):
