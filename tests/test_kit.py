@@ -138,6 +138,41 @@ def test_a_map_drawn_again_follows_its_numbers_name_and_mark():
     assert changed == kit.heatmap_svg(shares.astype(np.float32), label="Head 1", selected=1)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_a_sheet_of_maps_draws_each_cell_in_its_shade_in_its_maps_box(causal):
+    rng = np.random.default_rng(3)
+    maps = rng.dirichlet(np.full(5, 0.4), size=(2, 3, 5))  # (rows, columns, n, n)
+    maps[0, 0, 2] = [0, 0.5, 0.5, 0, 0]  # exact zeros and a share on a band's edge
+    if causal:
+        maps = np.tril(maps)
+    svg = kit.heatmap_sheet(maps, causal=causal, selected=3, cell=7, gap=1, band=2)
+    assert svg.count("<path") == len(set(re.findall(r'<path class="([^"]+)"', svg)))
+    assert 'viewBox="0 0 126 98"' in svg and 'aria-hidden="true"' in svg  # boxes 6 x 7 cells
+    got = {}  # (row, column, i, j) -> shade, read back from each run of cells
+    for cls, d in re.findall(r'<path class="l(\d)" d="([^"]*)"', svg):
+        if cls == "1":
+            continue
+        rects = re.findall(r"M(\d+) (\d+)h(\d+)v(\d+)h-\3z", d)
+        assert "".join(f"M{x} {y}h{w}v{h}h-{w}z" for x, y, w, h in rects) == d
+        for x, y, w, h in rects:
+            for a in range(int(h) // 7):
+                for b in range(int(w) // 7):
+                    (r, i), (c, j) = divmod(int(y) // 7 + a, 7), divmod(int(x) // 7 + b, 6)
+                    assert i < 5 and j < 5 and (r, c, i, j) not in got
+                    got[(r, c, i, j)] = int(cls)
+    want = {}
+    for (r, c, i, j), p in np.ndenumerate(maps):
+        shade = 0 if p <= 0 else min(9, 1 + int(p * 9))
+        if (j <= i or not causal) and shade != 1:
+            want[(r, c, i, j)] = shade
+    assert got == want and want[(0, 0, 2, 0)] == 0 and want[(0, 0, 2, 1)] == 5
+    marks = re.search(r'<path class="rowmark" d="([^"]*)"', svg).group(1)
+    assert re.findall(r"M(\d+) (\d+)h35v7h-35z", marks) == [
+        (str(c * 42), str(r * 49 + 21)) for r in range(2) for c in range(3)
+    ]
+    assert ('class="masked"' in svg) == causal
+
+
 def test_read_sentence_checks_every_field():
     defaults = {"sentence": "a b c", "word": "1", "view": "x"}
     state, words, error = kit.read_sentence({"word": "07", "view": "y"}, defaults, {"view": "x"})
