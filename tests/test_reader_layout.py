@@ -91,33 +91,93 @@ def test_nothing_is_wider_than_the_screen_or_clipped(new_page, base_url, slug, w
     }}"""
     )
     assert wide == []
-    # a formula too wide for its column scrolls, and shows it does (a faded edge)
-    clipped = page.evaluate("""() => [...document.querySelectorAll("math")].filter((m) => {
-      if (m.scrollWidth <= m.clientWidth + 1 || !m.clientWidth) return false;
+    # a formula too wide for its column scrolls, and shows it does (a faded edge) once on screen
+    clipped = failing_on_screen(
+        page,
+        "math",
+        """(m) => {
+      if (m.scrollWidth <= m.clientWidth + 1 || !m.clientWidth) return true;
       const o = getComputedStyle(m).overflowX;
       const shows = m.classList.contains("mh-more-right") || m.classList.contains("mh-more-left");
-      return !((o === "auto" || o === "scroll") && shows);
-    }).map((m) => m.textContent.slice(0, 40))""")
+      return (o === "auto" || o === "scroll") && shows;
+    }""",
+        "(m) => m.textContent.slice(0, 40)",
+    )
     assert clipped == []
+
+
+BLOCKS = """async () => {
+  const frame = () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight / 2) {
+    scrollTo(0, y);
+    await frame();
+  }
+  scrollTo(0, 0);
+  await frame();
+  return [...document.querySelectorAll(".chapter > *")].map((e) => {
+    const r = e.getBoundingClientRect();
+    return [e.tagName, e.className, Math.round(r.top + scrollY), Math.round(r.height)];
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 360])
+def test_slots_laid_out_as_they_come_near_sit_where_they_would_have(new_page, base_url, width):
+    # content-visibility keeps a block's children's margins inside it: the page must not move
+    page = opened(new_page, base_url, "one-character", width, WIDTHS[width])
+    assert (
+        page.evaluate(
+            "[...document.querySelectorAll('.chapter > *')].filter((e) =>"
+            " getComputedStyle(e).contentVisibility === 'auto').length"
+        )
+        >= 9
+    )
+    late = page.evaluate(BLOCKS)
+    page.evaluate(
+        "document.querySelectorAll('.chapter > *')"
+        ".forEach((e) => e.style.setProperty('content-visibility', 'visible', 'important'))"
+    )
+    assert page.evaluate(BLOCKS) == late
+
+
+def failing_on_screen(page, selector, ok, name):
+    """NAME of each element matching SELECTOR for which OK is false once it is on the screen, as a
+    reader scrolling to it sees it: a block off the screen (the character model's sections) is
+    laid out, and its boxes set, only as it comes near (charmodel.css, static/scrollers.js). Each is
+    given up to 60 frames to become OK."""
+    return page.evaluate(
+        f"""async () => {{
+      const ok = {ok}, name = {name}, out = [];
+      const frame = () => new Promise((r) => requestAnimationFrame(r));
+      for (const el of document.querySelectorAll({selector!r})) {{
+        el.scrollIntoView({{ block: "center" }});
+        let frames = 0;
+        while (!ok(el) && frames++ < 60) await frame();
+        if (!ok(el)) out.push(name(el));
+      }}
+      return out;
+    }}"""
+    )
 
 
 def selected_columns_outside(page):
     """The selected column of every map and table that scrolls sideways, where it is not in its
-    box's visible part."""
-    return page.evaluate("""() => {
-      const out = [];
-      for (const box of document.querySelectorAll(".mh-head, .mh-slot, .rh-scroll, .cm-scroll")) {
-        if (box.scrollWidth <= box.clientWidth + 1) continue;
+    box's visible part once the box is on the screen."""
+    return failing_on_screen(
+        page,
+        ".mh-head, .mh-slot, .rh-scroll, .cm-scroll",
+        """(box) => {
+        if (box.scrollWidth <= box.clientWidth + 1) return true;
         let cell = box.querySelector("thead th.sel, td.sel");
         const row = box.querySelector("tbody tr.sel");
         const i = row ? [...row.parentElement.children].indexOf(row) : -1;
         if (!cell && row) cell = row.querySelectorAll("td")[i];
-        if (!cell) continue;
+        if (!cell) return true;
         const b = box.getBoundingClientRect(), c = cell.getBoundingClientRect();
-        if (c.left < b.left - 1 || c.right > b.right + 1) out.push(box.className);
-      }
-      return out;
-    }""")
+        return c.left >= b.left - 1 && c.right <= b.right + 1;
+    }""",
+        "(box) => box.className",
+    )
 
 
 @pytest.mark.parametrize("width", list(WIDTHS))

@@ -1,9 +1,12 @@
 // Boxes that scroll sideways (a wide map or table, a formula, code): a faded edge shows there is
 // more that way, and a map's selected column (the selected word's own, or a marked header) is
 // scrolled into the box's visible part whenever the box is drawn or resized.
+// A block the browser has not laid out yet (content-visibility: the character model's sections,
+// charmodel.css) is left alone until it comes near the screen: reading its boxes would lay it out.
 
 const SCROLLERS = ".mh-head, .mh-slot, .rh-scroll, .cm-scroll, .cm-strips, math[display=block], pre, .mh-pick, .mh-steps, .mh-words, .rh-sentences, .mh-body > table, .mh-stage > table, .mh-scrolls";
 const EDGE = 1;
+const laidOut = (el) => el.checkVisibility({ contentVisibilityAuto: true });
 
 function mark(box) {
   const more = box.scrollWidth - box.clientWidth > EDGE;
@@ -37,9 +40,9 @@ export function setupScrollers() {
   const seen = new WeakSet();
   const resized = new ResizeObserver((entries) => entries.forEach((e) => { reveal(e.target); mark(e.target); }));
   // a formula in a line of text wider than the text's column scrolls in a box of its own
-  const fitMath = () => {
-    for (const m of document.querySelectorAll("math:not([display=block])")) {
-      if (m.closest("button, a, .mh-figure .mh-controls")) continue;
+  const fitMath = (root = document) => {
+    for (const m of root.querySelectorAll("math:not([display=block])")) {
+      if (m.closest("button, a, .mh-figure .mh-controls") || !laidOut(m)) continue;
       m.classList.remove("mh-scrolls", "mh-wide-math");
       const block = m.parentElement.closest("p, li, dd, dt, td, th, summary, figcaption, blockquote, div");
       const box = block && block.getBoundingClientRect();
@@ -56,6 +59,7 @@ export function setupScrollers() {
           seen.add(box);
           resized.observe(box);
         }
+        if (!laidOut(box)) continue;
         reveal(box);
         mark(box);
       }
@@ -64,7 +68,8 @@ export function setupScrollers() {
   document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
   // a redraw changes only its figure and the figure's slots elsewhere in the page
   document.addEventListener("mh:drawn", (e) => scan(e.target, ...document.querySelectorAll(`[data-slot-of="${CSS.escape(e.target.id)}"]`)));
-  document.addEventListener("toggle", (e) => { fitMath(); scan(e.target); }, true); // a "Go deeper" opened
+  document.addEventListener("toggle", (e) => { fitMath(e.target); scan(e.target); }, true); // a "Go deeper" opened
+  document.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) { fitMath(e.target); scan(e.target); } }, true);
   fitMath();
   scan(document);
 }
