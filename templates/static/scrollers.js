@@ -40,7 +40,7 @@ export function setupScrollers() {
   const seen = new WeakSet();
   const resized = new ResizeObserver((entries) => entries.forEach((e) => { reveal(e.target); mark(e.target); }));
   // a formula in a line of text wider than the text's column scrolls in a box of its own
-  const fitMath = (root = document) => {
+  const fitMath = (root) => {
     for (const m of root.querySelectorAll("math:not([display=block])")) {
       if (m.closest("button, a, .mh-figure .mh-controls") || !laidOut(m)) continue;
       m.classList.remove("mh-scrolls", "mh-wide-math");
@@ -50,7 +50,7 @@ export function setupScrollers() {
     }
   };
   let width = innerWidth;
-  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; fitMath(); scan(document); } });
+  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; refresh(document); } });
   // every box in ROOTS, and each root that is a box itself
   const scan = (...roots) => {
     for (const root of roots) {
@@ -65,11 +65,12 @@ export function setupScrollers() {
       }
     }
   };
+  // a part of the page laid out afresh: its formulas and its boxes
+  const refresh = (root) => { fitMath(root); scan(root); };
   document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
   // a redraw changes only its figure and the figure's slots elsewhere in the page
   document.addEventListener("mh:drawn", (e) => scan(e.target, ...document.querySelectorAll(`[data-slot-of="${CSS.escape(e.target.id)}"]`)));
-  document.addEventListener("toggle", (e) => { fitMath(e.target); scan(e.target); }, true); // a "Go deeper" opened
-  document.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) { fitMath(e.target); scan(e.target); } }, true);
-  fitMath();
-  scan(document);
+  document.addEventListener("toggle", (e) => refresh(e.target), true); // a "Go deeper" opened
+  document.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) refresh(e.target); }, true);
+  refresh(document);
 }
