@@ -440,8 +440,8 @@ def first_tap(browser, url):
 
 def at_first_figure(site, name):
     """NAME's address at its first live figure, as a link to the figure opens it: the figure is
-    on the screen from the first paint. (At the top of a chapter it is below the screen, and
-    Chromium paints it there all the same: its paint is not the reader's.)"""
+    on the screen from the first paint. (Opened at its top, six of seven chapters have their first
+    figure below the screen, and Chromium paints it there all the same: not the reader's paint.)"""
     figure = re.search(r'<figure [^>]*id="([^"]+)" data-figure=', (site / name).read_text())
     return f"{name}#{figure[1]}"
 
