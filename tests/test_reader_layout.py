@@ -107,14 +107,21 @@ def test_nothing_is_wider_than_the_screen_or_clipped(new_page, base_url, slug, w
 
 
 BLOCKS = """async () => {
-  const frame = () => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)));
+  const frame = () => new Promise((ok) => requestAnimationFrame(ok));
+  const blocks = [...document.querySelectorAll(".chapter > *")];
+  // every block that reaches into the screen is laid out (up to 60 frames a screen)
+  const shown = () => blocks.every((e) => {
+    const r = e.getBoundingClientRect();
+    const away = !r.height || r.bottom <= 0 || r.top >= innerHeight;
+    return away || e.checkVisibility({ contentVisibilityAuto: true });
+  });
   for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight / 2) {
     scrollTo(0, y);
-    await frame();
+    for (let i = 0; i < 60; i++) { await frame(); if (shown()) break; }
   }
   scrollTo(0, 0);
   await frame();
-  return [...document.querySelectorAll(".chapter > *")].map((e) => {
+  return blocks.map((e) => {
     const r = e.getBoundingClientRect();
     return [e.tagName, e.className, Math.round(r.top + scrollY), Math.round(r.height)];
   });
