@@ -581,12 +581,13 @@ def tap_summary(by_figure, prefix=""):
 def chapter(p, browser, url, site, base):
     """One chapter's row: cold loads (worker and main thread), taps plain and throttled, the
     first tap before Python."""
-    at = base + at_first_figure(site, url[len(base) :])
+    name = url[len(base) :]
+    at = base + at_first_figure(site, name)
     worker = [cold_load(p, at, site, base) for _ in range(COLD_LOADS)]
     main_thread = [cold_load(p, at, site, base, main_thread=True) for _ in range(COLD_LOADS)]
     plain, slow = taps(browser, url), taps(browser, url, THROTTLE)
     first = [first_tap(browser, url) for _ in range(COLD_LOADS)]
-    added = prerendered_bytes(site, url[len(base) :])
+    added = prerendered_bytes(site, name)
     return {
         "first_tap_before_python_ms": statistics.median(f["ms"] for f in first),
         "first_tap_python_was_ready": any(f["python_ready"] for f in first),
