@@ -15,13 +15,32 @@
 // Python's answer goes in by changing only what differs (morphdom): a tap that moves a mark
 // leaves the rest of the figure, its layout and paint, as they were, and the reader's focus,
 // caret and undo stay where they are.
+// Answers ahead: once an answer is drawn, Python works out, one at a time while the reader
+// reads, the states of the AHEAD controls beside the one just used (the next word, the word
+// before, the step after); a tap on one of them is drawn from that answer, or waits for it if
+// it is still being worked out, instead of asking Python again. Python computes every answer;
+// an answer is dropped as soon as anything but a figure's drawing may have changed what Python
+// holds (pyclient.js's generation: a reader's model put in, a training step, a code cell).
 
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
-import { loadPrerendered, prerendered } from "./prerendered.js";
+import { key, loadPrerendered, prerendered } from "./prerendered.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
+const AHEAD = 4;
+// a field whose answer took Python more than SLOW_MS and SLOWER times the answer to the tap
+// before is not worked out ahead: it would hold up a tap on another control too long
+const SLOW_MS = 50;
+const SLOWER = 3;
+
+// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most
+let lane = Promise.resolve();
+function inLane(job) {
+  const turn = lane.then(job);
+  lane = turn.catch(() => {});
+  return turn;
+}
 const TYPED = "input[type=text], input[type=search], textarea";
 
 function readURLState(fid) {
@@ -113,6 +132,11 @@ class LiveFigure {
     this.live = false;
     this.pending = null; // the state to send next, merged from every action since the last answer
     this.running = false;
+    this.ahead = new Map(); // key(state) -> {generation, state, answer: a promise of Python's answer}
+    this.used = null; // [key, value] of the control the reader used last
+    this.drawnIn = null; // the generation of the answer drawn last
+    this.slow = new Set(); // fields whose answers are too slow to work out ahead
+    this.took = 0; // Python's milliseconds for the answer drawn last
     this.status = el.querySelector("[data-fig-status]");
     this.slots = [...document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`)];
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
@@ -141,6 +165,59 @@ class LiveFigure {
     const fromURL = readURLState(this.id);
     if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
     else this.markSteps();
+  }
+
+  // the states one tap away along the control the reader used last (the next word, the step
+  // before): the same field's other values, nearest to it first, after before before
+  nextStates() {
+    if (!this.used || this.slow.has(this.used[0])) return [];
+    const [field, value] = this.used;
+    const values = [];
+    for (const a of [...this.areas, document]) {
+      const selector = a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
+      for (const el of a.querySelectorAll(selector)) {
+        const v = el.dataset.value;
+        if (el.dataset.key === field && v !== undefined && !el.disabled && !values.includes(v)) values.push(v);
+      }
+    }
+    const at = values.indexOf(value);
+    const order = at < 0 ? values : values.flatMap((_, d) => [values[at + d + 1], values[at - d - 1]]);
+    return order.filter((v) => v !== undefined && v !== String(this.state[field])).map((v) => ({ ...this.state, [field]: v }));
+  }
+
+  // Python's answers for the next states, worked out one at a time; it stops when the reader
+  // acts or anything else asks Python, and leaves a field alone once one was slow
+  async lookAhead() {
+    const python = this.python;
+    const generation = python.generation;
+    if (!this.live || this.running || document.hidden || generation !== this.drawnIn) return;
+    const kept = new Map();
+    for (const state of this.nextStates().slice(0, AHEAD)) {
+      const k = key(state);
+      const old = this.ahead.get(k);
+      kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {} });
+    }
+    this.ahead = kept;
+    const stale = () => this.ahead !== kept || this.running || python.generation !== generation;
+    const field = this.used?.[0];
+    for (const [k, entry] of kept) {
+      if (entry.answer) continue;
+      const went = await inLane(async () => {
+        if (stale() || this.slow.has(field)) return false;
+        entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
+        entry.answer.catch(() => kept.delete(k)); // a tap on it asks Python itself, and says what went wrong
+        const ok = await entry.answer.then(() => true, () => false);
+        if (entry.timing.ms > Math.max(SLOW_MS, SLOWER * this.took)) this.slow.add(field);
+        return ok;
+      });
+      if (!went) return;
+    }
+  }
+
+  // the answer worked out ahead for STATE, if it is still good, and Python's time for it
+  answered(state) {
+    const entry = this.ahead.get(key(state));
+    return entry?.answer && entry.generation === this.python.generation ? entry : null;
   }
 
   // Back or Forward: the figure takes the state its URL now holds
@@ -245,6 +322,8 @@ class LiveFigure {
     }
     if (!typing) this.typingIn = null;
     this.act = { control, typing, how };
+    const keys = Object.keys(patch);
+    this.used = keys.length === 1 ? [keys[0], String(patch[keys[0]])] : null;
     // actions made while Python is still answering build on each other, not on the drawn state,
     // and only the newest is sent when Python is free: a held arrow key queues no backlog
     this.pending = { ...(this.pending || this.state), ...patch };
@@ -260,8 +339,13 @@ class LiveFigure {
         try {
           await this.python.ready; // after a restart, the new worker must finish booting
           performance.mark("mh:call");
-          result = await this.python.call(this.fn, [sent, this.id]);
+          const generation = this.python.generation;
+          const ahead = this.answered(sent);
+          const timing = ahead?.timing || {};
+          result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
           performance.mark("mh:answer");
+          this.drawnIn = generation;
+          this.took = timing.ms ?? 0;
         } catch (err) {
           // the reader sees the message; the author, in the console, the whole Python traceback
           if (err.traceback) console.error(`Figure #${this.id} (${this.fn}) failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
@@ -285,6 +369,7 @@ class LiveFigure {
       if (shown) this.busy(false);
       this.running = false;
     }
+    this.lookAhead();
   }
 
   draw(result) {

@@ -15,7 +15,7 @@ function load() {
 }
 
 // The name of a state in the file, as prerender.key builds it: its fields sorted, as JSON.
-function key(state) {
+export function key(state) {
   return JSON.stringify(Object.keys(state).sort().map((k) => [k, String(state[k])]));
 }
 

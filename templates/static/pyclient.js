@@ -1,6 +1,9 @@
 // The page's handle on Python: starts the worker, reports progress, and turns calls into
 // promises matched to replies by id. restart() ends a worker stuck in a reader's endless
 // loop and boots a fresh one, without reloading the page.
+// `generation` counts what may have changed what Python holds: every call but a figure's
+// drawing (marked pure), every file put, every restart. An answer computed ahead of the
+// reader (figures.js) is good only while the generation it was computed in lasts.
 
 const STEPS = 3;
 const TIMEOUT_MS = 90000;
@@ -29,12 +32,12 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
     const ready = Promise.reject(new Error("this browser has no WebAssembly or Web Workers"));
     ready.catch(() => {});
     const off = () => Promise.reject(new Error("Python is off"));
-    return { ready, call: off, put: off, restart: () => ready };
+    return { ready, call: off, put: off, restart: () => ready, generation: 0 };
   }
   const pending = new Map();
   let nextId = 0;
   let worker = null;
-  const handle = { ready: null, call, put, restart };
+  const handle = { ready: null, call, put, restart, generation: 0 };
 
   function spawn() {
     let settle;
@@ -62,8 +65,9 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
       else if (data.type === "ready") { clearTimeout(timer); settle.resolve(); }
       else if (data.type === "failed") { clearTimeout(timer); settle.reject(new Error(data.message)); }
       else if (pending.has(data.id)) {
-        const { resolve, reject } = pending.get(data.id);
+        const { resolve, reject, timing } = pending.get(data.id);
         pending.delete(data.id);
+        if (timing) timing.ms = data.ms;
         data.ok ? resolve(data.result) : reject(new PythonError(data.error));
       }
     };
@@ -71,16 +75,20 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
     return ready;
   }
 
-  function call(fn, args) {
+  // PURE: the call only reads what Python holds (a figure's render); TIMING.ms is set to the
+  // milliseconds Python took, waits in the worker's queue left out
+  function call(fn, args, { pure = false, timing = null } = {}) {
+    if (!pure) handle.generation++;
     const id = ++nextId;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      pending.set(id, { resolve, reject, timing });
       worker.postMessage({ type: "call", id, fn, args });
     });
   }
 
   // BYTES (a Uint8Array, handed over, not copied) as the file PATH in Python's file system
   function put(path, bytes) {
+    handle.generation++;
     const id = ++nextId;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
@@ -89,6 +97,7 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
   }
 
   function restart() {
+    handle.generation++;
     worker.terminate();
     for (const { reject } of pending.values()) reject(new Error("Python was stopped"));
     pending.clear();

@@ -1,7 +1,7 @@
 // Runs Pyodide off the main thread. Messages in: {type:"init", pyodideURL, pyURL} and
 // {type:"call", id, fn:"toymodels.mod:func", args:[...]} and {type:"file", id, path, bytes} (a file
 // for Python's file system, e.g. the reader's own model). Messages out: progress, ready,
-// failed, and {id, ok, result | error} for each call. Python errors come back as data.
+// failed, and {id, ok, result | error} for each call (with ms, Python's time, when it answered). Python errors come back as data.
 
 import { allowOrigin } from "./netguard.js";
 import { boot, pythonError } from "./pyruntime.js";
@@ -35,7 +35,9 @@ self.onmessage = async ({ data }) => {
       return;
     }
     try {
-      self.postMessage({ id: data.id, ok: true, result: callPython(data.fn, data.args) });
+      const t0 = performance.now();
+      const result = callPython(data.fn, data.args);
+      self.postMessage({ id: data.id, ok: true, result, ms: performance.now() - t0 });
     } catch (err) {
       self.postMessage({ id: data.id, ok: false, error: pythonError(err) });
     }

@@ -1,0 +1,96 @@
+"""Answers ahead (static/figures.js): once a tap is drawn, Python works out the answers for the
+controls beside it, the next one first; a tap on one of them is drawn from that answer without
+asking Python again, exactly as Python draws that state; and an answer worked out before
+anything else asked Python is not used."""
+
+import pytest
+from conftest import open_ready
+
+from toymodels.many_heads import figure as many_heads
+
+FID = "three-heads"
+# every call the page sends to Python's worker, in order, as [function, state]
+RECORD = """
+window.sentToPython = [];
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function (message, ...rest) {
+  if (message && message.type === "call") window.sentToPython.push([message.fn, message.args[0]]);
+  return post.call(this, message, ...rest);
+};
+"""
+# whether the figure's drawn body is Python's markup for the state in the URL, node for node
+# (a redraw may set an element's attributes in another order), less scrollers.js's own marks
+DRAWN_IS = """([fid, html]) => {
+  const body = document.getElementById(fid).querySelector("[data-body]").cloneNode(true);
+  for (const el of body.querySelectorAll(".mh-more-left, .mh-more-right")) {
+    el.classList.remove("mh-more-left", "mh-more-right");
+    if (el.getAttribute("class") === "") el.removeAttribute("class");
+  }
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  const want = [...t.content.childNodes];
+  const got = [...body.childNodes];
+  return got.length === want.length && want.every((n, i) => n.isEqualNode(got[i]));
+}"""
+# the words of the states the figure's render was sent, in order
+WORDS_SENT = """(fid) => window.sentToPython
+  .filter(([fn, state]) => fn === document.getElementById(fid).dataset.figure)
+  .map(([, state]) => state.word)"""
+
+
+def tap_word(page, i):
+    page.locator(f"#{FID} .mh-word").nth(i).click()
+    page.wait_for_function(
+        "([fid, i]) => new URLSearchParams(location.search).get(fid + '.word') === String(i)",
+        arg=[FID, i],
+    )
+
+
+def drawn_as_python_says(page, word):
+    """Whether the figure shows word WORD selected, exactly as CPython's render draws it."""
+    url = page.evaluate("location.search")
+    assert f"{FID}.word={word}" in url, url
+    return page.evaluate(DRAWN_IS, [FID, many_heads.render({"word": str(word)}, FID)["html"]])
+
+
+def words_sent(page):
+    return page.evaluate(WORDS_SENT, FID)
+
+
+def wait_sent(page, words):
+    """Wait until the figure has sent WORDS, in that order, after what it had sent before."""
+    page.wait_for_function(
+        f"([fid, want]) => ({WORDS_SENT})(fid).join() .endsWith(want.join())",
+        arg=[FID, words],
+    )
+
+
+@pytest.mark.browser
+def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url):
+    page.add_init_script(RECORD)
+    open_ready(page, base_url + "many-heads.html")
+    tap_word(page, 2)
+    # the tap's own call, then the four words beside it, after before before
+    wait_sent(page, ["2", "3", "1", "4", "0"])
+    assert drawn_as_python_says(page, 2)
+    tap_word(page, 3)
+    # drawn from the answer worked out ahead, so word 3 was sent once, before the tap; then the
+    # neighbours of word 3 not yet worked out (4 and 1 were)
+    wait_sent(page, ["0", "2", "5"])
+    assert words_sent(page).count("3") == 1
+    assert drawn_as_python_says(page, 3)
+
+
+@pytest.mark.browser
+def test_an_answer_worked_out_before_another_call_to_python_is_not_used(page, base_url):
+    page.add_init_script(RECORD)
+    open_ready(page, base_url + "many-heads.html")
+    tap_word(page, 2)
+    wait_sent(page, ["2", "3", "1", "4", "0"])
+    # another call to Python: the figure's numbers as CSV, made by Python
+    page.locator(f"#{FID} [data-download]").click()
+    with page.expect_download():
+        page.locator(f"#{FID}").get_by_role("button", name="Numbers (CSV)").click()
+    tap_word(page, 3)
+    assert words_sent(page).count("3") == 2  # asked again at the tap
+    assert drawn_as_python_says(page, 3)
