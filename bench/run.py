@@ -36,6 +36,7 @@ from toymodels.one_character.figure import WRITE_ON
 COLD_LOADS = int(os.environ.get("BENCH_LOADS", 5))
 TAPS = 30  # on each live figure
 THROTTLE = 4  # Chromium's CPU slowed 4x: a mid-range phone, as DevTools calls it
+PACE_MS = 400  # a reader's pace: the next tap this long after the last one painted
 # one observer for painted elements, long tasks and marks, registered before the page's own
 # scripts run: it is handed its entries in the order they were recorded, so once it has seen
 # the mark "mh-bench-settled", made after Python is ready, it has seen every earlier long task
@@ -369,7 +370,7 @@ CHAR_PAGE = (
 }"""
 )
 TAP = (
-    """async ([n]) => {"""
+    """async ([n, pause]) => {"""
     + TIME_TO_PAINT
     + """
   // every live figure of the page, scrolled into view: its word buttons where it has them, else
@@ -391,6 +392,7 @@ TAP = (
       const at = (name) => performance.getEntriesByName(name)[0]?.startTime ?? NaN;
       const python = at("mh:answer") - at("mh:call");
       taps.push({ ms, python, draw: at("mh:drawn") - at("mh:answer") });
+      if (pause) await new Promise((r) => setTimeout(r, pause));
     }
     out[fig.id] = taps;
   }
@@ -546,10 +548,10 @@ def cold_load(p, url, site, base, main_thread=False):
     return result
 
 
-def taps(browser, url, throttle=1):
+def taps(browser, url, throttle=1, pause=0):
     """TAPS taps on each live figure of URL once Python is ready, with the CPU slowed THROTTLE
-    times (1: not at all) -> {figure id: [{ms: tap to paint, python: the worker's answer,
-    draw: the page's redraw}]}."""
+    times (1: not at all), each PAUSE ms after the last one painted (0: at once) -> {figure id:
+    [{ms: tap to paint, python: the worker's answer, draw: the page's redraw}]}."""
     context = browser.new_context(service_workers="block")
     page = context.new_page()
     if throttle != 1:
@@ -557,7 +559,7 @@ def taps(browser, url, throttle=1):
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
     page.goto(url)
     page.wait_for_selector("html.py-ready", timeout=120_000 * throttle)
-    times = page.evaluate(TAP, [TAPS])
+    times = page.evaluate(TAP, [TAPS, pause])
     context.close()
     return times
 
@@ -586,6 +588,7 @@ def chapter(p, browser, url, site, base):
     worker = [cold_load(p, at, site, base) for _ in range(COLD_LOADS)]
     main_thread = [cold_load(p, at, site, base, main_thread=True) for _ in range(COLD_LOADS)]
     plain, slow = taps(browser, url), taps(browser, url, THROTTLE)
+    paced = taps(browser, url, pause=PACE_MS)
     first = [first_tap(browser, url) for _ in range(COLD_LOADS)]
     added = prerendered_bytes(site, name)
     return {
@@ -605,6 +608,7 @@ def chapter(p, browser, url, site, base):
         "figures_tapped": len(plain),
         **tap_summary(plain),
         **tap_summary(slow, "throttled_"),
+        **tap_summary(paced, "paced_"),
     }
 
 
@@ -649,6 +653,7 @@ def main():
             "cold_loads": COLD_LOADS,
             "taps": TAPS,
             "throttle": THROTTLE,
+            "pace_ms": PACE_MS,
             "chapters": {},
         }
         with sync_playwright() as p:
@@ -749,6 +754,14 @@ def markdown(results):
             "{:.1f} ms",
         ),
         ("… the slowest figure's 95th percentile", "throttled_tap_slowest_figure", "{}"),
+        (
+            f"tap to paint at a reader's pace (a tap {results['pace_ms']} ms after the last "
+            "painted), median",
+            "paced_tap_to_paint_median_ms",
+            "{:.1f} ms",
+        ),
+        ("… of which Python's answer (median)", "paced_tap_python_median_ms", "{:.1f} ms"),
+        ("… 95th percentile", "paced_tap_to_paint_p95_ms", "{:.1f} ms"),
     ]
     names = list(results["chapters"])
     lines = ["| measure | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
