@@ -33,6 +33,7 @@ const AHEAD = 4;
 // before is not worked out ahead: it would hold up a tap on another control too long
 const SLOW_MS = 50;
 const SLOWER = 3;
+const TYPED = "input[type=text], input[type=search], textarea";
 
 // answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most
 let lane = Promise.resolve();
@@ -41,7 +42,6 @@ function inLane(job) {
   lane = turn.catch(() => {});
   return turn;
 }
-const TYPED = "input[type=text], input[type=search], textarea";
 
 function readURLState(fid) {
   const out = {};

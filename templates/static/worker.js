@@ -1,7 +1,8 @@
 // Runs Pyodide off the main thread. Messages in: {type:"init", pyodideURL, pyURL} and
 // {type:"call", id, fn:"toymodels.mod:func", args:[...]} and {type:"file", id, path, bytes} (a file
 // for Python's file system, e.g. the reader's own model). Messages out: progress, ready,
-// failed, and {id, ok, result | error} for each call (with ms, Python's time, when it answered). Python errors come back as data.
+// failed, and {id, ok, result | error} for each call, with ms, Python's time, when it answered.
+// Python errors come back as data.
 
 import { allowOrigin } from "./netguard.js";
 import { boot, pythonError } from "./pyruntime.js";
