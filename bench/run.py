@@ -34,7 +34,7 @@ from sitebuild import build as site_build
 from toymodels.one_character.figure import WRITE_ON
 
 COLD_LOADS = int(os.environ.get("BENCH_LOADS", 5))
-TAPS = 30  # on each live figure
+TAPS = 40  # on each live figure
 THROTTLE = 4  # Chromium's CPU slowed 4x: a mid-range phone, as DevTools calls it
 PACE_MS = 400  # a reader's pace: the next tap this long after the last one painted
 # one observer for painted elements, long tasks and marks, registered before the page's own
@@ -160,7 +160,7 @@ def live_minilm(browser, base):
 
 
 TRAIN_STEPS = 40  # steps timed per width, after one warm-up step
-TAPS = 40  # taps on another figure, before and while the chapter trains
+KV_TAPS = 40  # taps on another figure, before and while the chapter trains
 TRAIN_IN_WORKER = """async ([recipes, n]) => {
   const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
   const py = startPython({
@@ -207,7 +207,7 @@ def train_speed(browser, base):
     page.wait_for_selector("html.py-ready", timeout=90_000)
     # the same taps before training, in the same page: what training adds (the first of them
     # also loads the figure's code, which a tap on a fresh figure pays with or without training)
-    idle = page.evaluate(TAPS_ON_KV_CACHE, TAPS)
+    idle = page.evaluate(TAPS_ON_KV_CACHE, KV_TAPS)
     page.click("#train-it [data-train='train']")
     page.wait_for_selector("#train-it [data-trainer][data-train-state='training']")
     # the run has started and trains (before it, the plot is the build's run, not at step 0)
@@ -217,7 +217,7 @@ def train_speed(browser, base):
         ".textContent)",
         timeout=60_000,
     )
-    taps = page.evaluate(TAPS_ON_KV_CACHE, TAPS)
+    taps = page.evaluate(TAPS_ON_KV_CACHE, KV_TAPS)
     page.click("#train-it [data-train='pause']")
     page.close()
     return {
@@ -246,7 +246,7 @@ def train_markdown(r):
         f"\nTrain it yourself (One character at a time), {TRAIN_STEPS} steps after a warm-up: "
         f"{speeds}. The default run's weights and Adam's moments hold "
         f"{r['run_bytes'][0] / 1e6:.2f} MB; the worker's WebAssembly memory reached "
-        f"{r['worker_wasm_bytes'] / 1e6:.0f} MB. {TAPS} taps on the KV-cache figure while the "
+        f"{r['worker_wasm_bytes'] / 1e6:.0f} MB. {KV_TAPS} taps on the KV-cache figure while the "
         f"chapter's run trains: median {r['tap_while_training_median_ms']:.0f} ms, p95 "
         f"{r['tap_while_training_p95_ms']:.0f} ms, at most {r['tap_while_training_max_ms']:.0f} "
         f"ms (target < 100 ms); the same taps in the same page before training: median "
