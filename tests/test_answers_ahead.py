@@ -65,13 +65,19 @@ def wait_sent(page, words):
     )
 
 
-@pytest.mark.browser
-def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url):
+def tapped_word_2(page, base_url):
+    """The chapter opened, its calls to Python recorded, word 2 tapped and the four words
+    beside it worked out ahead."""
     page.add_init_script(RECORD)
     open_ready(page, base_url + "many-heads.html")
     tap_word(page, 2)
     # the tap's own call, then the four words beside it, after before before
     wait_sent(page, ["2", "3", "1", "4", "0"])
+
+
+@pytest.mark.browser
+def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url):
+    tapped_word_2(page, base_url)
     assert drawn_as_python_says(page, 2)
     tap_word(page, 3)
     # drawn from the answer worked out ahead, so word 3 was sent once, before the tap; then the
@@ -83,10 +89,7 @@ def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url)
 
 @pytest.mark.browser
 def test_an_answer_worked_out_before_another_call_to_python_is_not_used(page, base_url):
-    page.add_init_script(RECORD)
-    open_ready(page, base_url + "many-heads.html")
-    tap_word(page, 2)
-    wait_sent(page, ["2", "3", "1", "4", "0"])
+    tapped_word_2(page, base_url)
     # another call to Python: the figure's numbers as CSV, made by Python
     page.locator(f"#{FID} [data-download]").click()
     with page.expect_download():
