@@ -21,6 +21,8 @@
 // it is still being worked out, instead of asking Python again. Python computes every answer;
 // an answer is dropped as soon as anything but a figure's drawing may have changed what Python
 // holds (pyclient.js's generation: a reader's model put in, a training step, a code cell).
+// Such an answer's markup is parsed while the reader reads, and an area whose markup is the one
+// it was last drawn from is left as it is, so a tap only compares and moves nodes.
 
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
@@ -34,6 +36,10 @@ const AHEAD = 4;
 const SLOW_MS = 50;
 const SLOWER = 3;
 const TYPED = "input[type=text], input[type=search], textarea";
+
+// an answer worked out ahead is parsed into nodes while the reader reads (one answer per idle
+// moment), so its tap only compares and moves them
+const whenIdle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
 
 // answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most
 let lane = Promise.resolve();
@@ -89,12 +95,21 @@ function differs(el, to) {
   return ownText(el) !== ownText(to);
 }
 
+// the markup each area was last made from: an area given the same markup again is left as it is
+const drawnFrom = new WeakMap();
+
 // Make `area`'s content Python's markup `html`, changing only what differs. Returns the parts
-// that changed: each element whose own attributes or text changed, and each one added.
-function morph(area, html) {
+// that changed: each element whose own attributes or text changed, and each one added; with
+// `every` false, only the first (the caller only asks whether anything changed).
+// `parsed` holds markup already parsed (html -> fragment); a fragment is used once.
+function morph(area, html, every = true, parsed = null) {
   area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove()); // notes of the last action
+  if (drawnFrom.get(area) === html) return [];
+  drawnFrom.set(area, html);
   const to = area.cloneNode(false);
-  to.append(fragment(html));
+  const nodes = parsed?.get(html);
+  parsed?.delete(html);
+  to.append(nodes || fragment(html));
   const changed = [];
   const added = new Set();
   morphdom(area, to, {
@@ -104,7 +119,7 @@ function morph(area, html) {
     onBeforeElUpdated(el, next) {
       for (const c of PAGE_CLASSES) if (el.classList.contains(c)) next.classList.add(c);
       if (el.isEqualNode(next)) return false;
-      if (differs(el, next)) changed.push(el);
+      if ((every || !changed.length) && differs(el, next)) changed.push(el);
       return true;
     },
     onNodeAdded(node) {
@@ -195,7 +210,7 @@ class LiveFigure {
     for (const state of this.nextStates().slice(0, AHEAD)) {
       const k = key(state);
       const old = this.ahead.get(k);
-      kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {} });
+      kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
     }
     this.ahead = kept;
     const stale = () => this.ahead !== kept || this.running || python.generation !== generation;
@@ -207,11 +222,19 @@ class LiveFigure {
         entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
         entry.answer.catch(() => kept.delete(k)); // a tap on it asks Python itself, and says what went wrong
         const ok = await entry.answer.then(() => true, () => false);
+        if (ok) whenIdle(() => this.parseAhead(entry));
         if (entry.timing.ms > Math.max(SLOW_MS, SLOWER * this.took)) this.slow.add(field);
         return ok;
       });
       if (!went) return;
     }
+  }
+
+  // the markup of an answer worked out ahead, parsed, unless it is no longer wanted
+  async parseAhead(entry) {
+    const result = await entry.answer;
+    if (entry.parsed || result.error || ![...this.ahead.values()].includes(entry)) return;
+    entry.parsed = new Map([result.html, ...Object.values(result.slots)].map((html) => [html, fragment(html)]));
   }
 
   // the answer worked out ahead for STATE, if it is still good, and Python's time for it
@@ -238,6 +261,7 @@ class LiveFigure {
 
   printView(on) {
     for (const p of this.printables) {
+      drawnFrom.delete(p.area);
       if (on) {
         p.now = [...p.area.childNodes];
         p.area.replaceChildren(...p.first.map((n) => n.cloneNode(true)));
@@ -335,7 +359,7 @@ class LiveFigure {
     try {
       while (this.pending) {
         const sent = this.pending;
-        let result;
+        let result, parsed;
         try {
           await this.python.ready; // after a restart, the new worker must finish booting
           performance.mark("mh:call");
@@ -343,6 +367,8 @@ class LiveFigure {
           const ahead = this.answered(sent);
           const timing = ahead?.timing || {};
           result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
+          parsed = ahead?.parsed;
+          if (ahead) ahead.parsed = null;
           performance.mark("mh:answer");
           this.drawnIn = generation;
           this.took = timing.ms ?? 0;
@@ -362,7 +388,7 @@ class LiveFigure {
           continue;
         }
         this.say("");
-        this.draw(result);
+        this.draw(result, parsed);
       }
     } finally {
       clearTimeout(slow);
@@ -372,7 +398,7 @@ class LiveFigure {
     this.lookAhead();
   }
 
-  draw(result) {
+  draw(result, parsed = null) {
     const act = this.act || { how: "replace" };
     this.act = null;
     const origin = this.origin;
@@ -383,11 +409,12 @@ class LiveFigure {
     const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
     this.state = result.state;
     performance.mark("mh:swap");
-    const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html)]]);
+    // every part that changed in the area the action came from; elsewhere, whether any did
+    const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html, origin === this.el, parsed)]]);
     this.el.querySelector("[data-summary]").textContent = result.summary;
     for (const slot of this.slots) {
       const html = result.slots[slot.dataset.slot];
-      changes.set(slot, html === undefined ? [] : morph(slot, html));
+      changes.set(slot, html === undefined ? [] : morph(slot, html, origin === slot, parsed));
     }
     if (focusKey) {
       for (const area of this.areas) {
