@@ -18,6 +18,33 @@ Worker.prototype.postMessage = function (message, ...rest) {
   return post.call(this, message, ...rest);
 };
 """
+# Python's answers for the words in window.slowWords say they took 10 s, as on a machine busy
+# for a moment; window.answered lists the words answered, in order
+SLOWED = """
+window.slowWords = new Set();
+window.answered = [];
+const words = new Map();
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function (message, ...rest) {
+  if (message && message.type === "call") words.set(message.id, message.args[0].word);
+  return post.call(this, message, ...rest);
+};
+const handler = Object.getOwnPropertyDescriptor(Worker.prototype, "onmessage");
+Object.defineProperty(Worker.prototype, "onmessage", {
+  get() { return handler.get.call(this); },
+  set(on) {
+    handler.set.call(this, (event) => {
+      const data = event.data; // a new copy at each read: changed here, handed on as it is
+      const word = words.get(data?.id);
+      if (word !== undefined) {
+        if (window.slowWords.has(word)) data.ms = 10_000;
+        window.answered.push(word);
+      }
+      on.call(this, new MessageEvent("message", { data }));
+    });
+  },
+});
+"""
 # whether the figure's drawn body is Python's markup for the state in the URL, node for node
 # (a redraw may set an element's attributes in another order), less scrollers.js's own marks
 DRAWN_IS = """([fid, html]) => {
@@ -97,3 +124,30 @@ def test_an_answer_worked_out_before_another_call_to_python_is_not_used(page, ba
     tap_word(page, 3)
     assert words_sent(page).count("3") == 2  # asked again at the tap
     assert drawn_as_python_says(page, 3)
+
+
+@pytest.mark.browser
+def test_one_slow_answer_ahead_does_not_stop_the_words_after_it(page, base_url):
+    page.add_init_script(SLOWED)
+    page.add_init_script("window.slowWords.add('3')")
+    # word 3's answer ahead "took" 10 s: the words after it are still worked out ahead
+    tapped_word_2(page, base_url)
+    assert page.evaluate("window.answered").count("3") == 1
+
+
+@pytest.mark.browser
+def test_two_slow_answers_ahead_in_a_row_stop_working_out_that_field(page, base_url):
+    page.add_init_script(RECORD)
+    page.add_init_script(SLOWED)
+    page.add_init_script("['3', '1'].forEach((w) => window.slowWords.add(w))")
+    open_ready(page, base_url + "many-heads.html")
+    tap_word(page, 2)
+    wait_sent(page, ["2", "3", "1"])
+    # once the second slow answer is in, nothing more is sent for the word field
+    page.wait_for_function("() => window.answered.join().endsWith('2,3,1')")
+    assert words_sent(page)[-3:] == ["2", "3", "1"]
+    tap_word(page, 4)  # not worked out ahead: asked at the tap, and no neighbours after it
+    wait_sent(page, ["2", "3", "1", "4"])
+    page.wait_for_function("() => window.answered.join().endsWith('2,3,1,4')")
+    assert words_sent(page)[-4:] == ["2", "3", "1", "4"]
+    assert drawn_as_python_says(page, 4)
