@@ -187,9 +187,9 @@ class LiveFigure {
     }
   }
 
-  // A figure's first answer from Python loads its code and data (110-330 ms in the bench's
-  // runs, against 10-30 ms after): asked once Python is ready, for the state already shown
-  // and in the lane of answers ahead, so the reader's first tap does not pay for it
+  // A figure's first answer from Python loads its code and data (110-330 ms of Python on the
+  // bench's machine, against under 20 ms for the next): asked once Python is ready, for the
+  // state already shown, in the lane of answers ahead, so the reader's first tap does not pay it
   warm() {
     const python = this.python;
     const generation = python.generation;
