@@ -2,8 +2,7 @@
 controls beside it, the next one first; a tap on one of them is drawn from that answer without
 asking Python again, exactly as Python draws that state; an answer worked out before anything
 else asked Python is not used; a field stops being worked out ahead after two slow answers in a
-row, not one. And once Python is ready, it is asked for the state shown, so a figure's first
-call (its imports, its data) is not made at the reader's first tap."""
+row, not one."""
 
 import pytest
 from conftest import open_ready
@@ -153,16 +152,6 @@ def test_two_slow_answers_ahead_in_a_row_stop_working_out_that_field(page, base_
     page.wait_for_function("() => window.answered.join().endsWith('2,3,1,4')")
     assert words_sent(page)[-4:] == ["2", "3", "1", "4"]
     assert drawn_as_python_says(page, 4)
-
-
-@pytest.mark.browser
-def test_once_ready_python_is_asked_for_the_state_shown_before_any_tap(page, base_url):
-    page.add_init_script(RECORD)
-    open_ready(page, base_url + "many-heads.html")
-    shown = page.evaluate("(fid) => JSON.parse(document.getElementById(fid).dataset.state)", FID)
-    # the figure's code and data loaded before the reader's first tap, not at it
-    wait_sent(page, [shown["word"]])
-    assert words_sent(page) == [shown["word"]]
 
 
 @pytest.mark.browser

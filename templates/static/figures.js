@@ -181,22 +181,7 @@ class LiveFigure {
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
     if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
-    else {
-      this.markSteps();
-      this.warm();
-    }
-  }
-
-  // A figure's first answer from Python loads its code and data (110-330 ms of Python on the
-  // bench's machine, against under 20 ms for the next): asked once Python is ready, for the
-  // state already shown, in the lane of answers ahead, so the reader's first tap does not pay it
-  warm() {
-    const python = this.python;
-    const generation = python.generation;
-    inLane(() => {
-      if (this.running || this.drawnIn !== null || python.generation !== generation) return null;
-      return python.call(this.fn, [this.state, this.id], { pure: true }).catch(() => {}); // a tap says what went wrong
-    });
+    else this.markSteps();
   }
 
   // the states one tap away along the control the reader used last (the next word, the step
