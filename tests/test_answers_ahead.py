@@ -2,7 +2,9 @@
 controls beside it, the next one first; a tap on one of them is drawn from that answer without
 asking Python again, exactly as Python draws that state; an answer worked out before anything
 else asked Python is not used; a field stops being worked out ahead after two slow answers in a
-row, not one."""
+row, not one. And once Python is ready and a figure comes within a screen of the view, Python is
+asked for the state it shows, so the figure's first call (its imports, its data) is not made at
+the reader's first tap, nor for a figure the reader never reaches."""
 
 import pytest
 from conftest import open_ready
@@ -162,3 +164,32 @@ def test_a_state_from_the_address_is_asked_for_once(page, base_url):
     # ahead; nothing else: the state shown at first (word 7) is not asked for
     wait_sent(page, ["3", "4", "2", "5", "1"])
     assert words_sent(page) == ["3", "4", "2", "5", "1"]
+
+
+# resolves once an IntersectionObserver made now has had its first notice for the figure: the
+# page's own observers, made before it, have had theirs in the same task or before (the notices
+# go out in the order the observers were made); then a task later, what they sent has gone
+NOTICED = """(fid) => new Promise((done) => {
+  const seen = new IntersectionObserver(() => { seen.disconnect(); setTimeout(done, 0); });
+  seen.observe(document.getElementById(fid));
+})"""
+
+
+@pytest.mark.browser
+def test_python_is_asked_for_the_state_shown_once_the_figure_comes_near_the_view(
+    new_page, base_url
+):
+    page = new_page(viewport={"width": 1200, "height": 500})
+    page.add_init_script(RECORD)
+    open_ready(page, base_url + "many-heads.html")
+    figure = page.locator(f"#{FID}")
+    top = figure.evaluate("(f) => f.getBoundingClientRect().top")
+    assert top > 2 * 500  # more than a screen below the view
+    page.wait_for_selector(f"#{FID}.is-live")
+    page.evaluate(NOTICED, FID)
+    assert words_sent(page) == []  # far from the view: nothing asked for, nothing fetched
+    figure.scroll_into_view_if_needed()
+    shown = figure.evaluate("(f) => JSON.parse(f.dataset.state).word")
+    # its code and data loaded before the reader's first tap, not at it
+    wait_sent(page, [shown])
+    assert words_sent(page) == [shown]

@@ -404,19 +404,26 @@ def test_ablation_in_the_page_matches_python(chapter):
 @pytest.mark.browser
 def test_drum_loads_another_checkpoint_lazily_and_says_so(new_page, base_url):
     page = new_page(service_workers="block")  # so that the route sees the worker's request
+    steps = lab.steps(lab.DEFAULT_RUN)
+    shown = f"/step_{steps[-1]:05d}."  # the checkpoint the figure shows at first
     fetched, held = [], []
 
-    def hold(route):  # the network stands still for checkpoints until the test lets it go
+    def hold(route):  # the network stands still for other checkpoints until the test lets it go
         fetched.append(route.request.url)
-        if held is None:
+        if held is None or shown in route.request.url:
             route.continue_()
         else:
             held.append(route)
 
     page.context.route("**/charmodel/*/step_*.npz", hold)
     open_ready(page, base_url + "one-character.html")
-    assert fetched == []  # nothing fetched before the reader asks
-    steps = lab.steps(lab.DEFAULT_RUN)
+    assert page.locator("#char-model").evaluate("(f) => f.getBoundingClientRect().top") > 2 * 720
+    assert fetched == []  # nothing fetched while the figure is more than a screen away
+    # once the reader comes near, the checkpoint the figure shows is fetched, first, so that the
+    # reader's first tap does not wait for it
+    with page.expect_request("**/charmodel/*/step_*.npz") as first:
+        page.locator("#char-model").scroll_into_view_if_needed()
+    assert shown in first.value.url
     page.focus("#drum-at")
     for _ in range(len(steps) - 1 - steps.index(1000)):
         page.keyboard.press("ArrowLeft")
