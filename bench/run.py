@@ -37,6 +37,7 @@ COLD_LOADS = int(os.environ.get("BENCH_LOADS", 5))
 TAPS = 40  # on each live figure
 THROTTLE = 4  # Chromium's CPU slowed 4x: a mid-range phone, as DevTools calls it
 PACE_MS = 400  # a reader's pace: the next tap this long after the last one painted
+QUIET_MS = 500  # a page's network is quiet once no request is open or ends for this long
 # one observer for painted elements, long tasks and marks, registered before the page's own
 # scripts run: it is handed its entries in the order they were recorded, so once it has seen
 # the mark "mh-bench-settled", made after Python is ready, it has seen every earlier long task
@@ -476,13 +477,32 @@ def prerendered_bytes(site, name):
 
 
 def transferred(context):
-    """-> a function giving (bytes transferred, URLs fetched) so far in CONTEXT."""
-    seen = []
-    context.on("requestfinished", lambda r: seen.append((r.url, r.sizes())))
-    return lambda: (
-        sum(s["responseBodySize"] + s["responseHeadersSize"] for _, s in seen),
-        [url for url, _ in seen],
+    """-> (a function giving (bytes transferred, URLs fetched) in CONTEXT by the requests started
+    in [SINCE, UNTIL) (ms since the epoch, the browser's clock; all by default), a function that
+    returns once CONTEXT has had no request open and none finished for QUIET_MS)."""
+    seen, open_ = [], set()
+    context.on("request", lambda r: open_.add(r))
+    context.on("requestfailed", lambda r: open_.discard(r))
+    context.on(
+        "requestfinished",
+        lambda r: (open_.discard(r), seen.append((r.url, r.sizes(), r.timing["startTime"]))),
     )
+
+    def quiet(page):
+        for _ in range(60_000 // QUIET_MS):
+            count = len(seen)
+            page.wait_for_timeout(QUIET_MS)
+            if not open_ and len(seen) == count:
+                return
+
+    def total(since=0, until=float("inf")):
+        these = [(url, s) for url, s, start in seen if since <= start < until]
+        return (
+            sum(s["responseBodySize"] + s["responseHeadersSize"] for _, s in these),
+            [url for url, _ in these],
+        )
+
+    return total, quiet
 
 
 def compressed(site, base, urls):
@@ -553,15 +573,25 @@ def cold_load(p, url, site, base, main_thread=False):
             viewport={"width": 1200, "height": 900},
             service_workers="block",
         )
-        total = transferred(context)
-        result = measure(context.new_page(), url, main_thread)
-        result["bytes"], urls = total()
+        total, quiet = transferred(context)
+        first = context.new_page()
+        result = measure(first, url, main_thread)
+        quiet(first)
+        ready = first.evaluate(
+            "performance.timeOrigin + performance.getEntriesByName('mh-python-ready')[0].startTime"
+        )
+        # what a reader waits for; then what the page fetches once Python is ready (the shown
+        # figure's data, asked for ahead of a tap)
+        result["bytes"], urls = total(until=ready)
         result["raw_bytes"], result["gzip_bytes"] = compressed(site, base, urls)
+        result["after_ready_bytes"] = total(since=ready)[0]
         if not main_thread:
+            back = first.evaluate("performance.timeOrigin + performance.now()")
             page = context.new_page()
             page.goto(url)  # a reader coming back
             page.wait_for_selector("html.py-ready", timeout=120_000)
-            result["warm_bytes"] = total()[0] - result["bytes"]
+            quiet(page)
+            result["warm_bytes"] = total(since=back)[0]
         context.close()
     return result
 
@@ -644,6 +674,7 @@ def chapter(p, browser, url, site, base):
         "cold_bytes": median(worker, "bytes"),
         "cold_raw_bytes": median(worker, "raw_bytes"),
         "cold_gzip_bytes": median(worker, "gzip_bytes"),
+        "after_ready_bytes": median(worker, "after_ready_bytes"),
         "warm_bytes": median(worker, "warm_bytes"),
         "first_figure_ms": median(worker, "first_figure_ms"),
         "first_figure_running_ms": statistics.median(running),
@@ -754,7 +785,12 @@ def markdown(results):
         ("cold load, bytes transferred", "cold_bytes", "{:,.0f}"),
         ("cold load, the served files raw", "cold_raw_bytes", "{:,.0f}"),
         ("cold load, the same gzipped (what a static host sends)", "cold_gzip_bytes", "{:,.0f}"),
-        ("warm (cached) load, bytes", "warm_bytes", "{:,.0f}"),
+        (
+            "then, once Python is ready, the shown figure's data, bytes",
+            "after_ready_bytes",
+            "{:,.0f}",
+        ),
+        ("warm (cached) load, bytes (until its network is quiet)", "warm_bytes", "{:,.0f}"),
         (
             "first pre-rendered figure painted, the page opened at it, in a browser just started",
             "first_figure_ms",
