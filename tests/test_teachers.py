@@ -216,19 +216,28 @@ def site_cache_keys(page):
     return sorted(k for k in page.evaluate("caches.keys()") if k.startswith("mh-site-"))
 
 
-# true once the site's build caches, as the page sees them, are not `first` (an update has
-# been kept); and, with `alone`, are one cache only (the previous build is deleted)
-CACHES_UPDATED = """async ([first, alone]) => {
-  const keys = (await caches.keys()).filter((k) => k.startsWith("mh-site-")).sort();
-  return JSON.stringify(keys) !== JSON.stringify(first) && (!alone || keys.length === 1);
+# the site's build caches, as the page sees them, once they are not `first` (an update has been
+# kept) and, with `alone`, are one cache only (the previous build is deleted); null after `ms`.
+# The cache API has no event to wait for, so the page polls it. (Not page.wait_for_function: it
+# takes the promise an async predicate returns for true and returns at once.)
+CACHES_UPDATED = """async ([first, alone, ms]) => {
+  const until = performance.now() + ms;
+  for (;;) {
+    const keys = (await caches.keys()).filter((k) => k.startsWith("mh-site-")).sort();
+    const updated = JSON.stringify(keys) !== JSON.stringify(first);
+    if (updated && (!alone || keys.length === 1)) return keys;
+    if (performance.now() > until) return null;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }"""
 
 
 def wait_for_updated_caches(page, first, alone=False):
     """The site's build caches once an update has replaced `first` (and, with alone, is the
-    only build left): the cache API has no event to wait for, so the page polls it."""
-    page.wait_for_function(CACHES_UPDATED, arg=[first, alone], polling=200, timeout=60_000)
-    return site_cache_keys(page)
+    only build left)."""
+    keys = page.evaluate(CACHES_UPDATED, [first, alone, 60_000])
+    assert keys is not None, f"the caches are still {site_cache_keys(page)} after 60 s"
+    return keys
 
 
 def wait_for_offline_copy(page):
