@@ -526,7 +526,8 @@ def test_without_javascript_layer_one_is_complete(new_page, base_url):
 
 
 @pytest.mark.browser
-def test_layer_slider_by_pointer_and_keys(page, base_url):
+def test_layer_slider_by_pointer_and_keys(new_page, base_url):
+    page = new_page(viewport={"width": 1200, "height": 500})
     requests = []
     page.on(
         "request",
@@ -536,11 +537,17 @@ def test_layer_slider_by_pointer_and_keys(page, base_url):
         ),
     )
     open_ready(page, base_url + CHAPTER)
-    assert requests == []  # nothing fetched before the reader asks
+    assert page.locator("#real-heads").evaluate("(f) => f.getBoundingClientRect().top") > 2 * 500
+    assert requests == []  # nothing fetched while the figure is more than a screen away
+    # once the reader comes near, the data of the sentence shown is fetched, and no other's
+    with page.expect_request(lambda r: "/minilm/cat." in r.url):
+        page.locator("#real-heads").scroll_into_view_if_needed()
+    assert ["realheads", "index.json"] in requests
+    assert [r for r in requests if r[0] == "minilm"] == [["minilm", "cat.json"]]
     t = time.time()
     page.locator("#real-heads [data-fk='layer-3']").click()
     page.wait_for_selector("#real-heads .rh-layer-counts:has-text('Layer 3:')")
-    print(f"first layer switch (fetching the data): {time.time() - t:.2f} s")
+    print(f"first layer switch: {time.time() - t:.2f} s")
     assert heads_shown(page) == want_heads("cat", 3)
     assert page.locator("#real-heads [data-fk='layer-3']").get_attribute("aria-pressed") == "true"
     assert ["minilm", "cat.json"] in requests and ["realheads", "index.json"] in requests
