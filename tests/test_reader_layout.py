@@ -73,9 +73,8 @@ def test_the_three_heads_stand_on_one_row_at_1280(new_page, base_url):
 def test_nothing_is_wider_than_the_screen_or_clipped(new_page, base_url, slug, width):
     page = opened(new_page, base_url, slug, width, WIDTHS[width])
     page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
-    page.wait_for_function(
-        "() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))"
-    )
+    # two frames drawn (page.evaluate awaits the promise; wait_for_function would take it for true)
+    page.evaluate("new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     # every element reaching past the screen's edge sits in a box that scrolls (or hides it on
     # purpose: the screen-reader text), and that box itself is on the screen
@@ -228,9 +227,8 @@ def test_no_layout_shift_while_python_starts(new_page, base_url, slug, viewport)
     page = new_page(viewport=viewport)
     page.add_init_script(CLS)
     open_ready(page, f"{base_url}{slug}.html")
-    page.wait_for_function(
-        "() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))"
-    )
+    # two frames drawn (page.evaluate awaits the promise; wait_for_function would take it for true)
+    page.evaluate("new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
     assert page.evaluate("window.__cls") <= 0.05
     # the status note has gone from the screen, its news told
     assert page.locator("[data-pystatus]").evaluate("(b) => b.getBoundingClientRect().width") <= 1
