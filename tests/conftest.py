@@ -178,6 +178,35 @@ def page(new_page):
     return new_page(viewport={"width": 1200, "height": 900})
 
 
+SETTLE_JS = """async (el, [frames, ms]) => {
+  el.scrollIntoView({ block: "center" });
+  const frame = () => new Promise((done) => requestAnimationFrame(done));
+  const places = [];
+  const end = performance.now() + ms;
+  for (let still = 0; performance.now() < end; ) {
+    await frame();
+    const r = el.getBoundingClientRect();
+    const at = `x ${Math.round(r.x)} y ${Math.round(r.y)} (page at ${Math.round(scrollY)})`;
+    still = at === places.at(-1) ? still + 1 : 0;
+    if (still >= frames) return null;
+    if (still === 0) places.push(at);
+  }
+  return places.slice(-12);
+}"""
+
+
+def click_settled(page, selector, timeout_ms=10_000):
+    """Click a control far from the view as a reader does: scroll to it, wait until it has kept
+    its place for a few frames (sections laid out as they come near the view may move it), then
+    click. Fails naming the places it kept moving between if it never settles (Playwright's own
+    click and scroll wait for a still element themselves, scroll again on each retry, and only
+    say "element is not stable")."""
+    control = page.locator(selector)
+    moving = control.evaluate(SETTLE_JS, [3, timeout_ms])
+    assert moving is None, f"{selector} kept moving for {timeout_ms} ms: " + "; ".join(moving)
+    control.click()
+
+
 def open_ready(page, url):
     """Open a chapter and wait until Python is ready and every figure is live."""
     page.goto(url)

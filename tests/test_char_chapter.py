@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import click_settled, open_ready
 from playwright.sync_api import expect
 
 from toymodels.one_character import figure as fig
@@ -372,7 +372,7 @@ def test_typing_matches_cpython_and_loses_nothing(chapter):
     known = text.replace("Q", "").replace("!", "")
     assert np.allclose(drawn_probs(page), cpython_probs(lab.DEFAULT_RUN, None, known), atol=1e-5)
     # one attention row: the weights of the chosen head for the selected character
-    page.click("[data-slot=scores] [data-fk='scores-h1.2']")
+    click_settled(page, "[data-slot=scores] [data-fk='scores-h1.2']")  # far above the box
     wait_state(page, head="1.2")
     row = page.eval_on_selector_all(
         "[data-slot=weights] td[data-w]", "els => els.map(e => +e.dataset.w)"
