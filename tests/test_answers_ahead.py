@@ -1,10 +1,11 @@
-"""Answers ahead (static/figures.js): once a tap is drawn, Python works out the answers for the
-controls beside it, the next one first; a tap on one of them is drawn from that answer without
-asking Python again, exactly as Python draws that state; an answer worked out before anything
-else asked Python is not used; a field stops being worked out ahead after two slow answers in a
-row, not one. And once Python is ready and a figure comes within a screen of the view, Python is
-asked for the state it shows, so the figure's first call (its imports, its data) is not made at
-the reader's first tap, nor for a figure the reader never reaches."""
+"""Answers ahead (static/figures.js): as a tap is drawn, Python works out the answers for the
+controls beside it, the next one at once and the others once the page is idle; a tap on one of
+them is drawn from that answer without asking Python again, exactly as Python draws that state;
+an answer worked out before anything else asked Python is not used; a field stops being worked
+out ahead after two slow answers in a row, not one. And once Python is ready and a figure comes
+within a screen of the view, Python is asked for the state it shows, so the figure's first call
+(its imports, its data) is not made at the reader's first tap, nor for a figure the reader never
+reaches."""
 
 import pytest
 from conftest import open_ready
@@ -115,6 +116,44 @@ def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url)
     wait_sent(page, ["0", "2", "5"])
     assert words_sent(page).count("3") == 1
     assert drawn_as_python_says(page, 3)
+
+
+# the words the figure had sent to Python when each redraw was done (mh:drawn, from draw itself);
+# and the page is never idle (requestIdleCallback's callbacks wait in window.idle) until the test
+# says it is (window.idleNow())
+AT_DRAWN = (
+    RECORD
+    + """
+window.sentAtDrawn = [];
+document.addEventListener("mh:drawn", () => window.sentAtDrawn.push(
+  window.sentToPython.map(([, state]) => state.word)));
+window.idle = [];
+window.requestIdleCallback = (f) => window.idle.push(f);
+window.idleNow = () => {
+  window.requestIdleCallback = (f) => setTimeout(f, 0);
+  window.idle.splice(0).forEach((f) => f());
+};
+"""
+)
+
+
+@pytest.mark.browser
+def test_the_next_word_goes_to_python_while_the_page_draws_and_the_others_once_it_is_idle(
+    page, base_url
+):
+    page.add_init_script(AT_DRAWN)
+    open_ready(page, base_url + "many-heads.html")
+    shown = page.locator(f"#{FID}").evaluate("(f) => JSON.parse(f.dataset.state).word")
+    wait_sent(page, [shown])  # the state shown, asked for as the figure came near
+    tap_word(page, 2)
+    # when the tap's answer was drawn, word 3 had gone to Python already
+    assert page.evaluate("window.sentAtDrawn.at(-1)") == [shown, "2", "3"]
+    # once word 3 is answered (its markup waits for an idle moment to be parsed), the words before
+    # and further on wait too: a reader tapping on to word 3 does not find Python busy with word 1
+    page.wait_for_function("() => window.idle.length >= 2")
+    assert words_sent(page) == [shown, "2", "3"]
+    page.evaluate("window.idleNow()")
+    wait_sent(page, ["2", "3", "1", "4", "0"])
 
 
 @pytest.mark.browser

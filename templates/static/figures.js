@@ -15,14 +15,15 @@
 // Python's answer goes in by changing only what differs (morphdom): a tap that moves a mark
 // leaves the rest of the figure, its layout and paint, as they were, and the reader's focus,
 // caret and undo stay where they are.
-// Answers ahead: once an answer is drawn, Python works out, one at a time while the reader
-// reads, the states of the AHEAD controls beside the one just used (the next word, the word
-// before, the step after); a tap on one of them is drawn from that answer, or waits for it if
-// it is still being worked out, instead of asking Python again. Python computes every answer;
-// an answer is dropped as soon as anything but a figure's drawing may have changed what Python
-// holds (pyclient.js's generation: a reader's model put in, a training step, a code cell).
-// Such an answer's markup is parsed while the reader reads, and an area whose markup is the one
-// it was last drawn from is left as it is, so a tap only compares and moves nodes.
+// Answers ahead: Python works out, one at a time, the states of the AHEAD controls beside the one
+// just used (the next word, the word before, the step after): the first while the page draws
+// the answer, the others when the page is next idle; a tap on one of them is drawn from that
+// answer, or waits for it if it is still being worked out, instead of asking Python again.
+// Python computes every answer; an answer is dropped as soon as anything but a figure's drawing
+// may have changed what Python holds (pyclient.js's generation: a reader's model put in, a
+// training step, a code cell). Such an answer's markup is parsed while the reader reads, and an
+// area whose markup is the one it was last drawn from is left as it is, so a tap only compares
+// and moves nodes.
 
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
@@ -42,11 +43,15 @@ const TYPED = "input[type=text], input[type=search], textarea";
 // moment), so its tap only compares and moves them
 const whenIdle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
 
-// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most
+// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most;
+// a job given to an idle lane starts at once (its message is posted before the caller goes on)
 let lane = Promise.resolve();
+let inLine = 0;
 function inLane(job) {
-  const turn = lane.then(job);
-  lane = turn.catch(() => {});
+  const now = () => { try { return Promise.resolve(job()); } catch (err) { return Promise.reject(err); } };
+  const turn = inLine ? lane.then(job) : now();
+  inLine++;
+  lane = turn.catch(() => {}).finally(() => { inLine--; });
   return turn;
 }
 
@@ -148,6 +153,7 @@ class LiveFigure {
     this.live = false;
     this.pending = null; // the state to send next, merged from every action since the last answer
     this.running = false;
+    this.acts = 0; // the reader's actions so far: work ahead stops at the next one
     this.ahead = new Map(); // key(state) -> {generation, state, answer: a promise of Python's answer}
     this.used = null; // [key, value] of the control the reader used last
     this.drawnIn = null; // the generation of the answer drawn last
@@ -226,11 +232,13 @@ class LiveFigure {
   }
 
   // Python's answers for the next states, worked out one at a time; it stops when the reader
-  // acts or anything else asks Python, and leaves a field alone once one was slow
+  // acts or anything else asks Python, and leaves a field alone once one was slow. Called as an
+  // answer is about to be drawn, so the first goes to Python while the page draws and paints
   async lookAhead() {
     const python = this.python;
     const generation = python.generation;
-    if (!this.live || this.running || document.hidden || generation !== this.drawnIn) return;
+    const acts = this.acts;
+    if (!this.live || this.pending || document.hidden || generation !== this.drawnIn) return;
     const kept = new Map();
     for (const state of this.nextStates().slice(0, AHEAD)) {
       const k = key(state);
@@ -238,10 +246,15 @@ class LiveFigure {
       kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
     }
     this.ahead = kept;
-    const stale = () => this.ahead !== kept || this.running || python.generation !== generation;
+    const stale = () => this.ahead !== kept || this.acts !== acts || python.generation !== generation;
     const field = this.used?.[0];
+    let first = true;
     for (const [k, entry] of kept) {
       if (entry.answer) continue;
+      // the likeliest next state at once; the others once the page is idle (a reader tapping on
+      // does not find Python busy with a state they passed by)
+      if (!first) await new Promise((done) => whenIdle(done));
+      first = false;
       const went = await inLane(async () => {
         if (stale() || this.slow.has(field)) return false;
         entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
@@ -375,6 +388,7 @@ class LiveFigure {
       return;
     }
     if (!typing) this.typingIn = null;
+    this.acts++;
     this.act = { control, typing, how };
     const keys = Object.keys(patch);
     this.used = keys.length === 1 ? [keys[0], String(patch[keys[0]])] : null;
@@ -418,6 +432,8 @@ class LiveFigure {
           continue;
         }
         this.say("");
+        this.state = result.state;
+        this.lookAhead();
         this.draw(result, parsed);
       }
     } finally {
@@ -425,7 +441,6 @@ class LiveFigure {
       if (shown) this.busy(false);
       this.running = false;
     }
-    this.lookAhead();
   }
 
   draw(result, parsed = null) {
