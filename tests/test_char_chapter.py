@@ -102,6 +102,21 @@ def test_ablation_and_checkpoints_in_the_figure_match_the_model():
     assert f"Training step <strong>{step:,}</strong>" in r["slots"]["drum"]
 
 
+def test_forward_passes_are_kept_for_a_reader_going_back_and_forth():
+    a = lab.checkpoint(lab.DEFAULT_RUN, lab.steps(lab.DEFAULT_RUN)[-1])
+    b = lab.checkpoint(lab.DEFAULT_RUN, lab.steps(lab.DEFAULT_RUN)[0])
+    first = lab.kept_forward("look", *a, TEXT)
+    other = lab.kept_forward("look", *b, TEXT)
+    assert lab.kept_forward("look", *a, TEXT) is first  # back to the first model: no new pass
+    assert lab.kept_forward("look", *a, TEXT, [(1, 2)]) is not first  # a head pulled out
+    assert lab.kept_forward("demo", *a, TEXT) is not first
+    assert np.allclose(first[0], cm.forward(a[0], a[1], cm.encode(TEXT))[0], atol=1e-12)
+    assert not np.allclose(other[0], first[0])
+    for i in range(lab._KEEP):  # the oldest passes make way
+        lab.kept_forward("look", *a, TEXT[: i + 1])
+    assert lab.kept_forward("look", *a, TEXT) is not first
+
+
 def test_copying_demo_and_nonsense_pairs():
     assert lab.copy_targets("qzxv kplw qzxv kpl") == (
         10,

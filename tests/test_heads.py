@@ -9,7 +9,7 @@ import pytest
 from toymodels.many_heads import model as heads
 from toymodels.many_heads import sizes as model_configs
 from toymodels.many_heads.figure import render
-from toymodels.page.html import tenths
+from toymodels.page.html import tenths, tenths_rows
 
 SENTENCE = "Puff found a shiny key and kept it."
 FEATURES = {  # what the chapter says each word is, written out by hand
@@ -104,6 +104,19 @@ def test_tenths_add_to_exactly_100_percent(seed):
 
 def test_tenths_of_thirds():
     assert list(tenths([1 / 3] * 3)) == [334, 333, 333]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_whole_map_rounded_at_once_is_each_row_rounded(seed):
+    rng = np.random.default_rng(seed)
+    T = int(rng.integers(1, 25))
+    shares = np.tril(rng.dirichlet(np.ones(T) * 0.5, size=T))
+    if seed % 3 == 0:  # ties: every row an even split, whose remainders are all equal
+        shares = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    if seed == 1:  # a reader's softmax gone wrong in one row
+        shares[T // 2, 0] = np.nan
+    with np.errstate(invalid="ignore", over="ignore"):  # what tenths makes of a NaN row
+        assert tenths_rows(shares) == [tenths(shares[i, : i + 1]).tolist() for i in range(T)]
 
 
 def test_d_head_table():

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..page import kit
 from ..page.figure import failure, merge, result
-from ..page.html import attrs, esc, num, pct, quoted, tenths, whole
+from ..page.html import attrs, esc, num, pct, quoted, tenths_rows, whole
 from ..page.kit import matrix
 from . import model as heads
 
@@ -73,10 +73,7 @@ def render(state=None, fid="three-heads"):
         return failure(state, error)
     run = heads.multi_head(words)
     # every row's shares in tenths of a point, rounded once for the grids, the table and the sums
-    run["tenths"] = [
-        [tenths(run["weights"][head, i, : i + 1]) for i in range(len(words))]
-        for head in range(heads.N_HEAD)
-    ]
+    run["tenths"] = [tenths_rows(run["weights"][head]) for head in range(heads.N_HEAD)]
     selected, step = int(state["word"]), state["step"]
     shown = range(heads.N_HEAD) if state["head"] == "all" else [int(state["head"]) - 1]
     summary = " ".join(_head_summary(run, words, head, selected) for head in range(heads.N_HEAD))

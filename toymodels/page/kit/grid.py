@@ -12,7 +12,7 @@ the screen does).
 
 import numpy as np
 
-from ..html import attrs, esc, levels, num, pct, quoted, tenths
+from ..html import attrs, esc, levels, num, pct, quoted, tenths, tenths_rows
 
 LABELS = {"softmax": "share of attention", "scores": "score before the mask"}
 LABELS["mask"] = "score after the mask"
@@ -53,6 +53,8 @@ def attention_grid(
     if view == "softmax":
         with np.errstate(invalid="ignore"):  # a NaN share shows as l0
             shade = levels(np.asarray(shares)).tolist()
+        if rounded is None and causal:
+            rounded = tenths_rows(shares)
     fk_ = esc(fk)
     rows = []
     for i in range(T):
