@@ -345,3 +345,21 @@ def test_python_errors_come_back_as_data(page, base_url):
     assert (
         message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"
     )
+
+
+def test_what_a_functions_first_call_loaded_is_kept_out_of_the_collectors_way(page, base_url):
+    # static/pyruntime.js: after a function's first call, a full collection (23 ms under
+    # Pyodide, in the middle of a tap) no longer walks the code and data it loaded
+    page.goto(base_url + CHAPTER)
+    frozen = page.evaluate("""async () => {
+        const { startPython } = await import("./static/pyclient.js");
+        const py = startPython({
+            pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
+        });
+        await py.ready;
+        const code = "import gc; gc.get_freeze_count()";
+        const ask = async () =>
+          (await py.call("toymodels.page.cells:run", [code, "t", null])).value;
+        return [await ask(), await ask()];
+    }""")
+    assert int(frozen[1]) > int(frozen[0]) + 10_000, frozen
