@@ -48,8 +48,7 @@ const whenIdle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { ti
 let lane = Promise.resolve();
 let inLine = 0;
 function inLane(job) {
-  const now = () => { try { return Promise.resolve(job()); } catch (err) { return Promise.reject(err); } };
-  const turn = inLine ? lane.then(job) : now();
+  const turn = inLine ? lane.then(job) : new Promise((started) => started(job())); // a throw rejects
   inLine++;
   lane = turn.catch(() => {}).finally(() => { inLine--; });
   return turn;

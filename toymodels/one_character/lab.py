@@ -183,7 +183,7 @@ def kept_forward(what, params, cfg, text, ablate=()):
     params, so their id stays theirs while it is kept."""
     key = (what, id(params), text, tuple(map(tuple, ablate)))
     kept = _passes.get(key)
-    if kept is None or kept[0] is not params:
+    if kept is None:
         kept = _passes[key] = (
             params,
             cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True),
