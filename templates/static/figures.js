@@ -499,9 +499,10 @@ class LiveFigure {
     const changed = this.areas.filter((a) => a !== origin && changes.get(a).length);
     // in the control's own area: the parts that changed, less the control's own group
     const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-    const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p) && p.getClientRects().length);
-    if (!act.typing && inView(at) && parts.length && !parts.some(inView)) {
-      parts[0].scrollIntoView({ block: "nearest", behavior: smooth() });
+    // (asked lazily: a map's every cell can change, and each question is a layout check)
+    if (!act.typing && inView(at)) {
+      const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p));
+      if (!parts.some(inView)) parts.find((p) => p.getClientRects().length)?.scrollIntoView({ block: "nearest", behavior: smooth() });
     }
     // a slot's control that changed its figure (or another slot) out of sight says so beside it;
     // the figure's own controls do not: its slots are the prose's companions, read in their turn
