@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
+from toymodels.one_character import lab
 from toymodels.one_character import model as cm
 from toymodels.training import corpus, evaluate, train
 
@@ -378,7 +379,9 @@ def test_shipped_evaluation_matches_the_checkpoints():
     assert set(ev["runs"]) == folders
     for run, r in ev["runs"].items():
         manifest = json.loads((SHIP / run / "manifest.json").read_text())
-        assert [c["step"] for c in r["checkpoints"]] == manifest["steps"]
+        # the page reads these from the evaluation, not from each run's manifest
+        assert [c["step"] for c in r["checkpoints"]] == manifest["steps"] == lab.steps(run)
+        assert (r["recipe"], r["config"]) == (manifest["recipe"], manifest["config"])
     assert ev["runs"]["reference"]["n_params"] == 27_166
 
 

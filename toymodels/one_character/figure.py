@@ -277,10 +277,9 @@ def your_story(snap):
 
 
 def run_story(run):
-    """How a run was trained and what it measured, in a sentence or two, from its manifest and
-    evaluation."""
-    manifest, evaluation = lab.manifest(run), lab.evaluation()["runs"][run]
-    recipe, config, end = manifest["recipe"], manifest["config"], evaluation["checkpoints"][-1]
+    """How a run was trained and what it measured, in a sentence or two, from its evaluation."""
+    evaluation = lab.evaluation()["runs"][run]
+    recipe, config, end = evaluation["recipe"], evaluation["config"], evaluation["checkpoints"][-1]
     if recipe["repeat_share"] or recipe["nonsense_share"]:
         data = (
             f"Austen's novels, but {recipe['repeat_share']:.0%} of its training stretches were a "

@@ -57,6 +57,9 @@ _meta = {}
 
 
 def manifest(run):
+    """RUN's manifest.json (its recipe, config and training log), for the build's prose; the
+    page reads the same recipe, config and steps from evaluation(), already loaded, where
+    this would be one more request each time the reader picks another model."""
     if ("manifest", run) not in _meta:
         _meta["manifest", run] = json.loads(data.read_text(f"charmodel/{run}/manifest.json"))
     return _meta["manifest", run]
@@ -69,7 +72,7 @@ def evaluation():
 
 
 def steps(run):
-    return manifest(run)["steps"]
+    return [c["step"] for c in evaluation()["runs"][run]["checkpoints"]]
 
 
 def nearest_step(run, step):
