@@ -60,7 +60,16 @@ class Handler(SimpleHTTPRequestHandler):
         pass
 
 
-class Server(ThreadingHTTPServer):
+class QuietHangUps:
+    """A server mixin: a browser that hangs up mid-answer (a page left, a load cancelled) is no
+    error, and prints no traceback; any other fault does."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+class Server(QuietHangUps, ThreadingHTTPServer):
     """Many browsers at once, with bounded means. A burst of connections waits in a deep accept
     queue instead of being refused; a connection that has sent nothing yet waits in one
     selector, not in a thread, and is closed after `idle_timeout` seconds; at most
@@ -98,11 +107,6 @@ class Server(ThreadingHTTPServer):
                     self.silent.unregister(key.fileobj)
             for key in expired:
                 self.shutdown_request(key.fileobj)
-
-    def handle_error(self, request, client_address):
-        """A browser that hangs up mid-answer (a page left, a load cancelled) is no error."""
-        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            super().handle_error(request, client_address)
 
     def server_close(self):
         self.closed = True

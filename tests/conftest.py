@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from sitebuild import build as site_build
-from sitebuild.serve import Handler
+from sitebuild.serve import Handler, QuietHangUps
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -63,10 +63,12 @@ def site(tmp_path_factory):
     return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
 
 
+class QuietServer(QuietHangUps, ThreadingHTTPServer):
+    pass
+
+
 def serve_dir(directory):
-    server = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(directory))
-    )
+    server = QuietServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 

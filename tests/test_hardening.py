@@ -25,11 +25,13 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import QuietServer
 from test_build import GOOD, project
 
 from sitebuild import assets
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
+from sitebuild.serve import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -319,6 +321,24 @@ def test_serve_closes_idle_connections_without_a_thread_each(tmp_path):
         finally:
             for s in idle:
                 s.close()
+
+
+@pytest.mark.parametrize("server_class", [Server, QuietServer])
+def test_a_browser_hanging_up_prints_nothing_but_a_fault_does(server_class, capsys):
+    """`make serve`'s server and the tests' own print no traceback when a browser leaves a page
+    mid-download (the bench's and the tests' output stays readable), and still print a fault."""
+    server = server_class.__new__(server_class)  # no socket: only its error handling is tried
+    for error in (ConnectionResetError(104, "Connection reset by peer"), BrokenPipeError(32, "")):
+        try:
+            raise error
+        except OSError:
+            server.handle_error(None, ("127.0.0.1", 1))
+    assert capsys.readouterr().err == ""
+    try:
+        raise ValueError("a real fault")
+    except ValueError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    assert "ValueError: a real fault" in capsys.readouterr().err
 
 
 def test_serve_refuses_nul_bytes_and_lists_no_folders(tmp_path):
