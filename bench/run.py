@@ -562,8 +562,8 @@ def measure(page, url, main_thread):
 
 
 def cold_load(p, url, site, base, main_thread=False):
-    """A first visit with an empty on-disk cache, then (worker mode) a second visit that may use
-    it."""
+    """A first visit with an empty on-disk cache: its timings; with Python in its worker, also the
+    bytes it transferred, and a second visit's, which may use the cache."""
     with tempfile.TemporaryDirectory() as profile:
         # the service worker's offline copy is fetched in the background after Python is ready;
         # it is reported on its own (offline_copy_bytes), not mixed into what a reader waits for
@@ -577,6 +577,9 @@ def cold_load(p, url, site, base, main_thread=False):
         total, quiet = transferred(context)
         first = context.new_page()
         result = measure(first, url, main_thread)
+        if main_thread:  # only its timings are reported
+            context.close()
+            return result
         quiet(first)
         ready = first.evaluate(
             "performance.timeOrigin + performance.getEntriesByName('mh-python-ready')[0].startTime"
@@ -586,13 +589,12 @@ def cold_load(p, url, site, base, main_thread=False):
         result["bytes"], urls = total(until=ready)
         result["raw_bytes"], result["gzip_bytes"] = compressed(site, base, urls)
         result["after_ready_bytes"] = total(since=ready)[0]
-        if not main_thread:
-            back = first.evaluate("performance.timeOrigin + performance.now()")
-            page = context.new_page()
-            page.goto(url)  # a reader coming back
-            page.wait_for_selector("html.py-ready", timeout=120_000)
-            quiet(page)
-            result["warm_bytes"] = total(since=back)[0]
+        back = first.evaluate("performance.timeOrigin + performance.now()")
+        page = context.new_page()
+        page.goto(url)  # a reader coming back
+        page.wait_for_selector("html.py-ready", timeout=120_000)
+        quiet(page)
+        result["warm_bytes"] = total(since=back)[0]
         context.close()
     return result
 
