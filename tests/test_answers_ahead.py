@@ -5,7 +5,7 @@ an answer worked out before anything else asked Python is not used; a field stop
 out ahead after two slow answers in a row, not one. And once Python is ready and a figure comes
 within a screen of the view, Python is asked for the state it shows, so the figure's first call
 (its imports, its data) is not made at the reader's first tap, nor for a figure the reader never
-reaches."""
+reaches; then, once the page is idle, for the next state along the figure's first control."""
 
 import pytest
 from conftest import open_ready
@@ -86,6 +86,15 @@ def drawn_as_python_says(page, word):
 
 def words_sent(page):
     return page.evaluate(WORDS_SENT, FID)
+
+
+def states_sent(page):
+    """The states the figure's render was sent, in order."""
+    return page.evaluate(
+        "(fid) => window.sentToPython.filter(([fn]) => fn === "
+        "document.getElementById(fid).dataset.figure).map(([, state]) => state)",
+        FID,
+    )
 
 
 def wait_sent(page, words):
@@ -215,11 +224,11 @@ NOTICED = """(fid) => new Promise((done) => {
 
 
 @pytest.mark.browser
-def test_python_is_asked_for_the_state_shown_once_the_figure_comes_near_the_view(
+def test_python_is_asked_for_the_state_shown_once_the_figure_comes_near_then_the_next_one(
     new_page, base_url
 ):
     page = new_page(viewport={"width": 1200, "height": 500})
-    page.add_init_script(RECORD)
+    page.add_init_script(AT_DRAWN)  # the page is idle only when the test says so
     open_ready(page, base_url + "many-heads.html")
     figure = page.locator(f"#{FID}")
     top = figure.evaluate("(f) => f.getBoundingClientRect().top")
@@ -228,7 +237,19 @@ def test_python_is_asked_for_the_state_shown_once_the_figure_comes_near_the_view
     page.evaluate(NOTICED, FID)
     assert words_sent(page) == []  # far from the view: nothing asked for, nothing fetched
     figure.scroll_into_view_if_needed()
-    shown = figure.evaluate("(f) => JSON.parse(f.dataset.state).word")
+    shown = figure.evaluate("(f) => JSON.parse(f.dataset.state)")
     # its code and data loaded before the reader's first tap, not at it
-    wait_sent(page, [shown])
-    assert words_sent(page) == [shown]
+    wait_sent(page, [shown["word"]])
+    assert states_sent(page) == [shown]
+    # then, once the page is idle, the next state along the figure's first control (its heads:
+    # all of them, then head 1), and only that one, before the reader has done anything
+    page.evaluate("window.idleNow()")
+    page.wait_for_function("() => window.sentToPython.length >= 2")
+    assert states_sent(page) == [shown, {**shown, "head": "1"}]
+    # a tap on it is drawn from that answer, exactly as Python draws that state
+    figure.locator("[data-key=head][data-value='1']").click()
+    page.wait_for_function(
+        "(fid) => new URLSearchParams(location.search).get(fid + '.head') === '1'", arg=FID
+    )
+    assert [s["head"] for s in states_sent(page)].count("1") == 1
+    assert page.evaluate(DRAWN_IS, [FID, many_heads.render({"head": "1"}, FID)["html"]])

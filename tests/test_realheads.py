@@ -539,11 +539,17 @@ def test_layer_slider_by_pointer_and_keys(new_page, base_url):
     open_ready(page, base_url + CHAPTER)
     assert page.locator("#real-heads").evaluate("(f) => f.getBoundingClientRect().top") > 2 * 500
     assert requests == []  # nothing fetched while the figure is more than a screen away
-    # once the reader comes near, the data of the sentence shown is fetched, and no other's
+    # once the reader comes near, the data of the sentence shown is fetched; then, once the page
+    # is idle, the next sentence's (the figure's first control, worked out ahead), and no other's
     with page.expect_request(lambda r: "/minilm/cat." in r.url):
         page.locator("#real-heads").scroll_into_view_if_needed()
+    with page.expect_request(lambda r: "/minilm/puff." in r.url):
+        pass
     assert ["realheads", "index.json"] in requests
-    assert [r for r in requests if r[0] == "minilm"] == [["minilm", "cat.json"]]
+    assert [r for r in requests if r[0] == "minilm"] == [
+        ["minilm", "cat.json"],
+        ["minilm", "puff.json"],
+    ]
     t = time.time()
     page.locator("#real-heads [data-fk='layer-3']").click()
     page.wait_for_selector("#real-heads .rh-layer-counts:has-text('Layer 3:')")

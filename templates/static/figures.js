@@ -19,6 +19,8 @@
 // just used (the next word, the word before, the step after): the first while the page draws
 // the answer, the others when the page is next idle; a tap on one of them is drawn from that
 // answer, or waits for it if it is still being worked out, instead of asking Python again.
+// Before the reader's first action, once a figure's first answer is in, the next state along its
+// first control (the next model, the next text) is worked out the same way when the page is idle.
 // Python computes every answer; an answer is dropped as soon as anything but a figure's drawing
 // may have changed what Python holds (pyclient.js's generation: a reader's model put in, a
 // training step, a code cell). Such an answer's markup is parsed while the reader reads, and an
@@ -207,16 +209,23 @@ class LiveFigure {
       inLane(() => {
         if (this.running || this.drawnIn !== null || python.generation !== generation) return null;
         return python.call(this.fn, [this.state, this.id], { pure: true }).catch(() => {}); // a tap says what went wrong
-      });
+      }).then((answer) => { if (answer && !answer.error) this.lookAhead(this.firstControl()); });
     }, { rootMargin: "100% 0px" });
     for (const area of this.areas) near.observe(area);
   }
 
+  // before the reader's first action, the likeliest: the figure's first control (a row of words,
+  // of models, of texts), as if the reader had just used it
+  firstControl() {
+    const first = this.el.querySelector("[data-body] [data-key][data-value]");
+    return first && first.dataset.key in this.state ? [first.dataset.key, String(this.state[first.dataset.key])] : null;
+  }
+
   // the states one tap away along the control the reader used last (the next word, the step
   // before): the same field's other values, nearest to it first, after before before
-  nextStates() {
-    if (!this.used || this.slow.has(this.used[0])) return [];
-    const [field, value] = this.used;
+  nextStates(used = this.used) {
+    if (!used || this.slow.has(used[0])) return [];
+    const [field, value] = used;
     const values = [];
     for (const a of [...this.areas, document]) {
       const selector = a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
@@ -232,28 +241,32 @@ class LiveFigure {
 
   // Python's answers for the next states, worked out one at a time; it stops when the reader
   // acts or anything else asks Python, and leaves a field alone once one was slow. Called as an
-  // answer is about to be drawn, so the first goes to Python while the page draws and paints
-  async lookAhead() {
+  // answer is about to be drawn, so the first goes to Python while the page draws and paints;
+  // or, with FIRST (a control, firstControl()), once the figure's first answer is in and before
+  // the reader has acted: then only the next state along it, once the page is idle (the data it
+  // may fetch is one model's or one text's, not the row's)
+  async lookAhead(first = null) {
     const python = this.python;
     const generation = python.generation;
     const acts = this.acts;
-    if (!this.live || this.pending || document.hidden || generation !== this.drawnIn) return;
+    if (!this.live || this.pending || document.hidden) return;
+    if (first ? acts || this.drawnIn !== null : generation !== this.drawnIn) return;
     const kept = new Map();
-    for (const state of this.nextStates().slice(0, AHEAD)) {
+    for (const state of this.nextStates(first || this.used).slice(0, first ? 1 : AHEAD)) {
       const k = key(state);
       const old = this.ahead.get(k);
       kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
     }
     this.ahead = kept;
     const stale = () => this.ahead !== kept || this.acts !== acts || python.generation !== generation;
-    const field = this.used?.[0];
-    let first = true;
+    const field = (first || this.used)?.[0];
+    let now = !first;
     for (const [k, entry] of kept) {
       if (entry.answer) continue;
       // the likeliest next state at once; the others once the page is idle (a reader tapping on
       // does not find Python busy with a state they passed by)
-      if (!first) await new Promise((done) => whenIdle(done));
-      first = false;
+      if (!now) await new Promise((done) => whenIdle(done));
+      now = false;
       const went = await inLane(async () => {
         if (stale() || this.slow.has(field)) return false;
         entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
