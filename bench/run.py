@@ -652,19 +652,17 @@ def tap_summary(runs, prefix=""):
         for f in runs[0]
     }
     worst = max(figures, key=figures.get)
+
+    def median_over_runs(key):
+        return statistics.median(statistics.median(t[key] for t in taps) for taps in every)
+
     return {
-        f"{prefix}tap_to_paint_median_ms": statistics.median(
-            statistics.median(t["ms"] for t in taps) for taps in every
-        ),
+        f"{prefix}tap_to_paint_median_ms": median_over_runs("ms"),
         f"{prefix}tap_to_paint_p95_ms": statistics.median(p95s),
         f"{prefix}tap_to_paint_p95_runs": ", ".join(f"{p:.1f}" for p in p95s),
         f"{prefix}tap_slowest_figure": f"{worst} {figures[worst]:.1f} ms",
-        f"{prefix}tap_python_median_ms": statistics.median(
-            statistics.median(t["python"] for t in taps) for taps in every
-        ),
-        f"{prefix}tap_draw_median_ms": statistics.median(
-            statistics.median(t["draw"] for t in taps) for taps in every
-        ),
+        f"{prefix}tap_python_median_ms": median_over_runs("python"),
+        f"{prefix}tap_draw_median_ms": median_over_runs("draw"),
     }
 
 

@@ -251,15 +251,16 @@ class LiveFigure {
     const acts = this.acts;
     if (!this.live || this.pending || document.hidden) return;
     if (first ? acts || this.drawnIn !== null : generation !== this.drawnIn) return;
+    const used = first || this.used;
     const kept = new Map();
-    for (const state of this.nextStates(first || this.used).slice(0, first ? 1 : AHEAD)) {
+    for (const state of this.nextStates(used).slice(0, first ? 1 : AHEAD)) {
       const k = key(state);
       const old = this.ahead.get(k);
       kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
     }
     this.ahead = kept;
     const stale = () => this.ahead !== kept || this.acts !== acts || python.generation !== generation;
-    const field = (first || this.used)?.[0];
+    const field = used?.[0];
     let now = !first;
     for (const [k, entry] of kept) {
       if (entry.answer) continue;

@@ -83,15 +83,18 @@ def nearest_step(run, step):
 def checkpoint(run, step):
     """(params, cfg) of one shipped checkpoint, read once and kept while it is among the last
     used."""
-    key = (run, int(step))
-    if key in _checkpoints:
-        _checkpoints.move_to_end(key)
+    return _kept(_checkpoints, (run, int(step)), lambda: cm.load(run, step)[:2])
+
+
+def _kept(table, key, make):
+    """TABLE[KEY], made by MAKE() if it is not there; TABLE keeps the _KEEP entries used last."""
+    if key in table:
+        table.move_to_end(key)
     else:
-        params, cfg, _ = cm.load(run, step)
-        _checkpoints[key] = (params, cfg)
-        while len(_checkpoints) > _KEEP:
-            _checkpoints.popitem(last=False)
-    return _checkpoints[key]
+        table[key] = make()
+        while len(table) > _KEEP:
+            table.popitem(last=False)
+    return table[key]
 
 
 def measured(run, step):
@@ -185,16 +188,12 @@ def kept_forward(what, params, cfg, text, ablate=()):
     the reader's snapshot are copies), so the same object is the same model; an entry holds its
     params, so their id stays theirs while it is kept."""
     key = (what, id(params), text, tuple(map(tuple, ablate)))
-    kept = _passes.get(key)
-    if kept is None:
-        kept = _passes[key] = (
-            params,
-            cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True),
-        )
-        if len(_passes) > _KEEP:
-            _passes.popitem(last=False)
-    _passes.move_to_end(key)
-    return kept[1]
+    made = _kept(
+        _passes,
+        key,
+        lambda: (params, cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True)),
+    )
+    return made[1]
 
 
 def copying_demo(params, cfg, seed, ablate=()):
