@@ -214,3 +214,24 @@ def open_ready(page, url):
     page.goto(url)
     page.wait_for_selector("html.py-ready", timeout=90_000)
     return page
+
+
+def url_with(page, *parts, without=()):
+    """Wait until the page's address holds every one of PARTS and none of WITHOUT, and return
+    it: figures.js writes a redraw's state into the URL once the redraw is painted, in the next
+    gap between frames."""
+    page.wait_for_function(
+        "([has, not]) => has.every((p) => location.href.includes(p))"
+        " && !not.some((p) => location.href.includes(p))",
+        arg=[list(parts), list(without)],
+    )
+    return page.evaluate("location.href")
+
+
+def settled(page):
+    """Wait until the page has done what its last redraw left for after the paint (figures.js:
+    a slot far from the view, the URL): an idle moment with time to spare comes after it."""
+    page.evaluate("""() => new Promise((done) => {
+      const go = (idle) => (idle.timeRemaining() >= 40 ? done() : requestIdleCallback(go));
+      requestIdleCallback(go);
+    })""")

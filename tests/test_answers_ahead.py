@@ -1,5 +1,5 @@
 """Answers ahead (static/figures.js): as a tap is drawn, Python works out the answers for the
-controls beside it, the next one at once and the others once the page is idle; a tap on one of
+controls beside it, the next one at once and the others once the reader pauses; a tap on one of
 them is drawn from that answer without asking Python again, exactly as Python draws that state;
 an answer worked out before anything else asked Python is not used; a field stops being worked
 out ahead after two slow answers in a row, not one. And once Python is ready and a figure comes
@@ -8,7 +8,8 @@ within a screen of the view, Python is asked for the state it shows, so the figu
 reaches; then, once the page is idle, for the next state along the figure's first control."""
 
 import pytest
-from conftest import open_ready
+from conftest import open_ready, url_with
+from playwright.sync_api import expect
 
 from toymodels.many_heads import figure as many_heads
 
@@ -70,17 +71,16 @@ WORDS_SENT = """(fid) => window.sentToPython
 
 
 def tap_word(page, i):
-    page.locator(f"#{FID} .mh-word").nth(i).click()
-    page.wait_for_function(
-        "([fid, i]) => new URLSearchParams(location.search).get(fid + '.word') === String(i)",
-        arg=[FID, i],
-    )
+    """Tap word I and wait until it is drawn pressed (the URL is written later, once the page
+    has a gap between frames)."""
+    word = page.locator(f"#{FID} .mh-word").nth(i)
+    word.click()
+    expect(word).to_have_attribute("aria-pressed", "true")
 
 
 def drawn_as_python_says(page, word):
     """Whether the figure shows word WORD selected, exactly as CPython's render draws it."""
-    url = page.evaluate("location.search")
-    assert f"{FID}.word={word}" in url, url
+    url_with(page, f"{FID}.word={word}")
     return page.evaluate(DRAWN_IS, [FID, many_heads.render({"word": str(word)}, FID)["html"]])
 
 
@@ -138,9 +138,10 @@ document.addEventListener("mh:drawn", () => window.sentAtDrawn.push(
   window.sentToPython.map(([, state]) => state.word)));
 window.idle = [];
 window.requestIdleCallback = (f) => window.idle.push(f);
+const deadline = { didTimeout: false, timeRemaining: () => 50 };
 window.idleNow = () => {
-  window.requestIdleCallback = (f) => setTimeout(f, 0);
-  window.idle.splice(0).forEach((f) => f());
+  window.requestIdleCallback = (f) => setTimeout(() => f(deadline), 0);
+  window.idle.splice(0).forEach((f) => f(deadline));
 };
 """
 )
@@ -184,6 +185,35 @@ def test_one_slow_answer_ahead_does_not_stop_the_words_after_it(page, base_url):
     # word 3's answer ahead "took" 10 s: the words after it are still worked out ahead
     tapped_word_2(page, base_url)
     assert page.evaluate("window.answered").count("3") == 1
+
+
+# words 1 to 4 tapped on, each 50 ms after the one before is drawn; then the words
+# the figure had sent to Python by the time the last was drawn (word 5, the next, may still be
+# waiting for word 4's answer ahead to come back)
+TAP_ON = """async (fid) => {
+  const fig = document.getElementById(fid);
+  for (const i of [1, 2, 3, 4]) {
+    const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
+    fig.querySelectorAll(".mh-word")[i].click();
+    await drawn;
+    await new Promise((r) => setTimeout(r, 50)); // a quick reader: time for the page to be idle
+  }
+  return window.sentToPython.filter(([fn]) => fn === fig.dataset.figure).map(([, s]) => s.word);
+}"""
+
+
+@pytest.mark.browser
+def test_a_reader_tapping_on_finds_python_with_only_the_next_word(page, base_url):
+    """While the reader taps on (each tap within 150 ms of the last), only the next word is
+    worked out ahead, so it never waits behind a word the reader passed by; the others once
+    they pause."""
+    page.add_init_script(RECORD)
+    open_ready(page, base_url + "many-heads.html")
+    before = len(words_sent(page))
+    assert page.evaluate(TAP_ON, FID)[before:] in (["1", "2", "3", "4"], ["1", "2", "3", "4", "5"])
+    wait_sent(page, ["4", "5"])  # word 1 asked at its tap, then each next one ahead
+    assert words_sent(page)[before:] == ["1", "2", "3", "4", "5"]
+    wait_sent(page, ["5", "3", "6", "2"])  # then, once the reader pauses, the others beside 4
 
 
 @pytest.mark.browser

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
-from conftest import click_settled, open_ready
+from conftest import click_settled, open_ready, url_with
 from playwright.sync_api import expect
 
 from toymodels.one_character import figure as fig
@@ -474,6 +474,51 @@ def test_switching_models_says_how_they_differ(chapter):
     page.wait_for_selector("#char-model .cm-size:has-text('103,454 parameters')")
 
 
+# at the figure's next redraw: whether the browser was drawing the "ablate" section's slot,
+# far below the figure, and its markup then
+AT_DRAWN = """() => {
+  const slot = document.querySelector("[data-slot=ablate]");
+  document.getElementById("char-model").addEventListener("mh:drawn", () => {
+    const drawing = slot.firstElementChild.checkVisibility({ contentVisibilityAuto: true });
+    window.atDrawn = { drawing, html: slot.innerHTML };
+  }, { once: true });
+}"""
+# whether the slot's markup is MARKUP, parsed as the page parses an answer, less the classes
+# scrollers.js puts on boxes that scroll
+SLOT_IS = """([name, markup]) => {
+  const slot = document.querySelector(`[data-slot=${name}]`).cloneNode(true);
+  for (const el of slot.querySelectorAll("*")) {
+    el.classList.remove("mh-more-left", "mh-more-right", "mh-scrolls", "mh-wide-math");
+    if (el.getAttribute("class") === "") el.removeAttribute("class");
+  }
+  const t = document.createElement("template");
+  t.innerHTML = markup;
+  return slot.innerHTML === t.innerHTML;
+}"""
+
+
+@pytest.mark.browser
+def test_a_slot_far_from_the_view_is_redrawn_after_the_paint_as_python_draws_it(chapter):
+    """A section the browser is not drawing (content-visibility, far below) is not redrawn in
+    the tap; after the paint (by the time the URL is written) it is Python's markup."""
+    page = chapter
+    page.locator("#char-model").evaluate("(f) => f.scrollIntoView({ block: 'start' })")
+    before = page.locator("[data-slot=ablate]").inner_html()
+    page.evaluate(AT_DRAWN)
+    page.click("[data-fk='run-induction']")
+    wait_state(page, model="induction")
+    at = page.evaluate("window.atDrawn")
+    assert at == {"drawing": False, "html": before}
+    state = page.evaluate("JSON.parse(document.getElementById('char-model').dataset.state)")
+    want = fig.render({**state, "model": "induction"}, "char-model")["slots"]["ablate"]
+    assert page.evaluate(SLOT_IS, ["ablate", want])
+    assert not page.evaluate(SLOT_IS, ["ablate", before])
+    # once it is scrolled to, it is the same
+    page.locator("[data-slot=ablate]").scroll_into_view_if_needed()
+    page.locator("[data-slot=ablate] .cm-toggle").first.wait_for()
+    assert page.evaluate(SLOT_IS, ["ablate", want])
+
+
 @pytest.mark.browser
 def test_a_link_with_old_field_names_opens_the_same_view_and_is_rewritten(page, base_url):
     """Links shared before the fields were renamed (sel, off, run) still work; the URL then
@@ -481,7 +526,7 @@ def test_a_link_with_old_field_names_opens_the_same_view_and_is_rewritten(page, 
     old = "char-model.sel=3&char-model.off=2.3&char-model.run=reference&char-model.junk=%3Cb%3E"
     open_ready(page, f"{base_url}one-character.html?kv-cache.layers=12&{old}")
     wait_state(page, character="3", pulled_out="2.3", model="reference")
-    query = parse_qs(urlparse(page.url).query)
+    query = parse_qs(urlparse(url_with(page, without=["char-model.sel", "junk"])).query)
     assert sorted(k for k in query if k.startswith("char-model.")) == [
         "char-model.character",
         "char-model.model",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import open_ready, url_with
 
 from toymodels.heads_that_copy import copying, gqa
 from toymodels.heads_that_copy import figure as layer_fig
@@ -287,7 +287,7 @@ def test_a_token_tap_lights_its_row_in_every_head(page, base_url):
         for x in re.findall(r'<span class="hc-row">(.*?)</span>', want)
     ]
     assert rowmarks(page) == [1] * 9  # the row of token 2, in a map without the first token
-    assert "copy-layer.sink=hide" in page.url
+    url_with(page, "copy-layer.sink=hide")
 
 
 @pytest.mark.browser

@@ -5,7 +5,7 @@ build ships morphdom as the pinned file."""
 
 import re
 
-from conftest import open_ready
+from conftest import open_ready, settled
 
 from sitebuild import assets
 from toymodels.real_heads import figure as real_heads
@@ -37,6 +37,7 @@ SEEN = """([fid, html]) => {
 def drawn_as_python_says(page, fid, render):
     """The page's state, after checking that its figure's markup is CPython's for that state
     (call it once the page has drawn the answer to the last action)."""
+    settled(page)  # the URL is written after the paint
     state = page.evaluate(SEEN, [fid, None])["state"]
     assert page.evaluate(SEEN, [fid, render(state, fid)["html"]])["same"], state
     return state

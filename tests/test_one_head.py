@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import open_ready, url_with
 
 from toymodels.one_head import figure, model, values, worked
 from toymodels.page import cells
@@ -425,7 +425,7 @@ def test_the_keyboard_moves_the_query_and_the_shares_follow(page, base_url):
     for _ in range(4):  # four steps of 0.25: length 2 -> 3
         page.keyboard.press("ArrowRight")
     page.wait_for_selector("#move-query input[name='length'][value='3']")
-    assert "move-query.length=3" in page.url
+    url_with(page, "move-query.length=3")
     assert page.evaluate("document.activeElement.dataset.fk") == "length"  # focus kept
     after = table_shares(page)
     assert after["found"] == f"{100 * hand_look(0, 3)[3][1]:.1f}%" and after != before
@@ -434,7 +434,7 @@ def test_the_keyboard_moves_the_query_and_the_shares_follow(page, base_url):
     angle.focus()
     page.keyboard.press("End")  # 359°
     page.wait_for_selector("#move-query input[name='angle'][value='359']")
-    assert "move-query.angle=359" in page.url
+    url_with(page, "move-query.angle=359")
     assert table_shares(page)["found"] == f"{100 * hand_look(359, 3)[3][1]:.1f}%"
 
     # the aim buttons: one Tab stop, arrow keys inside, Enter to press
@@ -458,5 +458,5 @@ def test_a_link_reopens_the_view_and_the_steps_drive_the_figure(page, base_url):
     assert shares["found"] == f"{100 * tie[1]:.1f}%" and shares["Puff"] == f"{100 * tie[0]:.1f}%"
     page.locator(".mh-step-link", has_text="Length 0.").click()
     page.wait_for_selector("#move-query input[name='length'][value='0']")
-    assert "move-query.length=0" in page.url
+    url_with(page, "move-query.length=0")
     assert set(table_shares(page).values()) == {"25.0%"}

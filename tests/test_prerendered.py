@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from conftest import url_with
 
 from sitebuild import prerender
 
@@ -142,7 +143,8 @@ def test_a_tap_before_python_paints_the_shipped_answer(site, base_url, page, rel
     button.click()  # visible and usable from the first paint
     page.wait_for_function(BODY_IS, arg=[fid, answer["html"]])
     assert not page.evaluate("document.documentElement.classList.contains('py-ready')")
-    assert f"{fid}.{k}=" in page.url or answer["state"][k] == ""
+    if answer["state"][k] != "":
+        url_with(page, f"{fid}.{k}=")
     if not release:
         page.unroute_all(behavior="ignoreErrors")  # the held requests die with the page
         return

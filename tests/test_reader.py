@@ -5,7 +5,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import open_ready, url_with
 
 from toymodels.many_heads import model as heads
 from toymodels.page.html import tenths
@@ -222,8 +222,7 @@ def test_link_reopens_the_same_view_and_cannot_inject(page, base_url):
     page.get_by_role("button", name="Head 3", exact=True).click()
     page.get_by_role("button", name="found", exact=True).click()
     page.wait_for_selector(".mh-shares caption:has-text('“found”')")
-    url = page.url
-    assert "three-heads.head=3" in url and "three-heads.word=1" in url
+    url = url_with(page, "three-heads.head=3", "three-heads.word=1")
     page.goto("about:blank")
     open_ready(page, url)
     page.wait_for_selector(".mh-shares caption:has-text('“found”')")

@@ -267,6 +267,41 @@ def test_back_undoes_a_figure_change_and_stays_in_the_chapter(new_page, base_url
     page.wait_for_selector(".mh-shares caption:has-text('“it”')")
 
 
+# the frames painted since the last redraw (from the click before it) at each history.pushState
+URL_AT_FRAME = """
+window.pushedAt = [];
+let frames = null;
+document.addEventListener("click", () => { frames = null; }, true);
+document.addEventListener("mh:drawn", () => {
+  frames = 0;
+  const tick = () => { if (frames !== null && ++frames < 5) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
+}, true);
+const push = history.pushState.bind(history);
+history.pushState = (...args) => { window.pushedAt.push(frames); return push(...args); };
+"""
+
+
+def test_a_taps_url_is_written_after_its_paint_and_each_tap_is_a_step_back(new_page, base_url):
+    page = new_page(viewport={"width": 1280, "height": 900})
+    page.add_init_script(URL_AT_FRAME)
+    open_ready(page, f"{base_url}many-heads.html")
+    words = page.locator("#three-heads .mh-word")
+    for i in (1, 2, 3):  # each tap once the one before is drawn, as fast as that
+        words.nth(i).click()
+        expect(words.nth(i)).to_have_attribute("aria-pressed", "true")
+    page.wait_for_url(re.compile(r"three-heads\.word=3$"))
+    # never in the redraw itself: after the frame that painted it
+    pushed = page.evaluate("window.pushedAt")
+    assert len(pushed) == 3 and all(f is not None and f >= 1 for f in pushed), pushed
+    page.go_back()
+    page.wait_for_url(re.compile(r"three-heads\.word=2$"))
+    expect(words.nth(2)).to_have_attribute("aria-pressed", "true")
+    page.go_back()
+    page.wait_for_url(re.compile(r"three-heads\.word=1$"))
+    expect(words.nth(1)).to_have_attribute("aria-pressed", "true")
+
+
 def test_a_state_link_opens_at_its_figure(new_page, base_url):
     page = new_page(viewport={"width": 1280, "height": 900})
     open_ready(page, f"{base_url}many-heads.html?three-heads.word=6")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import open_ready, url_with
 
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
@@ -567,7 +567,7 @@ def test_layer_slider_by_pointer_and_keys(new_page, base_url):
     assert heads_shown(page) == want_heads("cat", 4)
     page.locator("#real-heads [data-fk='layer-up']").click()
     page.wait_for_selector("#real-heads .rh-layer-counts:has-text('Layer 5:')")
-    assert "real-heads.layer=5" in page.url
+    url_with(page, "real-heads.layer=5")
 
 
 @pytest.mark.browser

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import open_ready, url_with
 
 from toymodels.one_character import copy_test, lab
 from toymodels.one_character import figure as char_figure
@@ -129,4 +129,4 @@ def test_an_old_link_to_a_head_opens_it_and_the_page_writes_the_new_name(page, b
     assert button.get_attribute("data-value") == "L2H9"
     button.click()
     page.locator("#real-heads .rh-big h4").filter(has_text="L2\u00a0H9").wait_for()
-    assert "3.10" not in page.url and "2.9" not in page.url
+    url_with(page, "real-heads.head=9", "real-heads.layer=2", without=["3.10", "2.9"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import open_ready, serve_dir
+from playwright.sync_api import expect
 from test_build import GOOD, project
 
 from sitebuild import build as site_build
@@ -174,9 +175,8 @@ def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_u
         frame.get_by_role("button", name="key", exact=True).click()
         frame.locator(".mh-head[data-head='3'] tr.sel th:text-is('key')").wait_for()
         assert [s.is_visible() for s in frame.locator(".mh-head").all()] == [False, False, True]
-        assert (
-            frame.locator("[data-back]").get_attribute("href")
-            == f"{base_url}many-heads.html?three-heads.head=3&three-heads.word=4#three-heads"
+        expect(frame.locator("[data-back]")).to_have_attribute(  # once the URL is written
+            "href", f"{base_url}many-heads.html?three-heads.head=3&three-heads.word=4#three-heads"
         )
     finally:
         other.shutdown()

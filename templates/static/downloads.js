@@ -3,9 +3,12 @@
 // the state on screen, so the files hold exactly the numbers shown; this only saves them.
 // Nothing is sent anywhere.
 
+import { writeURLNow } from "./figures.js";
+
 // The figure's state as on screen: its starting state, then what the URL holds (the page
 // writes every changed field there, as Python normalised it).
 function stateOf(figure) {
+  writeURLNow();
   const state = JSON.parse(figure.dataset.state || "{}");
   for (const [key, value] of new URLSearchParams(location.search)) {
     if (key.startsWith(`${figure.id}.`)) state[key.slice(figure.id.length + 1)] = value;

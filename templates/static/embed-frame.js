@@ -20,6 +20,7 @@ function backLink() {
 }
 
 new ResizeObserver(report).observe(document.body);
-document.addEventListener("mh:drawn", () => { report(); backLink(); });
+document.addEventListener("mh:drawn", report);
+document.addEventListener("mh:url", backLink); // figures.js writes a redraw's URL after its paint
 window.addEventListener("load", report);
 report();

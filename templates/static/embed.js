@@ -1,10 +1,13 @@
 // The Embed button of every figure: shows and copies an <iframe> snippet that opens the figure
 // alone (embed/CHAPTER/FIGURE.html) in the state on screen, plus the optional resize script.
 
+import { writeURLNow } from "./figures.js";
+
 function snippet(button) {
   const figure = button.closest("figure");
   const url = new URL(button.dataset.embed, document.baseURI);
   const params = new URLSearchParams();
+  writeURLNow();
   for (const [key, value] of new URLSearchParams(location.search)) if (key.startsWith(`${figure.id}.`)) params.set(key, value);
   url.search = params.toString();
   const title = figure.querySelector("figcaption").textContent.trim().replace(/"/g, "&quot;");

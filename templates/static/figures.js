@@ -17,15 +17,17 @@
 // caret and undo stay where they are.
 // Answers ahead: Python works out, one at a time, the states of the AHEAD controls beside the one
 // just used (the next word, the word before, the step after): the first while the page draws
-// the answer, the others when the page is next idle; a tap on one of them is drawn from that
-// answer, or waits for it if it is still being worked out, instead of asking Python again.
+// the answer, the others once the reader pauses and the page is idle; a tap on one of them is
+// drawn from that answer, or waits for it if it is still being worked out, instead of asking
+// Python again.
 // Before the reader's first action, once a figure's first answer is in, the next state along its
 // first control (the next model, the next text) is worked out the same way when the page is idle.
 // Python computes every answer; an answer is dropped as soon as anything but a figure's drawing
 // may have changed what Python holds (pyclient.js's generation: a reader's model put in, a
-// training step, a code cell). Such an answer's markup is parsed while the reader reads, and an
+// training step, a code cell). Such an answer's markup is parsed in a gap between frames, and an
 // area whose markup is the one it was last drawn from is left as it is, so a tap only compares
-// and moves nodes.
+// and moves nodes. What the reader cannot see yet waits until after the tap's paint: a slot far
+// from the view (one the browser is not drawing) and the URL (history.pushState is 2 ms).
 
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
@@ -34,6 +36,7 @@ import { key, loadPrerendered, prerendered } from "./prerendered.js";
 const figures = new Map();
 const BUSY_MS = 150;
 const AHEAD = 4;
+const PAUSE_MS = 150;
 // a field whose answers took Python more than SLOW_MS and SLOWER times the answer to the tap
 // before, twice in a row, is not worked out ahead: it would hold up a tap on another control too
 // long (once may be the machine busy for a moment)
@@ -41,9 +44,39 @@ const SLOW_MS = 50;
 const SLOWER = 3;
 const TYPED = "input[type=text], input[type=search], textarea";
 
-// an answer worked out ahead is parsed into nodes while the reader reads (one answer per idle
-// moment), so its tap only compares and moves them
 const whenIdle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
+// work that can wait for a gap between frames: it runs when the page is idle with ROOM_MS to spare
+// before its next frame, so that it holds up no paint, or after WAIT milliseconds in any case;
+// it is handed the idle deadline (null when its time ran out)
+const ROOM_MS = 4;
+function inGap(f, wait = 1000) {
+  if (!window.requestIdleCallback) return setTimeout(() => f(null), 0);
+  const until = performance.now() + wait;
+  const go = (idle) => {
+    const left = until - performance.now();
+    if (left <= 0) f(null);
+    else if (idle.timeRemaining() >= ROOM_MS) f(idle);
+    else requestIdleCallback(go, { timeout: Math.max(1, left) });
+  };
+  requestIdleCallback(go, { timeout: wait });
+}
+
+// What a redraw leaves until after its paint, done in order in the gaps between frames: the
+// parts of the page the browser is not drawing yet (far from the view), then the URL. What needs
+// it all done (a download reads the state from the URL; printing) calls writeURLNow()
+const jobs = [];
+function later(job) {
+  jobs.push(job);
+  if (jobs.length === 1) inGap(runJobs);
+}
+function runJobs(idle) {
+  do jobs.shift()?.();
+  while (jobs.length && idle && idle.timeRemaining() >= ROOM_MS);
+  if (jobs.length) inGap(runJobs);
+}
+export function writeURLNow() {
+  while (jobs.length) jobs.shift()();
+}
 
 // answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most;
 // a job given to an idle lane starts at once (its message is posted before the caller goes on)
@@ -80,10 +113,32 @@ function writeURLState(push = false) {
   }
   const query = params.toString();
   const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
-  if (url === `${location.pathname}${location.search}${location.hash}`) return;
-  if (push) history.pushState({ mh: true }, "", url);
-  else history.replaceState(history.state, "", url);
+  const last = step ? step.url : `${location.pathname}${location.search}${location.hash}`;
+  if (url === last) return;
+  if (step && !push) { // the step not written yet takes it
+    step.url = url;
+    return;
+  }
+  const mine = { url, push, epoch };
+  step = mine;
+  later(() => {
+    if (step === mine) step = null;
+    if (mine.epoch !== epoch) return; // Back or Forward came first
+    if (mine.push) history.pushState({ mh: true }, "", mine.url);
+    else history.replaceState(history.state, "", mine.url);
+    document.dispatchEvent(new Event("mh:url"));
+  });
 }
+
+// history.pushState takes 1.5-2 ms of the main thread, a tenth of a frame: the URLs of redraws are
+// written after their paint, one step at a time, in order (each is still its own step in
+// history), and a "mh:url" event says so. STEP is the last one not written yet; Back or Forward
+// moves on the EPOCH, and the steps not written by then are dropped
+let step = null;
+let epoch = 0;
+
+// whether the browser is skipping a slot's content (content-visibility: auto, far from the view)
+const skipped = (slot) => slot.firstElementChild?.checkVisibility?.({ contentVisibilityAuto: true }) === false;
 
 const inView = (el) => {
   const r = el.getBoundingClientRect();
@@ -164,6 +219,10 @@ class LiveFigure {
     this.status = el.querySelector("[data-fig-status]");
     this.slots = [...document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`)];
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
+    this.owed = new Map(); // slot -> {html, nodes}: markup drawn once the slot nears the view
+    for (const slot of this.slots) {
+      slot.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) this.payOwed(slot); });
+    }
     // a printed page shows the pre-rendered figure, whatever the reader did on screen
     this.printables = [el.querySelector("[data-body]"), ...this.slots].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
     for (const area of this.areas) {
@@ -264,16 +323,17 @@ class LiveFigure {
     let now = !first;
     for (const [k, entry] of kept) {
       if (entry.answer) continue;
-      // the likeliest next state at once; the others once the page is idle (a reader tapping on
-      // does not find Python busy with a state they passed by)
-      if (!now) await new Promise((done) => whenIdle(done));
+      // the likeliest next state at once; the others once the reader has paused for PAUSE_MS and
+      // the page is idle (a reader tapping on does not find Python busy with a state they passed
+      // by, nor the likeliest next one waiting behind it)
+      if (!now) await new Promise((done) => setTimeout(() => whenIdle(done), PAUSE_MS));
       now = false;
       const went = await inLane(async () => {
         if (stale() || this.slow.has(field)) return false;
         entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
         entry.answer.catch(() => kept.delete(k)); // a tap on it asks Python itself, and says what went wrong
         const ok = await entry.answer.then(() => true, () => false);
-        if (ok) whenIdle(() => this.parseAhead(entry));
+        if (ok) inGap(() => this.parseAhead(entry));
         if (entry.timing.ms <= Math.max(SLOW_MS, SLOWER * this.took)) this.slowOnce.delete(field);
         else if (this.slowOnce.has(field)) this.slow.add(field);
         else this.slowOnce.add(field);
@@ -467,12 +527,18 @@ class LiveFigure {
     const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
     this.state = result.state;
     performance.mark("mh:swap");
+    const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // asked before any change
     // every part that changed in the area the action came from; elsewhere, whether any did
     const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html, origin === this.el, parsed)]]);
     this.el.querySelector("[data-summary]").textContent = result.summary;
     for (const slot of this.slots) {
       const html = result.slots[slot.dataset.slot];
-      changes.set(slot, html === undefined ? [] : morph(slot, html, origin === slot, parsed));
+      if (html === undefined) changes.set(slot, []);
+      else if (away.includes(slot)) changes.set(slot, this.owe(slot, html, parsed));
+      else {
+        this.owed.delete(slot);
+        changes.set(slot, morph(slot, html, origin === slot, parsed));
+      }
     }
     if (focusKey) {
       for (const area of this.areas) {
@@ -489,6 +555,29 @@ class LiveFigure {
     if (act.control) this.showEffects(changes, origin, act);
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
     performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
+  }
+
+  // A slot the browser is not drawing (content-visibility: auto, far from the view) is redrawn
+  // after the paint, in a gap between frames, or as soon as it nears the view; returns whether
+  // it will change
+  owe(slot, html, parsed) {
+    const nodes = parsed?.get(html);
+    parsed?.delete(html);
+    if (drawnFrom.get(slot) === html) { // back to what it shows
+      this.owed.delete(slot);
+      return [];
+    }
+    if (!this.owed.has(slot)) later(() => this.payOwed(slot)); // which draws the newest owed
+    this.owed.set(slot, { html, nodes });
+    return [slot];
+  }
+
+  payOwed(slot) {
+    const owed = this.owed.get(slot);
+    if (!owed) return;
+    this.owed.delete(slot);
+    morph(slot, owed.html, false, owed.nodes && new Map([[owed.html, owed.nodes]]));
+    slot.dispatchEvent(new CustomEvent("mh:slotdrawn", { bubbles: true })); // scrollers.js
   }
 
   // A text box that the figure wrote on ("Write on") shows its end, and what was written
@@ -550,6 +639,8 @@ export function setupFigures() {
   }
   // Back and Forward move between the states the reader made
   window.addEventListener("popstate", () => {
+    epoch++; // the URL Back or Forward came to wins over a redraw's not yet written
+    step = null;
     for (const fig of figures.values()) {
       if (fig.live && fig.restore() && !inView(fig.el)) fig.el.scrollIntoView({ block: "nearest" });
     }
@@ -563,7 +654,10 @@ export function setupFigures() {
     fig.set({ [target.dataset.key]: target.dataset.value });
     fig.el.scrollIntoView({ block: "nearest" });
   });
-  window.addEventListener("beforeprint", () => figures.forEach((f) => f.printView(true)));
+  window.addEventListener("beforeprint", () => {
+    writeURLNow(); // every part drawn as it is now, to be put back after printing
+    figures.forEach((f) => f.printView(true));
+  });
   window.addEventListener("afterprint", () => figures.forEach((f) => f.printView(false)));
   return {
     count: figures.size,

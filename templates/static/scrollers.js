@@ -70,6 +70,7 @@ export function setupScrollers() {
   document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
   // a redraw changes only its figure and the figure's slots elsewhere in the page
   document.addEventListener("mh:drawn", (e) => scan(e.target, ...document.querySelectorAll(`[data-slot-of="${CSS.escape(e.target.id)}"]`)));
+  document.addEventListener("mh:slotdrawn", (e) => scan(e.target)); // a slot far from the view, redrawn later
   document.addEventListener("toggle", (e) => refresh(e.target), true); // a "Go deeper" opened
   document.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) refresh(e.target); }, true);
   refresh(document);
