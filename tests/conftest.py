@@ -220,12 +220,8 @@ def url_with(page, *parts, without=()):
     """Wait until the page's address holds every one of PARTS and none of WITHOUT, and return
     it: figures.js writes a redraw's state into the URL once the redraw is painted, in the next
     gap between frames."""
-    page.wait_for_function(
-        "([has, not]) => has.every((p) => location.href.includes(p))"
-        " && !not.some((p) => location.href.includes(p))",
-        arg=[list(parts), list(without)],
-    )
-    return page.evaluate("location.href")
+    page.wait_for_url(lambda u: all(p in u for p in parts) and not any(p in u for p in without))
+    return page.url
 
 
 def settled(page):

@@ -44,18 +44,18 @@ const SLOW_MS = 50;
 const SLOWER = 3;
 const TYPED = "input[type=text], input[type=search], textarea";
 
-const whenIdle = window.requestIdleCallback ? (f) => requestIdleCallback(f, { timeout: 1000 }) : (f) => setTimeout(f, 0);
-// work that can wait for a gap between frames: it runs when the page is idle with ROOM_MS to spare
-// before its next frame, so that it holds up no paint, or after WAIT milliseconds in any case;
-// it is handed the idle deadline (null when its time ran out)
+// work that can wait for a gap between frames: it runs when the page is idle with ROOM
+// milliseconds to spare before its next frame (ROOM_MS: so that it holds up no paint; 0: any idle
+// moment), or after WAIT milliseconds in any case; it is handed the idle deadline (null when its
+// time ran out)
 const ROOM_MS = 4;
-function inGap(f, wait = 1000) {
+function inGap(f, room = ROOM_MS, wait = 1000) {
   if (!window.requestIdleCallback) return setTimeout(() => f(null), 0);
   const until = performance.now() + wait;
   const go = (idle) => {
     const left = until - performance.now();
     if (left <= 0) f(null);
-    else if (idle.timeRemaining() >= ROOM_MS) f(idle);
+    else if (idle.timeRemaining() >= room) f(idle);
     else requestIdleCallback(go, { timeout: Math.max(1, left) });
   };
   requestIdleCallback(go, { timeout: wait });
@@ -326,7 +326,7 @@ class LiveFigure {
       // the likeliest next state at once; the others once the reader has paused for PAUSE_MS and
       // the page is idle (a reader tapping on does not find Python busy with a state they passed
       // by, nor the likeliest next one waiting behind it)
-      if (!now) await new Promise((done) => setTimeout(() => whenIdle(done), PAUSE_MS));
+      if (!now) await new Promise((done) => setTimeout(() => inGap(done, 0), PAUSE_MS));
       now = false;
       const went = await inLane(async () => {
         if (stale() || this.slow.has(field)) return false;
