@@ -216,6 +216,15 @@ def open_ready(page, url):
     return page
 
 
+def without_build_answers(page_or_context):
+    """The pages' files of the build's answers (prerendered/) hold none: every tap is Python's,
+    also before Python's first answer for a figure is in."""
+    page_or_context.route(
+        "**/prerendered/*.json",
+        lambda route: route.fulfill(status=200, content_type="application/json", body="{}"),
+    )
+
+
 def url_with(page, *parts, without=()):
     """Wait until the page's address holds every one of PARTS and none of WITHOUT, and return
     it: figures.js writes a redraw's state into the URL once the redraw is painted, in the next

@@ -5,10 +5,14 @@ an answer worked out before anything else asked Python is not used; a field stop
 out ahead after two slow answers in a row, not one. And once Python is ready and a figure comes
 within a screen of the view, Python is asked for the state it shows, so the figure's first call
 (its imports, its data) is not made at the reader's first tap, nor for a figure the reader never
-reaches; then, once the page is idle, for the next state along the figure's first control."""
+reaches; then, once the page is idle, for the next state along the figure's first control.
+Python's answers are kept: a tap back to a state Python answered is drawn at once, until anything
+but a figure's drawing asks Python. The build's answers (prerendered/, drawn until Python has
+answered for a figure: test_prerendered.py) are not served here, so every tap is Python's."""
 
 import pytest
-from conftest import open_ready, url_with
+from conftest import open_ready, url_with, without_build_answers
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from toymodels.many_heads import figure as many_heads
@@ -70,6 +74,14 @@ WORDS_SENT = """(fid) => window.sentToPython
   .map(([, state]) => state.word)"""
 
 
+@pytest.fixture
+def page(new_page):
+    """A page of its own whose figures have no build's answers to draw from."""
+    page = new_page(viewport={"width": 1200, "height": 900})
+    without_build_answers(page)
+    return page
+
+
 def tap_word(page, i):
     """Tap word I and wait until it is drawn pressed (the URL is written later, once the page
     has a gap between frames)."""
@@ -99,10 +111,14 @@ def states_sent(page):
 
 def wait_sent(page, words):
     """Wait until the figure has sent WORDS, in that order, after what it had sent before."""
-    page.wait_for_function(
-        f"([fid, want]) => ({WORDS_SENT})(fid).join() .endsWith(want.join())",
-        arg=[FID, words],
-    )
+    try:
+        page.wait_for_function(
+            f"([fid, want]) => ({WORDS_SENT})(fid).join() .endsWith(want.join())",
+            arg=[FID, words],
+            timeout=15_000,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(f"sent {words_sent(page)}, not ending with {words}") from None
 
 
 def tapped_word_2(page, base_url):
@@ -121,8 +137,9 @@ def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url)
     assert drawn_as_python_says(page, 2)
     tap_word(page, 3)
     # drawn from the answer worked out ahead, so word 3 was sent once, before the tap; then the
-    # neighbours of word 3 not yet worked out (4 and 1 were)
-    wait_sent(page, ["0", "2", "5"])
+    # words nearest to it that Python has not answered yet, of the sentence's eight (it has
+    # answered 4, 2, 1 and 0, and 7, the word shown at first)
+    wait_sent(page, ["0", "5", "6"])
     assert words_sent(page).count("3") == 1
     assert drawn_as_python_says(page, 3)
 
@@ -179,6 +196,26 @@ def test_an_answer_worked_out_before_another_call_to_python_is_not_used(page, ba
 
 
 @pytest.mark.browser
+def test_a_word_answered_before_is_drawn_again_without_asking_python(page, base_url):
+    tapped_word_2(page, base_url)
+    tap_word(page, 6)  # not beside word 2: asked at the tap, then word 5, the one beside it not
+    wait_sent(page, ["6", "5"])  # answered yet (7, the word shown at first, is)
+    tap_word(page, 2)
+    assert drawn_as_python_says(page, 2)
+    assert words_sent(page).count("2") == 1
+    # another call to Python (the figure's numbers as CSV) may change what Python holds: the
+    # answers kept before it are not drawn again
+    page.locator(f"#{FID} [data-download]").click()
+    with page.expect_download():
+        page.locator(f"#{FID}").get_by_role("button", name="Numbers (CSV)").click()
+    tap_word(page, 6)  # asked again at the tap
+    page.wait_for_function(
+        f"(fid) => ({WORDS_SENT})(fid).filter((w) => w === '6').length === 2", arg=FID
+    )
+    assert drawn_as_python_says(page, 6)
+
+
+@pytest.mark.browser
 def test_one_slow_answer_ahead_does_not_stop_the_words_after_it(page, base_url):
     page.add_init_script(SLOWED)
     page.add_init_script("window.slowWords.add('3')")
@@ -213,7 +250,9 @@ def test_a_reader_tapping_on_finds_python_with_only_the_next_word(page, base_url
     assert page.evaluate(TAP_ON, FID)[before:] in (["1", "2", "3", "4"], ["1", "2", "3", "4", "5"])
     wait_sent(page, ["4", "5"])  # word 1 asked at its tap, then each next one ahead
     assert words_sent(page)[before:] == ["1", "2", "3", "4", "5"]
-    wait_sent(page, ["5", "3", "6", "2"])  # then, once the reader pauses, the others beside 4
+    # then, once the reader pauses, the others beside 4 that Python has not answered yet (7 is
+    # the word shown at first)
+    wait_sent(page, ["5", "6", "0"])
 
 
 @pytest.mark.browser
@@ -258,6 +297,7 @@ def test_python_is_asked_for_the_state_shown_once_the_figure_comes_near_then_the
     new_page, base_url
 ):
     page = new_page(viewport={"width": 1200, "height": 500})
+    without_build_answers(page)
     page.add_init_script(AT_DRAWN)  # the page is idle only when the test says so
     open_ready(page, base_url + "many-heads.html")
     figure = page.locator(f"#{FID}")

@@ -2,7 +2,7 @@
 build ships for the states one tap from each figure's default view are exactly what Python
 returns for them (in CPython for every one, in the browser's Pyodide for a sample), and in
 Chromium, with Pyodide's files held back, a tap paints the shipped answer; once Python is
-ready it takes over as before."""
+ready, until Python's first answer for the figure is in, too; then Python takes over."""
 
 import importlib
 import json
@@ -77,7 +77,8 @@ def test_shipped_answers_equal_cpython_render_byte_for_byte(site):
 
 # The character model's numbers differ between CPython's numpy and Pyodide's in their last
 # digits (a probability of 0.0065043302 against 0.0065043059): its shipped answers carry the
-# same markup with numbers equal to 1e-4, and Python's own answer replaces them once ready.
+# same markup with numbers equal to 1e-4, and Python's own answers take over once Python has
+# answered for the figure.
 NUMERIC_ONLY = {"char-model"}
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
@@ -164,3 +165,74 @@ def test_a_tap_before_python_paints_the_shipped_answer(site, base_url, page, rel
     other.click()
     page.wait_for_function("() => window.__drawn === true")
     assert not page.evaluate(BODY_IS, [fid, answer["html"]])
+
+
+# Python's answers to the page's calls are held back while window.holding is true, until
+# window.letGo() hands them on; window.sentStates lists the states the page sent, window.held the
+# answers waiting
+HOLD = """
+window.holding = true;
+window.sentStates = [];
+window.held = [];
+const calls = new Set();
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function (message, ...rest) {
+  if (message && message.type === "call") {
+    calls.add(message.id);
+    window.sentStates.push(message.args[0]);
+  }
+  return post.call(this, message, ...rest);
+};
+const handler = Object.getOwnPropertyDescriptor(Worker.prototype, "onmessage");
+Object.defineProperty(Worker.prototype, "onmessage", {
+  get() { return handler.get.call(this); },
+  set(on) {
+    window.letGo = () => window.held.splice(0).forEach((e) => on.call(this, e));
+    handler.set.call(this, (event) => {
+      if (window.holding && calls.has(event.data?.id)) window.held.push(event);
+      else on.call(this, event);
+    });
+  },
+});
+"""
+
+
+@pytest.mark.browser
+def test_until_python_has_answered_for_a_figure_a_tap_paints_the_shipped_answer(
+    site, base_url, page
+):
+    fid, k, v, answer = first_tap(site)
+    answers, _ = shipped(site, CHAPTER)
+    page.add_init_script(HOLD)
+    with page.expect_response("**/prerendered/*.json"):
+        page.goto(base_url + CHAPTER)
+    page.wait_for_selector(f"html.py-ready #{fid}.is-live", timeout=90_000)
+    # Python has been asked for the state shown (the figure is in view); its answer is held back
+    page.wait_for_function("() => window.held.length === 1")
+    page.locator(f'#{fid} [data-body] [data-key="{k}"][data-value="{v}"]').first.click()
+    page.wait_for_function(BODY_IS, arg=[fid, answer["html"]])
+    url_with(page, f"{fid}.{k}={v}")
+    # Python's first answer for the figure let go (the next ones are held back again): from then
+    # on a tap on another shipped state waits for Python
+    page.evaluate("""async () => {
+        window.letGo();
+        window.holding = true;
+        await new Promise((r) => setTimeout(r)); // its answer taken in
+    }""")
+    sent = page.evaluate("window.sentStates")
+    default = next(iter(answers[fid].values()))["state"]
+    other = next(
+        a
+        for a in answers[fid].values()
+        if a["state"] == {**answer["state"], k: a["state"][k]}
+        and a["state"][k] not in (v, default[k])
+        and a["state"] not in sent
+    )
+    w = other["state"][k]
+    page.locator(f'#{fid} [data-body] [data-key="{k}"][data-value="{w}"]').first.click()
+    page.wait_for_function(
+        "([k, w]) => window.sentStates.some((s) => s[k] === w)", arg=[k, w]
+    )  # asked at the tap
+    assert not page.evaluate(BODY_IS, [fid, other["html"]])
+    page.evaluate("window.holding = false; window.letGo()")
+    page.wait_for_function(BODY_IS, arg=[fid, other["html"]])

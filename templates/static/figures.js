@@ -22,21 +22,27 @@
 // Python again.
 // Before the reader's first action, once a figure's first answer is in, the next state along its
 // first control (the next model, the next text) is worked out the same way when the page is idle.
-// Python computes every answer; an answer is dropped as soon as anything but a figure's drawing
-// may have changed what Python holds (pyclient.js's generation: a reader's model put in, a
-// training step, a code cell). Such an answer's markup is parsed in a gap between frames, and an
-// area whose markup is the one it was last drawn from is left as it is, so a tap only compares
-// and moves nodes. What the reader cannot see yet waits until after the tap's paint: a slot far
-// from the view (one the browser is not drawing) and the URL (history.pushState is 2 ms).
+// Python's answers for a figure are kept (the last HELD_CHARS characters of them) while what
+// Python holds is unchanged: a tap back to a state answered before is drawn at once, and answers
+// ahead go only to the states not answered yet. Until Python's first answer for a figure is in
+// (its code and data loaded), a tap on a state the build drew (prerendered.js) is drawn from the
+// build's answer, as it is before Python is ready.
+// Python's answers, and the build's, are dropped as soon as anything but a figure's drawing may
+// have changed what Python holds (pyclient.js's generation: a reader's model put in, a training
+// step, a code cell). An answer worked out ahead has its markup parsed in a gap between frames,
+// and an area whose markup is the one it was last drawn from is left as it is, so a tap only
+// compares and moves nodes. What the reader cannot see yet waits until after the tap's paint: a
+// slot far from the view (one the browser is not drawing) and the URL (history.pushState is 2 ms).
 
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
-import { key, loadPrerendered, prerendered } from "./prerendered.js";
+import { key, loadPrerendered, prerendered, prerenderedNow } from "./prerendered.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
 const AHEAD = 4;
 const PAUSE_MS = 150;
+const HELD_CHARS = 4_000_000; // a figure's answers kept (about 8 MB), the oldest dropped first
 // a field whose answers took Python more than SLOW_MS and SLOWER times the answer to the tap
 // before, twice in a row, is not worked out ahead: it would hold up a tap on another control too
 // long (once may be the machine busy for a moment)
@@ -211,6 +217,9 @@ class LiveFigure {
     this.running = false;
     this.acts = 0; // the reader's actions so far: work ahead stops at the next one
     this.ahead = new Map(); // key(state) -> {generation, state, answer: a promise of Python's answer}
+    this.kept = new Map(); // key(state) -> {generation, result, chars}: Python's answers, oldest first
+    this.keptChars = 0;
+    this.taken = false; // whether Python has answered for this figure: it has taken over from the build
     this.used = null; // [key, value] of the control the reader used last
     this.drawnIn = null; // the generation of the answer drawn last
     this.slow = new Set(); // fields whose answers are too slow to work out ahead
@@ -247,10 +256,8 @@ class LiveFigure {
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
     if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
-    else {
-      this.markSteps();
-      this.warm();
-    }
+    else this.markSteps();
+    this.warm(this.state);
   }
 
   // A figure's first answer from Python loads its code and data (110-330 ms of Python on the
@@ -258,19 +265,54 @@ class LiveFigure {
   // figure or one of its slots comes within a screen of the view, as a browser loads a lazy image
   // (a figure the reader never reaches fetches no data), for the state already shown, in the lane
   // of answers ahead (a tap waits behind one answer at most), so the reader's first tap does not
-  // pay it
-  warm() {
+  // pay it. FIRST, the state shown once the figure is live, is asked for even if the reader has
+  // moved on, so that a tap back to it is drawn at once
+  warm(first) {
     const near = new IntersectionObserver((seen) => {
       if (!seen.some((s) => s.isIntersecting)) return;
       near.disconnect();
       const python = this.python;
       const generation = python.generation;
       inLane(() => {
-        if (this.running || this.drawnIn !== null || python.generation !== generation) return null;
-        return python.call(this.fn, [this.state, this.id], { pure: true }).catch(() => {}); // a tap says what went wrong
+        if (python.generation !== generation || this.said(first) || this.answered(first)) return null;
+        return python.call(this.fn, [first, this.id], { pure: true }).then((answer) => {
+          this.keep(first, generation, answer);
+          return answer;
+        }, () => {}); // a tap says what went wrong
       }).then((answer) => { if (answer && !answer.error) this.lookAhead(this.firstControl()); });
     }, { rootMargin: "100% 0px" });
     for (const area of this.areas) near.observe(area);
+  }
+
+  // Python's answer for STATE, if the page holds one from the generation Python is in
+  said(state) {
+    const kept = this.kept.get(key(state));
+    return kept?.generation === this.python.generation ? kept.result : null;
+  }
+
+  // the answer to draw for STATE without asking Python: Python's, or the build's until Python
+  // takes over this figure (its first answer for it is in, the figure's code and data loaded)
+  // while Python holds nothing the reader changed
+  held(state) {
+    return this.said(state) ?? (this.taken || this.python.generation ? null : prerenderedNow(this.id, state));
+  }
+
+  // Python's answer for STATE, given in GENERATION, kept for the next tap on that state
+  keep(state, generation, result) {
+    if (!result || result.error) return;
+    this.taken = true;
+    const chars = result.html.length + Object.values(result.slots).reduce((n, html) => n + html.length, 0);
+    for (const k of new Set([key(state), key(result.state)])) {
+      this.keptChars -= this.kept.get(k)?.chars ?? 0;
+      this.kept.delete(k);
+      this.kept.set(k, { generation, result, chars });
+      this.keptChars += chars;
+    }
+    for (const [k, old] of this.kept) {
+      if (this.keptChars <= HELD_CHARS) break;
+      this.kept.delete(k);
+      this.keptChars -= old.chars;
+    }
   }
 
   // before the reader's first action, the likeliest: the figure's first control (a row of words,
@@ -312,7 +354,7 @@ class LiveFigure {
     if (first ? acts || this.drawnIn !== null : generation !== this.drawnIn) return;
     const used = first || this.used;
     const kept = new Map();
-    for (const state of this.nextStates(used).slice(0, first ? 1 : AHEAD)) {
+    for (const state of this.nextStates(used).filter((s) => !this.said(s)).slice(0, first ? 1 : AHEAD)) {
       const k = key(state);
       const old = this.ahead.get(k);
       kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
@@ -332,7 +374,10 @@ class LiveFigure {
         if (stale() || this.slow.has(field)) return false;
         entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
         entry.answer.catch(() => kept.delete(k)); // a tap on it asks Python itself, and says what went wrong
-        const ok = await entry.answer.then(() => true, () => false);
+        const ok = await entry.answer.then((answer) => {
+          this.keep(entry.state, generation, answer);
+          return true;
+        }, () => false);
         if (ok) inGap(() => this.parseAhead(entry));
         if (entry.timing.ms <= Math.max(SLOW_MS, SLOWER * this.took)) this.slowOnce.delete(field);
         else if (this.slowOnce.has(field)) this.slow.add(field);
@@ -482,13 +527,18 @@ class LiveFigure {
           performance.mark("mh:call");
           const generation = this.python.generation;
           const ahead = this.answered(sent);
-          const timing = ahead?.timing || {};
-          result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
+          const held = ahead?.parsed ? null : this.held(sent); // one ahead and parsed draws quickest
+          if (held) result = held;
+          else {
+            const timing = ahead?.timing || {};
+            result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
+            this.keep(sent, generation, result);
+            this.took = timing.ms ?? 0;
+          }
           parsed = ahead?.parsed;
           if (ahead) ahead.parsed = null;
           performance.mark("mh:answer");
           this.drawnIn = generation;
-          this.took = timing.ms ?? 0;
         } catch (err) {
           // the reader sees the message; the author, in the console, the whole Python traceback
           if (err.traceback) console.error(`Figure #${this.id} (${this.fn}) failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);

@@ -1,17 +1,20 @@
 // First taps before Python: the build drew each live figure's states one tap away from its
 // default view (sitebuild/prerender.py) into one JSON file per page, named by the page's
-// <meta name="mh-prerendered">. Until Python is ready, a tap whose state is in it is answered
-// from there, through the figure's own swap; any other tap waits for Python as before.
+// <meta name="mh-prerendered">. A tap whose state is in it is answered from there, through the
+// figure's own swap, until Python takes over: until Python is ready, and then until Python's
+// first answer for that figure is in (figures.js); any other tap waits for Python.
 // Fetched after the page is up, so it is never on the way to the first paint.
 
 let answers = null;
+let fetched = {}; // the file's answers once they are in
 
 function load() {
   const meta = document.querySelector('meta[name="mh-prerendered"]');
   if (!meta) return Promise.resolve({});
   return fetch(new URL(meta.content, document.baseURI))
     .then((r) => (r.ok ? r.json() : {}))
-    .catch(() => ({})); // without the file, taps wait for Python
+    .catch(() => ({})) // without the file, taps wait for Python
+    .then((all) => (fetched = all));
 }
 
 // The name of a state in the file, as prerender.key builds it: its fields sorted, as JSON.
@@ -28,4 +31,9 @@ export function loadPrerendered() {
 export async function prerendered(fid, state) {
   loadPrerendered();
   return (await answers)[fid]?.[key(state)] ?? null;
+}
+
+// The same, at once: null while the file is still on its way.
+export function prerenderedNow(fid, state) {
+  return fetched[fid]?.[key(state)] ?? null;
 }
