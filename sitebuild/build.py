@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, fingerprint, icon, livemodel, prerender, publish, reading
+from . import assets, fingerprint, icon, livemodel, prerender, publish, reading, styles
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -103,11 +103,13 @@ def _render_site(root, out, pyodide_url, lms=None):
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
     (out / "static" / "icon.png").write_bytes(icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
+    css = styles.text(root)
     common = {
         "pyodide_url": pyodide_url,
         "chapters": [c.meta for c in chapters],
         "root": "",
-        "csp": content_security_policy(pyodide_url),
+        "csp": content_security_policy(pyodide_url, css),
+        "styles": Markup(css),
         "asset": asset,
         "sri": _integrity(out, asset),
         "lms": lms,

@@ -78,19 +78,30 @@ def warnings(root):
 
 
 def foreign(site):
-    """(page, url) for everything a page or stylesheet would load from another origin."""
+    """(page, url) for everything a page, its <style> or a stylesheet would load from another
+    origin."""
     out = []
     for page in sorted(site.rglob("*.html")):
-        for url in _loads(page.read_text(encoding="utf-8")):
+        html = page.read_text(encoding="utf-8")
+        for url in _loads(html):
             if re.match(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) or re.match(
                 r"^\s*https?:", url, re.I
             ):
                 out.append((page.relative_to(site).as_posix(), url))
+        inline = re.findall(r"<style\b[^>]*>(.*?)</style", html, re.S | re.I)
+        out += [(page.relative_to(site).as_posix(), url) for url in _css_foreign(*inline)]
     for css in sorted(site.rglob("*.css")):
-        for url in CSS_URL.findall(css.read_text(encoding="utf-8")):
-            if "://" in url or url.startswith("//"):
-                out.append((css.relative_to(site).as_posix(), url))
+        out += [
+            (css.relative_to(site).as_posix(), url)
+            for url in _css_foreign(css.read_text(encoding="utf-8"))
+        ]
     return out
+
+
+def _css_foreign(*sheets):
+    """The addresses on other origins that the CSS of SHEETS would load."""
+    for css in sheets:
+        yield from (u for u in CSS_URL.findall(css) if "://" in u or u.startswith("//"))
 
 
 def _loads(html):

@@ -1,5 +1,6 @@
 """The Content-Security-Policy every page carries: its own origin only, no inline script,
-and 'wasm-unsafe-eval', the least WebAssembly needs (without it Pyodide never starts).
+'wasm-unsafe-eval', the least WebAssembly needs (without it Pyodide never starts), and the
+one inline <style> every page holds, allowed by its hash (sitebuild/styles.py).
 
 Pages carry it in a <meta> tag so it holds on any static host; `build.py serve` and the
 tests also send it as a header. The Python worker is started from a blob: URL (a one-line
@@ -10,10 +11,14 @@ lets only the site's own scripts (no other script runs on a page) start a worker
 such worker is held to this same policy.
 """
 
+from . import styles
 
-def content_security_policy(pyodide_url="pyodide/"):
-    """The policy as one header value; a CDN runtime adds that one origin for scripts and
+
+def content_security_policy(pyodide_url="pyodide/", css=None):
+    """The policy as one header value for pages whose <style> holds CSS (by default, this
+    checkout's templates/styles/); a CDN runtime adds that one origin for scripts and
     fetches."""
+    css = styles.text() if css is None else css
     extra = ""
     if "://" in pyodide_url:
         origin = "/".join(pyodide_url.split("/")[:3])
@@ -25,7 +30,7 @@ def content_security_policy(pyodide_url="pyodide/"):
             "worker-src 'self' blob:",
             f"connect-src 'self'{extra}",
             "img-src 'self'",
-            "style-src 'self'",
+            f"style-src 'self' {styles.source(css)}",
             "font-src 'self'",
             "object-src 'none'",
             "base-uri 'none'",

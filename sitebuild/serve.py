@@ -9,6 +9,8 @@ closed after a while, no folder listings, and a 400 for a path it cannot hold.
 
 import contextlib
 import functools
+import html
+import re
 import selectors
 import subprocess
 import sys
@@ -129,7 +131,17 @@ def rebuild(root, out, extra):
     ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     print((done.stdout + done.stderr).strip() or "built", flush=True)
+    if done.returncode == 0:
+        Handler.csp = policy_of(out)
     return done.returncode == 0
+
+
+def policy_of(out):
+    """The policy the built site's pages carry (it names their <style> by its hash, which
+    changes with the styles), to send as a header too."""
+    page = (out / "index.html").read_text("utf-8")
+    meta = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    return html.unescape(meta[1])
 
 
 def watch(root, out, extra):
@@ -144,12 +156,10 @@ def watch(root, out, extra):
 
 
 def serve(root, out, port, extra):
-    if not rebuild(root, out, extra) and not out.exists():
-        return 1
-    if "--pyodide-cdn" in extra:
-        from .assets import CDN_URL
-
-        Handler.csp = content_security_policy(CDN_URL)
+    if not rebuild(root, out, extra):
+        if not out.exists():
+            return 1
+        Handler.csp = policy_of(out)  # the last good site's
     handler = functools.partial(Handler, directory=str(out))
     server = Server(("127.0.0.1", port), handler)
     threading.Thread(target=watch, args=(root, out, extra), daemon=True).start()

@@ -1,7 +1,9 @@
 """The build: what it writes, and the exact message for each author mistake (with site/ left
 as it was)."""
 
+import html
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -474,6 +476,8 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
     import urllib.request
 
     root = project(tmp_path, {"a.md": GOOD})
+    (root / "templates").unlink()  # its own copy, whose styles the test edits
+    shutil.copytree(ROOT / "templates", root / "templates")
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "build.py"), "serve", "--root", str(root), "--port", "0"],
         stdout=subprocess.PIPE,
@@ -503,6 +507,12 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
             with urllib.request.urlopen(url + path, timeout=10) as r:
                 return r.headers["Content-Type"], r.read()
 
+        def policies(path):
+            """The policy in the page's header, and in its <meta>."""
+            with urllib.request.urlopen(url + path, timeout=10) as r:
+                meta = re.search(rb'Content-Security-Policy" content="([^"]+)"', r.read())[1]
+                return r.headers["Content-Security-Policy"], html.unescape(meta.decode())
+
         assert get("pyodide/pyodide.asm.wasm")[0] == "application/wasm"
         assert get("pyodide/pyodide.mjs")[0] == "text/javascript"
         assert get("static/main.js")[0] == "text/javascript"
@@ -513,6 +523,16 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
         (root / "chapters" / "a.md").write_text(GOOD.replace("::: slot", "::: slott"))
         wait_until(lambda: line_with("unknown block 'slott'"), 20, "the failed rebuild was silent")
         assert b"Freshly edited prose" in get("test.html")[1]  # the last good site is still served
+        # an edited style changes the hash that lets the page's <style> apply, in both policies
+        before = policies("test.html")
+        assert before[0] == before[1]
+        (root / "chapters" / "a.md").write_text(GOOD)
+        with (root / "templates" / "styles" / "site.css").open("a") as css:
+            css.write("\n.edited { color: red; }\n")
+        wait_until(lambda: policies("test.html")[1] != before[1], 20, "no rebuild for a style")
+        wait_until(lambda: policies("test.html")[0] != before[0], 5, "the header kept the old hash")
+        after = policies("test.html")
+        assert after[0] == after[1] and b".edited {" in get("test.html")[1]
     finally:
         proc.terminate()
         proc.wait(10)

@@ -211,6 +211,7 @@ def test_a_placeholder_naming_a_function_that_needs_arguments(tmp_path, monkeypa
         '<img srcset="a.png 1x, https://example.org/b.png 2x">',
         "<meta http-equiv=refresh content='0; url=https://example.org/'>",
         "<script src = 'https://example.org/x.js'></script>",
+        "<style>p { background: url( 'https://example.org/a.png') }</style>",
     ],
 )
 def test_check_reads_html_as_a_browser_does(tmp_path, html):

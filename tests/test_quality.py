@@ -7,10 +7,10 @@ import hashlib
 import re
 
 import pytest
-from conftest import open_ready
+from conftest import ROOT, open_ready
 from playwright.sync_api import Error, expect
 
-from sitebuild import assets
+from sitebuild import assets, styles
 from sitebuild.policy import content_security_policy
 
 pytestmark = pytest.mark.browser
@@ -114,17 +114,21 @@ def test_every_page_carries_the_policy_and_integrity(site, base_url):
 
     policy = content_security_policy()
     assert "'unsafe-eval'" not in policy and "'unsafe-inline'" not in policy
+    css = "".join((ROOT / "templates/styles" / name).read_text() for name in styles.CASCADE)
+    allowed = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
+    assert f"style-src 'self' 'sha256-{allowed}';" in policy
     for name in pages(site):
         html = (site / name).read_text()
         meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)
         assert meta and meta.group(1).replace("&#39;", "'") == policy, name
         assert "<script>" not in html and not re.search(r"<script(?![^>]*\bsrc=)", html), name
         assert not re.search(r"<[^>]+\s(?:style|on[a-z]+)=", html), name
+        # one <style>, the one the policy allows by its hash: the styles, inline
+        assert re.findall(r"<style>(.*?)</style>", html, re.S) == [css], name
         tags = re.findall(r'<script[^>]*>|<link rel="stylesheet"[^>]*>', html)
-        assert len(tags) == len(list((site / "static").glob("*.css"))) + 1, (
-            name,
-            tags,
-        )  # every stylesheet and main.js
+        assert len(tags) == 2 and [p.name for p in (site / "static").glob("*.css")] == [
+            re.search(r"static/(nojs\.\w+\.css)", html)[1]
+        ], (name, tags)  # the stylesheet for a browser without scripts, and main.js
         for tag in tags:
             path = re.search(r'(?:src|href)="(static/[^"]+)"', tag).group(1)
             digest = base64.b64encode(hashlib.sha384((site / path).read_bytes()).digest()).decode()
@@ -140,9 +144,10 @@ VIOLATIONS = """
 """
 
 
-# the refused script is reported on the console, as it should be
+# the refused script and style are reported on the console, as they should be
 @pytest.mark.expect_errors(
-    r"^Executing inline script violates the following Content Security Policy"
+    r"^Executing inline script violates the following Content Security Policy",
+    r"^Applying inline style violates the following Content Security Policy",
 )
 def test_a_whole_session_breaks_no_rule_and_inline_script_is_refused(page, base_url):
     page.add_init_script(VIOLATIONS)
@@ -156,6 +161,23 @@ def test_a_whole_session_breaks_no_rule_and_inline_script_is_refused(page, base_
         page.add_script_tag(content="window.__inline = 1")
     assert page.evaluate("window.__inline") is None
     assert page.evaluate("window.__violations")[0].startswith("script-src-elem inline")
+    # the page's own <style> is allowed by its hash, and no other
+    with contextlib.suppress(Error):
+        page.add_style_tag(content="body { color: rgb(255, 0, 0) }")
+    assert page.evaluate("getComputedStyle(document.body).color") != "rgb(255, 0, 0)"
+    refused = {v.split()[0] for v in page.evaluate("window.__violations")}
+    assert refused == {"script-src-elem", "style-src-elem"}
+
+
+def test_a_page_is_styled_before_any_other_file_comes(page, base_url):
+    """The styles are in the page: its first paint waits for no stylesheet."""
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url))
+    page.goto(base_url + "many-heads.html")
+    figure = page.locator("figure[data-figure]").first
+    assert figure.evaluate("f => getComputedStyle(f).borderTopStyle") == "solid"
+    assert figure.evaluate("f => getComputedStyle(f).getPropertyValue('--accent')") != ""
+    assert not [url for url in fetched if url.endswith(".css")]
 
 
 def refused_wasm(message):

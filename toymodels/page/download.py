@@ -33,7 +33,7 @@ FORMULA = ("=", "+", "-", "@", "\t", "\r")
 CELL_W, CELL_H, LABEL_W, HEAD_H, GAP, WRAP = 64, 26, 120, 26, 28, 96
 MASKED = -1  # a cell a word cannot see
 WORDS = -2  # a cell of words (a label, a summary): its value column stays empty
-# the light theme's colours of templates/static/site.css and charmodel.css, for a picture that
+# the light theme's colours of templates/styles/site.css and charmodel.css, for a picture that
 # leaves the site: the shares' blues l0-l9, the signed values' oranges n1-n5 and blues p1-p5
 INK, MUTED, LINE, PANEL, ACCENT, FOCUS = (
     "#1b1e23",

@@ -1,0 +1,38 @@
+"""Every page's styles, written into its <head> as one <style> instead of linked stylesheets.
+
+A linked stylesheet holds a page's first paint until it has arrived: one more round trip after
+the page itself on a reader's network, and 30–50 ms of a 160–200 ms first paint even from the
+loopback (README, "Speed"). Inline, the page paints as soon as its first figure is parsed.
+The policy (sitebuild/policy.py) allows this one <style> by the hash of its text and no other.
+"""
+
+import base64
+import hashlib
+from pathlib import Path
+
+from .chapters import AuthorError
+
+ROOT = Path(__file__).resolve().parent.parent
+# the files of templates/styles/, in their cascade order: a later rule wins a tie
+CASCADE = ("site.css", "realheads.css", "charmodel.css", "onehead.css", "copyheads.css")
+
+
+def text(root=ROOT):
+    """The <style> element's text: the files of templates/styles/ one after another, in their
+    cascade order. A file missing from CASCADE stops the build (nothing would apply it)."""
+    folder = Path(root) / "templates" / "styles"
+    found = {p.name for p in folder.glob("*.css")}
+    for name in sorted(found - set(CASCADE)):
+        raise AuthorError(
+            f"templates/styles/{name}",
+            1,
+            "is not in any page: add its name to CASCADE in sitebuild/styles.py, after the "
+            "files whose rules it may override",
+        )
+    return "".join((folder / name).read_text("utf-8") for name in CASCADE)
+
+
+def source(css):
+    """The policy's source expression that allows exactly the <style> holding CSS."""
+    digest = hashlib.sha256(css.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
