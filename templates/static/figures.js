@@ -532,7 +532,7 @@ class LiveFigure {
           else {
             const timing = ahead?.timing || {};
             result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
-            this.keep(sent, generation, result);
+            if (!ahead) this.keep(sent, generation, result); // lookAhead keeps its own as they come
             this.took = timing.ms ?? 0;
           }
           parsed = ahead?.parsed;

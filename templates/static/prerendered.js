@@ -30,7 +30,8 @@ export function loadPrerendered() {
 // The answer Python would give for `state` of figure `fid`, or null.
 export async function prerendered(fid, state) {
   loadPrerendered();
-  return (await answers)[fid]?.[key(state)] ?? null;
+  await answers;
+  return prerenderedNow(fid, state);
 }
 
 // The same, at once: null while the file is still on its way.
