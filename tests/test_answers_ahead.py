@@ -246,6 +246,7 @@ def test_a_reader_tapping_on_finds_python_with_only_the_next_word(page, base_url
     they pause."""
     page.add_init_script(RECORD)
     open_ready(page, base_url + "many-heads.html")
+    wait_sent(page, ["7"])  # the figure's first call, for the word it shows, as it goes live
     before = len(words_sent(page))
     assert page.evaluate(TAP_ON, FID)[before:] in (["1", "2", "3", "4"], ["1", "2", "3", "4", "5"])
     wait_sent(page, ["4", "5"])  # word 1 asked at its tap, then each next one ahead
