@@ -1,7 +1,7 @@
 """Every page's styles, written into its <head> as one <style> instead of linked stylesheets.
 
 A linked stylesheet holds a page's first paint until it has arrived: one more round trip after
-the page itself on a reader's network, and 30–50 ms of a 160–200 ms first paint even from the
+the page itself on a reader's network, and 30–60 ms of a 160–200 ms first paint even from the
 loopback (README, "Speed"). Inline, the page paints as soon as its first figure is parsed.
 The policy (sitebuild/policy.py) allows this one <style> by the hash of its text and no other.
 """
@@ -21,10 +21,10 @@ def text(root=ROOT):
     """The <style> element's text: the files of templates/styles/ one after another, in their
     cascade order. A file missing from CASCADE stops the build (nothing would apply it)."""
     folder = Path(root) / "templates" / "styles"
-    found = {p.name for p in folder.glob("*.css")}
-    for name in sorted(found - set(CASCADE)):
+    stray = sorted({p.name for p in folder.glob("*.css")} - set(CASCADE))
+    if stray:
         raise AuthorError(
-            f"templates/styles/{name}",
+            f"templates/styles/{stray[0]}",
             1,
             "is not in any page: add its name to CASCADE in sitebuild/styles.py, after the "
             "files whose rules it may override",

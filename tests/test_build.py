@@ -472,6 +472,20 @@ def test_cdn_option(tmp_path):
     assert not (site / "pyodide").exists()
 
 
+def test_a_stylesheet_no_page_would_hold_stops_the_build(tmp_path):
+    root = project(tmp_path, {"a.md": GOOD})
+    (root / "templates").unlink()
+    shutil.copytree(ROOT / "templates", root / "templates")
+    (root / "templates" / "styles" / "extra.css").write_text(".x { color: red; }\n")
+    with pytest.raises(AuthorError) as err:
+        site_build.build(root, root / "site")
+    assert str(err.value) == (
+        "templates/styles/extra.css:1: is not in any page: add its name to CASCADE in "
+        "sitebuild/styles.py, after the files whose rules it may override"
+    )
+    assert not (root / "site").exists()
+
+
 def test_serve_types_and_rebuild_on_change(tmp_path):
     import urllib.request
 
