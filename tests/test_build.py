@@ -42,13 +42,16 @@ alt: Three grids.
 """
 
 
-def project(tmp_path, chapters):
-    """A project folder sharing this repository's templates and toymodels, with the given
-    chapters."""
+def project(tmp_path, chapters, copied=()):
+    """A project folder sharing this repository's templates and toymodels (a copy of the
+    folders named in COPIED, which the test may edit), with the given chapters."""
     root = tmp_path / "proj"
     (root / "chapters").mkdir(parents=True)
     for name in ("templates", "toymodels"):
-        (root / name).symlink_to(ROOT / name)
+        if name in copied:
+            shutil.copytree(ROOT / name, root / name)
+        else:
+            (root / name).symlink_to(ROOT / name)
     for name, text in chapters.items():
         (root / "chapters" / name).write_text(text)
     return root
@@ -473,9 +476,7 @@ def test_cdn_option(tmp_path):
 
 
 def test_a_stylesheet_no_page_would_hold_stops_the_build(tmp_path):
-    root = project(tmp_path, {"a.md": GOOD})
-    (root / "templates").unlink()
-    shutil.copytree(ROOT / "templates", root / "templates")
+    root = project(tmp_path, {"a.md": GOOD}, copied=("templates",))
     (root / "templates" / "styles" / "extra.css").write_text(".x { color: red; }\n")
     with pytest.raises(AuthorError) as err:
         site_build.build(root, root / "site")
@@ -489,9 +490,7 @@ def test_a_stylesheet_no_page_would_hold_stops_the_build(tmp_path):
 def test_serve_types_and_rebuild_on_change(tmp_path):
     import urllib.request
 
-    root = project(tmp_path, {"a.md": GOOD})
-    (root / "templates").unlink()  # its own copy, whose styles the test edits
-    shutil.copytree(ROOT / "templates", root / "templates")
+    root = project(tmp_path, {"a.md": GOOD}, copied=("templates",))  # it edits the styles
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "build.py"), "serve", "--root", str(root), "--port", "0"],
         stdout=subprocess.PIPE,
