@@ -246,7 +246,14 @@ def test_a_reader_tapping_on_finds_python_with_only_the_next_word(page, base_url
     they pause."""
     page.add_init_script(RECORD)
     open_ready(page, base_url + "many-heads.html")
-    wait_sent(page, ["7"])  # the figure's first call, for the word it shows, as it goes live
+    # the figure's first call, for the state it shows (word 7), and once that is in, the next
+    # state along its first control (head 1, word 7): both go out after Python is ready
+    page.wait_for_function(
+        "(fid) => JSON.stringify(window.sentToPython.filter(([fn]) => fn === "
+        "document.getElementById(fid).dataset.figure).map(([, s]) => [s.word, s.head])) === "
+        """'[["7","all"],["7","1"]]'""",
+        arg=FID,
+    )
     before = len(words_sent(page))
     assert page.evaluate(TAP_ON, FID)[before:] in (["1", "2", "3", "4"], ["1", "2", "3", "4", "5"])
     wait_sent(page, ["4", "5"])  # word 1 asked at its tap, then each next one ahead
