@@ -225,6 +225,8 @@ class LiveFigure {
     this.slow = new Set(); // fields whose answers are too slow to work out ahead
     this.slowOnce = new Set(); // fields whose last answer ahead was slow
     this.took = 0; // Python's milliseconds for the answer drawn last
+    this.early = null; // {patch, origin, control}: taps before Python that the build could not draw
+    this.marked = []; // controls shown as pending
     this.status = el.querySelector("[data-fig-status]");
     this.slots = [...document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`)];
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
@@ -246,18 +248,58 @@ class LiveFigure {
 
   }
 
-  say(text) {
+  // QUIET: said to screen readers only, so that the figure's controls do not move
+  say(text, quiet = false) {
     this.status.textContent = text;
     this.status.hidden = !text;
+    this.status.classList.toggle("mh-quiet", quiet);
   }
 
   async start() {
     this.live = true;
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
-    if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
+    const early = this.early;
+    this.early = null;
+    if (early) await this.set({ ...fromURL, ...early.patch }, early.origin, { control: early.control, history: "push" });
+    else if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
     else this.markSteps();
     this.warm(this.state);
+  }
+
+  // Before Python is ready a tap is drawn from the build's answer for its state if there is one
+  // (the URL keeps the state, so start() has Python redraw it). Otherwise it is kept, with any
+  // taps after it, and carried out as soon as the figure is live: the tapped control shows it is
+  // pending (in place, so nothing moves) and screen readers are told, until it is drawn.
+  async setEarly(patch, origin, { control, typing, how, at }) {
+    this.early = { patch: { ...this.early?.patch, ...patch }, origin, control };
+    const wanted = { ...this.state, ...this.early.patch };
+    const answer = await prerendered(this.id, wanted);
+    if (this.live || !this.early) return; // start() carries out the kept taps
+    if (answer && key(wanted) === key({ ...this.state, ...this.early.patch })) {
+      this.early = null;
+      this.act = { control, typing, how };
+      this.origin = origin;
+      this.say("");
+      this.draw(answer);
+      return;
+    }
+    if (answer) return; // a later tap is on its way
+    const el = at || (typeof control === "string" ? origin.querySelector(control) : null);
+    if (el) this.pendingAt(el);
+    this.say("Your choice is kept: it is drawn as soon as the interactive version has loaded.", true);
+  }
+
+  // marks EL (a tapped control) as waiting for Python; draw() and off() clear every mark
+  pendingAt(el) {
+    for (const old of this.marked) if (old !== el) old.classList.remove("mh-pending");
+    this.marked = [el];
+    el.classList.add("mh-pending");
+  }
+
+  unmark() {
+    for (const el of this.marked) el.classList.remove("mh-pending");
+    this.marked = [];
   }
 
   // A figure's first answer from Python loads its code and data (110-330 ms of Python on the
@@ -435,6 +477,10 @@ class LiveFigure {
 
   off() {
     this.el.classList.add("is-off");
+    this.isOff = true;
+    this.unmark();
+    if (this.early) this.say("The interactive version could not start, so this figure stays in its first state.");
+    this.early = null;
   }
 
   // what the reader acted on, to find it again in the redrawn markup: a button by its key and
@@ -448,19 +494,19 @@ class LiveFigure {
 
   onClick(e) {
     const target = e.target.closest("[data-key]");
-    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget, { control: this.control(target, e.currentTarget) });
+    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget, { control: this.control(target, e.currentTarget), at: target });
   }
 
   onSubmit(e) {
     const form = e.target.closest("[data-state-form]");
     if (!form) return;
     e.preventDefault();
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget) });
+    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), at: e.submitter || form });
   }
 
   onChange(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget) });
+    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), at: e.target });
   }
 
   // typing makes one history step per burst of typing in one box, not one per key
@@ -469,7 +515,7 @@ class LiveFigure {
     if (!form || !e.target.matches(TYPED) || e.isComposing) return;
     const same = this.typingIn === e.target.dataset.fk;
     this.typingIn = e.target.dataset.fk;
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), typing: true, history: same ? "replace" : "push" });
+    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), typing: true, history: same ? "replace" : "push", at: e.target });
   }
 
   busy(on, origin) {
@@ -489,22 +535,9 @@ class LiveFigure {
     }
   }
 
-  async set(patch, origin = this.el, { control = null, typing = false, history: how = "push" } = {}) {
-    if (!this.live) {
-      // before Python: the build's answer for this state if it has one (the URL keeps the
-      // state, so start() has Python redraw it), else a note
-      const wanted = { ...this.state, ...patch };
-      const answer = await prerendered(this.id, wanted);
-      if (this.live) return this.set(patch, origin, { control, typing, history: how });
-      if (answer) {
-        this.act = { control, typing, how };
-        this.origin = origin;
-        this.say("");
-        this.draw(answer);
-      }
-      else this.say("The interactive version is still loading; this figure shows its first state.");
-      return;
-    }
+  async set(patch, origin = this.el, { control = null, typing = false, history: how = "push", at = null } = {}) {
+    if (this.isOff) return;
+    if (!this.live) return this.setEarly(patch, origin, { control, typing, how, at });
     if (!typing) this.typingIn = null;
     this.acts++;
     this.act = { control, typing, how };
@@ -576,6 +609,7 @@ class LiveFigure {
     const typing = focusKey && active.matches(TYPED) ? active : null;
     const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
     this.state = result.state;
+    this.unmark();
     performance.mark("mh:swap");
     const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // asked before any change
     // every part that changed in the area the action came from; elsewhere, whether any did
@@ -701,7 +735,7 @@ export function setupFigures() {
     const target = e.target.closest("[data-target][data-key]");
     const fig = target && figures.get(target.dataset.target);
     if (!fig) return;
-    fig.set({ [target.dataset.key]: target.dataset.value });
+    fig.set({ [target.dataset.key]: target.dataset.value }, fig.el, { at: target });
     fig.el.scrollIntoView({ block: "nearest" });
   });
   window.addEventListener("beforeprint", () => {

@@ -1,0 +1,143 @@
+"""No tap is ever lost: a tap before Python is ready on a state the build did not draw
+(sitebuild/prerender.py) is kept, shown as pending on the tapped control without moving
+anything, and drawn as soon as Python is ready (static/figures.js); and the build draws, for
+every kind of control, the states nearest the shown one first."""
+
+import json
+import re
+
+import pytest
+from conftest import url_with, without_build_answers
+from test_prerendered import shipped
+
+from sitebuild import prerender
+
+CHAPTER = "many-heads.html"
+FIG = "three-heads"
+# where each word button and the figure's first line stand on the page
+PLACES = """(fid) => [...document.querySelectorAll(`#${fid} .mh-controls, #${fid} [data-key]`)]
+  .map((el) => { const r = el.getBoundingClientRect(); return [Math.round(r.x), Math.round(r.y + scrollY)]; })"""
+
+
+def hold_python(page):
+    """Pyodide's files are held back until the returned function lets them go."""
+    held, holding = [], [True]
+    page.route(
+        re.compile(r".*/pyodide/.*"),
+        lambda route: held.append(route) if holding[0] else route.continue_(),
+    )
+
+    def release():
+        holding[0] = False
+        for route in held:
+            route.continue_()
+
+    return release
+
+
+def pressed(page, key):
+    return page.evaluate(
+        """([fid, key]) => document.querySelector(
+            `#${fid} [data-body] [data-key="${key}"][aria-pressed="true"]`)?.dataset.value""",
+        [FIG, key],
+    )
+
+
+@pytest.mark.browser
+def test_a_tap_the_build_did_not_draw_is_kept_and_drawn_once_python_is_ready(base_url, page):
+    without_build_answers(page)
+    release = hold_python(page)
+    page.goto(f"{base_url}{CHAPTER}#{FIG}")
+    page.wait_for_load_state("load")
+    assert pressed(page, "word") == "7"
+    before = page.evaluate(PLACES, FIG)
+    kept = page.locator(f'#{FIG} [data-body] button[data-key="word"][data-value="6"]')
+    kept.click()  # "kept": the build's answers are withheld, so nothing can draw it yet
+    page.wait_for_selector(f'#{FIG} [data-key="word"][data-value="6"].mh-pending')
+    status = page.locator(f"#{FIG} [data-fig-status]")
+    assert "kept" in status.text_content()
+    assert "mh-quiet" in status.get_attribute("class")  # said to screen readers, not in the way
+    assert page.evaluate(PLACES, FIG) == before  # nothing moved
+    # a second tap before Python replaces the first: one mark, the newest wins
+    page.locator(f'#{FIG} [data-body] button[data-key="word"][data-value="3"]').click()
+    page.wait_for_selector(f'#{FIG} [data-key="word"][data-value="3"].mh-pending')
+    assert page.locator(f"#{FIG} .mh-pending").count() == 1
+    assert pressed(page, "word") == "7"
+    release()
+    page.wait_for_selector("html.py-ready", timeout=90_000)
+    page.wait_for_function(
+        """(fid) => document.querySelector(
+            `#${fid} [data-body] button[data-key="word"][data-value="3"]`)?.ariaPressed === "true" """,
+        arg=FIG,
+    )
+    url_with(page, f"{FIG}.word=3")
+    assert page.locator(".mh-pending").count() == 0
+    assert status.text_content() == ""
+    # the kept tap is a step in history: Back returns to the first view
+    page.go_back()
+    page.wait_for_function(
+        """(fid) => document.querySelector(
+            `#${fid} [data-body] button[data-key="word"][data-value="7"]`)?.ariaPressed === "true" """,
+        arg=FIG,
+    )
+
+
+@pytest.mark.browser
+def test_a_step_tapped_before_python_is_kept_too(base_url, page):
+    without_build_answers(page)
+    release = hold_python(page)
+    page.goto(f"{base_url}{CHAPTER}")
+    page.wait_for_load_state("load")
+    step = page.locator(f'[data-target="{FIG}"][data-key="step"][data-value="qk"]').first
+    step.click()
+    page.wait_for_selector(f'[data-target="{FIG}"][data-value="qk"].mh-pending')
+    release()
+    page.wait_for_selector("html.py-ready", timeout=90_000)
+    page.wait_for_function(
+        """(fid) => document.querySelector(
+            `#${fid} [data-body] [data-key="step"][data-value="qk"]`)?.ariaPressed === "true" """,
+        arg=FIG,
+    )
+    url_with(page, f"{FIG}.step=qk")
+    assert page.locator(".mh-pending").count() == 0
+
+
+class Fig:
+    def __init__(self, state, html):
+        self.result, self.fid = {"state": state, "html": html, "slots": {}}, "f"
+
+
+def test_the_build_draws_each_kind_of_control_nearest_first():
+    buttons = "".join(
+        f'<button data-key="{k}" data-value="{v}">'
+        for k, vs in (("word", "01234"), ("head", "12"))
+        for v in vs
+    )
+    steps = '<button data-target="f" data-key="step" data-value="b">'
+    fig = Fig({"word": "2", "head": "1", "step": "a"}, buttons)
+    got = [
+        next((k, v) for k, v in s.items() if v != fig.result["state"][k])
+        for s in prerender.neighbours(fig, steps)
+    ]
+    # one field at a time in turn; each field's values nearest the shown one, next before previous
+    assert got == [
+        ("word", "3"),
+        ("head", "2"),
+        ("step", "b"),
+        ("word", "1"),
+        ("word", "4"),
+        ("word", "0"),
+    ]
+
+
+def test_every_word_of_many_heads_and_the_nearest_of_each_control_ship(site):
+    answers, models = shipped(site, CHAPTER)
+    states = [dict(json.loads(k)) for k in answers[FIG]]
+    default = states[0]
+    for word in range(8):
+        assert {**default, "word": str(word)} in states, word
+    answers, _ = shipped(site, "real-heads.html")
+    for fid, kept in answers.items():
+        states = [dict(json.loads(k)) for k in kept]
+        changed = {k for s in states[1:] for k in s if s[k] != states[0][k]}
+        assert {"token", "head", "layer"} <= changed, (fid, changed)
