@@ -16,7 +16,8 @@ CHAPTER = "many-heads.html"
 FIG = "three-heads"
 # where each word button and the figure's first line stand on the page
 PLACES = """(fid) => [...document.querySelectorAll(`#${fid} .mh-controls, #${fid} [data-key]`)]
-  .map((el) => { const r = el.getBoundingClientRect(); return [Math.round(r.x), Math.round(r.y + scrollY)]; })"""
+  .map((el) => el.getBoundingClientRect())
+  .map((r) => [Math.round(r.x), Math.round(r.y + scrollY)])"""
 
 
 def hold_python(page):
@@ -43,6 +44,15 @@ def pressed(page, key):
     )
 
 
+def wait_pressed(page, key, value):
+    page.wait_for_function(
+        """([fid, key, value]) => document.querySelector(
+            `#${fid} [data-body] button[data-key="${key}"][data-value="${value}"]`
+        )?.ariaPressed === "true" """,
+        arg=[FIG, key, value],
+    )
+
+
 @pytest.mark.browser
 def test_a_tap_the_build_did_not_draw_is_kept_and_drawn_once_python_is_ready(base_url, page):
     without_build_answers(page)
@@ -65,21 +75,13 @@ def test_a_tap_the_build_did_not_draw_is_kept_and_drawn_once_python_is_ready(bas
     assert pressed(page, "word") == "7"
     release()
     page.wait_for_selector("html.py-ready", timeout=90_000)
-    page.wait_for_function(
-        """(fid) => document.querySelector(
-            `#${fid} [data-body] button[data-key="word"][data-value="3"]`)?.ariaPressed === "true" """,
-        arg=FIG,
-    )
+    wait_pressed(page, "word", "3")
     url_with(page, f"{FIG}.word=3")
     assert page.locator(".mh-pending").count() == 0
     assert status.text_content() == ""
     # the kept tap is a step in history: Back returns to the first view
     page.go_back()
-    page.wait_for_function(
-        """(fid) => document.querySelector(
-            `#${fid} [data-body] button[data-key="word"][data-value="7"]`)?.ariaPressed === "true" """,
-        arg=FIG,
-    )
+    wait_pressed(page, "word", "7")
 
 
 @pytest.mark.browser
@@ -93,11 +95,7 @@ def test_a_step_tapped_before_python_is_kept_too(base_url, page):
     page.wait_for_selector(f'[data-target="{FIG}"][data-value="qk"].mh-pending')
     release()
     page.wait_for_selector("html.py-ready", timeout=90_000)
-    page.wait_for_function(
-        """(fid) => document.querySelector(
-            `#${fid} [data-body] [data-key="step"][data-value="qk"]`)?.ariaPressed === "true" """,
-        arg=FIG,
-    )
+    wait_pressed(page, "step", "qk")
     url_with(page, f"{FIG}.step=qk")
     assert page.locator(".mh-pending").count() == 0
 
