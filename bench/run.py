@@ -408,7 +408,7 @@ TAP = (
 # drawn, with whether Python was ready by then (answered from the build's pre-rendered states
 # it is not)
 FIRST_TAP = (
-    """async () => {
+    """async (field) => {
   const fig = document.querySelector("figure[data-figure]");"""
     + TIME_TO_PAINT
     + """
@@ -420,14 +420,20 @@ FIRST_TAP = (
   });
   const state = JSON.parse(fig.dataset.state);
   const button = [...fig.querySelectorAll("[data-body] [data-key][data-value]")]
-    .find((b) => !b.disabled && state[b.dataset.key] !== b.dataset.value);
+    .find((b) => !b.disabled && state[b.dataset.key] !== b.dataset.value
+      && (field === null || b.dataset.key === field));
+  const tapped = performance.now();
   await timeToPaint(fig, () => button.click());
   return {
     ms: performance.now() - paint,
+    tap_ms: performance.now() - tapped,
     python_ready: document.documentElement.classList.contains("py-ready"),
   };
 }"""
 )
+# the fields the first live figure's own controls set, in order (a word, a head, a step)
+CONTROL_KINDS = """() => [...new Set([...document.querySelector("figure[data-figure]")
+  .querySelectorAll("[data-body] [data-key][data-value]")].map((b) => b.dataset.key))]"""
 
 
 # once Python is ready, the first live figure scrolled to and given SETTLE ms (a reader reading
@@ -448,16 +454,32 @@ FIRST_TAP_AFTER_PYTHON = (
 )
 
 
-def first_tap(browser, url):
-    """The first tap on a cold load, from first paint to its answer painted (ms)."""
+def first_tap(browser, url, field=None):
+    """The first tap on a cold load, on a control of FIELD (any: None), from first paint to its
+    answer painted (ms), and from the tap itself (tap_ms); a tap the build did not draw is kept
+    and drawn once Python is ready, so its time includes Python's start."""
     context = browser.new_context(service_workers="block")
     page = context.new_page()
     page.goto(url, wait_until="commit")
     page.wait_for_selector("figure[data-figure] [data-body] [data-key]", state="visible")
     page.wait_for_selector("html.js", state="attached")  # figures.js listens from here on
-    out = page.evaluate(FIRST_TAP)
+    out = page.evaluate(FIRST_TAP, field)
     context.close()
     return out
+
+
+def first_tap_each_kind(browser, url, at):
+    """The first tap on a cold load for each kind of control of the first live figure (each
+    field its own controls set), the page opened at its top (URL) and at the figure (AT): the
+    slowest tap to its paint, and each as 'field top/at' in ms."""
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(url)
+    fields = page.evaluate(CONTROL_KINDS)
+    context.close()
+    times = {f: [first_tap(browser, u, f)["tap_ms"] for u in (url, at)] for f in fields}
+    worst = max((t for ts in times.values() for t in ts), default=0)
+    return worst, ", ".join(f"{f} {a:.0f}/{b:.0f}" for f, (a, b) in times.items())
 
 
 def at_first_figure(site, name):
@@ -679,12 +701,15 @@ def chapter(p, browser, url, site, base):
         slow.append(taps(browser, url, THROTTLE))
     paced = [taps(browser, url, pause=PACE_MS)]
     first = [first_tap(browser, url) for _ in range(COLD_LOADS)]
+    each_kind = first_tap_each_kind(browser, url, at)
     running = [first_figure_running(browser, at) for _ in range(COLD_LOADS)]
     after_python = [first_tap_after_python(browser, url) for _ in range(COLD_LOADS)]
     added = prerendered_bytes(site, name)
     return {
         "first_tap_before_python_ms": statistics.median(f["ms"] for f in first),
         "first_tap_python_was_ready": any(f["python_ready"] for f in first),
+        "first_tap_each_kind_ms": each_kind[0],
+        "first_tap_each_kind": each_kind[1],
         "prerendered_raw_bytes": added[0],
         "prerendered_gzip_bytes": added[1],
         "cold_bytes": median(worker, "bytes"),
@@ -840,6 +865,12 @@ def markdown(results):
             "{:.0f} ms",
         ),
         ("… was Python ready by then", "first_tap_python_was_ready", "{}"),
+        (
+            "first tap of each kind of control, tap to its paint, the slowest",
+            "first_tap_each_kind_ms",
+            "{:.0f} ms",
+        ),
+        ("… each kind, opened at the top / at the figure", "first_tap_each_kind", "{} ms"),
         (
             f"first tap once Python is ready, {FIRST_TAP_SETTLE_MS} ms after its figure is "
             "scrolled to, to its paint",

@@ -22,8 +22,8 @@ import json
 import zlib
 from html.parser import HTMLParser
 
-BUDGET = 48_000  # bytes of a figure's answers, gzip-compressed
-RAW_BUDGET = 800_000  # the same, uncompressed
+BUDGET = 110_000  # bytes of a figure's answers, gzip-compressed
+RAW_BUDGET = 1_300_000  # the same, uncompressed
 MISSES = 3  # states over budget in a row after which a figure's others are not tried
 
 
