@@ -310,16 +310,6 @@ def test_a_state_link_opens_at_its_figure(new_page, base_url):
     assert page.locator(".mh-shares caption").inner_text() == "Shares for “kept” in each head"
 
 
-def test_a_head_chosen_to_enlarge_is_brought_into_view(new_page, base_url):
-    page = opened(new_page, base_url, "real-heads", **PHONE, **TOUCH)
-    page.locator(".rh-pickhead").first.evaluate("(b) => b.scrollIntoView({ block: 'start' })")
-    page.locator(".rh-pickhead").nth(5).click()
-    page.wait_for_function("""() => {
-      const r = document.querySelector(".rh-big")?.getBoundingClientRect();
-      return r && r.top < innerHeight && r.bottom > 0;
-    }""")
-
-
 def test_a_change_far_away_is_said_beside_its_control(new_page, base_url):
     page = opened(new_page, base_url, "one-character", 1280, 900)
     slot = page.locator("[data-slot=ablate]")

@@ -143,6 +143,14 @@ function writeURLState(push = false) {
 let step = null;
 let epoch = 0;
 
+// the heading of the section a slot stands in, to name it in a note
+function sectionOf(slot) {
+  for (let el = slot.previousElementSibling; el; el = el.previousElementSibling) {
+    if (/^H[2-4]$/.test(el.tagName)) return el.textContent.trim();
+  }
+  return "Its view";
+}
+
 // whether the browser is skipping a slot's content (content-visibility: auto, far from the view)
 const skipped = (slot) => slot.firstElementChild?.checkVisibility?.({ contentVisibilityAuto: true }) === false;
 
@@ -610,6 +618,8 @@ class LiveFigure {
     const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
     this.state = result.state;
     this.unmark();
+    const tapped = act.typing ? null : this.controlIn(act.control, origin);
+    const tappedAt = tapped?.getBoundingClientRect().top;
     performance.mark("mh:swap");
     const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // asked before any change
     // every part that changed in the area the action came from; elsewhere, whether any did
@@ -631,6 +641,9 @@ class LiveFigure {
         if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
       }
     }
+    // the tapped control stays where the reader's finger is, whatever changed above it
+    const moved = tapped && this.controlIn(act.control, origin)?.getBoundingClientRect().top - tappedAt;
+    if (moved && Math.abs(moved) >= 1) scrollBy(0, moved);
     performance.mark("mh:swapped");
     writeURLState(act.how === "push");
     performance.mark("mh:url");
@@ -678,10 +691,16 @@ class LiveFigure {
     }
   }
 
-  // What the reader's action changed out of sight is brought beside the control
+  // the control the reader acted on, in AREA as it is now
+  controlIn(control, area) {
+    if (!control) return null;
+    return typeof control === "string" ? area.querySelector(control) : area.querySelectorAll("form")[control.form] || null;
+  }
+
+  // What the reader's action changed out of sight is said beside the control, with a button that
+  // goes there; the page itself never scrolls on a tap (the tapped control stays where it was)
   showEffects(changes, origin, act) {
-    const { control } = act;
-    const at = typeof control === "string" ? origin.querySelector(control) : origin.querySelectorAll("form")[control.form];
+    const at = this.controlIn(act.control, origin);
     if (!at) return;
     const changed = this.areas.filter((a) => a !== origin && changes.get(a).length);
     // in the control's own area: the parts that changed, less the control's own group
@@ -689,26 +708,35 @@ class LiveFigure {
     // (asked lazily: a map's every cell can change, and each question is a layout check)
     if (!act.typing && inView(at)) {
       const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p));
-      if (!parts.some(inView)) parts.find((p) => p.getClientRects().length)?.scrollIntoView({ block: "nearest", behavior: smooth() });
+      const part = parts.some(inView) ? null : parts.find((p) => p.getClientRects().length);
+      if (part) return this.sayWhere(at, part, "What this changed is {where}.");
     }
     // a slot's control that changed its figure (or another slot) out of sight says so beside it;
     // the figure's own controls do not: its slots are the prose's companions, read in their turn
     const away = origin === this.el ? [] : changed.filter((a) => !inView(a));
     if (!away.length) return;
+    const target = away[0];
+    if (target === this.el) {
+      const name = this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure";
+      this.sayWhere(at, target, `${name} ({where}) now: ${this.el.querySelector("[data-summary]").textContent}`);
+    } else this.sayWhere(at, target, `“${sectionOf(target)}” ({where}) changed too.`);
+  }
+
+  // a note after AT's group, TEXT with {where} made "above" or "below", and a button that
+  // scrolls to TARGET
+  sayWhere(at, target, text) {
     const note = document.createElement("p");
     note.className = "mh-effect";
     note.setAttribute("role", "status");
-    const target = away[0];
     const where = target.getBoundingClientRect().top < 0 ? "above" : "below";
-    const name = target === this.el ? (this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure") : "Its view";
-    note.append(`${name} (${where}) now: ${this.el.querySelector("[data-summary]").textContent} `);
+    note.append(`${text.replace("{where}", where)} `);
     const go = document.createElement("button");
     go.type = "button";
     go.className = "mh-effect-go";
     go.textContent = where === "above" ? "Show it ↑" : "Show it ↓";
-    go.addEventListener("click", () => target.scrollIntoView({ block: "start", behavior: smooth() }));
+    go.addEventListener("click", () => target.scrollIntoView({ block: target.offsetHeight > innerHeight ? "start" : "nearest", behavior: smooth() }));
     note.append(go);
-    origin.querySelectorAll(".mh-effect").forEach((n) => n.remove());
+    this.areas.forEach((a) => a.querySelectorAll(".mh-effect").forEach((n) => n.remove()));
     (at.closest("form, [role=group], .mh-pick, fieldset") || at).after(note);
   }
 }

@@ -1,0 +1,70 @@
+"""A tap never moves the tapped control: the page does not scroll on a tap (whatever changes
+above the control, the page keeps it under the reader's finger), and what the tap changed out of
+sight is said beside the control, naming where it is, with a button that goes there
+(static/figures.js)."""
+
+import re
+
+from conftest import open_ready
+
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+# a control's top on the screen once its figure has redrawn and painted
+TAP = """async ([fid, selector]) => {
+  const fig = document.getElementById(fid);
+  const control = () => document.querySelector(selector);
+  control().scrollIntoView({ block: "center" });
+  const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  await frame();
+  const before = [control().getBoundingClientRect().top, scrollY];
+  const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
+  control().click();
+  await drawn;
+  for (let i = 0; i < 10; i++) await frame();
+  return { before, after: [control().getBoundingClientRect().top, scrollY] };
+}"""
+IN_VIEW = """(el) => { const r = el.getBoundingClientRect();
+  return r.top < innerHeight && r.bottom > 0; }"""
+
+
+def tap(page, fid, selector):
+    moved = page.evaluate(TAP, [fid, selector])
+    assert abs(moved["after"][0] - moved["before"][0]) < 1, moved  # under the reader's finger
+    return moved
+
+
+def test_a_head_tapped_in_the_map_stays_put_and_the_page_says_where_its_head_opened(
+    new_page, base_url
+):
+    page = open_ready(new_page(**PHONE), f"{base_url}heads-that-copy.html")
+    tap(page, "copy-map", '#copy-map [data-key="head"][data-value="L1H2"]')
+    note = page.locator("#copy-map .mh-effect")
+    assert re.fullmatch(r"What this changed is (below|above)\. Show it [↓↑]", note.inner_text())
+    # the note's button goes there
+    note.get_by_role("button").click()
+    opened = page.locator("#copy-map section.hc-opened")
+    assert opened.get_attribute("aria-label") == "L1\u00a0H2, opened"
+    page.wait_for_function(f"(el) => ({IN_VIEW})(el)", arg=opened.element_handle())
+
+
+def test_a_head_chosen_to_enlarge_is_said_and_shown_on_request(new_page, base_url):
+    page = open_ready(new_page(**PHONE), f"{base_url}real-heads.html")
+    tap(page, "real-heads", '#real-heads .rh-pickhead[data-fk="head-6"]')
+    big = page.locator(".rh-big")
+    if not big.evaluate(IN_VIEW):
+        note = page.locator("#real-heads .mh-effect")
+        assert "What this changed is below." in note.inner_text()
+        note.get_by_role("button", name="Show it ↓").click()
+    page.wait_for_function(f"() => ({IN_VIEW})(document.querySelector('.rh-big'))")
+
+
+def test_a_note_beside_a_slot_names_the_section_that_changed(new_page, base_url):
+    page = open_ready(
+        new_page(viewport={"width": 1280, "height": 900}), f"{base_url}one-character.html"
+    )
+    slot = '[data-slot="numbers"]'
+    tap(page, "char-model", f'{slot} [data-key="character"][data-value="1"]')
+    note = page.locator(f"{slot} .mh-effect")
+    # the next section's view changed with it (the character it shows), out of sight below
+    assert note.inner_text() == "“Queries and keys” (below) changed too. Show it ↓"
+    note.get_by_role("button").click()
+    page.wait_for_function(f"""() => ({IN_VIEW})(document.querySelector('[data-slot="scores"]'))""")
