@@ -252,19 +252,24 @@ def test_tap_targets_are_at_least_24px(new_page, base_url, slug):
     assert small == []
 
 
-def test_back_undoes_a_figure_change_and_stays_in_the_chapter(new_page, base_url):
-    page = opened(new_page, base_url, "many-heads", 1280, 900)
-    page.get_by_role("button", name="kept", exact=True).click()
-    page.wait_for_url(re.compile(r"three-heads\.word="))
-    page.locator("#three-heads").get_by_role("button", name="2. Scores").click()
-    page.wait_for_url(re.compile(r"three-heads\.step="))
-    page.go_back()
-    page.wait_for_url(re.compile(r"many-heads\.html\?three-heads\.word=\d+$"))
-    page.wait_for_selector("#three-heads button[aria-pressed=true]:has-text('4. Softmax')")
-    assert page.locator(".mh-shares caption").inner_text() == "Shares for “kept” in each head"
-    page.go_back()
-    page.wait_for_url(re.compile(r"many-heads\.html$"))
-    page.wait_for_selector(".mh-shares caption:has-text('“it”')")
+def test_back_undoes_a_figure_visit_in_one_press_and_stays_in_the_chapter(new_page, base_url):
+    page = opened(new_page, base_url, "heads-that-copy", 1280, 900)
+    steps = page.evaluate("history.length")
+    layer = page.locator("#copy-layer [data-body] button[data-key=token]")
+    layer.nth(2).click()
+    page.wait_for_url(re.compile(r"copy-layer\.token=2"))
+    layer.nth(4).click()  # the same visit: the URL follows, history does not grow
+    page.wait_for_url(re.compile(r"copy-layer\.token=4"))
+    # another figure: a visit of its own
+    page.locator('#copy-map [data-key="head"][data-value="L1H2"]').click()
+    page.wait_for_url(re.compile(r"copy-map\.head=L1H2"))
+    assert page.evaluate("history.length") == steps + 2
+    page.go_back()  # leaves the map as it was, the first figure as the reader left it
+    page.wait_for_url(re.compile(r"heads-that-copy\.html\?copy-layer\.token=4$"))
+    page.wait_for_selector('#copy-map section.hc-opened[aria-label^="L19"]')
+    page.go_back()  # and the first figure's visit, in one press
+    page.wait_for_url(re.compile(r"heads-that-copy\.html$"))
+    expect(layer.nth(4)).to_have_attribute("aria-pressed", "false")
 
 
 # the frames painted since the last redraw (from the click before it) at each history.pushState
@@ -282,7 +287,7 @@ history.pushState = (...args) => { window.pushedAt.push(frames); return push(...
 """
 
 
-def test_a_taps_url_is_written_after_its_paint_and_each_tap_is_a_step_back(new_page, base_url):
+def test_a_taps_url_is_written_after_its_paint_and_a_visit_is_one_step_back(new_page, base_url):
     page = new_page(viewport={"width": 1280, "height": 900})
     page.add_init_script(URL_AT_FRAME)
     open_ready(page, f"{base_url}many-heads.html")
@@ -291,15 +296,15 @@ def test_a_taps_url_is_written_after_its_paint_and_each_tap_is_a_step_back(new_p
         words.nth(i).click()
         expect(words.nth(i)).to_have_attribute("aria-pressed", "true")
     page.wait_for_url(re.compile(r"three-heads\.word=3$"))
-    # never in the redraw itself: after the frame that painted it
+    # never in the redraw itself: after the frame that painted it; one step for the visit
     pushed = page.evaluate("window.pushedAt")
-    assert len(pushed) == 3 and all(f is not None and f >= 1 for f in pushed), pushed
+    assert len(pushed) == 1 and all(f is not None and f >= 1 for f in pushed), pushed
     page.go_back()
-    page.wait_for_url(re.compile(r"three-heads\.word=2$"))
-    expect(words.nth(2)).to_have_attribute("aria-pressed", "true")
-    page.go_back()
-    page.wait_for_url(re.compile(r"three-heads\.word=1$"))
-    expect(words.nth(1)).to_have_attribute("aria-pressed", "true")
+    page.wait_for_url(re.compile(r"many-heads\.html$"))
+    expect(words.nth(7)).to_have_attribute("aria-pressed", "true")
+    words.nth(5).click()  # after Back, a new visit
+    page.wait_for_url(re.compile(r"three-heads\.word=5$"))
+    assert len(page.evaluate("window.pushedAt")) == 2
 
 
 def test_a_state_link_opens_at_its_figure(new_page, base_url):

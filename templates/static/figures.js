@@ -7,11 +7,11 @@
 // An answer slower than BUSY_MS marks the figure busy and shows the [data-busy] notes
 // (e.g. "Loading the weights…") of the part of the page the action came from.
 // When Python raises, the figure says so and the console gets the traceback, for authors.
-// Each change the reader makes is a step in the browser's history, so Back undoes it; a link
-// holding a figure's state opens the page at that figure. What a change does out of sight is
-// brought beside the control: a part of the same figure is scrolled into view, and a change to
-// another part of the page (a figure far above a slot's controls) is said in a line under the
-// control, with a button that goes there.
+// Each visit to a figure is a step in the browser's history (its first change pushes a step, the
+// next ones replace it), so Back undoes a figure's changes in one press; a link holding a
+// figure's state opens the page at that figure. A tap never moves the tapped control (the page
+// keeps it where it was, whatever changed above it); what it changed out of sight is said in a
+// line under the control, with a button that goes there.
 // Python's answer goes in by changing only what differs (morphdom): a tap that moves a mark
 // leaves the rest of the figure, its layout and paint, as they were, and the reader's focus,
 // caret and undo stay where they are.
@@ -142,6 +142,11 @@ function writeURLState(push = false) {
 // moves on the EPOCH, and the steps not written by then are dropped
 let step = null;
 let epoch = 0;
+// History holds one step per figure visit: the first change to a figure since the reader last
+// changed another one (or went Back or Forward) pushes a step, and the changes after it replace
+// that step while the reader stays with the figure. The URL always holds the state on screen, and
+// Back leaves a figure in one press, however many taps it had
+let visiting = null;
 
 // the heading of the section a slot stands in, to name it in a note
 function sectionOf(slot) {
@@ -645,7 +650,9 @@ class LiveFigure {
     const moved = tapped && this.controlIn(act.control, origin)?.getBoundingClientRect().top - tappedAt;
     if (moved && Math.abs(moved) >= 1) scrollBy(0, moved);
     performance.mark("mh:swapped");
-    writeURLState(act.how === "push");
+    const push = act.how === "push" && visiting !== this.id;
+    if (act.how === "push") visiting = this.id;
+    writeURLState(push);
     performance.mark("mh:url");
     this.markSteps();
     this.showWritten(typedBefore, typing);
@@ -753,6 +760,7 @@ export function setupFigures() {
   window.addEventListener("popstate", () => {
     epoch++; // the URL Back or Forward came to wins over a redraw's not yet written
     step = null;
+    visiting = null;
     for (const fig of figures.values()) {
       if (fig.live && fig.restore() && !inView(fig.el)) fig.el.scrollIntoView({ block: "nearest" });
     }
