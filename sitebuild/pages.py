@@ -153,17 +153,27 @@ class ChapterRenderer:
         choices = getattr(fig.module, "CHOICES", {})
         items, current = [], None
         for n, text in b.lines:
-            m = re.match(r"^\d+\.\s+\{(\w+)=([\w-]+)\}\s*(.*)$", text)
+            m = re.match(r"^\d+\.\s+\{([^}]*)\}\s*(.*)$", text)
+            pairs = [p.split("=", 1) for p in m[1].split()] if m else []
+            if m and (not pairs or any(len(p) != 2 for p in pairs)):
+                raise AuthorError(
+                    self.rel,
+                    n,
+                    "a step sets fields as {field=value}, or several as {field=value other=value}",
+                )
             if m:
-                key, val, rest = m.groups()
-                if key not in choices or val not in choices[key]:
-                    allowed = "; ".join(f"{k}: {', '.join(v)}" for k, v in choices.items())
-                    raise AuthorError(
-                        self.rel,
-                        n,
-                        f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}",
-                    )
-                current = {"key": key, "value": val, "lines": [rest], "line": n}
+                for key, val in pairs:
+                    if key not in choices or val not in choices[key]:
+                        allowed = "; ".join(f"{k}: {', '.join(v)}" for k, v in choices.items())
+                        raise AuthorError(
+                            self.rel,
+                            n,
+                            f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}",
+                        )
+                (key, val), rest = pairs[0], m[2]
+                # every field the step sets, for a step that sets more than one
+                many = "&".join(f"{k}={v}" for k, v in pairs) if len(pairs) > 1 else None
+                current = {"key": key, "value": val, "set": many, "lines": [rest], "line": n}
                 items.append(current)
             elif text.strip() and current and text.startswith((" ", "\t")):
                 current["lines"].append(text.strip())

@@ -21,6 +21,7 @@ is up, never on the way to the first figure's paint.
 import json
 import zlib
 from html.parser import HTMLParser
+from urllib.parse import parse_qsl
 
 BUDGET = 110_000  # bytes of a figure's answers, gzip-compressed
 RAW_BUDGET = 1_300_000  # the same, uncompressed
@@ -34,8 +35,9 @@ def key(state):
 
 
 class _Controls(HTMLParser):
-    """(key, value) of every element with data-key and data-value, in document order; with
-    TARGET, only those that name that figure with data-target."""
+    """(key, value) of every element with data-key and data-value, in document order, or
+    (None, data-set) for a step that sets several fields; with TARGET, only those that name
+    that figure with data-target."""
 
     def __init__(self, target=None):
         super().__init__(convert_charrefs=True)
@@ -44,7 +46,11 @@ class _Controls(HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if "data-key" in a and "data-value" in a and a.get("data-target") == self.target:
-            pair = (a["data-key"], a["data-value"] or "")
+            pair = (
+                (None, a["data-set"])
+                if a.get("data-set")
+                else (a["data-key"], a["data-value"] or "")
+            )
             if pair not in self.found:
                 self.found.append(pair)
 
@@ -65,17 +71,20 @@ def neighbours(fig, page_html=""):
     pairs = controls(html) + [p for p in controls(page_html, fig.fid) if p not in controls(html)]
     values = {}  # field -> its values in the page's order
     for k, v in pairs:
-        if k in state and v not in values.setdefault(k, []):
+        if (k is None or k in state) and v not in values.setdefault(k, []):
             values[k].append(v)
     rows = []
     for k, vs in values.items():
+        if k is None:  # steps that set several fields, in the page's order
+            rows.append([{**state, **dict(parse_qsl(v))} for v in vs])
+            continue
         at = vs.index(str(state[k])) if str(state[k]) in vs else -1
         near = _nearest(vs, at)
         rows.append([{**state, k: v} for v in near if v != str(state[k])])
     out = []
     for turn in range(max(map(len, rows), default=0)):
         for row in rows:
-            if turn < len(row) and row[turn] not in out:
+            if turn < len(row) and row[turn] != state and row[turn] not in out:
                 out.append(row[turn])
     return out
 

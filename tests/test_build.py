@@ -229,6 +229,18 @@ MISTAKES = [
         "chapters/a.md:22: figure 'three-heads' has no state step=dance; it takes "
         "head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
     ),
+    (
+        "one of a step's fields the figure lacks",
+        GOOD + "\n::: steps three-heads\n1. {step=qk head=9} Dance.\n:::\n",
+        "chapters/a.md:22: figure 'three-heads' has no state head=9; it takes "
+        "head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
+    ),
+    (
+        "a step without a value",
+        GOOD + "\n::: steps three-heads\n1. {step} Dance.\n:::\n",
+        "chapters/a.md:22: a step sets fields as {field=value}, or several as "
+        "{field=value other=value}",
+    ),
 ]
 
 

@@ -141,3 +141,21 @@ def test_every_state_one_tap_from_the_first_figure_ships_where_it_is_cheap(site,
     assert offered
     for k, v in offered:
         assert {**default, k: v} in states, (name, k, v)
+
+
+@pytest.mark.browser
+def test_a_step_sets_every_field_it_describes(base_url, page):
+    """'Aim at "Puff"' after 'Length 0' shows Puff winning, not 25% for every word: the step
+    sets the length it describes too, and is marked as the step on screen."""
+    page.goto(f"{base_url}one-head.html")
+    page.wait_for_selector("html.py-ready", timeout=90_000)
+    first = page.locator('[data-target="move-query"][data-set="angle=found&length=0"]')
+    first.click()
+    url_with(page, "move-query.length=0")
+    puff = page.locator('[data-target="move-query"][data-set="angle=Puff&length=2"]')
+    puff.click()
+    url_with(page, "move-query.angle=", without=["length=0"])
+    assert puff.get_attribute("aria-current") == "step"
+    assert first.get_attribute("aria-current") is None
+    summary = page.locator("#move-query [data-summary]").text_content()
+    assert "Puff" in summary and "25%" not in summary, summary

@@ -148,6 +148,12 @@ let epoch = 0;
 // Back leaves a figure in one press, however many taps it had
 let visiting = null;
 
+// the state fields a control outside a figure sets: its data-key and data-value, or every field
+// of a step that sets several (data-set="angle=Puff&length=1")
+function stepState(el) {
+  return el.dataset.set ? Object.fromEntries(new URLSearchParams(el.dataset.set)) : { [el.dataset.key]: el.dataset.value };
+}
+
 // the heading of the section a slot stands in, to name it in a note
 function sectionOf(slot) {
   for (let el = slot.previousElementSibling; el; el = el.previousElementSibling) {
@@ -240,6 +246,7 @@ class LiveFigure {
     this.took = 0; // Python's milliseconds for the answer drawn last
     this.early = null; // {patch, origin, control}: taps before Python that the build could not draw
     this.marked = []; // controls shown as pending
+    this.lastStep = null; // the "How it works" step tapped last, while no other control is used
     this.status = el.querySelector("[data-fig-status]");
     this.slots = [...document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`)];
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
@@ -467,10 +474,13 @@ class LiveFigure {
     return true;
   }
 
-  // "How it works" steps that put this figure into its current state show it
+  // "How it works" steps that put this figure into its current state show it: the step tapped
+  // last, until another control is used (Python may have written its values its own way, an
+  // angle for "Puff"), or a step whose fields are the state's
   markSteps() {
     for (const b of document.querySelectorAll(`[data-target="${CSS.escape(this.id)}"][data-key]`)) {
-      if (String(this.state[b.dataset.key]) === b.dataset.value) b.setAttribute("aria-current", "step");
+      const same = Object.entries(stepState(b)).every(([k, v]) => String(this.state[k]) === v);
+      if (this.lastStep ? b === this.lastStep : same) b.setAttribute("aria-current", "step");
       else b.removeAttribute("aria-current");
     }
   }
@@ -550,6 +560,7 @@ class LiveFigure {
 
   async set(patch, origin = this.el, { control = null, typing = false, history: how = "push", at = null } = {}) {
     if (this.isOff) return;
+    this.lastStep = at?.matches("[data-target]") ? at : null; // the step list's own mark
     if (!this.live) return this.setEarly(patch, origin, { control, typing, how, at });
     if (!typing) this.typingIn = null;
     this.acts++;
@@ -771,7 +782,7 @@ export function setupFigures() {
     const target = e.target.closest("[data-target][data-key]");
     const fig = target && figures.get(target.dataset.target);
     if (!fig) return;
-    fig.set({ [target.dataset.key]: target.dataset.value }, fig.el, { at: target });
+    fig.set(stepState(target), fig.el, { at: target });
     fig.el.scrollIntoView({ block: "nearest" });
   });
   window.addEventListener("beforeprint", () => {
