@@ -102,3 +102,23 @@ def test_garbage_gives_a_message(field, bad):
 def test_gpt3_billions():
     assert param_count.gpt3_billions() == "175"
     assert round(param_count.gpt2_params(param_count.GPT3) / 1e9) == 175
+
+
+@pytest.mark.browser
+def test_a_value_left_with_tab_is_computed_at_once(new_page, base_url):
+    """A number changed and left with Tab recomputes the cache, as Enter or Compute do."""
+    from conftest import open_ready, url_with
+
+    page = open_ready(
+        new_page(viewport={"width": 1280, "height": 900}), base_url + "one-character.html"
+    )
+    box = page.locator("#kv-cache input[name=tokens]")
+    box.scroll_into_view_if_needed()
+    box.fill("128")
+    box.press("Tab")
+    # 128 numbers a token (2 layers × 2 × 32), 4 bytes each, 128 tokens
+    page.wait_for_function(
+        """() => document.querySelector("#kv-cache [data-body]").textContent
+            .includes("65,536")"""
+    )
+    url_with(page, "kv-cache.tokens=128")

@@ -190,8 +190,8 @@ const drawnFrom = new WeakMap();
 // `every` false, only the first (the caller only asks whether anything changed).
 // `parsed` holds markup already parsed (html -> fragment); a fragment is used once.
 function morph(area, html, every = true, parsed = null) {
-  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove()); // notes of the last action
-  if (drawnFrom.get(area) === html) return [];
+  if (drawnFrom.get(area) === html) return []; // the notes of the last action still hold
+  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
   drawnFrom.set(area, html);
   const to = area.cloneNode(false);
   const nodes = parsed?.get(html);
@@ -721,18 +721,19 @@ class LiveFigure {
     const at = this.controlIn(act.control, origin);
     if (!at) return;
     const changed = this.areas.filter((a) => a !== origin && changes.get(a).length);
-    // in the control's own area: the parts that changed, less the control's own group
-    const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-    // (asked lazily: a map's every cell can change, and each question is a layout check)
-    if (!act.typing && inView(at)) {
-      const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p));
-      const part = parts.some(inView) ? null : parts.find((p) => p.getClientRects().length);
-      if (part) return this.sayWhere(at, part, "What this changed is {where}.");
-    }
     // a slot's control that changed its figure (or another slot) out of sight says so beside it;
     // the figure's own controls do not: its slots are the prose's companions, read in their turn
     const away = origin === this.el ? [] : changed.filter((a) => !inView(a));
-    if (!away.length) return;
+    if (!away.length) {
+      // in the control's own area: the parts that changed, less the control's own group
+      // (asked lazily: a map's every cell can change, and each question is a layout check)
+      if (act.typing || !inView(at)) return;
+      const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
+      const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p));
+      const part = parts.some(inView) ? null : parts.find((p) => p.getClientRects().length);
+      if (part) this.sayWhere(at, part, "What this changed is {where}.");
+      return;
+    }
     const target = away[0];
     if (target === this.el) {
       const name = this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure";

@@ -107,7 +107,7 @@ def _form(state, fid):
     )
     return (
         kit.choices("preset", presets, now, label="Presets")
-        + '<form class="mh-sentence kv-form" data-state-form>'
+        + '<form class="mh-sentence kv-form" data-state-form="live">'
         + field("layers", "l", "layers", LIMITS["layers"])
         + field("d_model", "d", "d_model", LIMITS["d_model"])
         + field("heads", "h", "heads", LIMITS["heads"])
