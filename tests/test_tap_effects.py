@@ -5,6 +5,7 @@ sight is said beside the control, naming where it is, with a button that goes th
 
 import re
 
+import pytest
 from conftest import open_ready
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
@@ -68,3 +69,30 @@ def test_a_note_beside_a_slot_names_the_section_that_changed(new_page, base_url)
     assert note.inner_text() == "“Queries and keys” (below) changed too. Show it ↓"
     note.get_by_role("button").click()
     page.wait_for_function(f"""() => ({IN_VIEW})(document.querySelector('[data-slot="scores"]'))""")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"viewport": {"width": 1280, "height": 800}}, PHONE],
+    ids=["laptop", "phone"],
+)
+def test_a_step_list_stays_on_the_screen_with_its_figure(new_page, base_url, options):
+    page = open_ready(new_page(**options), f"{base_url}one-head.html")
+    step = page.locator('[data-target="move-query"]').nth(1)
+    step.scroll_into_view_if_needed()
+    step.click()
+    page.wait_for_url("**move-query.length=1*")
+    at = page.evaluate("""() => {
+      const s = document.querySelectorAll('[data-target="move-query"]')[1].getBoundingClientRect();
+      const f = document.getElementById("move-query").getBoundingClientRect();
+      return { step: [s.top, s.bottom], figure: f.top, screen: innerHeight };
+    }""")
+    # the step tapped and the figure's top both on the screen (the figure was far above)
+    assert at["step"][0] >= 0 and at["step"][1] <= at["screen"], at
+    assert -1 <= at["figure"] < at["screen"] / 2, at
+    # the next step is one tap away without scrolling back
+    page.locator('[data-target="move-query"]').nth(2).click()
+    page.wait_for_url("**move-query.length=4*")
+    # away from the figure, the list goes back into the page
+    page.evaluate("scrollTo(0, 0)")
+    page.wait_for_function("() => !document.querySelector('.mh-howto.is-docked')")

@@ -154,6 +154,33 @@ function stepState(el) {
   return el.dataset.set ? Object.fromEntries(new URLSearchParams(el.dataset.set)) : { [el.dataset.key]: el.dataset.value };
 }
 
+// A step list in use and its figure on the screen together: the list is docked (sticky, compact)
+// at the screen's edge on the figure's far side while the figure is in view, and the figure is
+// brought into the room left, its top first where it does not fit
+const docked = new WeakMap(); // list -> the observer that undocks it
+function showWithSteps(figure, list) {
+  const after = figure.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING;
+  list.classList.add("is-docked", after ? "at-bottom" : "at-top");
+  if (!docked.has(list)) {
+    const away = new IntersectionObserver(([seen]) => {
+      if (seen.isIntersecting) return;
+      list.classList.remove("is-docked", "at-bottom", "at-top");
+      away.disconnect();
+      docked.delete(list);
+    });
+    docked.set(list, away);
+    requestAnimationFrame(() => away.observe(figure)); // once the figure is where it goes
+  }
+  const band = list.getBoundingClientRect().height;
+  const room = innerHeight - band;
+  const r = figure.getBoundingClientRect();
+  const top = after ? 0 : band; // where the room starts
+  let dy = 0;
+  if (r.height > room || r.top < top) dy = r.top - top;
+  else if (r.bottom > top + room) dy = r.bottom - (top + room);
+  if (Math.abs(dy) >= 1) scrollBy(0, dy); // at once: the list undocks when its figure is out of view
+}
+
 // the heading of the section a slot stands in, to name it in a note
 function sectionOf(slot) {
   for (let el = slot.previousElementSibling; el; el = el.previousElementSibling) {
@@ -784,7 +811,9 @@ export function setupFigures() {
     const fig = target && figures.get(target.dataset.target);
     if (!fig) return;
     fig.set(stepState(target), fig.el, { at: target });
-    fig.el.scrollIntoView({ block: "nearest" });
+    const list = target.closest(".mh-howto");
+    if (list) showWithSteps(fig.el, list);
+    else fig.el.scrollIntoView({ block: "nearest" });
   });
   window.addEventListener("beforeprint", () => {
     writeURLNow(); // every part drawn as it is now, to be put back after printing
