@@ -3,12 +3,15 @@ student's name in the file and its name, one file for all chapters in reading or
 before clearing, a table read left to right; and reader input stays text."""
 
 import csv
+import functools
 import io
+import threading
 from datetime import datetime
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import open_ready, serve_dir
+from conftest import open_ready
 from playwright.sync_api import expect
 
 WRONG = "Working out which noun “it” refers to."
@@ -288,7 +291,10 @@ def test_a_chapter_framed_by_another_site_does_not_clear(page, base_url, tmp_pat
         '<!doctype html><title>another site</title><link rel="icon" href="data:,">'
         f'<iframe src="{base_url}many-heads.html" width="1000" height="800"></iframe>'
     )
-    other = serve_dir(tmp_path)
+    # another site: a plain server, without the site's own security policy
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    other = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
     try:
         page.goto(f"http://127.0.0.1:{other.server_port}/frame.html")
         frame = page.frame_locator("iframe")
