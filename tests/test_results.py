@@ -3,12 +3,16 @@ student's name in the file and its name, one file for all chapters in reading or
 before clearing, a table read left to right; and reader input stays text."""
 
 import csv
+import functools
 import io
+import threading
 from datetime import datetime
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from conftest import open_ready
+from playwright.sync_api import expect
 
 WRONG = "Working out which noun “it” refers to."
 RIGHT = (
@@ -26,9 +30,9 @@ def answer_check(page, *choices):
 
 
 def table(page):
-    return [
-        row.locator("td").all_inner_texts() for row in page.locator("[data-results] tbody tr").all()
-    ]
+    """The attempts' rows (an exercise's code has a row of its own below its attempt's)."""
+    rows = page.locator("[data-results] tbody tr:not(.mh-results-code-row)").all()
+    return [row.locator("td").all_inner_texts() for row in rows]
 
 
 def download(page):
@@ -142,6 +146,212 @@ def test_an_answer_full_of_markup_is_shown_as_text(page, base_url):
     exercise.locator("textarea").fill(code)
     exercise.get_by_role("button", name="Run").click()
     exercise.locator(".mh-verdict.wrong").wait_for()
-    cell = page.locator("[data-results] tbody td").nth(2)
+    cell = page.locator("[data-results] .mh-results-code")
     assert cell.inner_text() == code
     assert page.locator("[data-results] img").count() == 0
+
+
+# --- grading in "One head, from scratch": only the cell whose Run was pressed is graded -------
+
+SOFTMAX_SOLVED = (
+    "def softmax(scores):\n"
+    "    e = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+    "    return e / e.sum(axis=-1, keepdims=True)\n"
+)
+
+
+def run_cell(page, cell, done="[data-output] pre"):
+    """Press Run on CELL (an id), wait until the run is over, then until DONE shows in it."""
+    box = page.locator(f"#{cell}")
+    box.get_by_role("button", name="Run").click()
+    expect(box.locator("[data-output]")).not_to_contain_text("Running", timeout=90_000)
+    expect(box.get_by_role("button", name="Run")).to_be_enabled(timeout=90_000)
+    box.locator(done).first.wait_for()
+
+
+def verdict(page, cell):
+    box = page.locator(f"#{cell} [data-verdict]")
+    return box.inner_text(), box.get_attribute("class")
+
+
+def kept_attempts(page):
+    return page.evaluate(
+        """() => Object.keys(localStorage).filter((k) => k.includes(':attempts:'))
+             .map((k) => [k.split(':').pop(), JSON.parse(localStorage[k]).length])"""
+    )
+
+
+@pytest.mark.browser
+def test_exercises_run_for_a_later_cell_are_not_graded(page, base_url):
+    """Run on "The whole head" first runs the two exercises above it: they run (the cell needs
+    them) but show no verdict, record no try and are not marked solved, and say why they ran."""
+    open_ready(page, base_url + "one-head.html")
+    page.locator("#exercise-1 textarea").fill(SOFTMAX_SOLVED)
+    run_cell(page, "cell-3", "[data-output] pre.value")
+    for exercise in ("exercise-1", "exercise-2"):
+        assert verdict(page, exercise) == ("", "mh-verdict"), exercise
+        note = page.locator(f"#{exercise} [data-output] pre.quiet").first.inner_text()
+        assert note.startswith("Ran because a cell below needs its variables; not checked.")
+    assert table(page) == [] and kept_attempts(page) == []
+    assert page.evaluate("Object.keys(localStorage).filter((k) => k.includes(':exercise:'))") == []
+    # pressed on purpose, the exercise is graded: its first try
+    run_cell(page, "exercise-2", ".mh-verdict.wrong")
+    assert [r[1:4:2] for r in table(page)] == [["1", "not yet"]]
+
+
+@pytest.mark.browser
+def test_a_stopped_run_records_nothing_again(page, base_url):
+    """The student runs the first exercise once, then "The whole head" is stopped in an endless
+    loop and run again: the exercise above has still one try, the other none."""
+    open_ready(page, base_url + "one-head.html")
+    run_cell(page, "exercise-1", ".mh-verdict.wrong")
+    whole = page.locator("#cell-3")
+    whole.locator("textarea").fill("while True:\n    pass")
+    page.locator("#exercise-2 [data-output] > *").evaluate_all(
+        "(all) => all.forEach((el) => el.setAttribute('data-built', ''))"
+    )
+    whole.get_by_role("button", name="Run").click()
+    # the cells above have run (the last one's output is new): the endless cell is running
+    page.locator("#exercise-2 [data-output] > :not([data-built])").first.wait_for(timeout=90_000)
+    whole.get_by_role("button", name="Stop").click()
+    whole.get_by_text("Stopped. Python is restarting").wait_for()
+    whole.locator("textarea").fill("6 * 7")
+    page.locator("#cell-3 [data-run]:not([disabled])").wait_for(timeout=90_000)
+    run_cell(page, "cell-3", "[data-output] pre.value")
+    assert whole.locator("[data-output] pre.value").inner_text() == "42"
+    assert kept_attempts(page) == [["exercise-1", 1]]
+    assert [r[1] for r in table(page)] == ["1"]
+
+
+@pytest.mark.browser
+def test_the_code_graded_is_the_code_when_run_was_pressed(page, base_url):
+    """The student presses Run and types on while the cells above run: the try graded and
+    recorded is the code as it was when Run was pressed."""
+    open_ready(page, base_url + "one-head.html")
+    page.locator("#exercise-1 textarea").fill(SOFTMAX_SOLVED)
+    page.evaluate(
+        """() => {
+          const cell = document.querySelector('#exercise-1');
+          cell.querySelector('[data-run]').click();
+          const box = cell.querySelector('textarea');
+          box.value = 'typed after Run was pressed';
+          box.dispatchEvent(new Event('input'));
+        }"""
+    )
+    page.locator("#exercise-1 .mh-verdict.right, #exercise-1 pre.error").first.wait_for(
+        timeout=90_000
+    )
+    assert "right" in verdict(page, "exercise-1")[1]
+    assert page.locator("[data-results] .mh-results-code").inner_text() == SOFTMAX_SOLVED
+
+
+# --- clearing: no old verdict stays, and a framed page cannot clear ---------------------------
+
+
+@pytest.mark.browser
+def test_clearing_takes_every_verdict_off_the_page(page, base_url):
+    open_ready(page, base_url + "one-head.html")
+    guess = page.locator("#guess-1")
+    guess.locator("label").first.click()
+    guess.get_by_role("button", name="Commit my guess").click()
+    for check in ("#check-1", "#check-2"):
+        page.locator(check).locator("input").first.check()
+        page.locator(check).get_by_role("button", name="Check").click()
+    page.locator("#exercise-1 textarea").fill(SOFTMAX_SOLVED)
+    run_cell(page, "exercise-1", ".mh-verdict.right")
+    results = page.locator("[data-results]")
+    results.get_by_role("button", name="Clear this chapter's results…").click()
+    results.get_by_role("button", name="Yes, clear them").click()
+    assert table(page) == []
+
+    def nothing_old():
+        assert page.locator("[data-check] input:checked").count() == 0
+        assert page.locator("[data-check] .mh-feedback:visible").count() == 0
+        assert verdict(page, "exercise-1") == ("", "mh-verdict")
+        assert guess.locator("[data-your-guess]").is_hidden()
+        assert guess.get_by_role("button", name="Commit my guess").is_visible()
+        assert guess.locator("input:checked, input:disabled").count() == 0
+        assert page.locator("[data-guess-answer]:visible, .mh-explain:visible").count() == 0
+
+    nothing_old()
+    # the student's code stays: it is their work, not a verdict
+    assert page.locator("#exercise-1 textarea").input_value() == SOFTMAX_SOLVED
+    page.reload()
+    page.wait_for_selector("html.py-ready", timeout=90_000)
+    nothing_old()
+
+
+@pytest.mark.browser
+def test_a_chapter_framed_by_another_site_does_not_clear(page, base_url, tmp_path):
+    """A page of another origin frames the chapter (clickjacking: its own buttons over ours).
+    The chapter offers no Clear there, and opens itself on its own instead; its results stay."""
+    open_ready(page, base_url + "many-heads.html")
+    answer_check(page, RIGHT)
+    (tmp_path / "frame.html").write_text(
+        '<!doctype html><title>another site</title><link rel="icon" href="data:,">'
+        f'<iframe src="{base_url}many-heads.html" width="1000" height="800"></iframe>'
+    )
+    # another site: a plain server, without the site's own security policy
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
+    other = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://127.0.0.1:{other.server_port}/frame.html")
+        frame = page.frame_locator("iframe")
+        frame.locator("html.py-ready").wait_for(timeout=90_000)
+        results = frame.locator("[data-results]")
+        assert results.locator("tbody tr").count() == 1
+        assert results.locator("[data-results-clear], [data-results-confirm]").count() == 0
+        note = results.locator("[data-results-framed]")
+        assert note.inner_text().startswith("This chapter is shown inside another site's page")
+        link = note.get_by_role("link", name="open this chapter on its own")
+        assert link.get_attribute("href") == f"{base_url}many-heads.html"
+        assert link.get_attribute("target") == "_blank"
+    finally:
+        other.shutdown()
+    page.goto(base_url + "many-heads.html")
+    page.wait_for_selector("[data-results]:not([hidden]) tbody tr")
+    assert len(table(page)) == 1
+
+
+# --- how the results look: code as code, buttons a finger can hit ------------------------------
+
+
+@pytest.mark.browser
+def test_submitted_code_is_monospace_across_the_table_and_scrolls_sideways(page, base_url):
+    open_ready(page, base_url + "split-attend.html")
+    exercise = page.locator(".mh-exercise")
+    code = exercise.locator("textarea").input_value() + "\n# " + "a long line " * 40
+    exercise.locator("textarea").fill(code)
+    exercise.get_by_role("button", name="Run").click()
+    exercise.locator(".mh-verdict.right, .mh-verdict.wrong").wait_for(timeout=90_000)
+    shown = page.locator("[data-results] .mh-results-code")
+    assert shown.inner_text() == code
+    box = shown.evaluate(
+        """(el) => {
+          const s = getComputedStyle(el);
+          const table = el.closest('table').getBoundingClientRect();
+          const section = el.closest('[data-results]').getBoundingClientRect();
+          return { font: s.fontFamily, space: s.whiteSpace, width: el.getBoundingClientRect().width,
+                   table: table.width, section: section.width, scroll: el.scrollWidth,
+                   client: el.clientWidth };
+        }"""
+    )
+    assert "monospace" in box["font"] and box["space"] == "pre", box
+    assert box["width"] >= box["table"] - 20, box  # across the table, not one narrow column
+    assert box["table"] <= box["section"] + 1, box  # the long line does not widen the page
+    assert box["scroll"] > box["client"], box  # it scrolls sideways instead
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("touch", [True, False], ids=["touch", "narrow"])
+def test_the_results_buttons_are_44_px_high_on_a_phone(new_page, base_url, touch):
+    page = new_page(viewport={"width": 390, "height": 844}, is_mobile=touch, has_touch=touch)
+    open_ready(page, base_url + "many-heads.html")
+    answer_check(page, RIGHT)
+    results = page.locator("[data-results]")
+    results.get_by_role("button", name="Clear this chapter's results…").click()
+    heights = results.locator("button").evaluate_all(
+        "(all) => all.map((b) => [b.textContent, b.getBoundingClientRect().height])"
+    )
+    assert len(heights) == 4 and all(h >= 44 for _, h in heights), heights

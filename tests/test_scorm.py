@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import serve_dir
+from playwright.sync_api import expect
 from test_build import GOOD, project
 
 from sitebuild import assets
@@ -431,7 +432,7 @@ def test_suspend_data_holds_every_answer_of_the_chapter_that_asks_most(new_page,
     assert frame.locator(f"#{first} textarea").input_value() != codes[first]  # left out
     for id in others:
         assert frame.locator(f"#{id} textarea").input_value() == codes[id]
-    rows = frame.locator("[data-results] tbody tr")
+    rows = frame.locator("[data-results] tbody tr:not(.mh-results-code-row)")
     asked = frame.locator("[data-guess]").count(), frame.locator("[data-check]").count()
     assert rows.count() == asked[0] + 30 * asked[1] + len(codes)
 
@@ -477,7 +478,7 @@ def test_suspend_data_stays_within_scorm_12s_limit_when_every_answer_is_long(new
     again = new_page()
     frame = launch(again, lms("1.2"), "1.2", data={"cmi.suspend_data": suspend})
     assert frame.locator("#exercise-1 textarea").input_value() == long
-    rows = frame.locator("[data-results] tbody tr")
+    rows = frame.locator("[data-results] tbody tr:not(.mh-results-code-row)")
     assert rows.count() == 1 + 42 + 3  # the guess, every try at the check, three runs
 
 
@@ -508,3 +509,166 @@ def test_times_are_written_as_each_standard_says(page, lms):
         ["00:00:00.00", "01:02:03.45", "00:00:59.99", "9999:59:59.99"],
         ["PT0S", "PT1H2M3.45S", "PT59.99S", "PT20000H"],
     ]
+
+
+# --- grading: what runs unasked is not graded; each question as an interaction; damaged data ----
+
+ONE_HEAD = "one-head"
+SOFTMAX_SOLVED = (
+    "def softmax(scores):\n"
+    "    e = np.exp(scores - scores.max(axis=-1, keepdims=True))\n"
+    "    return e / e.sum(axis=-1, keepdims=True)\n"
+)
+
+
+def run_cell(frame, cell, done="[data-output] pre"):
+    """Press Run on CELL (an id), wait until the run is over, then until DONE shows in it."""
+    box = frame.locator(f"#{cell}")
+    box.get_by_role("button", name="Run").click()
+    expect(box.locator("[data-output]")).not_to_contain_text("Running", timeout=90_000)
+    expect(box.get_by_role("button", name="Run")).to_be_enabled(timeout=90_000)
+    box.locator(done).first.wait_for()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("whole_head_first", [True, False], ids=["whole-head-first", "in-order"])
+def test_the_score_is_the_same_whatever_order_the_cells_run_in(new_page, lms, whole_head_first):
+    """ "One head": the student solves the first exercise and leaves the second as it is. Run in
+    order, that is one right first try of four graded questions (two checks, two exercises):
+    25. Running "The whole head" first runs both exercises above it, which must neither count as
+    first tries nor complete anything: the score is 25 too, and nothing is complete before the
+    exercises were run by the student."""
+    page = new_page()
+    frame = launch(page, lms("1.2", ONE_HEAD), "1.2")
+    if whole_head_first:
+        run_cell(frame, "cell-3", "[data-output] pre.value")
+        for exercise in ("exercise-1", "exercise-2"):
+            assert frame.locator(f"#{exercise} [data-verdict]").inner_text() == ""
+        assert frame.locator("[data-results] tbody tr").count() == 0
+    frame.locator("#exercise-1 textarea").fill(SOFTMAX_SOLVED)
+    run_cell(frame, "exercise-1", ".mh-verdict.right")
+    run_cell(frame, "exercise-2", ".mh-verdict.wrong")
+    page.wait_for_function("() => harness.held('1.2')['cmi.core.score.raw'] === '25'")
+    for check in frame.locator("[data-check]").all():
+        check.locator("input").first.check()
+        check.get_by_role("button", name="Check").click()
+    page.wait_for_function("() => harness.held('1.2')['cmi.core.lesson_status'] === 'completed'")
+    sets = [a for m, a, _ in calls(page) if m == "LMSSetValue"]
+    statuses = [v for k, v in sets if k == "cmi.core.lesson_status"]
+    assert statuses == ["incomplete", "completed"], statuses
+    scores = [v for k, v in sets if k == "cmi.core.score.raw"]
+    assert scores[0] == "25", scores  # the first score sent is the solved exercise's
+    rows = [
+        r.locator("td").nth(1).inner_text()
+        for r in frame.locator("[data-results] tbody tr:not(.mh-results-code-row)").all()
+    ]
+    assert rows == ["1"] * 4, rows  # one try each: two exercises, two checks
+
+
+def wait_sent(page, element):
+    """Wait until the page has set ELEMENT."""
+    page.wait_for_function(
+        "(e) => harness.calls.some(([m, a]) => m.endsWith('SetValue') && a[0] === e)", arg=element
+    )
+
+
+def interaction_values(page):
+    """The last value the page set for each cmi.interactions element, all accepted."""
+    log = [(a, r) for m, a, r in calls(page) if m.endswith("SetValue")]
+    assert all(r == "true" for _, r in log), [(a, r) for a, r in log if r != "true"]
+    return {a[0]: a[1] for a, _ in log if a[0].startswith("cmi.interactions.")}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("version", ["1.2", "2004"])
+def test_each_question_reaches_the_lms_as_an_interaction(page, lms, version):
+    """One interaction per question, in page order (the guide's guess, check, exercise), each
+    holding the first try, the one the score counts, in the edition's formats; the runtime
+    (scorm-again) accepts every value."""
+    frame = launch(page, lms(version), version)
+    # every question has its record, at its index, before it is answered
+    wait_sent(page, "cmi.interactions.2.type")
+    answer_everything(frame)
+    wait_sent(page, "cmi.interactions.2.result")
+    got = interaction_values(page)
+    response = "student_response" if version == "1.2" else "learner_response"
+    wrong = "wrong" if version == "1.2" else "incorrect"
+    code = "fill-in" if version == "1.2" else "long-fill-in"
+    expected = {
+        "0": {"id": f"{GUIDE}.guess-1", "type": "choice", response: "b", "result": "neutral"},
+        "1": {
+            "id": f"{GUIDE}.check-1",
+            "type": "choice",
+            "correct_responses.0.pattern": "a",
+            response: "b",  # the first try: wrong
+            "result": wrong,
+        },
+        "2": {
+            "id": f"{GUIDE}.exercise-1",
+            "type": code,
+            response: SOLVED.replace("\n", " \u21b5 "),
+            "result": "correct",
+        },
+    }
+    for n, values in expected.items():
+        for key, value in values.items():
+            assert got[f"cmi.interactions.{n}.{key}"] == value, (n, key)
+    assert not [k for k in got if re.match(r"cmi\.interactions\.[3-9]", k)]
+    when = "time" if version == "1.2" else "timestamp"
+    stamps = [got[f"cmi.interactions.{n}.{when}"] for n in range(3)]
+    pattern = r"\d{2}:\d{2}:\d{2}" if version == "1.2" else r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\dZ"
+    assert all(re.fullmatch(pattern, s) for s in stamps), stamps
+    if version == "2004":
+        assert (
+            got["cmi.interactions.1.description"] == "A figure block has no alt line. What happens?"
+        )
+        # the LMS reads them back as written
+        read = page.evaluate(
+            "() => [0, 1, 2].map((n) =>"
+            " harness.api.GetValue(`cmi.interactions.${n}.learner_response`))"
+        )
+        assert read == ["b", "b", SOLVED.replace("\n", " \u21b5 ")]
+        assert page.evaluate("() => harness.api.GetValue('cmi.interactions._count')") == "3"
+
+
+@pytest.mark.browser
+def test_code_longer_than_scorm_12_allows_is_cut_to_255(page, lms):
+    frame = launch(page, lms("1.2"), "1.2")
+    long = SOLVED + "\n# " + "x" * 400
+    frame.locator("#exercise-1 textarea").fill(long)
+    run_cell(frame, "exercise-1", ".mh-verdict.right")
+    wait_sent(page, "cmi.interactions.2.student_response")
+    sent = interaction_values(page)["cmi.interactions.2.student_response"]
+    assert len(sent) == 255 and sent.endswith("\u2026"), len(sent)
+    assert sent.startswith(SOLVED.replace("\n", " \u21b5 "))
+
+
+DAMAGED = [
+    "m1|c1.zzzz.01.0,1",  # 1,679,615 tries: once a stack overflow in results.js
+    "m1|c1.zzzzzz.01.0,1",  # 2,176,782,335 tries: once a crashed tab
+    "m1|c1.0.11.0,1",
+    "m1|c1.1.11.99999999999999999999,-1",
+    "m1|g1.1.--.#1.5",
+    "m1|g1.2.--.#99999999999999999999",
+    "m1|e1.2.11.zzzz,zzzzzzzzzzzzz,zzzzzzzzzzzzz,%7",
+    "m1|||c|c1|c1.|c1.1|c1.1.1",
+    "m2|c1.1.11.0,0",
+    "\u0000\ud800|{}",
+]
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("suspend", DAMAGED)
+def test_damaged_suspend_data_is_ignored(new_page, lms, suspend):
+    """Suspend data the page did not write (or an LMS damaged) is passed over: the chapter
+    starts, its questions unanswered as far as the damage goes, and works."""
+    page = new_page()
+    frame = launch(page, lms("1.2"), "1.2", data={"cmi.suspend_data": suspend})
+    rows = frame.locator("[data-results] tbody tr:not(.mh-results-code-row)")
+    assert rows.count() <= 2, rows.count()
+    check = frame.locator("#check-1")
+    check.get_by_text("The build stops and names the line of the block.").click()
+    check.get_by_role("button", name="Check").click()
+    assert check.locator(".mh-feedback.right").is_visible()
+    frame.locator("[data-results] tbody tr").first.wait_for()
+    page.wait_for_function("() => (harness.held('1.2')['cmi.suspend_data'] || '').includes('|c1.')")

@@ -56,7 +56,9 @@ export function siteAttempts() {
   return [...found.values()].filter((e) => e.attempts.length);
 }
 
+// Every attempt of this page gone; "mh:cleared" tells the blocks to take their verdicts back.
 export function clearPage() {
   for (const [id] of [...entries("attempts:"), ...entries("result:")]) setAttempts(id, []);
+  document.dispatchEvent(new CustomEvent("mh:cleared"));
   document.dispatchEvent(new CustomEvent("mh:answered", { detail: { id: null } }));
 }

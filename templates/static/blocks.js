@@ -2,6 +2,7 @@
 // localStorage so a reader who comes back finds it, and the explanation stays shut until
 // the reader has committed to one. Guesses and checked answers are recorded as attempts
 // ("Your results"); a reader who comes back finds their last checked answer with its feedback.
+// Clearing the results ("mh:cleared") takes both back.
 
 import { attemptsOf } from "./attempts.js";
 import { record } from "./results.js";
@@ -67,6 +68,26 @@ function setupGuess(section) {
     });
     explain.querySelector("summary").focus();
   });
+  // Results cleared: the guess is forgotten and the question asked afresh
+  document.addEventListener("mh:cleared", () => {
+    save(key, undefined);
+    form.reset();
+    form.hidden = false;
+    form.classList.remove("is-committed");
+    for (const c of choices) {
+      c.disabled = false;
+      c.closest("label").classList.remove("is-yours", "is-answer");
+    }
+    form.querySelector('button[type="submit"]').hidden = false;
+    yours.hidden = true;
+    yours.textContent = "";
+    explain.open = false;
+    explain.hidden = true;
+    if (answerLine) {
+      answerLine.hidden = true;
+      answerLine.classList.remove("right");
+    }
+  });
   const saved = load(key);
   if (saved) show(saved);
 }
@@ -100,6 +121,10 @@ function setupCheck(section) {
     });
   });
   restoreCheck(form, attemptsOf(section.id).at(-1), showFeedback);
+  document.addEventListener("mh:cleared", () => {
+    form.reset();
+    for (const p of form.querySelectorAll("[data-feedback]")) p.hidden = true;
+  });
 }
 
 // The last answer checked, chosen again with its feedback shown.

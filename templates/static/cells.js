@@ -4,6 +4,11 @@
 // that have not run yet; the reader is told which, and a cell that was stopped (an endless
 // loop) is never re-run unasked: the reader chooses to skip it or to edit it first. Edits and
 // solved exercises are kept in localStorage.
+//
+// Only the cell whose Run the reader pressed is graded: an exercise above it that runs because
+// this cell needs its variables is not checked, shows no verdict and records no attempt, so
+// the score (the first tries, lms.js) is the same whatever order the cells are run in. What is
+// run, and graded, is each cell's code as it was when Run was pressed.
 
 import { record } from "./results.js";
 import { load, save } from "./storage.js";
@@ -24,34 +29,36 @@ export function setupCells(python) {
   let busy = false;
   const name = (c) => `cell ${cells.indexOf(c) + 1}`;
 
-  function show(cell, result) {
+  // GRADED: the reader pressed this cell's Run (a cell run for a later one is never graded).
+  function show(cell, result, code, graded) {
     const out = cell.querySelector("[data-output]");
     out.replaceChildren();
+    if (!graded && cell.dataset.cellCheck) out.append(pre("quiet", "Ran because a cell below needs its variables; not checked. Press Run here to check your answer."));
     if (result.stdout) out.append(pre("stdout", result.stdout));
     if (result.value !== null && result.value !== undefined) out.append(pre("value", result.value));
     if (result.error) out.append(pre("error", result.error));
-    if (!out.childElementCount) out.append(pre("quiet", "(ran, printed nothing)"));
+    if (!result.stdout && !result.error && (result.value === null || result.value === undefined)) out.append(pre("quiet", "(ran, printed nothing)"));
     const verdict = cell.querySelector("[data-verdict]");
-    if (verdict && result.check) {
+    if (graded && verdict && result.check) {
       verdict.textContent = result.check.ok ? result.check.message : `Not yet: ${result.check.message}`;
       verdict.className = `mh-verdict ${result.check.ok ? "right" : "wrong"}`;
       if (result.check.ok) save(`exercise:${cell.id}`, "solved");
       record(cell.id, {
         kind: "exercise",
         question: cell.querySelector(".mh-question").textContent.trim(),
-        answer: cell.querySelector("textarea").value,
+        answer: code,
         correct: result.check.ok,
       });
     }
   }
 
   let current = null; // the cell Python is running now
-  async function runOne(cell) {
+  async function runOne(cell, code, graded) {
     current = cell;
-    const code = cell.querySelector("textarea").value;
-    const result = await python.call("toymodels.page.cells:run", [code, cell.dataset.ns, cell.dataset.cellCheck || null]);
+    const check = graded ? cell.dataset.cellCheck || null : null;
+    const result = await python.call("toymodels.page.cells:run", [code, cell.dataset.ns, check]);
     ran.add(cell);
-    show(cell, result);
+    show(cell, result, code, graded);
     return result;
   }
 
@@ -94,18 +101,19 @@ export function setupCells(python) {
       return;
     }
     stopped.delete(cell); // the reader runs this one on purpose
+    const code = new Map([...above, cell].map((c) => [c, c.querySelector("textarea").value])); // as Run was pressed
     setBusy(cell, true, above);
     try {
       await python.ready;
       for (const earlier of above) {
         if (ran.has(earlier)) continue;
-        const result = await runOne(earlier);
+        const result = await runOne(earlier, code.get(earlier), false);
         if (result.error) {
           cell.querySelector("[data-output]").replaceChildren(pre("error", `An earlier cell (${earlier.id}) failed, so this one did not run. Fix it first.`));
           return;
         }
       }
-      await runOne(cell);
+      await runOne(cell, code.get(cell), true);
     } catch (err) {
       if (err.message !== "Python was stopped") cell.querySelector("[data-output]").replaceChildren(pre("error", err.message));
     } finally {
@@ -158,6 +166,12 @@ export function setupCells(python) {
       box.focus();
     });
     const verdict = cell.querySelector("[data-verdict]");
+    document.addEventListener("mh:cleared", () => { // results cleared: no verdict stays; the code does
+      save(`exercise:${cell.id}`, undefined);
+      if (!verdict) return;
+      verdict.textContent = "";
+      verdict.className = "mh-verdict";
+    });
     if (verdict && load(`exercise:${cell.id}`) === "solved") {
       verdict.textContent = "You solved this exercise earlier. Run it again to see the check.";
       verdict.className = "mh-verdict right";

@@ -3,8 +3,9 @@
 // SCORM 1.2, `API_1484_11` for 2004, searched up the parent frames, then from the opener) and
 // reports to it: the session's start; "incomplete", then "completed" once every "Check
 // yourself" and exercise has an answer; the score, the share of them answered right at the
-// first try (0-100); the answers, as suspend data, so a returning student finds them; the
-// session's time; and a clean finish when the page goes. An error from the LMS is shown in one
+// first try (0-100); each question as an interaction (its first try); the answers, as suspend
+// data, so a returning student finds them (data it cannot read is passed over); the session's
+// time; and a clean finish when the page goes. An error from the LMS is shown in one
 // line and the chapter goes on working. Outside an LMS, or on the site itself, it does nothing.
 //
 // This module runs before main.js (its <script> comes first), so the answers the LMS kept are
@@ -35,6 +36,16 @@ const EDITIONS = {
     limit: 4096, // CMIString4096
     unset: [], // error codes that only mean "no value yet"
     duration: (ms) => timespan12(ms),
+    // cmi.interactions.n: the learner's response (CMIFeedback, 255 characters), the time of day
+    // (CMITime), "wrong" for a wrong answer, no description; code as a one-line fill-in
+    response: "student_response",
+    when: "time",
+    wrong: "wrong",
+    description: null,
+    codeType: "fill-in",
+    codeLimit: 255,
+    textLimit: 255,
+    at: (iso) => timeOfDay12(iso),
   },
   "2004": {
     api: "API_1484_11",
@@ -56,6 +67,16 @@ const EDITIONS = {
     limit: 64000, // characterstring SPM 64000 in the 4th edition
     unset: ["403"], // Data Model Element Value Not Initialized
     duration: (ms) => interval2004(ms),
+    // cmi.interactions.n: learner_response, a timestamp (time(second,10,0)), "incorrect", a
+    // description (localized_string_type SPM 250); code as a long-fill-in (SPM 4000)
+    response: "learner_response",
+    when: "timestamp",
+    wrong: "incorrect",
+    description: "description",
+    codeType: "long-fill-in",
+    codeLimit: 4000,
+    textLimit: 250,
+    at: (iso) => timestamp2004(iso),
   },
 };
 
@@ -118,6 +139,22 @@ export function interval2004(ms) {
   return `PT${h ? `${h}H` : ""}${m ? `${m}M` : ""}${seconds}`;
 }
 
+// SCORM 1.2 CMITime, a time of day HH:MM:SS, in the learner's own time zone; null if ISO is
+// no time.
+export function timeOfDay12(iso) {
+  const t = new Date(iso);
+  if (!iso || Number.isNaN(t.getTime())) return null;
+  return [t.getHours(), t.getMinutes(), t.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+}
+
+// SCORM 2004 time(second,10,0): YYYY-MM-DDThh:mm:ss.sZ (ISO 8601, in UTC); null if ISO is no
+// time.
+export function timestamp2004(iso) {
+  const t = new Date(iso);
+  if (!iso || Number.isNaN(t.getTime())) return null;
+  return t.toISOString().replace(/(\.\d)\d*Z$/, "$1Z");
+}
+
 // --- the chapter's answers -------------------------------------------------------------------
 
 // Every block a student answers, in page order: {id, kind, el}. Checks and exercises are graded.
@@ -141,6 +178,50 @@ export function progress(list = blocks()) {
     complete: answered === graded.length,
     score: graded.length ? Math.round((100 * right) / graded.length) : 100,
   };
+}
+
+// --- each question as an LMS interaction ----------------------------------------------------
+//
+// One interaction per question, at a fixed index: the page's questions in page order are
+// cmi.interactions.0, 1, … (each written with its id and type as the session starts, since an
+// LMS takes them only in order), so index n is the same question for every student, as LMS
+// reports that tabulate interactions by index (Moodle's) expect, and an LMS reading them by id
+// finds one record per question. Each holds the question's first try, the one the score counts,
+// so the report agrees with the score; every try is in "Your results" and its CSV. A first try
+// restored from suspend data was written in its own session and is not written again.
+
+const LETTERS = "abcdefghijklmnopqrstuvwxyz"; // choice n as 1.2's CMIFeedback writes it
+
+// TEXT on one line within LIMIT characters: runtimes such as scorm-again refuse a response of
+// several lines, and 2004 reads a leading "{" as a language tag.
+export function oneLine(text, limit) {
+  let t = String(text ?? "").replace(/\r\n?|\n/g, " \u21b5 ").replace(/^\{/, " {");
+  if (t.length > limit) t = `${t.slice(0, limit - 1).replace(/[\ud800-\udbff]$/, "")}\u2026`;
+  return t;
+}
+
+const slug = () => decodeURIComponent(location.pathname.split("/").pop().replace(/\.html$/, "")) || "chapter";
+
+// [element, value] pairs for every question of LIST, as edition ED writes them.
+export function interactions(list, ed) {
+  const out = [];
+  list.forEach((b, n) => {
+    const el = `cmi.interactions.${n}`;
+    const choices = b.kind === "check" ? options(b) : b.kind === "guess" ? [...b.el.querySelectorAll(".mh-choice")] : [];
+    const type = b.kind === "exercise" ? ed.codeType : choices.length ? "choice" : "fill-in";
+    out.push([`${el}.id`, `${slug()}.${b.id}`.replace(/[^\u0021-\u007e]/g, "_").slice(0, 255)], [`${el}.type`, type]);
+    if (ed.description) out.push([`${el}.description`, oneLine(question(b).replace(/\s+/g, " "), ed.textLimit)]);
+    const right = b.kind === "check" ? choices.findIndex((o) => o.querySelector("[data-feedback].right")) : -1;
+    if (LETTERS[right]) out.push([`${el}.correct_responses.0.pattern`, LETTERS[right]]);
+    const first = attemptsOf(b.id)[0];
+    const time = first && !first.earlier ? ed.at(first.time) : null;
+    if (!time) return;
+    const response = type === "choice" ? LETTERS[first.choice] : oneLine(first.answer, type === ed.codeType ? ed.codeLimit : ed.textLimit);
+    if (response === undefined) return;
+    const result = first.correct === true ? "correct" : first.correct === false ? ed.wrong : "neutral";
+    out.push([`${el}.${ed.response}`, response], [`${el}.result`, result], [`${el}.${ed.when}`, time]);
+  });
+  return out;
 }
 
 const original = (b) => b.el.querySelector("[data-original]")?.content.textContent ?? "";
@@ -186,7 +267,7 @@ export function encode(list = blocks(), limit = 4096) {
   for (const b of list) {
     const tries = attemptsOf(b.id);
     if (!tries.length) continue;
-    const head = `${b.kind[0]}${b.id.split("-").pop()}.${tries.length.toString(36)}.${flag(tries[0])}${flag(tries.at(-1))}.`;
+    const head = `${b.kind[0]}${b.id.split("-").pop()}.${Math.min(tries.length, MAX_TRIES).toString(36)}.${flag(tries[0])}${flag(tries.at(-1))}.`;
     records.push({ b, head, ...answerOf(b, tries) });
   }
   let room = limit - "m1".length - records.reduce((n, r) => n + 1 + r.head.length + r.short.length, 0);
@@ -227,15 +308,20 @@ function answerOf(b, tries) {
   return { short: "", long: `${hash(start)},${d.p.toString(36)},${d.s.toString(36)},${escape(d.middle)}` };
 }
 
-// {id: {kind, n, first, last, answer}} from suspend data; what it cannot read is passed over.
+// More tries at one question than suspend data records (and than anyone makes): a larger count
+// is not a count but damage, and restoring that many placeholders would stop the page.
+export const MAX_TRIES = 999;
+
+// {id: {kind, n, first, last, answer}} from suspend data; what it cannot read (a record of
+// another shape, a count beyond MAX_TRIES) is passed over.
 export function decode(text) {
   const out = {};
   const kinds = { c: "check", g: "guess", e: "exercise" };
   const parts = String(text || "").split("|");
   if (parts[0] !== "m1") return out;
   for (const record of parts.slice(1)) {
-    const m = /^([cge])(\d+)\.([0-9a-z]+)\.([01-])([01-])\.(.*)$/s.exec(record);
-    if (!m) continue;
+    const m = /^([cge])(\d{1,6})\.([0-9a-z]{1,2})\.([01-])([01-])\.(.*)$/s.exec(record);
+    if (!m || !(parseInt(m[3], 36) >= 1 && parseInt(m[3], 36) <= MAX_TRIES)) continue;
     const value = (c) => (c === "1" ? true : c === "0" ? false : null);
     out[`${kinds[m[1]]}-${m[2]}`] = { kind: kinds[m[1]], n: parseInt(m[3], 36), first: value(m[4]), last: value(m[5]), answer: m[6] };
   }
@@ -248,16 +334,24 @@ export function decode(text) {
 export function restore(kept, list = blocks()) {
   for (const b of list) {
     const r = kept[b.id];
-    if (!r || r.kind !== b.kind || !(r.n > 0)) continue;
-    const base = { kind: { check: "check yourself", guess: "guess first", exercise: "exercise" }[b.kind], chapter: chapterTitle(), question: question(b), time: "", earlier: true };
-    const lastAndFirst = restoreAnswers(b, r);
-    if (!lastAndFirst) continue;
-    const [last, first] = lastAndFirst;
-    const tries = [{ ...base, ...first, correct: r.first }];
-    for (let i = 1; i < r.n - 1; i++) tries.push({ ...base, answer: "", correct: null });
-    if (r.n > 1) tries.push({ ...base, ...last, correct: r.last });
-    setAttempts(b.id, tries);
+    if (!r || r.kind !== b.kind || !(r.n > 0 && r.n <= MAX_TRIES)) continue;
+    try {
+      restoreOne(b, r);
+    } catch {
+      // a record the page cannot read back is passed over, as decode passes over its shape
+    }
   }
+}
+
+function restoreOne(b, r) {
+  const base = { kind: { check: "check yourself", guess: "guess first", exercise: "exercise" }[b.kind], chapter: chapterTitle(), question: question(b), time: "", earlier: true };
+  const lastAndFirst = restoreAnswers(b, r);
+  if (!lastAndFirst) return;
+  const [last, first] = lastAndFirst;
+  const tries = [{ ...base, ...first, correct: r.first }];
+  for (let i = 1; i < r.n - 1; i++) tries.push({ ...base, answer: "", correct: null });
+  if (r.n > 1) tries.push({ ...base, ...last, correct: r.last });
+  setAttempts(b.id, tries);
 }
 
 // [last, first] answers ({answer, choice}) of one block from its record, saving what the block
@@ -266,13 +360,14 @@ function restoreAnswers(b, r) {
   if (b.kind === "check") {
     const labels = options(b).map((o) => o.querySelector("label").textContent.trim());
     const [last, first] = r.answer.split(",").map((n) => (n === "" ? null : Number(n)));
-    const one = (i) => (Number.isInteger(i) && i < labels.length ? { answer: labels[i], choice: i } : { answer: "" });
+    const one = (i) => (Number.isInteger(i) && i >= 0 && i < labels.length ? { answer: labels[i], choice: i } : { answer: "" });
     return [one(last), one(first)];
   }
   if (b.kind === "guess") {
     const choices = [...b.el.querySelectorAll(".mh-choice")].map((c) => c.textContent.trim());
     let guess = null;
-    if (r.answer.startsWith("#") && Number(r.answer.slice(1)) < choices.length) guess = { answer: choices[Number(r.answer.slice(1))], choice: Number(r.answer.slice(1)) };
+    const index = /^#\d{1,3}$/.test(r.answer) ? Number(r.answer.slice(1)) : -1;
+    if (index >= 0 && index < choices.length) guess = { answer: choices[index], choice: index };
     else if (r.answer.startsWith("~")) guess = { answer: unescape(r.answer.slice(1)) };
     if (!guess) return null;
     save(b.id, guess.answer);
@@ -336,11 +431,11 @@ class Session {
 
   // Sets ELEMENT when its value changed since the last time; false (and one line said) when the
   // LMS refused it.
-  set(element, value) {
+  set(element, value, quiet = false) {
     const text = String(value);
     if (this.sent[element] === text) return true;
     if (this.call(this.ed.setValue, element, text) !== "true") {
-      this.problem(`record ${element}`);
+      if (!quiet) this.problem(`record ${element}`);
       return false;
     }
     this.sent[element] = text;
@@ -363,7 +458,23 @@ class Session {
     }
     if (ed.progress && p.total) ok = ok && this.set(ed.progress, Number((p.answered / p.total).toFixed(4)));
     ok = ok && this.set(ed.suspend, encode(blocks(), ed.limit));
-    if (ok) this.commit();
+    if (!ok) return;
+    this.interact();
+    this.commit();
+  }
+
+  // Each question as an interaction. SCORM 1.2 makes interactions optional: an LMS without them
+  // ("401", not implemented) is left alone; any other refusal is said, and interactions stop
+  // for the session (one refused would leave the next index out of order).
+  interact() {
+    if (this.noInteractions) return;
+    for (const [element, value] of interactions(blocks(), this.ed)) {
+      if (this.set(element, value, true)) continue;
+      this.noInteractions = true;
+      const code = this.call(this.ed.lastError);
+      if (code !== "401") this.problem(`record ${element}`);
+      return;
+    }
   }
 
   finish() {
@@ -398,7 +509,11 @@ export function connect(version) {
   if (!session.start()) return session;
   keepInMemory();
   resultsForLMS();
-  restore(decode(session.get(edition.suspend)));
+  try {
+    restore(decode(session.get(edition.suspend)));
+  } catch {
+    // suspend data the page cannot read is ignored: the chapter starts afresh
+  }
   const name = session.get(edition.name);
   if (name && !loadShared("student")) saveShared("student", name);
   session.report();

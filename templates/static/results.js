@@ -1,7 +1,8 @@
 // "Your results": every answer this reader gave in the chapter's check-yourself blocks, guesses
 // and exercises, each try with its time (attempts.js), kept in this browser only. The page shows
 // this chapter's; the CSV for a teacher holds every chapter's, with the student's name in the
-// file and in its name. Clearing a chapter's results asks first.
+// file and in its name. Clearing a chapter's results asks first, takes every verdict off the
+// page, and is refused in a frame of another site.
 
 import { addAttempt, chapterTitle, clearPage, pageAttempts, siteAttempts } from "./attempts.js";
 import { loadShared, saveShared } from "./storage.js";
@@ -70,20 +71,39 @@ function shownTime(a) {
   return Number.isNaN(date.getTime()) ? String(a.time) : date.toLocaleString();
 }
 
+// An attempt's row; an exercise's code goes in a row of its own below it, across the table, in
+// a monospace block that scrolls sideways rather than wrap (wrapping scrambles Python).
+function rowsOf(r) {
+  const tr = document.createElement("tr");
+  const code = r.kind === "exercise";
+  for (const text of [r.question, String(r.attempt), code ? "Your code, below" : r.answer, r.result, shownTime(r)]) {
+    const td = document.createElement("td");
+    td.textContent = text;
+    tr.append(td);
+  }
+  if (!code) return [tr];
+  const below = document.createElement("tr");
+  below.className = "mh-results-code-row";
+  const td = document.createElement("td");
+  td.colSpan = 5;
+  const pre = document.createElement("pre");
+  pre.className = "mh-results-code";
+  pre.tabIndex = 0; // long lines scroll sideways; keyboard users must reach them
+  pre.setAttribute("aria-label", `Your code, try ${r.attempt}`);
+  pre.textContent = r.answer ?? "";
+  td.append(pre);
+  below.append(td);
+  return [tr, below];
+}
+
 function render() {
   const section = document.querySelector("[data-results]");
   if (!section) return;
   const list = rows();
   const body = section.querySelector("tbody");
-  body.replaceChildren(...list.map((r) => {
-    const tr = document.createElement("tr");
-    for (const text of [r.question, String(r.attempt), r.answer, r.result, shownTime(r)]) {
-      const td = document.createElement("td");
-      td.textContent = text;
-      tr.append(td);
-    }
-    return tr;
-  }));
+  const all = document.createDocumentFragment(); // not replaceChildren(...rows): thousands of rows overflow the stack
+  for (const r of list) all.append(...rowsOf(r));
+  body.replaceChildren(all);
   section.querySelector("[data-results-empty]").hidden = list.length > 0;
   section.querySelector("[data-results-table]").hidden = list.length === 0;
   section.querySelector("[data-results-download]").disabled = siteAttempts().length === 0;
@@ -99,11 +119,33 @@ function download() {
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 }
 
+// In a frame of another site, a page could lay its own buttons over ours and have the reader
+// click "Clear" and "Yes" blind (clickjacking): there the chapter does not clear, and offers
+// to open itself on its own. Framed by a page of this same site, it clears as usual.
+export function framedByAnotherSite(win = window) {
+  if (win.top === win) return false;
+  try {
+    return win.top.location.origin !== win.location.origin;
+  } catch {
+    return true; // another origin's frame cannot be read
+  }
+}
+
 // "Clear this chapter's results…" opens a question naming what would go; only "Yes" clears.
 function setupClear(section) {
   const button = section.querySelector("[data-results-clear]");
   const confirm = section.querySelector("[data-results-confirm]");
   if (!button || !confirm) return;
+  if (framedByAnotherSite()) {
+    const note = document.createElement("p");
+    note.className = "mh-help";
+    note.dataset.resultsFramed = "";
+    const link = Object.assign(document.createElement("a"), { href: location.href, target: "_blank", rel: "noopener", textContent: "open this chapter on its own" });
+    note.append("This chapter is shown inside another site's page, so it cannot clear your results here: ", link, " to clear them.");
+    button.replaceWith(note);
+    confirm.remove();
+    return;
+  }
   const close = (focus) => {
     confirm.hidden = true;
     button.setAttribute("aria-expanded", "false");
@@ -119,7 +161,8 @@ function setupClear(section) {
   });
   confirm.querySelector("[data-results-clear-no]").addEventListener("click", () => close(button));
   confirm.querySelector("[data-results-clear-yes]").addEventListener("click", () => {
-    clearPage();
+    if (confirm.hidden || framedByAnotherSite()) return; // only the question on screen clears
+    clearPage(); // the blocks take back their verdicts ("mh:cleared")
     render();
     close(section.querySelector("[data-results-download]"));
   });
