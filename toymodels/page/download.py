@@ -4,8 +4,14 @@ Both come from the figure's own `render(state, fid)`, the function that draws it
 the files hold exactly the numbers the reader sees: `files` calls it with the reader's state
 and reads what it returned (the figure's HTML and its slots). Each table becomes CSV rows, one
 per cell (its table, row, column, the number in it and the cell's text as shown), under a header
-naming the figure, its state and its source; the SVG draws the same tables as grids, shaded as
-on screen, and keeps the pictures the figure drew as SVG itself. A figure that draws numbers as
+naming the figure, its state and its source. The SVG stands alone: it shows what the page shows
+of the figure, in the page's order (its text, its tables as grids shaded as on screen with the
+bars in their rows, the pictures the figure drew as SVG, the items of a list of pictures side by
+side with their labels), leaves out its controls (their state is written under the picture),
+wraps every line to its width, and carries the rules of the page's style sheet that its pictures
+use (the light theme's colours; only what an SVG draws with; no @import, no url(), no script).
+The files are named by chapter, figure and state (`one-head-figure-2-angle-0-length-2`), never
+by the site's name, which is also a chapter's ("Many heads"). A figure that draws numbers as
 one picture rather than as tables (Real heads' "All 72 heads") offers them to the CSV with an
 optional `download_tables(state, fid)` in its module, made from the same data it draws: a list
 of tables, each {"caption", "columns", "rows": [(label, [cell text, …])], "words": [columns
@@ -629,26 +635,31 @@ def styles_for(body, css):
         return text
 
     root = ET.fromstring(f'<svg xmlns="{SVG_NS}">{body}</svg>')
-    chains, used = set(), set()
+    ends = {}  # a tag or class -> the chains of the elements that have it
 
     def walk(el, chain):
         here = chain + ((el.tag.split("}")[-1], frozenset((el.get("class") or "").split())),)
-        chains.add(here)
-        used.update(here[-1][1])
+        for key in (here[-1][0], *(f".{c}" for c in here[-1][1])):
+            ends.setdefault(key, set()).add(here)
         for child in el:
             walk(child, here)
 
     walk(root, ())
+    everything = set().union(*ends.values())
     out = []
     for selectors, decls in rules:
-        keep = []
-        for selector in selectors.split(","):
-            compounds = _parsed(selector.strip())
-            known = compounds and set().union(*(c for _, c in compounds)) <= used
-            if known and any(_matches(chain, compounds) for chain in chains):
-                keep.append(selector.strip())
         props = [f"{k}:{resolved(v)}" for k, v in _declarations(decls) if k in SVG_PROPERTIES]
-        if keep and props:
+        keep = []
+        for selector in selectors.split(",") if props else ():
+            compounds = _parsed(selector.strip())
+            if not compounds:
+                continue
+            tag, classes = compounds[-1]
+            key = f".{min(classes)}" if classes else tag
+            candidates = everything if key in (None, "*") else ends.get(key, ())
+            if any(_matches(chain, compounds) for chain in candidates):
+                keep.append(selector.strip())
+        if keep:
             out.append(f"{','.join(keep)}{{{';'.join(props)}}}")
     return "".join(out)
 
