@@ -206,9 +206,10 @@ class _Reader(HTMLParser):
             return
         if tag in BLOCKS or tag == "table":
             self.flush()
-        if tag == "button" and self.runs:
-            self.runs.append((" ", False))  # a row of words drawn as buttons
         self._close_element(tag)
+        in_strip = tag == "span" and self.stack and self.stack[-1][0] == "span"
+        if self.runs and (tag == "button" or in_strip):
+            self.runs.append((" ", False))  # a row of words drawn as buttons or as labels
         if self.table is None:
             return
         if tag == "thead":
