@@ -71,7 +71,8 @@ ALONE = """async ([svg, shot]) => {
   const box = root.getBoundingClientRect();
   const outside = [...root.querySelectorAll("text")].filter((t) => {
     const r = t.getBoundingClientRect();
-    const out = r.left < box.left - 1 || r.right > box.right + 1 || r.bottom > box.bottom + 1;
+    const out = r.left < box.left - 1 || r.right > box.right + 1
+      || r.top < box.top - 1 || r.bottom > box.bottom + 1;
     return r.width && out;
   }).map((t) => t.textContent);
   const texts = [...root.querySelectorAll("text")]
