@@ -46,7 +46,7 @@ def test_every_figure_downloads_as_svg_and_csv(model):
     source = "https://example.org/x.html#fig"
     got = files(model, {}, fid, "Figure 9: a caption", source, site_css())
     root = parse_svg(got["svg"])
-    assert "url(" not in (root.find(f"{SVG}style").text or "")
+    assert "url(" not in (root.find(f"{SVG}style").text or "") and "var(" not in got["svg"]
     assert root.find(f"{SVG}title").text == "Figure 9: a caption"
     text = " ".join(t for el in root.iter(f"{SVG}text") for t in el.itertext())
     assert "Figure 9: a caption" in text and "Source: https://example.org/x.html#fig" in text

@@ -44,10 +44,21 @@ CELL_W, CELL_H, LABEL_W, HEAD_H, GAP, MIN_W, MAX_W = 64, 26, 120, 26, 20, 640, 9
 CHAR_W = 0.6  # a character's width in a sans-serif font, at most, as a share of its size
 MASKED = -1  # a cell a word cannot see
 WORDS = -2  # a cell of words (a label, a summary): its value column stays empty
-# the light theme's colours of templates/styles/site.css, for the grids this file draws itself
-INK, MUTED, LINE, PANEL, ACCENT = "#1b1e23", "#5a6270", "#d5d9e0", "#f3f5f8", "#0b5cad"
-SHADES = ["#fdfdfc", "#f7fbff", "#deebf7", "#c6dbef", "#9ecae1"]
-SHADES += ["#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]
+# what this file draws itself (captions, grids, text) is coloured with the page's variables,
+# written out as the page's style sheet gives them (a picture that leaves the site cannot count
+# on a viewer that knows CSS variables); these, the light theme's, only where none is given
+INK, MUTED, LINE, PANEL, ACCENT = (
+    "var(--fg)",
+    "var(--muted)",
+    "var(--line)",
+    "var(--panel)",
+    "var(--accent)",
+)
+SHADES = ["var(--bg)"] + [f"var(--l{i})" for i in range(1, 10)]
+LIGHT = {"--fg": "#1b1e23", "--muted": "#5a6270", "--line": "#d5d9e0", "--panel": "#f3f5f8"}
+LIGHT |= {"--accent": "#0b5cad", "--bg": "#fdfdfc", "--l1": "#f7fbff", "--l2": "#deebf7"}
+LIGHT |= {"--l3": "#c6dbef", "--l4": "#9ecae1", "--l5": "#6baed6", "--l6": "#4292c6"}
+LIGHT |= {"--l7": "#2171b5", "--l8": "#08519c", "--l9": "#08306b"}
 # what a figure shows but a picture of it leaves out: its controls (their state is written
 # under the picture), text for screen readers only, and anything hidden
 SKIP_TAGS = {"form", "noscript", "script", "style", "template", "input", "select", "textarea"}
@@ -348,7 +359,7 @@ def table_csv(tables, caption, state, source):
 
 
 def _esc(text):
-    return escape(text, quote=False)
+    return escape(text)  # quotes too: no text can pose as an attribute (see _colours)
 
 
 def _text(x, y, text, tone=None, anchor="start", size=14):
@@ -619,12 +630,9 @@ def _parsed(selector):
     return out or None
 
 
-def styles_for(body, css):
-    """The rules of the page's style sheet CSS that style an element of BODY (SVG markup), with
-    only the properties an SVG draws with, its variables replaced by the light theme's values:
-    the picture looks as on the page, and carries nothing else of the page's."""
-    rules = _top_rules(css)
-    names = {}
+def _resolver(rules):
+    """A function that writes out the variables in a CSS value as the light page has them."""
+    names = dict(LIGHT)
     for _, decls in rules:
         names.update((k, v) for k, v in _declarations(decls) if k.startswith("--"))
 
@@ -634,6 +642,21 @@ def styles_for(body, css):
             if not n:
                 break
         return text
+
+    return resolved
+
+
+def _colours(markup, resolved):
+    """MARKUP with the variables in its style attributes written out by RESOLVED (see INK)."""
+    return re.sub(r'style="[^"]*"', lambda m: resolved(m.group(0)), markup)
+
+
+def styles_for(body, css):
+    """The rules of the page's style sheet CSS that style an element of BODY (SVG markup), with
+    only the properties an SVG draws with, its variables replaced by the light theme's values:
+    the picture looks as on the page, and carries nothing else of the page's."""
+    rules = _top_rules(css)
+    resolved = _resolver(rules)
 
     root = ET.fromstring(f'<svg xmlns="{SVG_NS}">{body}</svg>')
     ends = {}  # a tag or class -> the chains of the elements that have it
@@ -676,13 +699,15 @@ def picture(flow_items, caption, state, source, css=""):
     said, h = _lines(0, y + height, f"State: {_state_line(state)}", 12, width, "muted")
     said2, h2 = _lines(0, y + height + h, f"Source: {source}", 12, width, "muted")
     inner = head + f'<g transform="translate(0,{y:.0f})">{body}</g>' + said + said2
+    resolved = _resolver(_top_rules(css))
+    inner = _colours(inner, resolved)
     total = y + height + h + h2 + 8
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<svg xmlns="{SVG_NS}" width="{width + 20:.0f}" '
         f'height="{total:.0f}" viewBox="-10 0 {width + 20:.0f} {total:.0f}" '
         'font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="14" '
-        f'style="color:{INK}">'
+        f'style="color:{resolved(INK)}">'
         f"<title>{_esc(caption)}</title><style>{styles_for(inner, css)}</style>"
         f'<rect x="-10" y="0" width="{width + 20:.0f}" height="{total:.0f}" '
         'style="fill:#ffffff;stroke:none"/>' + inner + "</svg>\n"
