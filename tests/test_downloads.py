@@ -11,7 +11,7 @@ import pytest
 from conftest import open_ready
 
 from sitebuild.figures import figure_modules
-from toymodels.page.download import files, safe, value
+from toymodels.page.download import file_name, files, safe, value
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
@@ -43,8 +43,10 @@ def test_value_reads_the_number_a_cell_shows():
 @pytest.mark.parametrize("model", figure_modules(ROOT))
 def test_every_figure_downloads_as_svg_and_csv(model):
     fid = "fig"
-    got = files(model, {}, fid, "Figure 9: a caption", "https://example.org/x.html#fig")
+    source = "https://example.org/x.html#fig"
+    got = files(model, {}, fid, "Figure 9: a caption", source, site_css())
     root = parse_svg(got["svg"])
+    assert "url(" not in (root.find(f"{SVG}style").text or "") and "var(" not in got["svg"]
     assert root.find(f"{SVG}title").text == "Figure 9: a caption"
     text = " ".join(t for el in root.iter(f"{SVG}text") for t in el.itertext())
     assert "Figure 9: a caption" in text and "Source: https://example.org/x.html#fig" in text
@@ -53,7 +55,24 @@ def test_every_figure_downloads_as_svg_and_csv(model):
     assert head[2] == "# source: https://example.org/x.html#fig"
     for row in rows:
         assert re.fullmatch(r"(-?\d+(\.\d+)?%?)?", row["value"]), row
-    assert got["name"] == "many-heads-fig"
+    assert re.fullmatch(r"x-figure-9(-[a-z0-9]+)*", got["name"]), got["name"]
+
+
+def test_a_download_is_named_by_its_chapter_figure_and_state_in_safe_characters():
+    state = {"sentence": "Puff found a shiny key and kept it.", "word": 6, "own": ""}
+    page = "http://127.0.0.1:8000/course/many-heads.html?three-heads.word=6#three-heads"
+    assert file_name(page, "Figure 1 · Three heads", "three-heads", state) == (
+        "many-heads-figure-1-sentence-puff-found-a-shiny-word-6"
+    )
+    embedded = "file:///home/me/site/embed/one-head/move-query.html"
+    assert file_name(embedded, "Figure 2 · Move", "move-query", {"angle": 30, "length": 2}) == (
+        "one-head-figure-2-angle-30-length-2"
+    )
+    # no number in the caption: the figure's id; a reader's sentence: safe characters only
+    got = file_name("one-head.html", "A figure", "words", {"sentence": HOSTILE + " Ça été"})
+    assert got == "one-head-words-sentence-script-alert-1-script"
+    long = file_name("real-heads.html", "Figure 1 · x", "real-heads", {"own": "Ça été " * 40})
+    assert long == "real-heads-figure-1-own-ca-ete-ca-ete-ca-ete-ca" and len(long) <= 120
 
 
 def test_a_readers_sentence_is_escaped_in_the_svg_and_neutralised_in_the_csv():
@@ -98,7 +117,9 @@ def test_the_csv_holds_the_numbers_on_screen(page, base_url):
     page.get_by_role("button", name="kept", exact=True).click()
     page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
     name, text = download(page, "three-heads", "Numbers (CSV)")
-    assert name == "many-heads-three-heads.csv"
+    assert (
+        name == "many-heads-figure-1-sentence-puff-found-a-shiny-word-6-head-all-step-softmax.csv"
+    )
     head, rows = parse_csv(text)
     assert "word=6" in head[1]
     on_screen = page.evaluate(
@@ -128,10 +149,32 @@ def test_the_svg_of_a_readers_sentence_is_that_sentence_escaped(page, base_url):
     page.locator("#three-heads").get_by_role("button", name="Update").click()
     page.wait_for_selector("#three-heads .mh-word:text-is('Jerry')")
     name, text = download(page, "three-heads", "Picture (SVG)")
-    assert name == "many-heads-three-heads.svg"
+    # the sentence, cut between words, in letters, digits and hyphens only
+    assert name == "many-heads-figure-1-sentence-tom-b-jerry-b-ran-word-5-head-all-step-softmax.svg"
     root = parse_svg(text)
     texts = [" ".join(el.itertext()) for el in root.iter(f"{SVG}text")]
     assert {"Tom", "Jerry", "ran", "home"} <= set(texts)
     assert any(t.startswith(f"State: sentence={sentence};") for t in texts), texts
     assert root.find(f"{SVG}title").text.startswith("Figure 1")
     assert "&lt;b&gt;Jerry&lt;/b&gt;" in text and "<b>" not in text
+
+
+def site_css():
+    return "\n".join(p.read_text() for p in sorted((ROOT / "templates/styles").glob("*.css")))
+
+
+def test_the_svg_carries_the_page_styles_its_pictures_use_and_no_others():
+    got = files("toymodels.one_head.figure:render", {}, "q", "Figure 2", "s", site_css())
+    style = parse_svg(got["svg"]).find(f"{SVG}style").text
+    rules = dict(re.findall(r"([^{}]+)\{([^{}]*)\}", style))
+    # the plane's and the square's light fills, in the light theme's colours
+    assert rules[".oh-square"] == "fill:#f3f5f8;stroke:#d5d9e0"
+    assert rules[".oh-ring"] == "fill:none;stroke:#d5d9e0"
+    assert rules[".mh-bar-fill"].startswith("fill:#")
+    # only what an SVG draws with, nothing the file would fetch, no rule for what it lacks
+    assert not re.search(r"var\(|url\(|@import|@media|display:flex|max-width|height:auto", style)
+    used = set(re.findall(r'class="([^"]+)"', got["svg"]))
+    used = {c for names in used for c in names.split()}
+    for selector in rules:
+        for part in selector.split(","):
+            assert set(re.findall(r"\.([\w-]+)", part)) <= used, part

@@ -1,6 +1,7 @@
 // "Download" on every live figure: its picture as SVG and the numbers behind it as CSV. Both
 // are made by Python (toymodels.page.download:files) from the figure's own render function in
-// the state on screen, so the files hold exactly the numbers shown; this only saves them.
+// the state on screen, so the files hold exactly the numbers shown; this only saves them. The
+// page's style sheet goes along, for Python to put the rules the picture uses into the SVG.
 // Nothing is sent anywhere.
 
 import { writeURLNow } from "./figures.js";
@@ -41,8 +42,9 @@ function panelFor(figure, python) {
     const source = new URL(location.href);
     source.hash = figure.id;
     const caption = figure.querySelector("figcaption").textContent.trim();
+    const css = [...document.querySelectorAll("style")].map((s) => s.textContent).join("\n");
     try {
-      const files = await python.call("toymodels.page.download:files", [figure.dataset.figure, stateOf(figure), figure.id, caption, source.href]);
+      const files = await python.call("toymodels.page.download:files", [figure.dataset.figure, stateOf(figure), figure.id, caption, source.href, css]);
       if (files.error) throw new Error(files.error);
       if (kind === "svg") save(files.svg, "image/svg+xml", `${files.name}.svg`);
       else save(files.csv, "text/csv", `${files.name}.csv`);
