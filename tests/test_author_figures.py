@@ -239,10 +239,12 @@ def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(auth
     words = [{"word": str(i)} for i in range(6)]
     exercised, prerendered = drawn[:10], drawn[10:]
     assert exercised == [{}, {}, {"view": "scores"}, {"view": "shares"}, *words]
-    # then sitebuild/prerender.py: the default view and the states one tap from it (each word)
+    # then sitebuild/prerender.py: the default view and the states one tap from it (each word,
+    # the nearest the shown one first: the next, then the previous)
     default = prerendered[0]
-    others = [{**default, "word": str(i)} for i in range(6) if str(i) != default["word"]]
-    assert prerendered == [default, *others]
+    at = int(default["word"])
+    near = sorted((i for i in range(6) if i != at), key=lambda i: (abs(i - at), i < at))
+    assert prerendered == [default, *({**default, "word": str(i)} for i in near)]
     drawn.clear()
     site_build.build(root, root / "site")  # tried once per process: the chapter's state only
     assert drawn == [{}, *prerendered]
