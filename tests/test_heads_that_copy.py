@@ -124,7 +124,7 @@ def test_copying_accuracy_is_the_stored_guesses_counted():
     total = count_right(conds["none"], runs[:1])[1]
     assert len(runs) >= 10
     assert v.copy_none_per_run() == (
-        f"{np.mean(per):.1f} of {total} (from {min(per)} to {max(per)})"
+        f"{np.mean(per):.1f} of {total} a run, from {min(per)} to {max(per)}"
     )
 
 

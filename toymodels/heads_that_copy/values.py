@@ -302,7 +302,7 @@ def _range(heads=()):
     right = [r for r, _ in hc.run_accuracy(heads)]
     if min(right) == max(right):
         return f"{right[0]} of {per_run()} in every run"
-    return f"{np.mean(right):.1f} of {per_run()} (from {min(right)} to {max(right)})"
+    return f"{np.mean(right):.1f} of {per_run()} a run, from {min(right)} to {max(right)}"
 
 
 def copy_none_per_run():
