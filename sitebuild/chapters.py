@@ -136,12 +136,9 @@ def _front_matter(rel, lines):
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         line = int(m.group(1)) + 1 if m else 2
-        reason = re.sub(r"\s*\(at line.*\)", "", str(e))
+        reason = re.sub(r"\s*\(at (line|end of document).*\)", "", str(e))
         raise AuthorError(
-            rel,
-            line,
-            f"front matter is not valid TOML: {reason}; "
-            'strings need double quotes, e.g. title = "My chapter"',
+            rel, line, f"front matter is not valid TOML: {reason}{_hint(lines, line)}"
         ) from None
     meta_lines = {}
     for i, text in enumerate(lines):
@@ -184,10 +181,19 @@ def _front_matter(rel, lines):
     return meta, meta_lines
 
 
+def _hint(lines, line):
+    """How to fix a TOML error at LINE of the file: where a value is unquoted text, quote it
+    (TOML takes single quotes too, but the chapters use double quotes)."""
+    text = lines[line - 2] if 2 <= line < len(lines) + 2 else ""
+    m = re.match(r"\s*[A-Za-z_][\w-]*\s*=\s*(\S.*)", text)
+    value = m.group(1) if m else ""
+    if value and not re.match(r"[\"'\[{]|[+-]?[\d.]|(true|false|inf|nan)\b", value):
+        return '; put text in double quotes, e.g. title = "My chapter"'
+    return ""
+
+
 def _kind(kind):
-    return {str: "a string in double quotes", int: "a whole number", list: "a list of strings"}[
-        kind
-    ]
+    return {str: "a string in quotes", int: "a whole number", list: "a list of strings"}[kind]
 
 
 def _example(key):

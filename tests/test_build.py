@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_until
 
-from sitebuild import assets
+from sitebuild import assets, chapters
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError, reading_path
 
@@ -78,7 +78,7 @@ MISTAKES = [
     (
         "bad TOML",
         broken("order = 1", "order = one"),
-        "chapters/a.md:4: front matter is not valid TOML: Invalid value; strings need double "
+        "chapters/a.md:4: front matter is not valid TOML: Invalid value; put text in double "
         'quotes, e.g. title = "My chapter"',
     ),
     (
@@ -186,7 +186,7 @@ MISTAKES = [
         broken("Some prose", "Some {{ toymodels.many_heads.model.NOPE }} prose"),
         "chapters/a.md:10: no value 'toymodels.many_heads.model.NOPE': prose reads only the values "
         "a module lists in PROSE_VALUES; it lists D_MODEL, N_HEAD, D_HEAD, TURN, CLOCK, "
-        "CLOCK_PRODUCT, FEATURE",
+        "CLOCK_PRODUCT, FULL_TURN, MAX_WORDS, FEATURE",
     ),
     (
         "check without a right answer",
@@ -255,6 +255,26 @@ def test_author_mistake_stops_the_build_and_keeps_site(tmp_path, name, text, mes
     assert str(err.value).startswith(message), str(err.value)
     assert (site / "index.html").read_text() == "the previous site"
     assert sorted(p.name for p in root.iterdir()) == ["chapters", "site", "templates", "toymodels"]
+
+
+def test_single_quotes_are_toml_and_only_unquoted_text_gets_the_quotes_hint(tmp_path):
+    """TOML takes 'single-quoted' strings; the hint to use double quotes comes only where a
+    value is unquoted text, not with every TOML error."""
+    path = tmp_path / "chapters" / "a.md"
+    path.parent.mkdir()
+    path.write_text(broken('title = "A test chapter"', "title = 'A test chapter'"))
+    assert chapters.read(path, tmp_path).meta["title"] == "A test chapter"
+    path.write_text(broken('series = "Chapter 1 · Tests"', 'series = "Chapter 1" "again"'))
+    with pytest.raises(AuthorError) as err:
+        chapters.read(path, tmp_path)
+    assert str(err.value) == (
+        "chapters/a.md:5: front matter is not valid TOML: "
+        "Expected newline or end of document after a statement"
+    )
+    path.write_text(broken('series = "Chapter 1 · Tests"', "series = Chapter 1"))
+    with pytest.raises(AuthorError) as err:
+        chapters.read(path, tmp_path)
+    assert str(err.value).endswith('; put text in double quotes, e.g. title = "My chapter"')
 
 
 def test_duplicate_slug_and_order(tmp_path):

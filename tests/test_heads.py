@@ -29,7 +29,7 @@ def reference_weights(words):
 
     def score(h, i, j):
         if h == 0:
-            return 12.25 * math.cos(0.7 * (i - 1 - j)) / math.sqrt(2)
+            return 6.9**2 * math.cos(0.35 * (i - 1 - j)) / math.sqrt(2)
         a, b = heads.HEAD_FEATURES[h]
         fi, fj = feats(words[i]), feats(words[j])
         qi = [2.5 * (a in fi), 2.5 * (b in fi)]
@@ -75,6 +75,18 @@ def test_head_one_looks_at_the_previous_word():
     w = heads.multi_head(words)["weights"][0]
     for i in range(1, len(words)):
         assert np.argmax(w[i]) == i - 1, i
+
+
+def test_head_one_stays_a_previous_word_head_at_the_longest_sentence():
+    """At the longest sentence the figure accepts, every row still gives most of its attention
+    to the previous word: the clock hand must not come round and match a word a turn back."""
+    words = ["word"] * heads.MAX_WORDS
+    assert render({"sentence": " ".join(words)})["error"] is None
+    assert render({"sentence": " ".join(words + ["word"])})["error"]
+    w = heads.multi_head(words)["weights"][0]
+    for i in range(1, len(words)):
+        assert w[i, i - 1] > 0.75, (i, w[i].round(2))
+        assert np.delete(w[i], i - 1).max() < 0.15, (i, w[i].round(2))
 
 
 def test_shares_for_it():

@@ -69,8 +69,9 @@ def test_the_map_finds_the_strongest_induction_head_by_hand():
     runs = [t for t in raw_index()["texts"] if "period" in t]
     scores = []
     for run in runs:
-        att, P = raw_maps(run["id"]), run["period"]
-        scores.append(np.mean([att[:, :, i, i - P + 1] for i in range(P, 2 * P)], axis=0))
+        att, P, s = raw_maps(run["id"]), run["period"], run["start"]
+        rows = range(s + P, s + 2 * P)  # the second copy, after the first token
+        scores.append(np.mean([att[:, :, i, i - P + 1] for i in rows], axis=0))
     score = np.mean(scores, axis=0)
     layer, head = np.unravel_index(int(np.argmax(score)), score.shape)
     name = head_name(layer + 1, head + 1)
@@ -98,7 +99,7 @@ def count_right(cond, runs):
     right = total = 0
     for run in runs:
         P, ids, top1 = run["period"], run["ids"], cond["top1"][run["id"]]
-        for i in range(P, 2 * P - 1):
+        for i in range(run["start"] + P, run["start"] + 2 * P - 1):
             right += top1[i] == ids[i + 1]
             total += 1
     return right, total
@@ -118,6 +119,24 @@ def test_copying_accuracy_is_the_stored_guesses_counted():
     assert v.copy_without_control() == "{} of {}".format(*count_right(conds["control"], runs))
     top = hc.condition([tuple(index["copying"]["induction_heads"][0])])
     assert v.copy_without_top() == "{} of {}".format(*count_right(top, runs))
+    # one run at a time: the mean and the range the chapter quotes
+    per = [count_right(conds["none"], [run])[0] for run in runs]
+    total = count_right(conds["none"], runs[:1])[1]
+    assert len(runs) >= 10
+    assert v.copy_none_per_run() == (
+        f"{np.mean(per):.1f} of {total} a run, from {min(per)} to {max(per)}"
+    )
+
+
+def test_the_plain_text_control_values_read_the_stored_losses():
+    plain = raw_index()["copying"]["plain"]
+    ind = hc.condition(raw_index()["copying"]["induction_heads"])["id"]
+    loss = {c: {t: n / 1000 for t, n in d.items()} for c, d in plain["loss"].items()}
+    assert v.plain_loss_none() == f"{np.mean(list(loss['none'].values())):.2f}"
+    assert v.plain_loss_previous() == f"{np.mean(list(loss['previous'].values())):.2f}"
+    assert v.plain_loss_induction() == f"{np.mean(list(loss[ind].values())):.2f}"
+    assert v.glass_loss_previous() == f"{loss['previous']['glass']:.2f}"
+    assert v.elinor_loss_induction() == f"{loss[ind]['elinor']:.2f}"
 
 
 def test_the_induction_switches_toggle_stored_runs():

@@ -1,4 +1,4 @@
-"""SmolLM2-135M for "Heads that copy": the numpy forward and tokenizer against transformers
+"""SmolLM2-135M-Instruct for "Heads that copy": the numpy forward and tokenizer against transformers
 (loading the same GGUF file), the committed export against a fresh run of the exporter, the
 shipped measures on hand-made maps, and clear errors without the packages.
 
@@ -194,7 +194,7 @@ def test_bpe_merges_by_rank_on_a_toy_vocabulary():
 
 def test_export_is_small_and_every_map_reads_back(committed):
     size = sum(p.stat().st_size for p in DATA.iterdir())
-    assert size < 3_000_000, f"the export is {size} bytes"
+    assert size < 4_000_000, f"the export is {size} bytes"  # ten random runs: 3.4 MB
     m = committed["model"]
     files = {t["file"] for t in committed["texts"]} | {"index.json"}
     assert {p.name for p in DATA.iterdir()} == files
@@ -246,8 +246,75 @@ def test_fresh_export_equals_the_committed_data(model, bpe, fresh, committed):
         if cid in ("i10000", "i11111", "previous"):
             top1, p_next = smollm2.copying_run(model, hc.runs(), heads)
             assert (top1, p_next) == (stored[cid]["top1"], stored[cid]["p_next"]), cid
+    glass = hc.text("glass")["ids"]
+    _, logits = model.forward(glass, ablate=[tuple(h) for h in cp["previous_heads"]])
+    z = logits[:-1].astype(np.float64)
+    p = np.exp(z - z.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    by_hand = -np.mean([np.log(p[i, glass[i + 1]]) for i in range(len(glass) - 1)])
+    assert cp["plain"]["loss"]["previous"]["glass"] == round(1000 * by_hand)
+    bare = smollm2.without_first(model, hc.runs()[:1])
+    assert bare == cp["without_first"][:1]
     assert stored["none"]["top1"] == {t["id"]: t["top1"] for t in hc.runs()}
     assert stored["none"]["p_next"] == {t["id"]: t["p_next"] for t in hc.runs()}
+
+
+class WordsOnly:
+    """A stand-in tokenizer for random_run: "The", a piece that is no word, and word tokens
+    that encode back to themselves."""
+
+    def __init__(self, words):
+        self.tokens = ["The", "Ġx1"] + [f"Ġ{w}" for w in words]
+
+    def encode(self, text):
+        return [self.tokens.index(text.replace(" ", "Ġ"))]
+
+
+def test_a_random_run_opens_with_the_fixed_first_token():
+    bpe = WordsOnly(f"word{c}" for c in "abcdefghijklmnopqrstuvwxyz")
+    runs = [smollm2.random_run(bpe, seed, period=6) for seed in (1, 2, 3)]
+    for ids in runs:
+        assert ids[0] == bpe.tokens.index(smollm2.FIRST) == 0  # the same first token each run
+        assert len(ids) == 1 + 2 * 6 and ids[1:7] == ids[7:]  # then the drawn tokens, twice
+        assert 1 not in ids  # never "x1", which is no word
+    assert len({tuple(ids) for ids in runs}) == 3  # the seeds draw different tokens
+
+
+def test_every_stored_random_run_opens_with_the_same_first_token(committed):
+    runs = hc.runs()
+    assert len(runs) >= 10 and len({r["seed"] for r in runs}) == len(runs)
+    assert {tuple(r["ids"][: r["start"]]) for r in runs} == {tuple(runs[0]["ids"][:1])}
+    for r in runs:
+        s, P = r["start"], r["period"]
+        assert s == 1 and "".join(r["pieces"][:s]) == smollm2.FIRST
+        assert len(r["ids"]) == s + 2 * P and r["ids"][s : s + P] == r["ids"][s + P :]
+        assert len(set(r["ids"][s : s + P])) == P
+    # the same runs without it: stored for every seed, and the first token matters
+    bare = committed["copying"]["without_first"]
+    assert [b["seed"] for b in bare] == [r["seed"] for r in runs]
+    with_first = np.mean([hc.link_shares(hc.text(r["id"])["att"])["sink"].mean() for r in runs])
+    assert np.mean([b["sink"] for b in bare]) / committed["scale"] < with_first - 0.02
+    assert sum(b["right"] for b in bare) < hc.accuracy()[0] - len(bare) * 3
+
+
+def test_the_plain_text_control_is_stored_with_the_copying_runs(committed):
+    """The heads pulled out on the random runs, pulled out on the curated texts too: the mean
+    loss per text, which shows what the heads cost where there is little to copy."""
+    plain = committed["copying"]["plain"]
+    curated = [t["id"] for t in committed["texts"] if "period" not in t]
+    assert plain["texts"] == curated
+    ind = hc.condition(committed["copying"]["induction_heads"])["id"]
+    assert set(plain["loss"]) == {"none", "previous", ind, "control"}
+    for losses in plain["loss"].values():
+        assert list(losses) == curated and all(0 < v < 20_000 for v in losses.values())
+    loss = hc.plain_loss()
+    mean = {c: np.mean(list(d.values())) for c, d in loss.items()}
+    # what the chapter says: the previous-token heads cost plain text too, more than the
+    # random heads; the induction heads cost most where a name repeats
+    assert mean["previous"] > mean["none"] + 0.1 and mean["previous"] > mean["control"]
+    assert loss["previous"]["glass"] > loss["none"]["glass"]
+    gain = {t: loss[ind][t] - loss["none"][t] for t in curated}
+    assert max(gain, key=gain.get) == "elinor"
 
 
 def test_npz_is_written_the_same_each_time(tmp_path):
@@ -297,9 +364,9 @@ def test_measures_match_a_plain_loop_on_the_export(committed):
     """The vectorised measures against an independent loop over one text, one head."""
     t = hc.text("repeat1")
     layer, head = committed["copying"]["induction_heads"][0]
-    a, P, T = t["att"][layer, head], t["period"], len(t["ids"])
-    assert hc.induction(t["att"], P)[layer, head] == pytest.approx(
-        sum(a[i, i - P + 1] for i in range(P, T)) / (T - P)
+    a, P, T, s = t["att"][layer, head], t["period"], len(t["ids"]), t["start"]
+    assert hc.induction(t["att"], P, s)[layer, head] == pytest.approx(
+        sum(a[i, i - P + 1] for i in range(s + P, T)) / (T - s - P)
     )
     assert hc.link_shares(t["att"])["sink"][layer, head] == pytest.approx(
         sum(a[i, 0] for i in range(2, T)) / (T - 2)
@@ -309,15 +376,16 @@ def test_measures_match_a_plain_loop_on_the_export(committed):
         g == r["ids"][i + 1]
         for r in hc.runs()
         for i, g in enumerate(r["top1"][:-1])
-        if i >= r["period"]
+        if i >= r["start"] + r["period"]
     )
     assert hc.accuracy() == (right, sum(r["period"] - 1 for r in hc.runs()))
+    assert hc.accuracy() == tuple(map(sum, zip(*hc.run_accuracy(), strict=True)))
 
 
 def test_what_the_export_shows(committed):
     """The findings the chapter is built on hold in the committed export."""
     s = hc.scores()
-    uniform = np.mean([1 / (i + 1) for i in range(25, 50)])
+    uniform = np.mean([1 / (i + 1) for i in range(26, 51)])
     ind = hc.strongest("induction")
     assert s["induction"][ind[0]] > 20 * uniform
     assert all(s["induction"][h] > 10 * uniform for h in ind)
@@ -328,7 +396,7 @@ def test_what_the_export_shows(committed):
     assert hc.accuracy(ind)[0] < second[0] // 3
     assert hc.accuracy(ind[:1])[0] < second[0]
     control = [tuple(h) for h in committed["copying"]["control_heads"]]
-    assert hc.accuracy(control)[0] >= second[0] - 3
+    assert hc.accuracy(control)[0] >= second[0] - second[1] // 10
 
 
 # without the packages

@@ -1,12 +1,15 @@
-"""Export SmolLM2-135M's heads for the chapter "Heads that copy" (toymodels/data/smollm2/).
+"""Export SmolLM2-135M-Instruct's heads for the chapter "Heads that copy" (toymodels/data/smollm2/).
 
 For each curated text: its ids and pieces, every head's map in thousandths (lower triangles,
 see toymodels/heads_that_copy/heads.py, which reads them and defines the measures), and the
-model's top-1 guess at each position. Then copying runs on the repeated random tokens: the
-top-1 guesses with every subset of the five strongest induction heads pulled out, with the
-five strongest previous-token heads out (alone and with the induction heads), and with five
-heads drawn at random from the rest (a control). The heads are picked by the shipped
-measures applied to the rounded maps, exactly as the browser will see them.
+model's top-1 guess at each position. Then copying runs on the repeated random tokens (each
+run opens with the same first token, FIRST, since how much a head rests on the first token
+depends on what that token is): the top-1 guesses with every subset of the five strongest
+induction heads pulled out, with the five strongest previous-token heads out (alone and with
+the induction heads), and with five heads drawn at random from the rest (a control). The same
+head sets are pulled out on the curated texts too, where there is little to copy: their mean
+loss per text is the plain-text control. The heads are picked by the shipped measures applied
+to the rounded maps, exactly as the browser will see them.
 """
 
 import io
@@ -26,7 +29,8 @@ from .sentences import SENTENCES
 OUT = Path(__file__).resolve().parent.parent / "data" / hc.DIR
 SCALE = 1000
 PERIOD = 25  # random tokens per run; each run is them twice
-RUN_SEEDS = (1, 2)
+RUN_SEEDS = tuple(range(1, 11))
+FIRST = "The"  # the token every random run opens with
 CONTROL_SEED = 0
 TOP = 5  # induction heads pulled out, and previous-token heads
 
@@ -62,10 +66,19 @@ def word_pool(bpe):
 
 
 def random_run(bpe, seed, period=PERIOD):
-    """`period` distinct word tokens drawn with `seed`, then the same tokens again."""
+    """FIRST, then `period` distinct word tokens drawn with `seed`, then the same tokens again
+    (the random tokens start at position 1)."""
     pool = word_pool(bpe)
-    first = [pool[n] for n in np.random.default_rng(seed).choice(len(pool), period, replace=False)]
-    return first + first
+    drawn = [pool[n] for n in np.random.default_rng(seed).choice(len(pool), period, replace=False)]
+    return bpe.encode(FIRST) + drawn + drawn
+
+
+def mean_loss(logits, ids):
+    """(T, V) logits -> the mean over positions of -log p(next token), in nats."""
+    z = logits[:-1].astype(np.float64)
+    z = z - z.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    return float(-logp[np.arange(len(ids) - 1), ids[1:]].mean())
 
 
 def softmax(z):
@@ -137,7 +150,7 @@ def text_entries(m, bpe):
             "p_next": p_next,
         }
         if seed is not None:
-            entry |= {"period": PERIOD, "seed": seed}
+            entry |= {"period": PERIOD, "start": len(bpe.encode(FIRST)), "seed": seed}
         out.append((entry, maps))
     return out
 
@@ -173,6 +186,41 @@ def copying_run(m, runs, heads):
     return top1, p_next
 
 
+PLAIN = ("none", "previous", "i" + "1" * TOP, "control")  # the runs repeated on the curated texts
+
+
+def plain_control(m, texts, conds):
+    """The plain-text control: on each curated text, the mean loss (thousandths of a nat) with
+    nothing, the previous-token heads, the induction heads or the control heads pulled out."""
+    loss = {}
+    for c in conds:
+        if c["id"] in PLAIN:
+            loss[c["id"]] = {
+                t["id"]: round(
+                    SCALE * mean_loss(m.forward(t["ids"], ablate=c["heads"])[1], t["ids"])
+                )
+                for t in texts
+            }
+    return {"texts": [t["id"] for t in texts], "loss": loss}
+
+
+def without_first(m, runs):
+    """The same random runs without FIRST in front: per run, the mean share every head gives
+    the first token (which is now a random word; thousandths, from the rounded maps) and the
+    top-1 guesses right on the second copy. What the fixed first token changes."""
+    out = []
+    for e in runs:
+        s, P = e["start"], e["period"]
+        ids = e["ids"][s:]
+        maps, logits = m.forward(ids)
+        att = hc.unpack(hc.pack(maps, SCALE), SCALE)
+        top = guesses(logits, ids)[0]
+        right = sum(top[i] == ids[i + 1] for i in range(P, 2 * P - 1))
+        sink = float(hc.link_shares(att)["sink"].mean())
+        out.append({"seed": e["seed"], "sink": round(SCALE * sink), "right": int(right)})
+    return out
+
+
 def export(out=OUT, model=None, log=print):
     m = model or Llama()
     bpe = BPE.from_gguf(m.reader)
@@ -191,6 +239,8 @@ def export(out=OUT, model=None, log=print):
         top1, p_next = copying_run(m, runs, heads)
         conds.append({"id": cid, "heads": [list(h) for h in heads], "top1": top1, "p_next": p_next})
     log(f"{len(conds)} copying runs")
+    plain = plain_control(m, [e for e in entries if "period" not in e], conds)
+    bare = without_first(m, runs)
     words = sorted(
         {i for e in entries for i in e["ids"] + e["top1"]}
         | {i for c in conds for t in c["top1"].values() for i in t}
@@ -205,6 +255,9 @@ def export(out=OUT, model=None, log=print):
             "previous_heads": [list(h) for h in prev],
             "control_heads": [list(h) for h in control],
             "conditions": conds,
+            "plain": plain,
+            "pool": len(word_pool(bpe)),
+            "without_first": bare,
         },
         "words": {str(i): bpe.decode([i]) for i in words},
     }

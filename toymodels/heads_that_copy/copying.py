@@ -54,9 +54,8 @@ def normalise(state):
         if state[key] not in CHOICES[key]:
             state[key] = DEFAULTS[key]
     entry = hc.text(state["text"])
-    P = entry["period"]
     i = whole(state["pos"], 3)
-    if i is None or not P <= i < 2 * P - 1 or str(i) != state["pos"]:
+    if i is None or i not in hc.guessed(entry) or str(i) != state["pos"]:
         state["pos"] = str(default_pos(entry))
     return state, entry
 
@@ -64,10 +63,12 @@ def normalise(state):
 def default_pos(entry):
     """The first position of the second copy that the model gets right with nothing pulled out
     and wrong without the strongest induction head; else the middle of the copy."""
-    P = entry["period"]
+    where = hc.guessed(entry)
     base = hc.hits(entry, _condition("none")["top1"][entry["id"]])
     out = hc.hits(entry, hc.condition([induction_heads()[0]])["top1"][entry["id"]])
-    return next((P + k for k in range(P - 1) if base[k] and not out[k]), P + P // 2)
+    return next(
+        (i for i, b, o in zip(where, base, out, strict=True) if b and not o), where[len(where) // 2]
+    )
 
 
 def _condition(cid):
@@ -113,7 +114,8 @@ def render(state=None, fid="copy-out"):
     )
     # the second copy, a button per guess
     boxes = []
-    for k, i in enumerate(range(P, 2 * P - 1)):
+    where = hc.guessed(entry)
+    for k, i in enumerate(where):
         ok = here[k]
         guess = hc.word(top1[i])
         said = f", after {hc.spoken(pieces[i])}: guess {hc.spoken(guess)}, " + (
@@ -140,7 +142,7 @@ def render(state=None, fid="copy-out"):
     )
     # the chosen position, in words
     i = pos
-    ok = here[i - P]
+    ok = here[where.index(i)]
     nxt, guess = hc.spoken(pieces[i + 1]), hc.spoken(hc.word(top1[i]))
     line = (
         f"After {hc.spoken(pieces[i])} (token {i + 1}), the next token is {nxt}, "
@@ -155,8 +157,8 @@ def render(state=None, fid="copy-out"):
     )
     acc = (
         f'<p class="hc-acc">Right on the second copy, {esc(_out_line(condition))}: '
-        f"<strong>{right} of {total}</strong> over both runs ({sum(here)} of {len(here)} in "
-        "this one).</p>"
+        f"<strong>{right} of {total}</strong> over all {len(hc.runs())} runs "
+        f"({sum(here)} of {len(here)} in this one).</p>"
     )
     html = controls + acc + copy + f'<p class="hc-note">{esc(line)}</p>' + _runs_table(state["out"])
     summary = (
@@ -201,8 +203,8 @@ def _runs_table(current):
             f'<td class="bar-cell">{kit.bar(right / total)}</td></tr>'
         )
     return (
-        '<table class="mh-matrix hc-runs"><caption>Right guesses on the second copy, both runs, '
-        "with heads pulled out</caption>"
+        f'<table class="mh-matrix hc-runs"><caption>Right guesses on the second copy, all '
+        f"{len(hc.runs())} runs, with heads pulled out</caption>"
         '<thead><tr><th scope="col">Pulled out</th><th scope="col">Right</th><td></td></tr>'
         f"</thead><tbody>{''.join(body)}</tbody></table>"
     )

@@ -1,4 +1,4 @@
-"""SmolLM2-135M's exported heads, and the measures every head gets.
+"""SmolLM2-135M-Instruct's exported heads, and the measures every head gets.
 
 The export (toymodels/data/smollm2/, written at build time by `python -m toymodels.export
 smollm2`) holds, for each curated text, its token ids and pieces, the model's top-1 next-token
@@ -16,9 +16,10 @@ different tokens; texts weigh alike):
 - previous token: the mean weight a row puts on the token just before it;
 - sink: the mean weight on the first token;
 - self: the mean weight on the row's own token;
-- induction: on a run of P random tokens repeated twice, the mean weight a row of the second
-  copy puts on the token just after the same token in the first copy (position i - P + 1), the
-  token an induction head copies forward.
+- induction: on a run of P random tokens repeated twice (after one fixed first token, so the
+  random tokens start at position `start`), the mean weight a row of the second copy puts on
+  the token just after the same token in the first copy (position i - P + 1), the token an
+  induction head copies forward.
 
 Copying accuracy: on the second copy, how often the model's top-1 guess is the next token (it
 can only know it by copying from the first copy); on the first copy, the same for comparison.
@@ -107,10 +108,10 @@ def link_shares(att):
     }
 
 
-def induction(att, period):
-    """(L, H, T, T) maps of P = period tokens repeated -> (L, H): each second-copy row's weight
-    on the token after its earlier copy, averaged."""
-    i = np.arange(period, min(2 * period, att.shape[-1]))
+def induction(att, period, start=0):
+    """(L, H, T, T) maps of P = period tokens repeated from position `start` -> (L, H): each
+    second-copy row's weight on the token after its earlier copy, averaged."""
+    i = np.arange(start + period, min(start + 2 * period, att.shape[-1]))
     return att[..., i, i - period + 1].mean(-1)
 
 
@@ -119,9 +120,13 @@ def scores_of(entries):
     shares averaged over all texts, induction over the repeated runs."""
     links = [link_shares(e["att"]) for e in entries]
     out = {k: np.mean([x[k] for x in links], axis=0) for k in ("previous", "sink", "self")}
-    runs = [induction(e["att"], e["period"]) for e in entries if "period" in e]
-    out["induction"] = np.mean(runs, axis=0)
+    out["induction"] = np.mean(run_inductions(entries), axis=0)
     return out
+
+
+def run_inductions(entries):
+    """Each repeated run's induction scores, (runs, L, H), in the entries' order."""
+    return [induction(e["att"], e["period"], e["start"]) for e in entries if "period" in e]
 
 
 def scores():
@@ -171,19 +176,42 @@ def condition(heads=()):
     raise KeyError(f"no copying run with heads {want} pulled out")
 
 
+def guessed(entry, copy=2):
+    """The positions of the copy (1 or 2) whose next token is in the same copy: the guesses
+    the copying runs count, P - 1 of them."""
+    P = entry["period"]
+    first = entry["start"] + (P if copy == 2 else 0)
+    return range(first, first + P - 1)
+
+
 def hits(entry, top1, copy=2):
     """Booleans: whether each guess in the copy (1 or 2) is the token that follows."""
-    P, ids = entry["period"], entry["ids"]
-    start = P if copy == 2 else 0
-    return [top1[i] == ids[i + 1] for i in range(start, start + P - 1)]
+    ids = entry["ids"]
+    return [top1[i] == ids[i + 1] for i in guessed(entry, copy)]
 
 
 def accuracy(heads=(), copy=2):
     """(right, total) top-1 next-token guesses on the copy, over every repeated run, with
     `heads` pulled out."""
+    per = run_accuracy(heads, copy)
+    return sum(r for r, _ in per), sum(n for _, n in per)
+
+
+def run_accuracy(heads=(), copy=2):
+    """[(right, total)] per repeated run, in the export's order."""
     c = condition(heads)
-    h = [x for e in runs() for x in hits(e, c["top1"][e["id"]], copy)]
-    return sum(h), len(h)
+    out = []
+    for e in runs():
+        h = hits(e, c["top1"][e["id"]], copy)
+        out.append((sum(h), len(h)))
+    return out
+
+
+def plain_loss():
+    """The plain-text control: {condition id: {text id: mean loss in nats}} on the curated
+    texts, with the heads of that stored run pulled out."""
+    plain = index()["copying"]["plain"]
+    return {c: {t: v / index()["scale"] for t, v in d.items()} for c, d in plain["loss"].items()}
 
 
 # what the figures show

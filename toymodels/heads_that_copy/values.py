@@ -1,4 +1,4 @@
-"""Numbers the prose of "Heads that copy" quotes, computed from SmolLM2-135M's export.
+"""Numbers the prose of "Heads that copy" quotes, computed from SmolLM2-135M-Instruct's export.
 
 Each is a function without arguments, so a chapter writes
 {{ toymodels.heads_that_copy.values.NAME }} and the number on the page is the one the export
@@ -85,6 +85,16 @@ def n_runs():
     return count_words(len(hc.runs()))
 
 
+def first_token():
+    """The token every random run opens with, as prose quotes it: '“The”'."""
+    return hc.spoken(hc.runs()[0]["pieces"][0])
+
+
+def pool_size():
+    """How many word tokens the random runs are drawn from."""
+    return f"{_copying()['pool']:,}"
+
+
 # the heads, by score
 
 
@@ -133,16 +143,37 @@ def n_strong_copying_heads():
     return count_words(_n_over("induction", STRONG), among=(_n_over("induction", COPIES),))
 
 
+def _copying_heads_per_run():
+    return [
+        int((x >= COPIES).sum()) for x in hc.run_inductions([hc.text(r["id"]) for r in hc.runs()])
+    ]
+
+
+def copying_heads_per_run():
+    """The spread of the count of copying heads over the runs taken one at a time: '3 to 10'."""
+    n = _copying_heads_per_run()
+    return f"{min(n)} to {max(n)}"
+
+
 def stripe_offset():
     """How far left of the diagonal an induction head's stripe lies on the repeated tokens: the
     token after the first occurrence is one less than a period back."""
     return period() - 1
 
 
+def _layers_over(measure, at):
+    layers = sorted({int(x) + 1 for x in np.argwhere(hc.scores()[measure] >= at)[:, 0]})
+    return f"{layers[0]} to {layers[-1]}" if len(layers) > 1 else str(layers[0])
+
+
 def copying_layers():
     """The layers the heads with an induction score of at least COPIES sit in: '17 to 24'."""
-    layers = sorted({int(x) + 1 for x in np.argwhere(hc.scores()["induction"] >= COPIES)[:, 0]})
-    return f"{layers[0]} to {layers[-1]}" if len(layers) > 1 else str(layers[0])
+    return _layers_over("induction", COPIES)
+
+
+def previous_layers():
+    """The layers the heads giving the previous token at least STRONG sit in: '2 to 20'."""
+    return _layers_over("previous", STRONG)
 
 
 def top_previous_head():
@@ -262,6 +293,135 @@ def copy_none():
     return _said(_acc())
 
 
+def per_run():
+    """Guesses counted on the second copy of one run."""
+    return hc.run_accuracy()[0][1]
+
+
+def _range(heads=()):
+    right = [r for r, _ in hc.run_accuracy(heads)]
+    if min(right) == max(right):
+        return f"{right[0]} of {per_run()} in every run"
+    return f"{np.mean(right):.1f} of {per_run()} a run, from {min(right)} to {max(right)}"
+
+
+def copy_none_per_run():
+    """Right guesses on the second copy per run with nothing pulled out: mean and range."""
+    return _range()
+
+
+def copy_without_induction_per_run():
+    return _range(_copying()["induction_heads"])
+
+
+def copy_without_previous_per_run():
+    return _range(_copying()["previous_heads"])
+
+
+def copy_without_control_per_run():
+    return _range(_copying()["control_heads"])
+
+
+# the fixed first token
+
+
+def _sink_of_runs():
+    return np.mean([hc.link_shares(hc.text(r["id"])["att"])["sink"].mean() for r in hc.runs()])
+
+
+def sink_runs_with_first():
+    """The share a row gives the first token on the random runs, over all heads, as stored."""
+    return _pct(_sink_of_runs())
+
+
+def sink_runs_without_first():
+    """The same runs without the fixed first token in front (their first token a random word)."""
+    bare = _copying()["without_first"]
+    return _pct(np.mean([b["sink"] for b in bare]) / hc.index()["scale"])
+
+
+def sink_runs_without_first_least():
+    """The least the first token gets in one of those runs, over all heads."""
+    bare = _copying()["without_first"]
+    return _pct(min(b["sink"] for b in bare) / hc.index()["scale"])
+
+
+def copy_runs_without_first():
+    bare = _copying()["without_first"]
+    return _said((sum(b["right"] for b in bare), per_run() * len(bare)))
+
+
+def copy_runs_without_first_range():
+    right = [b["right"] for b in _copying()["without_first"]]
+    return f"{min(right)} to {max(right)}"
+
+
+# the plain-text control: the same heads out on the curated texts
+
+
+def _loss(cid, tid=None):
+    d = hc.plain_loss()[cid]
+    return f"{(d[tid] if tid else np.mean(list(d.values()))):.2f}"
+
+
+def _all_induction():
+    return hc.condition(_copying()["induction_heads"])["id"]
+
+
+def plain_loss_none():
+    """Mean loss over the curated texts (nats per token, each text weighing alike)."""
+    return _loss("none")
+
+
+def plain_loss_previous():
+    return _loss("previous")
+
+
+def plain_loss_induction():
+    return _loss(_all_induction())
+
+
+def plain_loss_control():
+    return _loss("control")
+
+
+def glass_loss_none():
+    return _loss("none", "glass")
+
+
+def glass_loss_previous():
+    return _loss("previous", "glass")
+
+
+def glass_loss_induction():
+    return _loss(_all_induction(), "glass")
+
+
+def glass_loss_control():
+    return _loss("control", "glass")
+
+
+def elinor_loss_control():
+    return _loss("control", "elinor")
+
+
+def n_texts_plain():
+    """The curated texts of the plain-text control, in words: 'six texts'."""
+    return count_words(len(_copying()["plain"]["texts"]), "text")
+
+
+def elinor_loss_none():
+    return _loss("none", "elinor")
+
+
+def elinor_loss_induction():
+    return _loss(_all_induction(), "elinor")
+
+
+def elinor_loss_previous():
+    return _loss("previous", "elinor")
+
+
 def copy_first():
     """The same runs' first copy, where nothing can be copied yet."""
     return _said(_acc(copy=1))
@@ -298,6 +458,10 @@ def n_pulled():
     return count_words(len(_copying()["induction_heads"]))
 
 
+def n_pulled_start():
+    return count_words(len(_copying()["induction_heads"]), start=True)
+
+
 def induction_heads_out():
     """The stored induction heads pulled out, strongest first: 'L19 H7, L18 H5, … and L24 H3'."""
     names = [head_name(layer + 1, head + 1) for layer, head in _copying()["induction_heads"]]
@@ -307,6 +471,21 @@ def induction_heads_out():
 def previous_heads_out():
     names = [head_name(layer + 1, head + 1) for layer, head in _copying()["previous_heads"]]
     return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def previous_after_induction():
+    """Which of the pulled-out previous-token heads cannot feed the pulled-out induction heads
+    (a head feeds only later layers), as a clause."""
+    ind = _copying()["induction_heads"]
+    last = max(layer for layer, _ in ind)
+    late = [head_name(la + 1, h + 1) for la, h in _copying()["previous_heads"] if la >= last]
+    if not late:
+        return "all of them sit before the last induction head, so each could feed one"
+    n = len(ind)
+    if len(late) == 1:
+        return f"{late[0]} sits after all {count_words(n)} induction heads and cannot feed them"
+    said = ", ".join(late[:-1]) + " and " + late[-1]
+    return f"{said} sit after all {count_words(n)} induction heads and cannot feed them"
 
 
 def n_conditions():

@@ -1,6 +1,6 @@
 """Three hand-made causal attention heads over a six-number word vector.
 
-Each word becomes x = [cos 0.7j, sin 0.7j, action, doer, pronoun, thing]:
+Each word becomes x = [cos 0.35j, sin 0.35j, action, doer, pronoun, thing]:
 its position j as a clock hand, then four yes/no features from a small lexicon.
 Every head reads two of those numbers through fixed 6×2 matrices, so the
 figure is ordinary multi-head attention, head_i = Attention(X W_i^Q, X W_i^K, X W_i^V),
@@ -14,11 +14,16 @@ import numpy as np
 D_MODEL = 6
 N_HEAD = 3
 D_HEAD = D_MODEL // N_HEAD  # 2
-TURN = 0.7  # radians the clock hand turns per word
-CLOCK = 3.5  # length of head 1's query and key
-CLOCK_PRODUCT = CLOCK**2  # q·k = 12.25·cos 0.7(i−1−j)
-FEATURE = 2.5  # length of heads 2 and 3's feature lists
 MAX_WORDS = 16
+# The hand must not come round within a sentence (2π / TURN > MAX_WORDS), or a word would
+# match the word a full turn back as well as the previous one. A longer hand keeps the gap
+# between the previous word's score and its neighbours' (CLOCK² (1 − cos TURN)) as sharp as
+# a turn of 0.7 with a hand of 3.5 made it.
+TURN = 0.35  # radians the clock hand turns per word
+CLOCK = 6.9  # length of head 1's query and key
+CLOCK_PRODUCT = round(CLOCK**2, 2)  # q·k = 47.61·cos 0.35(i−1−j)
+FULL_TURN = round(2 * np.pi / TURN)  # words for the hand to come round: 18
+FEATURE = 2.5  # length of heads 2 and 3's feature lists
 
 FEATURES = ("action", "doer", "pronoun", "thing")
 HEAD_NAMES = ("previous word", "who did it", "what it stands for")
@@ -134,4 +139,14 @@ def multi_head(words):
     )
 
 
-PROSE_VALUES = ("D_MODEL", "N_HEAD", "D_HEAD", "TURN", "CLOCK", "CLOCK_PRODUCT", "FEATURE")
+PROSE_VALUES = (
+    "D_MODEL",
+    "N_HEAD",
+    "D_HEAD",
+    "TURN",
+    "CLOCK",
+    "CLOCK_PRODUCT",
+    "FULL_TURN",
+    "MAX_WORDS",
+    "FEATURE",
+)

@@ -111,6 +111,25 @@ def key_output():
     return f"[{num(out[0])}, {num(out[1])}]"
 
 
+def _aim(word):
+    return m.AIMS[word] % 360
+
+
+def puff_aim():
+    """The direction of Puff's key on the plane, in degrees: '126.9°'."""
+    return f"{_aim('Puff'):.1f}°"
+
+
+def key_aim():
+    return f"{_aim('key'):.1f}°".replace(".0°", "°")
+
+
+def puff_off_key():
+    """How far Puff's key points from the key of "key", in whole degrees: '53°'."""
+    d = abs(_aim("Puff") - _aim("key")) % 360
+    return f"{min(d, 360 - d):.0f}°"
+
+
 def between_angle():
     return str(round(m.BETWEEN) % 360)
 
