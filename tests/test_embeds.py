@@ -8,11 +8,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 # the course page is someone else's; it names no icon, so that Chromium asks for no favicon.ico.
+# Its frame is 640 px wide, where the three heads take two rows (one head alone, one row).
 # STYLE is the course page's own style sheet (inline: it is not this site's page)
 COURSE = """<!doctype html><html><head><title>A course page</title>
 <link rel="icon" href="data:,"><style>{style}</style></head><body>
 <h1>Week 3: attention</h1>
-<iframe id="fig" src="{src}" title="Figure" width="100%" height="200"></iframe>
+<iframe id="fig" src="{src}" title="Figure" width="640" height="200"></iframe>
 <p id="after">After the figure.</p>
 <script src="{resize}"></script></body></html>"""
 

@@ -363,13 +363,13 @@ def test_keyboard_walks_the_tokens_the_layers_and_the_map(page, base_url):
     page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
     L, H = opened[0] + 2, opened[1] + 1
-    page.wait_for_selector(f"#copy-map .hc-opened h4:text-is('L{L}\u00a0H{H}')")
+    page.wait_for_selector(f"#copy-map .hc-opened h3:text-is('L{L}\u00a0H{H}')")
     assert page.evaluate("document.activeElement.dataset.fk") == f"m-{L}-{H}"
     # a tap opens the strongest induction head, marked ★
     page.locator("#copy-map [data-key='score'][data-value='induction']").click()
     top = hc.strongest("induction", 1)[0]
     page.locator(f"#copy-map [data-fk='m-{top[0] + 1}-{top[1] + 1}']").click()
-    page.wait_for_selector(f"#copy-map .hc-opened h4:text-is('{v.top_induction_head()}')")
+    page.wait_for_selector(f"#copy-map .hc-opened h3:text-is('{v.top_induction_head()}')")
     assert "top" in page.locator(
         f"#copy-map [data-fk='m-{top[0] + 1}-{top[1] + 1}']"
     ).get_attribute("class")

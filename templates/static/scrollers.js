@@ -15,11 +15,13 @@ function mark(box) {
 }
 
 // the selected column: a header marked .sel, or in a map the cell of the selected row that is
-// that row's own word (the map's diagonal)
+// that row's own word (the map's diagonal); only the box's own, never one in a box inside it
+// (a slot holding a table in a box of its own would be scrolled away from its text)
+const own = (box, el) => (el && el.parentElement.closest(SCROLLERS) === box ? el : null);
 function selectedCell(box) {
-  const marked = box.querySelector("thead th.sel, td.sel");
+  const marked = own(box, box.querySelector("thead th.sel, td.sel"));
   if (marked) return marked;
-  const row = box.querySelector("tbody tr.sel");
+  const row = own(box, box.querySelector("tbody tr.sel"));
   if (!row) return null;
   const i = [...row.parentElement.children].indexOf(row);
   return row.querySelectorAll("td")[i] || null;

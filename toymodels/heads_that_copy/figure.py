@@ -133,8 +133,8 @@ def render(state=None, fid="copy-layer"):
         groups.append(
             f'<section class="hc-group" aria-label="Query heads {g * per_group + 1} to '
             f'{(g + 1) * per_group}, sharing key/value head {g + 1}">'
-            f'<h4 class="hc-kv">Key/value head {g + 1} · shared by H{g * per_group + 1}–'
-            f"H{(g + 1) * per_group}</h4>"
+            f'<h3 class="hc-kv">Key/value head {g + 1} · shared by H{g * per_group + 1}–'
+            f"H{(g + 1) * per_group}</h3>"
             f'<ol class="hc-heads">{"".join(items)}</ol></section>'
         )
     texts = [(t["id"], text_label(t)) for t in hc.texts()]

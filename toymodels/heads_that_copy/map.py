@@ -159,7 +159,7 @@ def _opened(layer, head):
     )
     return (
         f'<section class="hc-opened" aria-label="{esc(name)}, opened">'
-        f"<h4>{esc(name)}</h4><ul>{facts}</ul><p>{esc(shares)}</p>"
+        f"<h3>{esc(name)}</h3><ul>{facts}</ul><p>{esc(shares)}</p>"
         f"<p>On {hc.spoken(run['pieces'][0])} and {2 * P} random tokens said twice "
         f"(seed {run['seed']}):</p>{picture}</section>"
     )

@@ -476,24 +476,26 @@ def _head_picker(view, slot):
     )
 
 
-def _row_table(view, slot, caption, values, cells):
-    """The characters up to the selected one as columns, then the rows of numbers; later ones
-    shuttered."""
-    at, T = view["selected"], len(view["text"])
-    head = "".join(
-        f'<th scope="col"{attrs(class_="sel" if j == at else None)}>{shown(c)}</th>'
-        for j, c in enumerate(view["text"])
-    )
+def _row_table(view, caption, values, cells):
+    """One number per character up to the selected one, later ones shuttered. Each character is a
+    row (its character, then its numbers), and the rows stand side by side and wrap like words
+    (charmodel.css): the table fits any width, and never scrolls sideways."""
+    at, text = view["selected"], view["text"]
+    head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _ in values)
     body = []
-    for name, row in values:
-        tds = "".join(cells(j, x) for j, x in enumerate(row))
-        if at + 1 < T:
-            tds += f'<td class="shutter" colspan="{T - at - 1}">not written yet</td>'
-        body.append(f'<tr><th scope="row">{esc(name)}</th>{tds}</tr>')
-    return scroll(
+    for j, c in enumerate(text):
+        if j <= at:
+            tds = "".join(cells(j, row[j]) for _, row in values)
+        else:
+            tds = '<td class="shutter"><span class="sr">not written yet</span></td>' * len(values)
+        body.append(
+            f'<tr{attrs(class_="sel" if j == at else None)}><th scope="row">{shown(c)}</th>'
+            f"{tds}</tr>"
+        )
+    return (
         f'<table class="cm-row"><caption>{esc(caption)}</caption>'
-        f"<thead><tr><td></td>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
-        caption,
+        f'<thead><tr><th scope="col">character</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
@@ -519,7 +521,6 @@ def _scores(view, look):
         f"{num(scores[top])}.</p>"
         + _row_table(
             view,
-            "scores",
             f"Scores q·k/√{K} of {_head_name(view)} for {_picked(view)}",
             [("q·k/√" + str(K), scores)],
             cell,
@@ -548,7 +549,6 @@ def _weights(view, look):
         "shutter: the model cannot see them.</p>"
         + _row_table(
             view,
-            "weights",
             f"Weights of {_head_name(view)} for {_picked(view)}, adding to 100%",
             [("weight", shares)],
             cell,

@@ -1,5 +1,8 @@
 """The shape of multi-head attention as an SVG drawn at build time:
-X -> head 1 … head h -> concat -> W_O."""
+X -> head 1 … head h -> concat -> W_O.
+
+Drawn twice: left to right for a wide column, and top to bottom for a phone's (site.css shows
+one), so its labels are never shrunk below a legible size."""
 
 from ..page.figure import result
 from ..page.html import esc
@@ -31,12 +34,24 @@ def _arrow(x1, y1, x2, y2):
     )
 
 
+ARROWHEAD = (
+    '<defs><marker id="{id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+    'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/>'
+    "</marker></defs>"
+)
+
+
+def _svg(cls, w, h, title_id, parts):
+    return (
+        f'<svg class="mh-diagram {cls}" viewBox="0 0 {w} {h}" role="img" '
+        f'aria-labelledby="{title_id}"><title id="{title_id}">{esc(SAYS)}</title>'
+        + "".join(parts)
+        + "</svg>"
+    )
+
+
 def svg(heads=("head 1", "head 2", "…", "head h")):
-    parts = [
-        '<defs><marker id="mh-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/>'
-        "</marker></defs>"
-    ]
+    parts = [ARROWHEAD.format(id="mh-arrow")]
     parts.append(_box(10, 100, 90, 50, "X", sub="T × d_model"))
     gap = (H - 20) / len(heads)
     for i, name in enumerate(heads):
@@ -52,12 +67,44 @@ def svg(heads=("head 1", "head 2", "…", "head h")):
     parts.append(_box(380, 100, 100, 50, "concat", sub="T × d_model"))
     parts.append(_arrow(480, 125, 518, 125))
     parts.append(_box(520, 100, 110, 50, "· W_O", sub="T × d_model"))
-    return (
-        f'<svg class="mh-diagram" viewBox="0 0 {W} {H}" role="img" '
-        f'aria-labelledby="mh-diagram-title"><title id="mh-diagram-title">{esc(SAYS)}</title>'
-        + "".join(parts)
-        + "</svg>"
+    return _svg("mh-diagram-wide", W, H, "mh-diagram-title", parts) + tall(heads)
+
+
+def tall(heads):
+    """The same diagram top to bottom, 340 wide: X over the heads, which a line on the left feeds
+    and a line on the right gathers into concat, then W_O."""
+    w, top, step = 340, 90, 50
+    parts = [ARROWHEAD.format(id="mh-arrow-tall")]
+    parts.append(_box(95, 10, 150, 50, "X", sub="T × d_model"))
+    parts.append('<line class="arrow" x1="95" y1="35" x2="40" y2="35"/>')
+    bottom = top + (len(heads) - 1) * step + 20
+    parts.append(f'<line class="arrow" x1="40" y1="35" x2="40" y2="{bottom}"/>')
+    parts.append(f'<line class="arrow" x1="300" y1="{top + 20}" x2="300" y2="{bottom + 40}"/>')
+    for i, name in enumerate(heads):
+        y = top + i * step
+        if name == "…":
+            parts.append(f'<text x="170" y="{y + 28}" text-anchor="middle" class="dots">⋮</text>')
+            continue
+        parts.append(
+            _box(95, y, 150, 40, name, cls=f"box head{min(i + 1, 2)}", sub="T × d_model/h")
+        )
+        parts.append(
+            f'<line class="arrow" x1="40" y1="{y + 20}" x2="93" y2="{y + 20}" '
+            'marker-end="url(#mh-arrow-tall)"/>'
+        )
+        parts.append(f'<line class="arrow" x1="245" y1="{y + 20}" x2="300" y2="{y + 20}"/>')
+    concat = bottom + 60
+    parts.append(
+        f'<line class="arrow" x1="300" y1="{bottom + 40}" x2="247" y2="{concat + 25}" '
+        'marker-end="url(#mh-arrow-tall)"/>'
     )
+    parts.append(_box(95, concat, 150, 50, "concat", sub="T × d_model"))
+    parts.append(
+        f'<line class="arrow" x1="170" y1="{concat + 50}" x2="170" y2="{concat + 78}" '
+        'marker-end="url(#mh-arrow-tall)"/>'
+    )
+    parts.append(_box(95, concat + 80, 150, 50, "· W_O", sub="T × d_model"))
+    return _svg("mh-diagram-tall", w, concat + 140, "mh-diagram-tall-title", parts)
 
 
 def render(state=None, fid="diagram"):
