@@ -100,6 +100,7 @@ def _render_site(root, out, pyodide_url, lms=None):
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
+    (out / "static" / "purify.js").write_text(assets.dompurify_script(), "utf-8")
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
     (out / "static" / "icon.png").write_bytes(icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)

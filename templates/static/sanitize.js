@@ -1,0 +1,77 @@
+// Python's markup is data: whatever a figure's render returns (or a worker answers) reaches the
+// page only as the elements and attributes the figure kit emits (toymodels/page/kit/,
+// toymodels/page/html.py), kept by DOMPurify (npm, pinned by the build) configured to the
+// allow-list below. Everything else is dropped before the markup is morphed in: scripts, <meta>
+// (a refresh navigates the page away), <base>, <iframe>, <style>, <use>, <img>, every on*
+// attribute, style=, form actions, links anywhere but within the page, and any url() but one to
+// a part of the same markup (an SVG marker).
+// sitebuild/check.py reads these lists too: the build's stored answers must pass them.
+
+import DOMPurify from "./purify.js";
+
+// the kit's elements: HTML, then SVG (lower case, as DOMPurify compares them); a <noscript>
+// the kit emits is dropped (DOMPurify treats it as text), as it shows nothing with JavaScript on
+export const TAGS = [
+  "a", "abbr", "b", "br", "button", "caption", "code", "dd", "div", "dl", "dt", "em", "fieldset",
+  "form", "h3", "h4", "h5", "i", "input", "kbd", "label", "legend", "li", "meter", "ol",
+  "optgroup", "option", "output", "p", "pre", "progress", "q", "s", "section", "select", "small", "span", "strong", "sub", "sup", "table", "tbody", "td", "textarea", "tfoot", "th",
+  "thead", "tr", "u", "ul",
+  "svg", "g", "defs", "marker", "rect", "circle", "ellipse", "line", "path", "polygon",
+  "polyline", "text", "tspan", "title", "desc",
+];
+
+// the kit's attributes, besides every data-* and aria-* one
+export const ATTRIBUTES = [
+  "class", "id", "role", "hidden", "tabindex", "title", "lang", "dir", "href",
+  "for", "name", "type", "value", "min", "max", "step", "low", "high", "optimum", "maxlength",
+  "minlength", "placeholder", "spellcheck", "autocomplete", "autocapitalize", "inputmode",
+  "disabled", "selected", "checked", "readonly", "required", "multiple", "size", "rows", "cols",
+  "wrap", "scope", "colspan", "rowspan", "headers", "label",
+  "viewbox", "width", "height", "x", "y", "x1", "x2", "y1", "y2", "cx", "cy", "r", "rx", "ry",
+  "dx", "dy", "d", "points", "transform", "text-anchor", "dominant-baseline", "font-size",
+  "stroke-width", "fill", "stroke", "opacity", "fill-opacity", "stroke-opacity",
+  "stroke-dasharray", "refx", "refy", "markerwidth", "markerheight", "markerunits", "orient",
+  "marker-start", "marker-mid", "marker-end", "preserveaspectratio", "xmlns",
+];
+
+// DOMPurify's guard against clobbering (SANITIZE_DOM) would drop the kit's own name="length"
+// (a form's property); instead, only form controls may carry a name, and a control's name
+// reaches no property of the document, only of its form, which the page reads through
+// FormData. The configuration is set once: given to each call, it is parsed each time.
+const FIELDS = new Set(["input", "select", "textarea", "button", "output", "fieldset"]);
+const purify = DOMPurify(window);
+purify.setConfig({
+  ALLOWED_TAGS: TAGS,
+  ALLOWED_ATTR: ATTRIBUTES,
+  ALLOW_DATA_ATTR: true,
+  ALLOW_ARIA_ATTR: true,
+  SANITIZE_DOM: false,
+  RETURN_DOM_FRAGMENT: true,
+});
+
+// a link goes only to a part of the page. SVG's presentation attributes are CSS: their values
+// may hold no quote, colon, slash or escape, so that a url() there can name only a part of the
+// markup (url(#arrow)), never a file
+const CSS_VALUED = new Set([
+  "fill", "stroke", "opacity", "fill-opacity", "stroke-opacity", "stroke-width", "stroke-dasharray",
+  "font-size", "text-anchor", "dominant-baseline", "transform", "marker-start", "marker-mid",
+  "marker-end",
+]);
+const PLAIN_CSS = /^[\w\s.,%#()+-]*$/;
+purify.addHook("uponSanitizeAttribute", (node, data) => {
+  const name = data.attrName;
+  const value = data.attrValue;
+  if (name.startsWith("data-")) data.attrValue = node.getAttribute(name); // " " stays " ", untrimmed
+  if (
+    (name === "href" && !value.trim().startsWith("#")) ||
+    (name === "name" && !FIELDS.has(node.localName)) ||
+    (CSS_VALUED.has(name) && !PLAIN_CSS.test(value))
+  ) {
+    data.keepAttr = false;
+  }
+});
+
+// Python's markup -> a fragment holding only what the kit emits
+export function clean(html) {
+  return purify.sanitize(html);
+}
