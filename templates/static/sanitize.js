@@ -9,12 +9,12 @@
 
 import DOMPurify from "./purify.js";
 
-// the kit's elements: HTML, then SVG (lower case, as DOMPurify compares them); a <noscript>
-// the kit emits is dropped (DOMPurify treats it as text), as it shows nothing with JavaScript on
+// the kit's elements: HTML, then SVG (lower case, as DOMPurify compares them)
 export const TAGS = [
   "a", "abbr", "b", "br", "button", "caption", "code", "dd", "div", "dl", "dt", "em", "fieldset",
-  "form", "h3", "h4", "h5", "i", "input", "kbd", "label", "legend", "li", "meter", "ol",
-  "optgroup", "option", "output", "p", "pre", "progress", "q", "s", "section", "select", "small", "span", "strong", "sub", "sup", "table", "tbody", "td", "textarea", "tfoot", "th",
+  "form", "h3", "h4", "h5", "i", "input", "kbd", "label", "legend", "li", "meter", "noscript",
+  "ol", "optgroup", "option", "output", "p", "pre", "progress", "q", "s", "section", "select",
+  "small", "span", "strong", "sub", "sup", "table", "tbody", "td", "textarea", "tfoot", "th",
   "thead", "tr", "u", "ul",
   "svg", "g", "defs", "marker", "rect", "circle", "ellipse", "line", "path", "polygon",
   "polyline", "text", "tspan", "title", "desc",
@@ -37,7 +37,9 @@ export const ATTRIBUTES = [
 // DOMPurify's guard against clobbering (SANITIZE_DOM) would drop the kit's own name="length"
 // (a form's property); instead, only form controls may carry a name, and a control's name
 // reaches no property of the document, only of its form, which the page reads through
-// FormData. The configuration is set once: given to each call, it is parsed each time.
+// FormData. Its guard against markup that changes when written out and read again
+// (SAFE_FOR_XML) drops a <noscript>'s text; the nodes go into the page as they are, never
+// written out. The configuration is set once: given to each call, it is parsed each time.
 const FIELDS = new Set(["input", "select", "textarea", "button", "output", "fieldset"]);
 const purify = DOMPurify(window);
 purify.setConfig({
@@ -46,6 +48,7 @@ purify.setConfig({
   ALLOW_DATA_ATTR: true,
   ALLOW_ARIA_ATTR: true,
   SANITIZE_DOM: false,
+  SAFE_FOR_XML: false,
   RETURN_DOM_FRAGMENT: true,
 });
 
@@ -71,7 +74,11 @@ purify.addHook("uponSanitizeAttribute", (node, data) => {
   }
 });
 
-// Python's markup -> a fragment holding only what the kit emits
+// Python's markup -> a fragment holding only what the kit emits. The markup is parsed as the
+// page parses it, in a <template> (inert: nothing in it runs or loads), so that a <noscript>
+// holds text as on the page, then DOMPurify walks a copy of the nodes
 export function clean(html) {
-  return purify.sanitize(html);
+  const template = document.createElement("template");
+  template.innerHTML = html;
+  return purify.sanitize(template.content);
 }
