@@ -1,8 +1,23 @@
 """`python build.py zip`: the built site as one archive, Pyodide inside, for a classroom
 without internet."""
 
+import re
 import zipfile
 from pathlib import Path
+
+# what no name in an archive may hold: Windows reads \ as a folder and C: as a drive (a\..\x
+# leaves the folder it is unpacked into), and a control character or <>"|?* cannot be a name
+# there at all
+UNSAFE_NAME = re.compile(r'[\\:<>"|?*\x00-\x1f\x7f]')
+
+
+def unsafe_name(relpath):
+    """Whether RELPATH (a path inside the site) would be unsafe as a name in a zip or SCORM
+    package: a character above, or a part that is empty, '.', '..' or ends in a dot or space."""
+    parts = Path(relpath).as_posix().split("/")
+    return bool(UNSAFE_NAME.search(str(relpath))) or any(
+        p in ("", ".", "..") or p.endswith((".", " ")) for p in parts
+    )
 
 
 def zip_site(site, target):
@@ -11,6 +26,8 @@ def zip_site(site, target):
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted(site.rglob("*")):
             if p.is_file():
+                if unsafe_name(p.relative_to(site)):
+                    raise ValueError(f"{p.relative_to(site)!r} is no safe name for an archive")
                 z.write(p, Path("manyheads") / p.relative_to(site))
     tmp.replace(target)
     return target
