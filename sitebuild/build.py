@@ -26,7 +26,7 @@ from markupsafe import Markup
 from toymodels import BUILD_ONLY
 
 from . import assets, fingerprint, icon, livemodel, prerender, publish, reading, styles
-from .archive import unsafe_name
+from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -266,7 +266,9 @@ def _copy_python(root, out):
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f["path"], out / "py" / f["path"])
     (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
-    return fingerprint.python_folder(out / "py", root / "toymodels" / "data")
+    folder, data = fingerprint.python_folder(out / "py", root / "toymodels" / "data")
+    python_zip(out / folder)
+    return folder, data
 
 
 def _refuse_links(root, paths):
