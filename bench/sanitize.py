@@ -3,7 +3,8 @@ costs a tap (static/sanitize.js, DOMPurify), in Debian's Chromium.
 
 Every piece of markup in the build's stored answers (prerendered/*.json: what taps draw) is
 parsed as the page parsed it before (a <template>) and as it does now (clean(): the same
-<template>, then DOMPurify's walk); each is timed as the median of REPEAT runs, and the
+<template>, then a walk that checks it against the allow-list, and DOMPurify if anything is
+off the list); each is timed as the median of REPEAT runs, and the
 medians, 95th percentiles and the slowest are printed in milliseconds, with the machine's load.
 A tap draws one such piece (the figure's markup) and its slots; an answer worked out ahead is
 parsed in a gap between frames, before the tap (figures.js)."""
