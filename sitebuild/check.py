@@ -6,6 +6,7 @@ Errors (the build's own, broken links, a request to another origin) always fail;
 alternative) fail only with --strict. Each is printed as `chapters/NAME.md:LINE: message`.
 """
 
+import json
 import re
 import sys
 import tempfile
@@ -13,12 +14,12 @@ from pathlib import Path
 
 from .build import build, environment
 from .chapters import AuthorError, read
-from .markup import tags
+from .markup import elements
 from .pages import ChapterRenderer
 
 # elements that make the browser load something, and the attributes naming what
 LOADS = {
-    "script": ("src",),
+    "script": ("src", "href", "xlink:href"),
     "img": ("src", "srcset"),
     "iframe": ("src",),
     "frame": ("src",),
@@ -26,14 +27,33 @@ LOADS = {
     "video": ("src", "poster"),
     "source": ("src", "srcset"),
     "track": ("src",),
-    "link": ("href",),
+    "link": ("href", "imagesrcset"),
     "embed": ("src",),
     "object": ("data",),
     "input": ("src",),
     "image": ("href", "xlink:href"),
     "use": ("href", "xlink:href"),
+    "feimage": ("href", "xlink:href"),
+    "a": ("ping",),
+    "area": ("ping",),
+    "form": ("action",),
+    "button": ("formaction",),
+    "body": ("background",),
+    "table": ("background",),
+    "td": ("background",),
+    "th": ("background",),
 }
-CSS_URL = re.compile(r"url\(\s*['\"]?([^'\")]+)")
+CSS_URL = re.compile(r"""url\(\s*['"]?([^'")]+)|@import\s+['"]([^'"]+)""", re.I)
+# SVG's attributes that are CSS, and may name a file in url()
+PRESENTATION = {"fill", "stroke", "mask", "clip-path", "filter", "cursor"} | {
+    f"marker-{at}" for at in ("start", "mid", "end")
+}
+# where a browser goes to another origin: a scheme (http:, javascript:) or two slashes, either
+# way round (it reads \ as /), once it has dropped tabs and line breaks anywhere and spaces and
+# control characters at the ends
+OFF_SITE = re.compile(r"^(?:(?!data:|blob:)[a-z][a-z0-9+.-]*:|[/\\]{2})", re.I)
+# the allow-list of what Python's markup may hold in the page (static/sanitize.js)
+SANITIZER = Path(__file__).resolve().parent.parent / "templates" / "static" / "sanitize.js"
 
 
 def warnings(root):
@@ -77,48 +97,89 @@ def warnings(root):
     return out
 
 
+def off_site(url):
+    """Whether a browser would take URL to another origin (or run it, javascript:)."""
+    return bool(OFF_SITE.match(re.sub(r"[\t\n\r]", "", url).strip("\x00- ")))
+
+
 def foreign(site):
-    """(page, url) for everything a page, its <style> or a stylesheet would load from another
-    origin."""
+    """(file, what) for everything a page, its styles, a stylesheet or one of the build's stored
+    answers (prerendered/*.json) would load from another origin, or would do to send the
+    reader away: a <meta> refresh or a <base> (none of which the site uses), a form or a link
+    ping to another origin, or an on* handler. Pages are read as a browser parses them."""
     out = []
     for page in sorted(site.rglob("*.html")):
-        html = page.read_text(encoding="utf-8")
-        for url in _loads(html):
-            if re.match(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", url, re.I) or re.match(
-                r"^\s*https?:", url, re.I
-            ):
-                out.append((page.relative_to(site).as_posix(), url))
-        inline = re.findall(r"<style\b[^>]*>(.*?)</style", html, re.S | re.I)
-        out += [(page.relative_to(site).as_posix(), url) for url in _css_foreign(*inline)]
+        rel = page.relative_to(site).as_posix()
+        out += [(rel, what) for what in _away(page.read_text(encoding="utf-8"), document=True)]
     for css in sorted(site.rglob("*.css")):
         out += [
-            (css.relative_to(site).as_posix(), url)
-            for url in _css_foreign(css.read_text(encoding="utf-8"))
+            (css.relative_to(site).as_posix(), f"loads {u.strip()} from another origin")
+            for u in _css_urls(css.read_text(encoding="utf-8"))
+            if off_site(u)
         ]
+    tags, _ = kit_allow_list()
+    for stored in sorted(site.glob("prerendered/*.json")):
+        rel = stored.relative_to(site).as_posix()
+        for html in sorted(set(_markup(json.loads(stored.read_text(encoding="utf-8"))))):
+            out += [(rel, what) for what in _away(html)]
+            out += [
+                (rel, f"<{tag}>, which a figure's markup may not hold (static/sanitize.js)")
+                for tag in sorted({t for t, _ in elements(html)} - tags)
+            ]
     return out
 
 
-def _css_foreign(*sheets):
-    """The addresses on other origins that the CSS of SHEETS would load."""
-    for css in sheets:
-        yield from (u for u in CSS_URL.findall(css) if "://" in u or u.startswith("//"))
+def kit_allow_list():
+    """The elements and attributes of Python's markup that static/sanitize.js lets through."""
+    code = SANITIZER.read_text(encoding="utf-8")
+    lists = [
+        json.loads(re.sub(r",\s*\]$", "]", m))
+        for m in re.findall(r"^export const \w+ = (\[.*?\]);", code, re.S | re.M)
+    ]
+    return set(lists[0]), set(lists[1])
 
 
-def _loads(html):
-    """Every address an HTML page makes the browser load, read by an HTML parser (so quoted
-    either way or not at all), srcset's addresses one by one, and a refresh's target."""
-    for tag, attributes, _ in tags(html):
-        named = dict(attributes)
+def _markup(value):
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for v in value:
+            yield from _markup(v)
+    elif isinstance(value, str) and "<" in value:
+        yield value
+
+
+def _away(html, document=False):
+    """What HTML would load from another origin, or do to leave the page."""
+    for tag, named, text in elements(html, document, text=True):
+        if tag == "meta" and (named.get("http-equiv") or "").strip().lower() == "refresh":
+            yield f"a <meta> refresh ({named.get('content')!r}) sends the reader away; remove it"
+        if tag == "base":
+            yield f"a <base> ({named.get('href')!r}) changes where every address leads; remove it"
+        urls = []
         for name in LOADS.get(tag, ()):
             value = named.get(name) or ""
-            if name == "srcset":
-                yield from (part.split()[0] for part in value.split(",") if part.split())
-            elif value:
-                yield value
-        if tag == "meta" and (named.get("http-equiv") or "").lower() == "refresh":
-            target = re.search(r"url\s*=\s*['\"]?([^'\"]+)", named.get("content") or "", re.I)
-            if target:
-                yield target.group(1)
+            if name.endswith("srcset"):
+                urls += [part.split()[0] for part in value.split(",") if part.split()]
+            else:
+                urls += value.split() if name == "ping" else [value]
+        css = [v for k, v in named.items() if k == "style" or k in PRESENTATION]
+        urls += _css_urls(*css, text if tag == "style" else "")
+        yield from (
+            f"loads {u.strip()} from another origin; serve it from this site instead"
+            for u in urls
+            if off_site(u)
+        )
+        yield from (
+            f"<{tag}> carries {name}, a script the pages may not run; remove it"
+            for name in named
+            if name.startswith("on")
+        )
+
+
+def _css_urls(*sheets):
+    """Every address the CSS of SHEETS names in url() or @import."""
+    return [url or imported for css in sheets for url, imported in CSS_URL.findall(css)]
 
 
 def check(root, strict=False):
@@ -138,10 +199,7 @@ def check(root, strict=False):
             if str(e) not in problems:
                 problems.append(str(e))
         else:
-            problems += [
-                f"site/{page}: loads {url} from another origin; serve it from this site instead"
-                for page, url in foreign(site)
-            ]
+            problems += [f"site/{page}: {what}" for page, what in foreign(site)]
     for line in problems + notes:
         print(line, file=sys.stderr)
     failed = bool(problems) or (strict and bool(notes))

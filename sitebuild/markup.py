@@ -11,6 +11,7 @@ import inspect
 import re
 from html.parser import HTMLParser
 
+import html5lib
 import markdown
 from latex2mathml.converter import convert as tex_to_mathml
 
@@ -148,6 +149,7 @@ class Prose:
                 "look for a long run of [ or ` and write it as code or with \\ before each one",
             ) from None
         self._raw_html(text, line)
+        self._as_parsed(html, text, line)
         self._links(html, text, line)
         # a code block that scrolls sideways must take focus
         html = html.replace("<pre>", '<pre tabindex="0">')
@@ -183,11 +185,37 @@ class Prose:
                         f"(its attributes: {allowed})",
                     )
 
+    def _as_parsed(self, html, text, line):
+        """What Markdown made of the piece, read as a browser reads it (a comment such as
+        `<!-->` ends at once, and an escaped backtick starts no code), may hold only
+        PROSE_HTML's elements and attributes: `_raw_html` reads the source, this the result."""
+        for tag, attributes in elements(html):
+            if tag not in PROSE_HTML:
+                raise AuthorError(
+                    self.rel,
+                    _line_of(text, f"<{tag}", line),
+                    f"<{tag}> is not allowed in a chapter (a browser reads one in this piece's "
+                    "HTML); write Markdown or a block, or use one of the tags the author guide "
+                    f"lists: {', '.join(sorted(RAW_HTML))}",
+                )
+            for name, value in attributes.items():
+                allowed = name in PROSE_HTML[tag] or name in PROSE_ATTRIBUTES
+                if name == "style":
+                    allowed = allowed and TABLE_ALIGN.match(value)
+                if name.startswith("on") or not allowed:
+                    raise AuthorError(
+                        self.rel,
+                        _line_of(text, name, line),
+                        f"<{tag}> may not carry the attribute '{name}' in a chapter (an "
+                        "attribute list such as {: name=…} included); a chapter's HTML runs no "
+                        "script and loads nothing",
+                    )
+
     def _links(self, html, text, line):
         """Links and images lead to web pages (http, https), mail, or this site: no
         javascript: or data: address."""
-        for tag, attributes, _ in tags(html):
-            for name, value in attributes:
+        for tag, attributes in elements(html):
+            for name, value in attributes.items():
                 if (tag, name) in (("a", "href"), ("img", "src")) and not SAFE_URL.match(
                     value or ""
                 ):
@@ -210,6 +238,53 @@ RAW_HTML = {
     "sub": (),
     "sup": (),
 }
+# what Markdown (with its extensions extra, toc, sane_lists, smarty) and RAW_HTML make of a
+# chapter's prose: tag -> its attributes, besides PROSE_ATTRIBUTES'
+PROSE_HTML = {
+    **RAW_HTML,
+    **dict.fromkeys(
+        [
+            "p",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "em",
+            "strong",
+            "code",
+            "pre",
+            "blockquote",
+            "ul",
+            "li",
+            "hr",
+            "dl",
+            "dt",
+            "dd",
+            "table",
+            "thead",
+            "tbody",
+            "tfoot",
+            "tr",
+            "th",
+            "td",
+            "sup",
+            "div",
+            "span",
+            "del",
+            "ins",
+        ],
+        (),
+    ),
+    "a": ("href",),
+    "img": ("src", "alt"),
+    "ol": ("start",),
+    "th": ("style", "align"),
+    "td": ("style", "align"),
+}
+PROSE_ATTRIBUTES = ("id", "class", "title")
+TABLE_ALIGN = re.compile(r"^text-align: (left|right|center);$")
 CODE_OR_AUTOLINK = re.compile(
     r"^(```|~~~).*?^\1|`[^`\n]+`|<(?:https?|mailto):[^>\s]*>", re.M | re.S
 )
@@ -241,3 +316,32 @@ def tags(html):
     parser.feed(html)
     parser.close()
     return parser.found
+
+
+def elements(html, document=False, text=False):
+    """(tag, {attribute: value}) for every element of HTML, parsed as a browser parses it (by
+    html5lib, which follows the HTML standard's parser: comments, raw text, foreign content),
+    a fragment unless DOCUMENT; with TEXT, (tag, attributes, the element's own first text).
+    Tags and attribute names are lower case, xlink:href so named."""
+    parse = html5lib.parse if document else html5lib.parseFragment
+    for el in parse(html, treebuilder="etree", namespaceHTMLElements=False).iter():
+        if isinstance(el.tag, str) and el.tag != "DOCUMENT_FRAGMENT":
+            found = _local(el.tag), {_attribute(k): v for k, v in el.attrib.items()}
+            yield (*found, el.text or "") if text else found
+
+
+XLINK = "{http://www.w3.org/1999/xlink}"
+
+
+def _local(name):
+    return name.rpartition("}")[2].lower()
+
+
+def _attribute(name):
+    return "xlink:" + name[len(XLINK) :] if name.startswith(XLINK) else _local(name)
+
+
+def _line_of(text, what, line):
+    """The line of TEXT (which starts at LINE) where WHAT first appears, any case; else LINE."""
+    at = text.lower().find(what.lower())
+    return line + text.count("\n", 0, at) if at >= 0 else line

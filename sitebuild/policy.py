@@ -9,6 +9,11 @@ included, on a host that sends no headers too: a worker started from its own htt
 would take its policy from its own response instead. Hence worker-src allows blob:, which
 lets only the site's own scripts (no other script runs on a page) start a worker, and every
 such worker is held to this same policy.
+
+Framing is the one rule a <meta> policy cannot carry (browsers ignore frame-ancestors there):
+a host that sends headers adds it (`framing`), and `build.py serve` does. Chapter pages may
+be framed only by the site itself, so that no other page can show one invisibly and steer the
+reader's clicks; embed/ pages exist to be framed by course pages, by EMBED_ANCESTORS.
 """
 
 from . import styles
@@ -37,3 +42,14 @@ def content_security_policy(pyodide_url="pyodide/", css=None):
             "form-action 'self'",
         ]
     )
+
+
+# who may frame the embed/ pages: any page (a course site, an LMS); a deployer who knows the
+# course sites' origins names them instead (README, "Deploying")
+EMBED_ANCESTORS = "*"
+
+
+def framing(path):
+    """The frame-ancestors rule for the page at URL path PATH (under any sub-path)."""
+    embed = "/embed/" in "/" + path.split("?", 1)[0].split("#", 1)[0].lstrip("/")
+    return "frame-ancestors " + (EMBED_ANCESTORS if embed else "'self'")

@@ -2,6 +2,7 @@
 order number; with --figure also a package toymodels/SLUG/ whose figure.py is a working head
 built from the figure kit (toymodels/page/kit), for the author to change."""
 
+import json
 import re
 
 from .build import load_chapters
@@ -17,6 +18,8 @@ def new_chapter(root, title, figure=False):
     its recap must say what that chapter adds, so it gets one to rewrite, and the skeleton
     builds at once."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "chapter"
+    if len(slug) > MAX_SLUG:  # a file name holds 255 bytes; a slug is a short name
+        slug = slug[: MAX_SLUG + 1].rsplit("-", 1)[0] if "-" in slug[:MAX_SLUG] else slug[:MAX_SLUG]
     chapters = load_chapters(root)
     if any(c.meta["slug"] == slug for c in chapters):
         raise AuthorError(
@@ -29,7 +32,7 @@ def new_chapter(root, title, figure=False):
         max((c.meta["order"] for c in chapters if c.meta["order"] < APPENDIX_ORDER), default=0) + 1
     )
     path = root / "chapters" / f"{order:02d}-{slug}.md"
-    text = NEW_CHAPTER.format(title=title.replace('"', "'"), slug=slug, order=order)
+    text = NEW_CHAPTER.format(title=toml_string(title), slug=slug, order=order)
     if figure:
         package = "ch_" + slug.replace("-", "_") if slug[0].isdigit() else slug.replace("-", "_")
         where = root / "toymodels" / package
@@ -48,6 +51,12 @@ def new_chapter(root, title, figure=False):
     return path, _lead_in(root, chapters, order, title)
 
 
+def toml_string(text):
+    """TEXT as a TOML basic string, backslashes and quotes included (JSON's escapes are TOML's,
+    but for DEL, which TOML wants escaped too)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007F")
+
+
 def _lead_in(root, chapters, order, title):
     """Give the recap of the chapter before ORDER the sentence it now needs; -> its path."""
     before = [c for c in chapters if c.meta["order"] < order]
@@ -57,7 +66,8 @@ def _lead_in(root, chapters, order, title):
     text = last.read_text(encoding="utf-8")
     if "\n::: recap\n" not in text:
         return None
-    sentence = f"Next, {title.replace(chr(10), ' ')}: rewrite this line to say what it adds."
+    said = re.sub(r"\s+", " ", title).replace("\\", "\\\\")  # Markdown: a \ stays a \
+    sentence = f"Next, {said}: rewrite this line to say what it adds."
     last.write_text(text.replace("\n::: recap\n", f"\n::: recap {sentence}\n", 1), "utf-8")
     return last
 
@@ -114,8 +124,9 @@ def render(state=None, fid="head"):
 '''
 
 
+MAX_SLUG = 60
 NEW_CHAPTER = """+++
-title = "{title}"
+title = {title}
 slug = "{slug}"
 order = {order}
 series = "Chapter {order} · Multi-head attention"

@@ -12,6 +12,7 @@ import functools
 import html
 import re
 import selectors
+import socket
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
-from .policy import content_security_policy
+from .policy import content_security_policy, framing
 
 WATCHED = ("chapters", "templates", "toymodels", "sitebuild")
 
@@ -41,6 +42,26 @@ class Handler(SimpleHTTPRequestHandler):
 
     csp = content_security_policy()
     timeout = 10  # seconds a connection may stay silent before it is closed
+    # seconds a request's line and headers may take in all: a client that sends them a byte at
+    # a time, never silent for `timeout`, would hold one of the server's threads for ever
+    header_seconds = 10
+
+    def handle_one_request(self):
+        self.deadline = threading.Timer(self.header_seconds, self._hang_up)
+        self.deadline.start()
+        try:
+            super().handle_one_request()
+        finally:
+            self.deadline.cancel()
+
+    def parse_request(self):
+        ok = super().parse_request()  # reads the headers
+        self.deadline.cancel()
+        return ok
+
+    def _hang_up(self):
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
 
     def send_head(self):
         """A path with a NUL byte gets a 400 instead of an error that drops the connection."""
@@ -55,7 +76,7 @@ class Handler(SimpleHTTPRequestHandler):
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Content-Security-Policy", self.csp)
+        self.send_header("Content-Security-Policy", f"{self.csp}; {framing(self.path)}")
         super().end_headers()
 
     def log_message(self, fmt, *args):

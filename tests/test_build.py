@@ -570,14 +570,15 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
         assert b"Freshly edited prose" in get("test.html")[1]  # the last good site is still served
         # an edited style changes the hash that lets the page's <style> apply, in both policies
         before = policies("test.html")
-        assert before[0] == before[1]
+        assert before[0] == before[1] + "; frame-ancestors 'self'"  # framing: the header only
         (root / "chapters" / "a.md").write_text(GOOD)
         with (root / "templates" / "styles" / "site.css").open("a") as css:
             css.write("\n.edited { color: red; }\n")
         wait_until(lambda: policies("test.html")[1] != before[1], 20, "no rebuild for a style")
         wait_until(lambda: policies("test.html")[0] != before[0], 5, "the header kept the old hash")
         after = policies("test.html")
-        assert after[0] == after[1] and b".edited {" in get("test.html")[1]
+        assert after[0] == after[1] + "; frame-ancestors 'self'"
+        assert b".edited {" in get("test.html")[1]
     finally:
         proc.terminate()
         proc.wait(10)

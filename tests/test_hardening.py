@@ -173,10 +173,11 @@ def cache(tmp_path, monkeypatch):
     src = assets.runtime_dir()
     copy = tmp_path / "cache" / src.name
     shutil.copytree(src, copy)
-    assets.morphdom_script()  # every build reads morphdom's tarball too
+    assets.morphdom_script()  # every build reads morphdom's and DOMPurify's tarballs too
+    assets.dompurify_script()
     (tmp_path / "cache" / "downloads").mkdir()
-    tarball = assets.cache_dir() / "downloads" / assets.MORPHDOM_TARBALL
-    shutil.copy(tarball, tmp_path / "cache" / "downloads")
+    for name in (assets.MORPHDOM_TARBALL, assets.DOMPURIFY_TARBALL):
+        shutil.copy(assets.cache_dir() / "downloads" / name, tmp_path / "cache" / "downloads")
     monkeypatch.setenv("MANYHEADS_CACHE", str(tmp_path / "cache"))
     return copy
 

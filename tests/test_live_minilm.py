@@ -160,7 +160,7 @@ IN_WORKER = """async ([url, text]) => {
     pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
   });
   await py.ready;
-  const hit = await (await caches.open("mh-model")).match(url);
+  const hit = await (await caches.open("mh-model " + new URL("./", location.href).href)).match(url);
   const bytes = new Uint8Array(await hit.arrayBuffer());
   await py.put("/home/pyodide/models/" + url.split("/").pop(), bytes);
   return JSON.stringify(await py.call("toymodels.real_heads.live:attentions", [text]));
@@ -234,6 +234,76 @@ def test_own_sentence_live_in_the_browser_then_offline(browser, site, weights):
     assert again.evaluate("window.__pwned") is None
     assert errors == []
     context.close()
+
+
+# a kept copy that is not the model: its bytes from the real file's
+DAMAGE = {
+    "corrupt": "(b) => { const c = b.slice(); c[c.length >> 1] ^= 1; return c; }",
+    "truncated": "(b) => b.slice(0, b.length >> 1)",
+    "portal": "(b) => new TextEncoder().encode('<!doctype html><title>Sign in</title><p>Wi-Fi')",
+}
+KEEP_DAMAGED = """async (url) => {
+  const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+  const cache = await caches.open("mh-model " + new URL("./", location.href).href);
+  await cache.put(url, new Response(DAMAGE_FN(bytes)));
+}"""
+KEPT_SHA256 = """async ([url, course]) => {
+  const hit = await (await caches.open("mh-model " + course)).match(url);
+  if (!hit) return null;
+  const digest = await crypto.subtle.digest("SHA-256", await hit.arrayBuffer());
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}"""
+
+
+def load_own(page, base, text):
+    open_ready(page, own_url(base, text))
+    page.locator("#real-heads [data-own-load]").click()
+    shows_own(page, text)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_kept_model_is_dropped_said_and_fetched_again(browser, site, weights, damage):
+    server = serve_dir(site)
+    base = f"http://127.0.0.1:{server.server_port}/"
+    model_url = base + "models/" + live.manifest()["file"]
+    context = browser.new_context()
+    warnings = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
+        page.goto(base + CHAPTER)
+        page.evaluate(KEEP_DAMAGED.replace("DAMAGE_FN", f"({DAMAGE[damage]})"), model_url)
+        text = "The kept copy was damaged but the model reads this"
+        load_own(page, base, text)
+        assert [w for w in warnings if "is not the file this site was built with" in w]
+        assert page.evaluate(KEPT_SHA256, [model_url, base]) == live.manifest()["sha256"]
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+def test_two_courses_on_one_origin_keep_their_own_model(browser, site, weights, tmp_path):
+    """Loading the model in one course leaves the other course's copy where it was."""
+    (tmp_path / "course-a").symlink_to(site)
+    (tmp_path / "course-b").symlink_to(site)
+    server = serve_dir(tmp_path)
+    origin = f"http://127.0.0.1:{server.server_port}/"
+    file = "models/" + live.manifest()["file"]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        load_own(page, origin + "course-a/", "The first course loads the model here")
+        load_own(page, origin + "course-b/", "The second course loads the model too")
+        for course in ("course-a/", "course-b/"):
+            kept = page.evaluate(KEPT_SHA256, [origin + course + file, origin + course])
+            assert kept == live.manifest()["sha256"], course
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
 
 
 def test_the_model_file_is_not_in_the_offline_precache(site):

@@ -37,6 +37,7 @@
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
 import { key, loadPrerendered, prerendered, prerenderedNow } from "./prerendered.js";
+import { clean } from "./sanitize.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
@@ -244,10 +245,11 @@ function morph(area, html, every = true, parsed = null) {
   return changed;
 }
 
+// Python's markup -> nodes, keeping only the elements and attributes the figure kit emits
+// (sanitize.js): a live cell that changes a figure's render, or the worker's answers, cannot
+// put a <meta> refresh, a script or a handler into the page
 export function fragment(html) {
-  const template = document.createElement("template");
-  template.innerHTML = html; // Python built this markup and escaped every piece of reader text in it
-  return template.content;
+  return clean(html);
 }
 
 class LiveFigure {

@@ -47,12 +47,19 @@ export async function boot({ pyodideURL, pyURL }, progress) {
   await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => failures.push(m) });
   if (failures.length) throw new Error(`numpy did not load: ${failures.join("; ")}`);
   progress(3, "the models");
-  const files = JSON.parse(await fetchText(new URL("files.json", pyURL)));
   const home = "/home/pyodide/site-py";
-  for (const { path, hash } of files) {
-    const text = await fetchText(new URL(`${path}?v=${hash}`, pyURL));
-    pyodide.FS.mkdirTree(`${home}/${path.split("/").slice(0, -1).join("/")}`);
-    pyodide.FS.writeFile(`${home}/${path}`, text);
+  // the site's Python in one archive (one request, not one per file); a folder without it
+  // (an older build's) is read file by file
+  const bundle = await fetch(new URL("python.zip", pyURL));
+  if (bundle.ok) {
+    pyodide.unpackArchive(await bundle.arrayBuffer(), "zip", { extractDir: home });
+  } else {
+    const files = JSON.parse(await fetchText(new URL("files.json", pyURL)));
+    for (const { path, hash } of files) {
+      const text = await fetchText(new URL(`${path}?v=${hash}`, pyURL));
+      pyodide.FS.mkdirTree(`${home}/${path.split("/").slice(0, -1).join("/")}`);
+      pyodide.FS.writeFile(`${home}/${path}`, text);
+    }
   }
   pyodide.runPython(`import sys; sys.path.insert(0, "${home}"); import numpy, toymodels`);
   pyodide.runPython("import os; os.environ['MANYHEADS_PY_URL'] = url", { globals: pyodide.toPy({ url: String(pyURL) }) });

@@ -318,9 +318,12 @@ def value(text):
 
 
 def safe(field):
-    """A CSV field a spreadsheet shows as text: one that would start a formula gets a quote."""
+    """A CSV field a spreadsheet shows as text: one that would start a formula gets a quote,
+    also after leading spaces or line breaks, and in full width (＝, which a spreadsheet in an
+    East Asian locale reads as =)."""
     text = str(field)
-    return f"'{text}" if text.startswith(FORMULA) else text
+    first = unicodedata.normalize("NFKC", text.lstrip()[:1])
+    return f"'{text}" if text.startswith(FORMULA) or first.startswith(FORMULA) else text
 
 
 def clean_svg(markup):

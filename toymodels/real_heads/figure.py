@@ -327,6 +327,7 @@ def _own(state, data, note, fid):
         data_state_form="",
         data_own_file=m["file"],
         data_own_bytes=str(m["bytes"]),
+        data_own_sha256=m["sha256"],
     )
     field = attrs(
         type="text",

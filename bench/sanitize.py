@@ -1,0 +1,105 @@
+"""`python bench/sanitize.py [SITE]`: what keeping Python's markup to the figure kit's allow-list
+costs a tap (static/sanitize.js, DOMPurify), in Debian's Chromium.
+
+Every piece of markup in the build's stored answers (prerendered/*.json: what taps draw) is
+parsed as the page parsed it before (a <template>) and as it does now (clean(): the same
+<template>, then a walk that checks it against the allow-list, and DOMPurify if anything is
+off the list); each is timed as the median of REPEAT runs, and the
+medians, 95th percentiles and the slowest are printed in milliseconds, with the machine's load.
+A tap draws one such piece (the figure's markup) and its slots; an answer worked out ahead is
+parsed in a gap between frames, before the tap (figures.js)."""
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_dir
+
+from sitebuild import build as site_build
+
+REPEAT = 15
+TIME = """async ([url, pieces, repeat]) => {
+  const { clean } = await import(url);
+  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+  const timed = (f) => {
+    const runs = [];
+    for (let i = 0; i < repeat; i++) {
+      const t = performance.now();
+      f();
+      runs.push(performance.now() - t);
+    }
+    return median(runs);
+  };
+  return pieces.map((html) => ({
+    chars: html.length,
+    template: timed(() => {
+      const t = document.createElement("template");
+      t.innerHTML = html;
+      return t.content;
+    }),
+    clean: timed(() => clean(html)),
+  }));
+}"""
+
+
+def pieces(site):
+    def walk(value):
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            for v in value:
+                yield from walk(v)
+        elif isinstance(value, str) and "<" in value:
+            yield value
+
+    return [
+        m
+        for f in sorted((site / "prerendered").glob("*.json"))
+        for m in walk(json.loads(f.read_text()))
+    ]
+
+
+def main():
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        site = (
+            Path(sys.argv[1]) if len(sys.argv) > 1 else site_build.build(ROOT, Path(tmp) / "site")
+        )
+        server = serve_dir(site)
+        base = f"http://127.0.0.1:{server.server_port}/"
+        (sanitizer,) = (site / "static").glob("sanitize.*.js")
+        load = os.getloadavg()
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            page.goto(base + "split-attend.html")
+            rows = page.evaluate(TIME, [base + "static/" + sanitizer.name, pieces(site), REPEAT])
+            browser.close()
+        server.shutdown()
+    print(
+        f"{len(rows)} pieces of markup, {REPEAT} runs each; "
+        f"load {load[0]:.1f} → {os.getloadavg()[0]:.1f}"
+    )
+    for key in ("template", "clean"):
+        ms = [r[key] for r in rows]
+        p95 = statistics.quantiles(ms, n=20)[18]
+        print(
+            f"  {key:8s} median {statistics.median(ms):6.2f} ms, p95 {p95:6.2f} ms, "
+            f"slowest {max(ms):6.2f} ms"
+        )
+    big = max(rows, key=lambda r: r["chars"])
+    print(
+        f"  the largest ({big['chars']:,} characters): "
+        f"{big['template']:.2f} → {big['clean']:.2f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
