@@ -709,8 +709,8 @@ def _drum(state, view):
     if view["snap"]:
         return (
             '<p class="mh-note cm-drum-yours">Your model has no saved checkpoints to step '
-            f"through: it is the model at step {view['step']:,}, as you picked it. The drum "
-            "replays the training of the shipped models; choose one of them above to use it. "
+            f"through: it is the model at step {view['step']:,}, as you picked it. The checkpoints "
+            "replay the training of the shipped models; choose one of them above to use it. "
             "Your own training's curve is in \u2018Train it yourself\u2019 below.</p>"
         )
     steps, step = view["steps"], view["step"]
