@@ -150,8 +150,9 @@ def test_figure_numbers_match_the_hand_calculation(angle, length):
         assert share == f"{100 * shares[j]:.1f}%", word
     assert rows["Total"][3] == "100.0%"
     assert f"Query [{shown(q[0])}, {shown(q[1])}]" in r["html"]
-    assert f"Output = Σ share × value = [{shown(out[0])}, {shown(out[1])}]" in r["html"]
-    assert f"Output: [{shown(out[0])}, {shown(out[1])}]." in r["summary"]
+    # the values and the output are the slot placed once the chapter has introduced values
+    output = f"Output = Σ share × value = [{shown(out[0])}, {shown(out[1])}]"
+    assert output in r["slots"]["output"] and "Output" not in r["html"] + r["summary"]
     top = max(range(4), key=lambda j: shares[j])
     assert f"Shares: “{WORDS[top]}” {100 * shares[top]:.1f}%" in r["summary"]
 
@@ -223,7 +224,8 @@ def test_controls_are_keyboard_ready_and_the_markup_has_no_inline_style():
     aimed = figure.render({"angle": "found"}, "q")["html"]
     assert re.search(r'aria-pressed="true"[^>]*>“found”', aimed)
     assert not re.search(r"\sstyle=|<script|\son[a-z]+=", html)
-    assert html.count('role="img"') == 2 and 'aria-label="A plane with four key arrows' in html
+    assert html.count('role="img"') == 1 and 'aria-label="A plane with four key arrows' in html
+    assert figure.render({}, "q")["slots"]["output"].count('role="img"') == 1  # the values
 
 
 def test_the_worked_figure_shows_every_step():
@@ -460,3 +462,15 @@ def test_a_link_reopens_the_view_and_the_steps_drive_the_figure(page, base_url):
     page.wait_for_selector("#move-query input[name='length'][value='0']")
     url_with(page, "move-query.length=0")
     assert set(table_shares(page).values()) == {"25.0%"}
+
+
+def test_figure_2_draws_values_only_after_the_chapter_introduces_them(site):
+    """Figure 2's square of values and its output stand after the section that defines
+    values ("The output: a weighted sum of values"), not in the figure itself."""
+    html = (site / "one-head.html").read_text(encoding="utf-8")
+    defined = html.index('id="the-output-a-weighted-sum-of-values"')
+    figure = html.index('id="move-query"')
+    square = html.index('data-slot-of="move-query" data-slot="output"')
+    assert figure < defined < square
+    assert "oh-square" not in html[figure : html.index("</figure>", figure)]
+    assert "oh-square" in html[square : square + 4000]

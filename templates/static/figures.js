@@ -156,8 +156,9 @@ function stepState(el) {
 }
 
 // A step list in use and its figure on the screen together: the list is docked (sticky, compact)
-// at the screen's edge on the figure's far side while the figure is in view, and the figure is
-// brought into the room left, its top first where it does not fit
+// at the screen's edge on the figure's far side while the figure is in view, and the figure (the
+// part of it nearest the list: the figure itself or one of its slots) is brought into the room
+// left, its top first where it does not fit
 const docked = new WeakMap(); // list -> the observer that undocks it
 function showWithSteps(figure, list) {
   const after = figure.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING;
@@ -669,7 +670,9 @@ class LiveFigure {
     const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // asked before any change
     // every part that changed in the area the action came from; elsewhere, whether any did
     const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html, origin === this.el, parsed)]]);
-    this.el.querySelector("[data-summary]").textContent = result.summary;
+    const said = this.el.querySelector("[data-summary]");
+    act.newSummary = said.textContent !== result.summary;
+    said.textContent = result.summary;
     for (const slot of this.slots) {
       const html = result.slots[slot.dataset.slot];
       if (html === undefined) changes.set(slot, []);
@@ -738,6 +741,13 @@ class LiveFigure {
     }
   }
 
+  // the part of this figure (itself or a slot) nearest EL on the page
+  nearest(el) {
+    const at = el.getBoundingClientRect().top;
+    const far = (a) => Math.abs(a.getBoundingClientRect().top - at);
+    return this.areas.reduce((a, b) => (far(b) < far(a) ? b : a));
+  }
+
   // the control the reader acted on, in AREA as it is now
   controlIn(control, area) {
     if (!control) return null;
@@ -763,10 +773,14 @@ class LiveFigure {
       if (part) this.sayWhere(at, part, "What this changed is {where}.");
       return;
     }
-    const target = away[0];
+    // the figure when what it says changed (its summary: the news), else the part nearest the
+    // control; the figure's summary is repeated only when it changed
+    const far = (a) => Math.abs(a.getBoundingClientRect().top - at.getBoundingClientRect().top);
+    const target = act.newSummary && away.includes(this.el) ? this.el : away.reduce((a, b) => (far(b) < far(a) ? b : a));
     if (target === this.el) {
       const name = this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure";
-      this.sayWhere(at, target, `${name} ({where}) now: ${this.el.querySelector("[data-summary]").textContent}`);
+      const now = this.el.querySelector("[data-summary]").textContent;
+      this.sayWhere(at, target, act.newSummary ? `${name} ({where}) now: ${now}` : `${name} ({where}) changed too.`);
     } else this.sayWhere(at, target, `“${sectionOf(target)}” ({where}) changed too.`);
   }
 
@@ -814,7 +828,7 @@ export function setupFigures() {
     if (!fig) return;
     fig.set(stepState(target), fig.el, { at: target });
     const list = target.closest(".mh-howto");
-    if (list) showWithSteps(fig.el, list);
+    if (list) showWithSteps(fig.nearest(list), list);
     else fig.el.scrollIntoView({ block: "nearest" });
   });
   window.addEventListener("beforeprint", () => {

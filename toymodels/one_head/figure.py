@@ -66,7 +66,9 @@ def normalise(state):
 
 
 def render(state=None, fid="move-query"):
-    """State in; the figure's html, state and summary out (it has no slots)."""
+    """State in; the figure's html, state and summary out. The values and the output they
+    make are its slot "output", placed where the chapter has introduced values: the figure
+    itself shows the query, the keys, the scores and the shares."""
     state = normalise(state)
     angle, length = int(state["angle"]), float(state["length"])
     q = m.query(angle, length)
@@ -76,22 +78,27 @@ def render(state=None, fid="move-query"):
         _controls(angle, length, fid)
         + '<div class="oh-row">'
         + _plane(q, angle, length, seen)
-        + _values_square(seen["out"])
         + "</div>"
         + _table(q, seen)
         + f'<p class="mh-summary">{esc(text)}</p>'
     )
-    return result(html, state, summary=text)
+    out = seen["out"]
+    output = (
+        '<div class="oh-row">'
+        + _values_square(out)
+        + f'<p class="mh-out">Output = Σ share × value = [{num(out[0])}, {num(out[1])}]</p>'
+        + "</div>"
+    )
+    return result(html, state, slots={"output": output}, summary=text)
 
 
 def summary(angle, length, seen):
-    """One sentence: where the query points, who gets what, and the output."""
+    """One sentence: where the query points and who gets what."""
     order = sorted(range(len(m.WORDS)), key=lambda j: -seen["shares"][j])
     given = ", ".join(f"{quoted(m.WORDS[j])} {percent(seen['shares'][j])}" for j in order)
-    out = seen["out"]
     return (
         f"The query of {quoted(m.WORDS[m.QUERY_WORD])} points at {angle}° with length "
-        f"{_length_text(length)}. Shares: {given}. Output: [{num(out[0])}, {num(out[1])}]."
+        f"{_length_text(length)}. Shares: {given}."
     )
 
 
@@ -276,7 +283,6 @@ def _table(q, seen):
             f"<td>{num(seen['dots'][j])}</td><td>{num(seen['scores'][j])}</td>"
             f'<td class="oh-share">{percent(share)}</td><td>{bar}</td></tr>'
         )
-    out = seen["out"]
     return (
         '<table class="mh-matrix oh-table">'
         f"<caption>Query [{num(q[0])}, {num(q[1])}] against each key</caption>"
@@ -286,5 +292,4 @@ def _table(q, seen):
         f"<tbody>{''.join(rows)}</tbody>"
         '<tfoot><tr><th scope="row">Total</th><td></td><td></td><td></td>'
         f'<td class="oh-share">{percent(seen["shares"].sum())}</td><td></td></tr></tfoot></table>'
-        f'<p class="mh-out">Output = Σ share × value = [{num(out[0])}, {num(out[1])}]</p>'
     )
