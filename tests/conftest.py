@@ -236,7 +236,13 @@ def url_with(page, *parts, without=()):
 def settled(page):
     """Wait until the page has done what its last redraw left for after the paint (figures.js:
     a slot far from the view, the URL): an idle moment with time to spare comes after it."""
-    page.evaluate("""() => new Promise((done) => {
-      const go = (idle) => (idle.timeRemaining() >= 40 ? done() : requestIdleCallback(go));
-      requestIdleCallback(go);
+    idle = page.evaluate("""() => new Promise((done) => {
+      const until = performance.now() + 20_000; // a page never idle fails the test, never hangs it
+      const go = (idle) => {
+        if (idle.timeRemaining() >= 40) done(true);
+        else if (performance.now() > until) done(false);
+        else requestIdleCallback(go, { timeout: 1000 });
+      };
+      requestIdleCallback(go, { timeout: 1000 });
     })""")
+    assert idle, "the page had no idle moment with 40 ms to spare in 20 s (an endless animation?)"
