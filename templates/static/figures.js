@@ -589,7 +589,7 @@ class LiveFigure {
   }
 
   async set(patch, origin = this.el, { control = null, typing = false, history: how = "push", at = null } = {}) {
-    if (this.isOff) return;
+    if (this.isOff) return; // Python could not start: the page says the figures stay as built
     this.lastStep = at?.matches("[data-target]") ? at : null; // the step list's own mark
     if (!this.live) return this.setEarly(patch, origin, { control, typing, how, at });
     if (!typing) this.typingIn = null;
