@@ -88,6 +88,7 @@ def render(state=None, fid="move-query"):
         + _values_square(out)
         + f'<p class="mh-out">Output = Σ share × value = [{num(out[0])}, {num(out[1])}]</p>'
         + "</div>"
+        + f'<p class="mh-summary">{esc(text)}</p>'  # the shares, beside their output
     )
     return result(html, state, slots={"output": output}, summary=text)
 
