@@ -219,8 +219,8 @@ const drawnFrom = new WeakMap();
 // `every` false, only the first (the caller only asks whether anything changed).
 // `parsed` holds markup already parsed (html -> fragment); a fragment is used once.
 function morph(area, html, every = true, parsed = null) {
-  if (drawnFrom.get(area) === html) return []; // the notes of the last action still hold
-  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
+  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove()); // notes of the last action
+  if (drawnFrom.get(area) === html) return [];
   drawnFrom.set(area, html);
   const to = area.cloneNode(false);
   const nodes = parsed?.get(html);
