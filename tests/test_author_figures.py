@@ -7,10 +7,12 @@ its own (toymodels/two_back/) in a temporary folder that the toymodels package i
 for one test, so the real toymodels/ is never written to."""
 
 import importlib
+import io
 import re
 import subprocess
 import sys
 import textwrap
+import zipfile
 
 import pytest
 from conftest import open_ready, without_build_answers
@@ -299,13 +301,22 @@ def test_a_figure_that_raises_in_the_browser_logs_its_traceback(new_page, base_u
     page = new_page(service_workers="block")  # so that the route sees the worker's requests
 
     def raise_on_word_1(route):
-        source = route.fetch().text()
+        """The site's Python comes as one archive (py/HASH/python.zip): the figure's file in it
+        raises on word 1."""
         line = '    i, view = int(state["word"]), state["view"]\n'
-        assert line in source
         failing = line + '    if i == 1:\n        raise ZeroDivisionError("word 1 divides")\n'
-        route.fulfill(body=source.replace(line, failing, 1), content_type="text/plain")
+        built = zipfile.ZipFile(io.BytesIO(route.fetch().body()))
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as changed:
+            for info in built.infolist():
+                data = built.read(info)
+                if info.filename == "toymodels/guide/first_word.py":
+                    assert line in data.decode()
+                    data = data.decode().replace(line, failing, 1).encode()
+                changed.writestr(info, data)
+        route.fulfill(body=out.getvalue(), content_type="application/zip")
 
-    page.context.route(re.compile(r".*/toymodels/guide/first_word\.py(\?.*)?$"), raise_on_word_1)
+    page.context.route(re.compile(r".*/python\.zip(\?.*)?$"), raise_on_word_1)
     # the build's answers, drawn until Python has answered for the figure, come from the code as
     # it was built, where word 1 does not raise
     without_build_answers(page.context)

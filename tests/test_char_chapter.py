@@ -418,7 +418,9 @@ def test_ablation_in_the_page_matches_python(chapter):
 
 @pytest.mark.browser
 def test_drum_loads_another_checkpoint_lazily_and_says_so(new_page, base_url):
-    page = new_page(service_workers="block")  # so that the route sees the worker's request
+    # a short screen, so that the figure (now near the chapter's top) starts more than a screen
+    # below it; the route sees the worker's requests without a service worker
+    page = new_page(service_workers="block", viewport={"width": 1280, "height": 500})
     steps = lab.steps(lab.DEFAULT_RUN)
     shown = f"/step_{steps[-1]:05d}."  # the checkpoint the figure shows at first
     fetched, held = [], []
@@ -432,7 +434,7 @@ def test_drum_loads_another_checkpoint_lazily_and_says_so(new_page, base_url):
 
     page.context.route("**/charmodel/*/step_*.npz", hold)
     open_ready(page, base_url + "one-character.html")
-    assert page.locator("#char-model").evaluate("(f) => f.getBoundingClientRect().top") > 2 * 720
+    assert page.locator("#char-model").evaluate("(f) => f.getBoundingClientRect().top") > 2 * 500
     assert fetched == []  # nothing fetched while the figure is more than a screen away
     # once the reader comes near, the checkpoint the figure shows is fetched, first, so that the
     # reader's first tap does not wait for it
