@@ -22,6 +22,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_dir
 
 from sitebuild import build as site_build
+from sitebuild.check import markup_in
 
 REPEAT = 15
 TIME = """async ([url, pieces, repeat]) => {
@@ -49,19 +50,11 @@ TIME = """async ([url, pieces, repeat]) => {
 
 
 def pieces(site):
-    def walk(value):
-        if isinstance(value, dict):
-            value = list(value.values())
-        if isinstance(value, list):
-            for v in value:
-                yield from walk(v)
-        elif isinstance(value, str) and "<" in value:
-            yield value
-
+    """Every piece of markup in the build's stored answers, as check.py reads them."""
     return [
         m
         for f in sorted((site / "prerendered").glob("*.json"))
-        for m in walk(json.loads(f.read_text()))
+        for m in markup_in(json.loads(f.read_text()))
     ]
 
 

@@ -120,7 +120,7 @@ def foreign(site):
     tags, _ = kit_allow_list()
     for stored in sorted(site.glob("prerendered/*.json")):
         rel = stored.relative_to(site).as_posix()
-        for html in sorted(set(_markup(json.loads(stored.read_text(encoding="utf-8"))))):
+        for html in sorted(set(markup_in(json.loads(stored.read_text(encoding="utf-8"))))):
             out += [(rel, what) for what in _away(html)]
             out += [
                 (rel, f"<{tag}>, which a figure's markup may not hold (static/sanitize.js)")
@@ -139,12 +139,13 @@ def kit_allow_list():
     return set(lists[0]), set(lists[1])
 
 
-def _markup(value):
+def markup_in(value):
+    """Every string holding markup in a stored answer (dicts and lists walked through)."""
     if isinstance(value, dict):
         value = list(value.values())
     if isinstance(value, list):
         for v in value:
-            yield from _markup(v)
+            yield from markup_in(v)
     elif isinstance(value, str) and "<" in value:
         yield value
 

@@ -36,6 +36,16 @@ def hold_python(page):
     return release
 
 
+def open_before_python(page, url):
+    """Open URL without the build's answers and with Python held back; -> the function that
+    lets Python start."""
+    without_build_answers(page)
+    release = hold_python(page)
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return release
+
+
 def pressed(page, key):
     return page.evaluate(
         """([fid, key]) => document.querySelector(
@@ -55,10 +65,7 @@ def wait_pressed(page, key, value):
 
 @pytest.mark.browser
 def test_a_tap_the_build_did_not_draw_is_kept_and_drawn_once_python_is_ready(base_url, page):
-    without_build_answers(page)
-    release = hold_python(page)
-    page.goto(f"{base_url}{CHAPTER}#{FIG}")
-    page.wait_for_load_state("load")
+    release = open_before_python(page, f"{base_url}{CHAPTER}#{FIG}")
     assert pressed(page, "word") == "7"
     before = page.evaluate(PLACES, FIG)
     kept = page.locator(f'#{FIG} [data-body] button[data-key="word"][data-value="6"]')
@@ -86,10 +93,7 @@ def test_a_tap_the_build_did_not_draw_is_kept_and_drawn_once_python_is_ready(bas
 
 @pytest.mark.browser
 def test_a_step_tapped_before_python_is_kept_too(base_url, page):
-    without_build_answers(page)
-    release = hold_python(page)
-    page.goto(f"{base_url}{CHAPTER}")
-    page.wait_for_load_state("load")
+    release = open_before_python(page, f"{base_url}{CHAPTER}")
     step = page.locator(f'[data-target="{FIG}"][data-key="step"][data-value="qk"]').first
     step.click()
     page.wait_for_selector(f'[data-target="{FIG}"][data-value="qk"].mh-pending')
