@@ -26,6 +26,7 @@ PAGE_TEXT = """(figure) => {
     const el = n.parentElement;
     if (!n.textContent.trim() || el.closest(skip) || !el.checkVisibility()) continue;
     if (el.closest("svg")) out.pictures.push(n.textContent.trim());
+    else if (el.matches("sup") && out.words.length) out.words.push(out.words.pop() + n.textContent);
     else out.words.push(n.textContent);
   }
   for (const td of figure.querySelectorAll("td, th")) {

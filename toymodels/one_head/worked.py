@@ -9,7 +9,7 @@ from toymodels.one_head.model.
 import numpy as np
 
 from ..page.figure import merge, result
-from ..page.html import attrs, esc, num
+from ..page.html import attrs, esc, num, symbols
 from . import model as m
 
 DEFAULTS = {}
@@ -42,7 +42,7 @@ def table(caption, rows, cols, cells, *, corner="", cls="mh-matrix oh-worked"):
             tds.append(f"<td{attrs(class_=cls_)}>{esc(text)}</td>")
         body.append(f'<tr><th scope="row">{esc(label)}</th>{"".join(tds)}</tr>')
     return (
-        f"<table{attrs(class_=cls)}><caption>{esc(caption)}</caption>"
+        f"<table{attrs(class_=cls)}><caption>{symbols(caption)}</caption>"
         f"<thead><tr><td>{esc(corner)}</td>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 

@@ -65,6 +65,10 @@ SKIP_TAGS = {"form", "noscript", "script", "style", "template", "input", "select
 SKIP_CLASSES = {"sr", "mh-controls", "mh-pick", "mh-download-panel", "mh-fig-buttons"}
 BLOCKS = {"p", "div", "li", "ol", "ul", "dl", "dt", "dd", "section", "h2", "h3", "h4", "figure"}
 VOID = {"br", "img", "wbr", "hr", "meta", "link", "col", "source", "input"}
+# a raised letter (W<sup>Q</sup>) travels through the reader between these two marks, and is
+# drawn raised in the picture and written W^Q in the CSV
+RAISE, LOWER = "\ue000", "\ue001"
+RAISED = re.compile(f"{RAISE}([^{LOWER}]*){LOWER}")
 # the properties of the page's style sheet that an SVG document draws with
 SVG_PROPERTIES = {
     "fill",
@@ -169,6 +173,8 @@ class _Reader(HTMLParser):
             return
         a = dict(attrs)
         classes = (a.get("class") or "").split()
+        if tag == "sup":
+            self.handle_data(RAISE)
         if tag not in VOID:
             if tag in BLOCKS or tag == "table":
                 self.flush()
@@ -215,6 +221,8 @@ class _Reader(HTMLParser):
                     self._picture(clean_svg("".join(self.svg)))
                     self.svg = []
             return
+        if tag == "sup":
+            self.handle_data(LOWER)
         if tag in BLOCKS or tag == "table":
             self.flush()
         self._close_element(tag)
@@ -321,7 +329,7 @@ def safe(field):
     """A CSV field a spreadsheet shows as text: one that would start a formula gets a quote,
     also after leading spaces or line breaks, and in full width (＝, which a spreadsheet in an
     East Asian locale reads as =)."""
-    text = str(field)
+    text = RAISED.sub(r"^\1", str(field))
     first = unicodedata.normalize("NFKC", text.lstrip()[:1])
     return f"'{text}" if text.startswith(FORMULA) or first.startswith(FORMULA) else text
 
@@ -362,7 +370,9 @@ def table_csv(tables, caption, state, source):
 
 
 def _esc(text):
-    return escape(text)  # quotes too: no text can pose as an attribute (see _colours)
+    """Text -> SVG text; quotes too, so no text can pose as an attribute (see _colours)."""
+    raised = r'<tspan style="baseline-shift:super;font-size:75%">\1</tspan>'
+    return RAISED.sub(raised, escape(text))
 
 
 def _text(x, y, text, tone=None, anchor="start", size=14):
@@ -445,7 +455,7 @@ def _shown(text, shade, visible=None):
 
 
 def _text_w(text, size):
-    return len(text) * size * CHAR_W
+    return len(RAISED.sub(r"\1", text)) * size * CHAR_W
 
 
 def table_svg(t, top):

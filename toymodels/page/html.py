@@ -22,6 +22,20 @@ def esc(value):
     return text
 
 
+MATRIX_NAME = re.compile(r"\bW_([QKVO])\b")
+
+
+def symbols(text):
+    """Text -> HTML text, with a weight matrix's name written as the chapters' maths writes it:
+    "Q = X · W_Q" -> "Q = X · W<sup>Q</sup>". (Code keeps W_Q, which the chapters say once.)"""
+    return MATRIX_NAME.sub(r"W<sup>\1</sup>", esc(text))
+
+
+def spoken(text):
+    """Text for a screen reader or a title: "W_Q" -> "W-Q", as the chapters say it is read."""
+    return MATRIX_NAME.sub(r"W-\1", str(text))
+
+
 @functools.cache
 def _attribute(name):
     """class_ -> class, data_key -> data-key"""

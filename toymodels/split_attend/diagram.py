@@ -1,24 +1,30 @@
 """The shape of multi-head attention as an SVG drawn at build time:
-X -> head 1 … head h -> concat -> W_O.
+X -> head 1 … head h -> concat -> W^O.
 
 Drawn twice: left to right for a wide column, and top to bottom for a phone's (site.css shows
 one), so its labels are never shrunk below a legible size."""
 
 from ..page.figure import result
-from ..page.html import esc
+from ..page.html import MATRIX_NAME, esc, spoken
 
 W, H = 640, 250
-SAYS = (
+SAYS = spoken(
     "X goes to every head at once; the heads’ outputs are concatenated and multiplied by W_O, "
     "giving the same shape as X."
 )
+# W_O raised as the maths writes it (W^O); it ends its label, so the raised baseline ends too
+RAISED = r'W<tspan dy="-6" font-size="75%">\1</tspan>'
+
+
+def _label(text):
+    return MATRIX_NAME.sub(RAISED, esc(text))
 
 
 def _box(x, y, w, h, label, cls="box", sub=""):
     middle = x + w / 2
     text = (
         f'<text x="{middle}" y="{y + h / 2 + (-4 if sub else 5)}" text-anchor="middle">'
-        f"{esc(label)}</text>"
+        f"{_label(label)}</text>"
     )
     if sub:
         text += (
@@ -72,7 +78,7 @@ def svg(heads=("head 1", "head 2", "…", "head h")):
 
 def tall(heads):
     """The same diagram top to bottom, 340 wide: X over the heads, which a line on the left feeds
-    and a line on the right gathers into concat, then W_O."""
+    and a line on the right gathers into concat, then W^O."""
     w, top, step = 340, 90, 50
     parts = [ARROWHEAD.format(id="mh-arrow-tall")]
     parts.append(_box(95, 10, 150, 50, "X", sub="T × d_model"))

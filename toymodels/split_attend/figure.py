@@ -1,5 +1,5 @@
 """Figure "Split, attend, concatenate, mix": a five-step stepper over real matrices, and
-a slot where the reader edits both heads' W_Q and W_K (or picks a preset)."""
+a slot where the reader edits both heads' W^Q and W^K (or picks a preset)."""
 
 import re
 
@@ -7,7 +7,7 @@ import numpy as np
 
 from ..page import kit
 from ..page.figure import failure, merge, result
-from ..page.html import esc, num, pct, quoted, tenths
+from ..page.html import esc, num, pct, quoted, spoken, symbols, tenths
 from . import model as sa
 
 STEPS = (
@@ -227,7 +227,7 @@ def _mix(run, words, cell):
         word = esc(quoted(words[row]))
         note = (
             f'<p class="mh-out" role="status">Output ({word}, d{col + 1}) = row {word} of C · '
-            f"column d{col + 1} of W_O: {terms} = {num(run['Y'][row, col])}. "
+            f"column d{col + 1} of W<sup>O</sup>: {terms} = {num(run['Y'][row, col])}. "
             "Its first two terms come from head 1, the last two from head 2.</p>"
         )
     else:
@@ -255,7 +255,7 @@ def _mix(run, words, cell):
 
 def _weight_input(head, which, label, row, col, value):
     name = _field(head, which, row, col)
-    described = f"Head {head + 1} {label} row {sa.FEATURES[row]} column {col + 1}"
+    described = f"Head {head + 1} {spoken(label)} row {sa.FEATURES[row]} column {col + 1}"
     return (
         f'<td><input type="number" step="0.5" min="-{LIMIT:g}" max="{LIMIT:g}" name="{name}" '
         f'data-fk="{name}" value="{float(value):g}" aria-label="{described}"></td>'
@@ -279,8 +279,9 @@ def _editor(state, heads):
                 for row in range(sa.D_MODEL)
             )
             tables.append(
-                f'<table class="mh-matrix mh-weights"><caption>Head {head + 1}: {label} (4 × 2)'
-                '</caption><thead><tr><td></td><th scope="col">1</th><th scope="col">2</th></tr>'
+                '<table class="mh-matrix mh-weights">'
+                f"<caption>Head {head + 1}: {symbols(label)} (4 × 2)</caption>"
+                '<thead><tr><td></td><th scope="col">1</th><th scope="col">2</th></tr>'
                 f"</thead><tbody>{rows}</tbody></table>"
             )
         panels.append(

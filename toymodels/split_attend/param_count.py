@@ -3,7 +3,7 @@ heads."""
 
 from ..many_heads.sizes import GPT2_SMALL, GPT3
 from ..page.figure import merge, result
-from ..page.html import esc
+from ..page.html import esc, symbols
 
 GPT2_HEADS = GPT2_SMALL["n_head"]
 GPT2_LAYERS = GPT2_SMALL["n_layer"]
@@ -91,7 +91,7 @@ def render(state=None, fid="params"):
         return result(form + why, state, summary=reason)
     width = f"{d_model:,}"
     rows = "".join(
-        f'<tr><th scope="row">{name}</th>'
+        f'<tr><th scope="row">{symbols(name)}</th>'
         f"<td>{width} × {width}</td><td>{d_model * d_model:,}</td></tr>"
         for name in ("W_Q", "W_K", "W_V", "W_O")
     )

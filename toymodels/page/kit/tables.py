@@ -5,7 +5,7 @@ its row and column, and the download (toymodels/page/download.py) turns them int
 drawn grid as they are.
 """
 
-from ..html import attrs, esc, num, pct, tenths
+from ..html import attrs, esc, num, pct, symbols, tenths
 
 
 def matrix(
@@ -24,7 +24,8 @@ def matrix(
     cls="mh-matrix",
 ):
     """A numeric table: a row per label of ROWS, a column per label of COLS, numbers with PLACES
-    decimals and a real minus sign. SHAPE adds "(rows × columns)" to the caption; row SELECTED
+    decimals and a real minus sign; a matrix name in CAPTION such as W_Q is drawn W<sup>Q</sup>
+    (html.symbols). SHAPE adds "(rows × columns)" to the caption; row SELECTED
     is marked "sel"; LIT = (row, column) highlights a row, a column or one cell ("hl");
     COL_CLASS(j) colours column j (e.g. by head). With KEY every cell is a control that sets
     state[KEY] = "ROW,COLUMN", and the table is one Tab stop (focus keys FK-i-j)."""
@@ -51,7 +52,7 @@ def matrix(
             f"<tr{attrs(class_='sel' if i == selected else None)}>"
             f'<th scope="row">{esc(label)}</th>{"".join(cells)}</tr>'
         )
-    cap = esc(caption)
+    cap = symbols(caption)
     if shape:
         cap += f' <span class="shape">({len(body)} × {len(cols)})</span>'
     table = attrs(class_=cls, data_fk=None if key else fk, data_roving="grid" if key else None)
