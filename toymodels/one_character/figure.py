@@ -19,6 +19,8 @@ Links shared before the fields had these names use run, sel, lh, off, copy, at a
 Pyodide.
 """
 
+from dataclasses import dataclass
+
 from ..many_heads.sizes import GPT3
 from ..page import kit
 from ..page.figure import merge, result
@@ -131,6 +133,30 @@ def _snapshot_or_take():
     return yours.get()
 
 
+@dataclass(frozen=True)
+class View:
+    """What one normalised state shows: the model at its checkpoint and the reader's text,
+    read once by normalise() and passed to every section of the figure."""
+
+    step: int  # the checkpoint shown
+    steps: list  # every checkpoint of the model (one for the reader's own)
+    measured: dict  # the evaluation's record of that checkpoint (lab.measured)
+    params: dict  # the weights (model.py's names -> arrays)
+    cfg: dict  # n_layer, n_head, d_model, ...
+    pulled_out: list  # heads pulled out, (layer, head) from 1
+    ablate: list  # the same from 0, as the model takes them
+    text: str  # the characters the model reads, at most max_chars
+    rejected: list  # (index, character) the model does not know, left out
+    cut: bool  # the text was longer than max_chars
+    selected: int  # the selected character's index in text
+    layer: int  # the head of sections 3-5: its layer, from 1
+    head: int  # and its head, from 1
+    seed: int  # the nonsense pair's seed
+    snap: dict | None  # the reader's own model, when it is the one shown
+    note: str  # why the figure shows another model than asked for ("" if none)
+    max_chars: int  # the longest text this model reads
+
+
 def normalise(state):
     """Defaults filled in, one-shots carried out, every field clamped -> (state, view)."""
     state = merge(DEFAULTS, state, ALIASES)
@@ -190,25 +216,25 @@ def normalise(state):
         layer, head = L, 1 + max(range(H), key=lambda h: induction[h])
     seed = whole(state["nonsense"], 9) or 0
     state["nonsense"] = str(seed)
-    view = {
-        "step": step,
-        "steps": steps,
-        "measured": measured,
-        "params": params,
-        "cfg": cfg,
-        "pulled_out": pulled_out,
-        "ablate": ablate,
-        "text": text,
-        "rejected": rejected,
-        "cut": cut,
-        "selected": selected,
-        "layer": layer,
-        "head": head,
-        "seed": seed,
-        "snap": snap,
-        "note": note,
-        "max_chars": max_chars,
-    }
+    view = View(
+        step=step,
+        steps=steps,
+        measured=measured,
+        params=params,
+        cfg=cfg,
+        pulled_out=pulled_out,
+        ablate=ablate,
+        text=text,
+        rejected=rejected,
+        cut=cut,
+        selected=selected,
+        layer=layer,
+        head=head,
+        seed=seed,
+        snap=snap,
+        note=note,
+        max_chars=max_chars,
+    )
     return state, view
 
 
@@ -216,7 +242,7 @@ def render(state=None, fid="char-model"):
     """-> the figure's html (section 1), its slots (the other sections), state, error (always
     None) and summary."""
     state, view = normalise(state)
-    if not view["text"]:
+    if not view.text:
         why = (
             "Type at least one character the model knows: "
             "a to z, space, full stop, comma or apostrophe."
@@ -225,19 +251,19 @@ def render(state=None, fid="char-model"):
         slots = {name: wait for name in SECTIONS}
         return result(_predict(state, view, None, fid), state, slots=slots, summary=why)
     look = lab.look(
-        view["params"],
-        view["cfg"],
-        view["text"],
-        view["selected"],
-        view["layer"] - 1,
-        view["head"] - 1,
-        view["ablate"],
+        view.params,
+        view.cfg,
+        view.text,
+        view.selected,
+        view.layer - 1,
+        view.head - 1,
+        view.ablate,
     )
-    demo = lab.copying_demo(view["params"], view["cfg"], view["seed"], view["ablate"])
+    demo = lab.copying_demo(view.params, view.cfg, view.seed, view.ablate)
     best = int(look["probs"].argmax())
     summary = (
-        f"After {quoted_char(view['text'][-1])} the model ({_run_name(state, view)}, "
-        f"step {view['step']:,}) expects {quoted_char(cm.VOCAB[best])} "
+        f"After {quoted_char(view.text[-1])} the model ({_run_name(state, view)}, "
+        f"step {view.step:,}) expects {quoted_char(cm.VOCAB[best])} "
         f"with {100 * look['probs'][best]:.1f}%."
     )
     slots = {
@@ -259,7 +285,7 @@ def render(state=None, fid="char-model"):
 
 
 def _run_name(state, view):
-    return "yours" if view["snap"] else RUN_NAMES[state["model"]]
+    return "yours" if view.snap else RUN_NAMES[state["model"]]
 
 
 def your_story(snap):
@@ -314,10 +340,10 @@ def run_story(run):
 
 def _size(view):
     """The model's size in the weights running, beside GPT-3's."""
-    cfg = view["cfg"]
+    cfg = view.cfg
     return (
         f'<p class="cm-size"><strong>{cfg["n_layer"]} layers × {cfg["n_head"]} heads · '
-        f"{cfg['d_model']} numbers per character · {cm.n_params(view['params']):,} parameters"
+        f"{cfg['d_model']} numbers per character · {cm.n_params(view.params):,} parameters"
         "</strong> (counted in the weights you are running). "
         f"GPT-3: {GPT3['n_layer']} layers × {GPT3['n_head']} heads · {GPT3['d_model']:,} "
         f"numbers per token · about {param_count.gpt3_billions()} billion parameters.</p>"
@@ -329,31 +355,27 @@ def _predict(state, view, look, fid):
     without text)."""
     fid = esc(fid)
     runs = [(run, capital(RUN_NAMES[run])) for run in lab.RUNS]
-    snap = view["snap"] or yours.get()
+    snap = view.snap or yours.get()
     offered = snap["step"] if snap else train_live.current_step()
     if offered is not None:  # the reader's model, once the trainer has one
         runs.append((yours.NAME, f"Yours (step {offered:,})"))
-    story = your_story(view["snap"]) if view["snap"] else run_story(state["model"])
-    note = (
-        f'<p class="mh-why cm-no-model" role="status">{esc(view["note"])}</p>'
-        if view["note"]
-        else ""
-    )
+    story = your_story(view.snap) if view.snap else run_story(state["model"])
+    note = f'<p class="mh-why cm-no-model" role="status">{esc(view.note)}</p>' if view.note else ""
     rejected = ""
-    if view["rejected"]:
-        chars = ", ".join(dict.fromkeys(quoted_char(c) for _, c in view["rejected"]))
+    if view.rejected:
+        chars = ", ".join(dict.fromkeys(quoted_char(c) for _, c in view.rejected))
         rejected = (
             '<p class="mh-why cm-rejected" role="status">'
             f"Not among the model's {len(cm.VOCAB)} characters, so left out: {esc(chars)}. "
             "It knows a to z, space, full stop, comma and apostrophe: "
             "no capitals, digits or other signs.</p>"
         )
-    if view["cut"]:
+    if view.cut:
         rejected += (
-            f'<p class="mh-why" role="status">The model reads the first {view["max_chars"]} '
+            f'<p class="mh-why" role="status">The model reads the first {view.max_chars} '
             "characters: the length it was trained on.</p>"
         )
-    full = len(view["text"]) >= view["max_chars"]
+    full = len(view.text) >= view.max_chars
     write = attrs(data_key="write", data_value="1", data_fk="write", disabled=full)
     form = (
         f'<form class="mh-sentence cm-text" data-state-form="live">'
@@ -372,9 +394,9 @@ def _predict(state, view, look, fid):
     if look is None:
         return top
     best = int(look["probs"].argmax())
-    pulled_out = view["pulled_out"]
+    pulled_out = view.pulled_out
     expects = (
-        f'<p class="mh-out cm-next" role="status">After {esc(quoted_char(view["text"][-1]))} '
+        f'<p class="mh-out cm-next" role="status">After {esc(quoted_char(view.text[-1]))} '
         f"it expects <strong>{esc(quoted_char(cm.VOCAB[best]))}</strong> "
         f"({100 * look['probs'][best]:.1f}%)."
         + (f" Heads pulled out: {esc(_names(pulled_out))}." if pulled_out else "")
@@ -407,7 +429,7 @@ def _tape(view, slot, label):
     """The reader's text as buttons: choose a character to select it in every section. Drawn
     once per text and slot and kept; a tap only moves the pressed button, byte for byte what
     kit.token_buttons draws with that character selected."""
-    text, i = view["text"], view["selected"]
+    text, i = view.text, view.selected
     key = (text, slot, label)
     if key not in _tapes:
         if len(_tapes) >= KEEP_TAPES:
@@ -429,18 +451,18 @@ def _tape(view, slot, label):
 
 
 def _picked(view):
-    return f"{quoted_char(view['text'][view['selected']])} (character {view['selected'] + 1})"
+    return f"{quoted_char(view.text[view.selected])} (character {view.selected + 1})"
 
 
 def _numbers(view, look):
-    at = view["selected"]
+    at = view.selected
     return (
         _tape(view, "numbers", "Choose a character")
         + f"<p>{esc(_picked(view))}: its embedding, the position code for place {at + 1}, "
-        f"and their sum, {view['cfg']['d_model']} numbers each. Blue and a tick up is positive, "
+        f"and their sum, {view.cfg['d_model']} numbers each. Blue and a tick up is positive, "
         "orange and a tick down negative.</p>"
         + '<dl class="cm-strips">'
-        + f"<dt>embedding of {esc(quoted_char(view['text'][at]))}</dt>"
+        + f"<dt>embedding of {esc(quoted_char(view.text[at]))}</dt>"
         f"<dd>{draw.strip(look['embed'], 'embedding')}</dd>"
         + f"<dt>position {at + 1}</dt><dd>{draw.strip(look['pos'], 'position code')}</dd>"
         + f"<dt>sum: what layer 1 reads</dt><dd>{draw.strip(look['x0'], 'sum')}</dd></dl>"
@@ -453,14 +475,14 @@ def _head_button(view, slot, layer, head):
         "head",
         f"{layer}.{head}",
         head_name(layer, head),
-        (layer, head) == (view["layer"], view["head"]),
+        (layer, head) == (view.layer, view.head),
         fk=f"{slot}-h{layer}.{head}",
     )
 
 
 def _head_picker(view, slot):
     """Every head as a button, to open it in sections 3-5."""
-    L, H = view["cfg"]["n_layer"], view["cfg"]["n_head"]
+    L, H = view.cfg["n_layer"], view.cfg["n_head"]
     heads = [
         (f"{layer}.{head}", head_name(layer, head))
         for layer in range(1, L + 1)
@@ -469,7 +491,7 @@ def _head_picker(view, slot):
     return kit.choices(
         "head",
         heads,
-        f"{view['layer']}.{view['head']}",
+        f"{view.layer}.{view.head}",
         label="Layer and head",
         cls="mh-pick cm-heads-pick",
         fk=lambda value: f"{slot}-h{value}",
@@ -480,7 +502,7 @@ def _row_table(view, caption, values, cells):
     """One number per character up to the selected one, later ones shuttered. Each character is a
     row (its character, then its numbers), and the rows stand side by side and wrap like words
     (charmodel.css): the table fits any width, and never scrolls sideways."""
-    at, text = view["selected"], view["text"]
+    at, text = view.selected, view.text
     head = "".join(f'<th scope="col">{esc(name)}</th>' for name, _ in values)
     body = []
     for j, c in enumerate(text):
@@ -500,22 +522,22 @@ def _row_table(view, caption, values, cells):
 
 
 def _head_name(view):
-    return head_name(view["layer"], view["head"])
+    return head_name(view.layer, view.head)
 
 
 def _scores(view, look):
-    K, scores = view["cfg"]["d_head"], look["scores"]
+    K, scores = view.cfg["d_head"], look["scores"]
     top = int(scores.argmax())
 
     def cell(j, x):
         mark = " ▲" if j == top else ""
         return f"<td{attrs(class_='top' if j == top else None)}>{num(x)}{mark}</td>"
 
-    text = view["text"]
+    text = view.text
     return (
         _head_picker(view, "scores")
         + _tape(view, "scores", "Choose a character")
-        + f"<p>Layer {view['layer']}, head {view['head']}: the query of {esc(_picked(view))} "
+        + f"<p>Layer {view.layer}, head {view.head}: the query of {esc(_picked(view))} "
         f"against the key of every character up to it. Score = q·k / √{K}. "
         f"The highest (▲) is {esc(quoted_char(text[top]))} at place {top + 1}, "
         f"{num(scores[top])}.</p>"
@@ -525,7 +547,7 @@ def _scores(view, look):
             [("q·k/√" + str(K), scores)],
             cell,
         )
-        + f'<dl class="cm-strips"><dt>query of {esc(quoted_char(text[view["selected"]]))}</dt>'
+        + f'<dl class="cm-strips"><dt>query of {esc(quoted_char(text[view.selected]))}</dt>'
         f"<dd>{draw.strip(look['q'], 'query')}</dd>"
         f"<dt>key of {esc(quoted_char(text[top]))}</dt>"
         f"<dd>{draw.strip(look['k'][top], 'key')}</dd></dl>"
@@ -544,7 +566,7 @@ def _weights(view, look):
     return (
         _tape(view, "weights", "Choose a character")
         + f"<p>Softmax turns the scores into weights that add to {pct(int(shares.sum()))}: "
-        f"{esc(quoted_char(view['text'][top]))} at place {top + 1} gets the most, "
+        f"{esc(quoted_char(view.text[top]))} at place {top + 1} gets the most, "
         f"{pct(int(shares[top]))}. The characters after {esc(_picked(view))} are behind the "
         "shutter: the model cannot see them.</p>"
         + _row_table(
@@ -561,7 +583,7 @@ def _residual(view, look):
     order = [int(j) for j in weights.argsort()[::-1][:3]]
 
     def share_of(j):  # as the weights table shows it
-        return f"{kit.share(weights, j)} × value of {esc(quoted_char(view['text'][j]))}"
+        return f"{kit.share(weights, j)} × value of {esc(quoted_char(view.text[j]))}"
 
     terms = " + ".join(share_of(j) for j in order)
     lines = "".join(
@@ -574,7 +596,7 @@ def _residual(view, look):
     return (
         _tape(view, "residual", "Choose a character")
         + f"<p>{name} brings back Σ weight × value: here mostly {terms}. "
-        f"Its output matrix turns that into {view['cfg']['d_model']} numbers added to "
+        f"Its output matrix turns that into {view.cfg['d_model']} numbers added to "
         f"{esc(_picked(view))}'s stream.</p>"
         + f'<dl class="cm-strips">{lines}<dt>what {name} adds to the stream</dt>'
         f"<dd>{draw.strip(look['head_out'], 'head output')}</dd></dl>"
@@ -589,7 +611,7 @@ def _residual(view, look):
 
 
 def _anatomy(view, look):
-    cfg = view["cfg"]
+    cfg = view.cfg
     rows = "".join(
         f"<dt>layer {layer + 1} MLP, {cfg['d_mlp']} neurons</dt>"
         f"<dd>{draw.needles(look['act'][layer], f'layer {layer + 1} MLP neurons')}</dd>"
@@ -605,8 +627,8 @@ def _anatomy(view, look):
 
 
 def _heads(state, view, look):
-    labels = lab.labels_of(view["measured"])
-    T = len(view["text"])
+    labels = lab.labels_of(view.measured)
+    T = len(view.text)
     first = max(0, T - WINDOW)
     items = []
     for layer, head, name, nums in labels:
@@ -616,9 +638,9 @@ def _heads(state, view, look):
             f"itself {nums['itself']:.2f} · spaces {nums['spaces']:.2f} · "
             f"copying {nums['induction']:.2f}"
         )
-        out = (layer, head) in view["pulled_out"]
+        out = (layer, head) in view.pulled_out
         label = f"{head_name(layer, head)} on the last {T - first} characters"
-        picture = draw.grid(att, first, view["selected"], label)
+        picture = draw.grid(att, first, view.selected, label)
         items.append(
             f"<li{attrs(class_='cm-head' + (' is-off' if out else ''))}>"
             f"{_head_button(view, 'heads', layer, head)}"
@@ -628,14 +650,14 @@ def _heads(state, view, look):
     span = f"the last {WINDOW} of your {T} characters" if first else f"your {T} characters"
     row = (
         f"the outlined row is {_picked(view)}"
-        if view["selected"] >= first
+        if view.selected >= first
         else f"{_picked(view)} comes before them, so no row is outlined"
     )
     where = (
-        f"measured on your model when you picked it (step {view['step']:,}), on "
-        f"{view['snap']['n_copy']} stretches of random words that never repeat"
-        if view["snap"]
-        else f"the evaluation measured for step {view['step']:,} on held-out text"
+        f"measured on your model when you picked it (step {view.step:,}), on "
+        f"{view.snap['n_copy']} stretches of random words that never repeat"
+        if view.snap
+        else f"the evaluation measured for step {view.step:,} on held-out text"
     )
     return (
         f"<p>Each picture is one head on {span}: a row for each character looking, darker is "
@@ -653,7 +675,7 @@ def _heads(state, view, look):
 
 def _copying(view, demo):
     text, source, T = demo["text"], demo["source"], len(demo["text"])
-    L = view["cfg"]["n_layer"]
+    L = view.cfg["n_layer"]
     looks = demo["to_source"]
     best = max(range(len(looks)), key=lambda h: looks[h])
 
@@ -673,9 +695,9 @@ def _copying(view, demo):
     heads = " · ".join(
         f"{head_name(L, head + 1)} {100 * share:.1f}%" for head, share in enumerate(looks)
     )
-    end = view["measured"]
+    end = view.measured
     last, want = esc(quoted_char(text[-1])), esc(quoted_char(demo["want"]))
-    new_pair = attrs(data_key="nonsense", data_value=str(view["seed"] + 1), data_fk="copy-new")
+    new_pair = attrs(data_key="nonsense", data_value=str(view.seed + 1), data_fk="copy-new")
     return (
         f'<p class="cm-pair"><span aria-hidden="true">{chars}</span>'
         f'<span class="sr">{esc(text)}</span></p>'
@@ -688,35 +710,31 @@ def _copying(view, demo):
         f"the second copy, {demo['n_right']} of {len(demo['checks'])} right here.</p>"
         f'<ul class="cm-checks">{marks}</ul>'
         + (
-            f"<p>Measured when you picked it, on the trainer's {view['snap']['n_copy']} stretches "
+            f"<p>Measured when you picked it, on the trainer's {view.snap['n_copy']} stretches "
             "of repeated nonsense: at step "
-            if view["snap"]
+            if view.snap
             else "<p>The evaluation measured this on many stretches of repeated nonsense: at step "
         )
-        + f"{view['step']:,} this model copies <strong>{100 * end['copying']:.1f}%</strong> "
+        + f"{view.step:,} this model copies <strong>{100 * end['copying']:.1f}%</strong> "
         "of the repeated characters right"
-        + (
-            " (with every head in; pulling heads out is measured below)"
-            if view["pulled_out"]
-            else ""
-        )
+        + (" (with every head in; pulling heads out is measured below)" if view.pulled_out else "")
         + ".</p>"
         f'<button type="button"{new_pair}>A new nonsense pair</button>'
     )
 
 
 def _drum(state, view):
-    if view["snap"]:
+    if view.snap:
         return (
             '<p class="mh-note cm-drum-yours">Your model has no saved checkpoints to step '
-            f"through: it is the model at step {view['step']:,}, as you picked it. The checkpoints "
+            f"through: it is the model at step {view.step:,}, as you picked it. The checkpoints "
             "replay the training of the shipped models; choose one of them above to use it. "
             "Your own training's curve is in \u2018Train it yourself\u2019 below.</p>"
         )
-    steps, step = view["steps"], view["step"]
+    steps, step = view.steps, view.step
     i = steps.index(step)
     points = lab.evaluation()["runs"][state["model"]]["checkpoints"]
-    now = view["measured"]
+    now = view.measured
     when = lab.when_copying_appears(state["model"])
     jumps = ""
     if when:
@@ -762,13 +780,13 @@ def _toggle(layer, head, pulled_out):
 
 
 def _ablate(state, view, demo):
-    L, H = view["cfg"]["n_layer"], view["cfg"]["n_head"]
-    pulled_out = set(view["pulled_out"])
+    L, H = view.cfg["n_layer"], view.cfg["n_head"]
+    pulled_out = set(view.pulled_out)
     every = [(layer, head) for layer in range(1, L + 1) for head in range(1, H + 1)]
     buttons = "".join(_toggle(layer, head, pulled_out) for layer, head in every)
     back = attrs(data_key="pulled_out", data_value="", data_fk="off-none", disabled=not pulled_out)
     reset = f'<button type="button"{back}>Put every head back</button>'
-    snap = view["snap"]
+    snap = view.snap
     if snap:
         ablation, columns = snap["ablation"], ("pulled out", "copying")
     else:
@@ -791,7 +809,7 @@ def _ablate(state, view, demo):
     final = ablation["none"]
     want, p_want = esc(quoted_char(demo["want"])), f"{100 * demo['p_want']:.1f}%"
     live = (
-        f"With {esc(_names(view['pulled_out']))} out, the copying demo gives {want} {p_want} "
+        f"With {esc(_names(view.pulled_out))} out, the copying demo gives {want} {p_want} "
         f"and gets {demo['n_right']} of {len(demo['checks'])} right."
         if pulled_out
         else f"With every head in, the copying demo gives {want} {p_want}."
