@@ -6,6 +6,7 @@
 #   make serve / make build   the site tier only: what the build and the site need
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
 #   make lint                 the lint tier only (ruff, no site or test tier), then ruff
+#   make ci-time              times `bash .ci/run` in a clean clone of HEAD into bench/RESULTS.md
 #   make export               re-exports "Real heads" and "Heads that copy" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
@@ -25,7 +26,7 @@ TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproje
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test lint bench shots zip scorm export pyodide chromium corpus clean
+.PHONY: serve build test lint ci-time bench shots zip scorm export pyodide chromium corpus clean
 
 serve: $(SITE_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -84,6 +85,11 @@ clean:
 
 bench: $(TEST_STAMP) pyodide chromium
 	$(PY) bench/run.py
+
+# a clean clone of HEAD, `bash .ci/run` in it (it sets itself up, as CI does), timed into
+# bench/RESULTS.md with its tests passed and failed and the load before and after (30+ minutes)
+ci-time:
+	$(PYTHON) bench/ci.py
 
 # full-page screenshots of every chapter at 1280, 768 and 360 px into shots/ (git-ignored), for review
 shots: $(TEST_STAMP) pyodide chromium

@@ -10,11 +10,12 @@ import datetime
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from bench import common, results
+from bench import ci, common, results
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -143,3 +144,65 @@ def test_a_run_rewrites_its_own_section_and_keeps_the_others(tmp_path):
 def test_the_machine_is_busy_above_one_load_per_cpu():
     assert results.busy([1.9, 2.0, 5.0], [1.0, 1.5, 5.0], cpus=2) == ""
     assert "up to 2.5 on 2 CPUs" in results.busy([1.0, 1.0, 1.0], [1.0, 2.5, 1.0], cpus=2)
+
+
+PYTEST_TAIL = """\
+tests/test_zip.py ..                                                     [100%]
+
+=========================== short test summary info ============================
+SKIPPED [1] tests/test_x.py:12: needs a model
+FAILED tests/test_y.py::test_z - AssertionError: 2 passed in 1.00s
+========= 1 failed, 958 passed, 2 skipped, 1 error in 1196.23s (0:19:56) =========
+"""
+
+
+def test_ci_reads_pytests_last_summary_line():
+    assert ci.summary(PYTEST_TAIL) == {
+        "passed": 958,
+        "failed": 1,
+        "skipped": 2,
+        "errors": 1,
+        "seconds": 1196.23,
+    }
+    quiet = "collected\n961 passed, 2 warnings in 30.10s\n"  # pytest -q: no bars
+    assert ci.summary(quiet) == {"passed": 961, "failed": 0, "warnings": 2, "seconds": 30.1}
+    assert ci.summary("make: *** [Makefile:36: lint] Error 1\n") is None
+
+
+def test_ci_writes_minutes_tests_commit_and_load(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    body = ci.markdown(0, 23.44, ci.summary(PYTEST_TAIL.replace("1 failed, ", "")))
+    section = results.write("ci", body, [0.4, 0.5, 0.6], [1.9, 1.2, 0.8], path, at="0123abcd")
+    assert "on commit 0123abcd" in section and "0.4 0.5 0.6 before, 1.9 1.2 0.8 after" in section
+    assert (
+        "`bash .ci/run` on a clean clone: **passed** in 23.4 minutes, of which pytest 19.9 "
+        "minutes (1196 s): 958 passed, 0 failed, 2 skipped, 1 error." in section
+    )
+    assert "**failed (exit status 2)** in 3.0 minutes; pytest printed no summary" in ci.markdown(
+        2, 3.0, None
+    )
+
+
+def test_ci_runs_a_clean_clone_of_head_and_records_it(tmp_path):
+    """A repository whose .ci/run prints a pytest summary: the clone holds HEAD's files only
+    (not the work tree's changes), and its run's tests, status and commit are recorded."""
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    run = repo / ".ci" / "run"
+    run.write_text(
+        "test -e committed && ! test -e uncommitted || exit 7\n"
+        "echo '=== 2 failed, 5 passed in 1.50s ==='\nexit 1\n"
+    )
+    (repo / "committed").write_text("")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "--quiet"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "--quiet", "-m", "a"], check=True)
+    (repo / "uncommitted").write_text("")
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    status, section = ci.run(repo, tmp_path / "RESULTS.md")
+    assert status == 1
+    assert f"on commit {head[:12]}," in section
+    assert "**failed (exit status 1)**" in section and ": 5 passed, 2 failed." in section
+    assert section in (tmp_path / "RESULTS.md").read_text()
+    assert not list(Path(tempfile.gettempdir()).glob("manyheads-ci-*/repo/committed"))
