@@ -206,3 +206,11 @@ def test_ci_runs_a_clean_clone_of_head_and_records_it(tmp_path):
     assert "**failed (exit status 1)**" in section and ": 5 passed, 2 failed." in section
     assert section in (tmp_path / "RESULTS.md").read_text()
     assert not list(Path(tempfile.gettempdir()).glob("manyheads-ci-*/repo/committed"))
+
+
+def test_the_committed_results_hold_only_the_bench_sections():
+    text = results.PATH.read_text(encoding="utf-8")
+    assert text.startswith(results.HEAD)
+    found = results.sections(text)
+    assert set(found) <= set(results.SECTIONS) and "chapters" in found and "ci" in found
+    assert list(found) == [k for k in results.SECTIONS if k in found]
