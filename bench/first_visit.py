@@ -14,24 +14,19 @@ import sys
 import tempfile
 import threading
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+# run as `python bench/first_visit.py`: Python puts bench/ on the path, not the project's root
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT
-
+from bench.common import CHROMIUM, CHROMIUM_ARGS, ROOT
 from sitebuild import build as site_build
-from sitebuild.serve import Handler, QuietHangUps
+from sitebuild.loopback import QuietServer
+from sitebuild.serve import Handler
 
 LATENCY_MS = 100
 RUNS = int(os.environ.get("BENCH_LOADS", 3))
 CHAPTER = "split-attend.html"
-
-
-class Server(QuietHangUps, ThreadingHTTPServer):
-    pass
 
 
 class Slow(Handler):
@@ -57,7 +52,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(sys.argv[1]) if len(sys.argv) > 1 else site_build.build(ROOT, Path(tmp) / "s")
         bundles = list(site.glob("py/*/python.zip"))
-        server = Server(("127.0.0.1", 0), functools.partial(Slow, directory=str(site)))
+        server = QuietServer(("127.0.0.1", 0), functools.partial(Slow, directory=str(site)))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_port}/{CHAPTER}"
         times = {"one archive": [], "file by file": []}

@@ -13,40 +13,15 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
+# run as `python bench/sanitize.py`: Python puts bench/ on the path, not the project's root
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_dir
-
-from sitebuild import build as site_build
+from bench.common import chromium, page_function, served_site
 from sitebuild.check import markup_in
 
 REPEAT = 15
-TIME = """async ([url, pieces, repeat]) => {
-  const { clean } = await import(url);
-  const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
-  const timed = (f) => {
-    const runs = [];
-    for (let i = 0; i < repeat; i++) {
-      const t = performance.now();
-      f();
-      runs.push(performance.now() - t);
-    }
-    return median(runs);
-  };
-  return pieces.map((html) => ({
-    chars: html.length,
-    template: timed(() => {
-      const t = document.createElement("template");
-      t.innerHTML = html;
-      return t.content;
-    }),
-    clean: timed(() => clean(html)),
-  }));
-}"""
 
 
 def pieces(site):
@@ -59,23 +34,18 @@ def pieces(site):
 
 
 def main():
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory() as tmp:
-        site = (
-            Path(sys.argv[1]) if len(sys.argv) > 1 else site_build.build(ROOT, Path(tmp) / "site")
-        )
-        server = serve_dir(site)
-        base = f"http://127.0.0.1:{server.server_port}/"
+    with (
+        served_site(sys.argv[1] if len(sys.argv) > 1 else None) as (site, base),
+        chromium() as (_, browser),
+    ):
         (sanitizer,) = (site / "static").glob("sanitize.*.js")
         load = os.getloadavg()
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            page.goto(base + "split-attend.html")
-            rows = page.evaluate(TIME, [base + "static/" + sanitizer.name, pieces(site), REPEAT])
-            browser.close()
-        server.shutdown()
+        page = browser.new_page()
+        page.goto(base + "split-attend.html")
+        rows = page.evaluate(
+            page_function("sanitize-time.js"),
+            [base + "static/" + sanitizer.name, pieces(site), REPEAT],
+        )
     print(
         f"{len(rows)} pieces of markup, {REPEAT} runs each; "
         f"load {load[0]:.1f} → {os.getloadavg()[0]:.1f}"

@@ -7,15 +7,12 @@ folder is git-ignored). `python bench/shots.py [SLUG ...] [--width W ...] [--out
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
+# run as `python bench/shots.py`: Python puts bench/ on the path, not the project's root
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, serve_dir
-
-from sitebuild import build as site_build
+from bench.common import ROOT, chromium, served_site
 
 WIDTHS = (1280, 768, 360)
 HEIGHTS = {1280: 900, 768: 1024, 360: 780}
@@ -28,34 +25,23 @@ def main():
     parser.add_argument("--out", type=Path, default=ROOT / "shots")
     parser.add_argument("--site", type=Path, help="an already built site to shoot")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory() as tmp:
-        site = args.site or site_build.build(ROOT, Path(tmp) / "site")
-        slugs = args.slugs or sorted(
-            p.stem for p in site.glob("*.html") if p.stem not in ("index",)
-        )
-        server = serve_dir(site)
-        base = f"http://127.0.0.1:{server.server_port}/"
+    with served_site(args.site) as (site, base), chromium() as (_, browser):
+        slugs = args.slugs or sorted(p.stem for p in site.glob("*.html") if p.stem != "index")
         args.out.mkdir(parents=True, exist_ok=True)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for width in args.width or WIDTHS:
-                context = browser.new_context(
-                    viewport={"width": width, "height": HEIGHTS.get(width, 900)}
-                )
-                page = context.new_page()
-                for slug in slugs:
-                    page.goto(f"{base}{slug}.html")
-                    if page.query_selector("[data-figure], [data-cell]"):
-                        page.wait_for_selector("html.py-ready", timeout=120_000)
-                    page.evaluate("document.fonts.ready")
-                    path = args.out / f"{slug}-{width}.png"
-                    page.screenshot(path=str(path), full_page=True)
-                    print(path)
-                context.close()
-            browser.close()
-        server.shutdown()
+        for width in args.width or WIDTHS:
+            context = browser.new_context(
+                viewport={"width": width, "height": HEIGHTS.get(width, 900)}
+            )
+            page = context.new_page()
+            for slug in slugs:
+                page.goto(f"{base}{slug}.html")
+                if page.query_selector("[data-figure], [data-cell]"):
+                    page.wait_for_selector("html.py-ready", timeout=120_000)
+                page.evaluate("document.fonts.ready")
+                path = args.out / f"{slug}-{width}.png"
+                page.screenshot(path=str(path), full_page=True)
+                print(path)
+            context.close()
 
 
 if __name__ == "__main__":

