@@ -21,7 +21,7 @@ and kept in toymodels/data/charmodel/live-curve.json.
 Why slices, and parts: the worker answers one call at a time, so a call that trained for a
 minute would hold up every other figure on the page; a call of a few tens of milliseconds lets
 a tap elsewhere be answered between two slices. In Pyodide a whole step of the default recipe
-takes about 60 ms on this project's 2-core machine, more when it is busy (bench/results.md),
+takes about 60 ms on this project's 2-core machine, more when it is busy (bench/RESULTS.md),
 so a slice that had to finish its step would make a tap wait for all of it. Its parts take
 10-15 ms each on an idle core, 20-80 ms while the page competes for the 2 cores.
 
