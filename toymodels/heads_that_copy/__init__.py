@@ -17,4 +17,5 @@ The model itself, one forward for the build's export and the reader's own text (
                logits), every head's attention, a KV cache for writing on
     quants.py  the GGUF's Q4_1, Q8_0 and F32 blocks as float32, in numpy alone
     bpe.py     the byte-level BPE tokenizer
+    weights.py the site's repacked weight and tokenizer files, read as the page reads them
 """
