@@ -18,6 +18,7 @@ import pytest
 from sitebuild import smollm2live
 from toymodels.export import llama
 from toymodels.heads_that_copy import heads as hc
+from toymodels.heads_that_copy import llama as shipped_llama
 from toymodels.heads_that_copy import quants, weights
 from toymodels.heads_that_copy.llama import Cache
 
@@ -290,3 +291,16 @@ def test_the_shipped_tokenizer_file_gives_transformers_ids(hf, bpe):
         assert ids == tok(text, add_special_tokens=False)["input_ids"], text
         assert bpe.decode(ids) == text
     assert bpe.classes is not None  # the file's classes, not this Python's unicodedata
+
+
+@model_test
+def test_the_product_pyodide_uses_gives_the_same_forward(model, monkeypatch):
+    """In the browser the weight products are np.einsum's (no BLAS there: `@` is slower);
+    here `@`. Both give the same maps and logits, to float32's rounding."""
+    ids = hc.text("cat")["ids"]
+    maps, logits = model.forward(ids)
+    monkeypatch.setattr(shipped_llama, "dot", lambda x, w: np.einsum("ij,jk->ik", x, w))
+    maps2, logits2 = model.forward(ids)
+    assert not np.array_equal(logits2, logits)  # the other product ran
+    assert np.abs(maps2 - maps).max() <= 1e-5
+    assert np.abs(logits2 - logits).max() <= 1e-3

@@ -19,7 +19,20 @@ rows of each head of Wq and Wk for its own rotary layout; they are put back here
 so that the usual rotate-half rotary embedding applies, as in transformers' Llama.
 """
 
+import sys
+
 import numpy as np
+
+if sys.platform == "emscripten":  # Pyodide
+
+    def dot(x, w):
+        """x (T, n) @ w (n, m). Pyodide's numpy has no BLAS: there `@` runs a plain loop,
+        3-12 times slower than einsum's on the forward's matrices (bench/smollm2_live.py:
+        20 tokens' MLP 271 ms against 27, one token's logits 334 ms against 27)."""
+        return np.einsum("ij,jk->ik", x, w)
+
+else:  # `@` calls BLAS: faster, and the build's export was computed with it
+    dot = np.matmul
 
 
 def unpermute(w, n_heads):
@@ -137,7 +150,7 @@ class Llama:
         for i in range(self.n_layer):
             L = self.layers[i] if self.layers is not None else self.layer(i)
             h = rmsnorm(x, L["attn_norm"], self.eps)
-            qkv = h @ L["qkv"]  # (T, (H+2KV)*hs)
+            qkv = dot(h, L["qkv"])  # (T, (H+2KV)*hs)
             q = qkv[:, : H * hs].reshape(T, H, hs).transpose(1, 0, 2)  # (H, T, hs)
             k = qkv[:, H * hs : (H + KV) * hs].reshape(T, KV, hs).transpose(1, 0, 2)  # (KV, T, hs)
             v = qkv[:, (H + KV) * hs :].reshape(T, KV, hs).transpose(1, 0, 2)  # (KV, T, hs)
@@ -154,13 +167,13 @@ class Llama:
             for layer, head in off:
                 if layer == i:
                     y[head] = 0.0
-            x = x + y.transpose(1, 0, 2).reshape(T, H * hs) @ L["o"]  # (T, d)
+            x = x + dot(y.transpose(1, 0, 2).reshape(T, H * hs), L["o"])  # (T, d)
             h = rmsnorm(x, L["ffn_norm"], self.eps)
-            g, u = np.split(h @ L["gate_up"], 2, -1)  # (T, ff) each
-            x = x + (silu(g) * u) @ L["down"]  # (T, d)
+            g, u = np.split(dot(h, L["gate_up"]), 2, -1)  # (T, ff) each
+            x = x + dot(silu(g) * u, L["down"])  # (T, d)
         if logits is None:
             return maps, None
         if logits == "last":
             x = x[-1:]
-        out = rmsnorm(x, self.norm, self.eps) @ self.embed.T  # (T, V)
+        out = dot(rmsnorm(x, self.norm, self.eps), self.embed.T)  # (T, V)
         return maps, out.astype(np.float32)
