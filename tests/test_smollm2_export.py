@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from toymodels.export import cli, llama, smollm2
-from toymodels.export.bpe import BPE, split
 from toymodels.heads_that_copy import heads as hc
+from toymodels.heads_that_copy import llama as shipped
+from toymodels.heads_that_copy.bpe import BPE, split
 from toymodels.page import data
 
 DATA = Path(data.HERE) / hc.DIR
@@ -48,7 +49,7 @@ def model(gguf_path):
 
 @pytest.fixture(scope="module")
 def bpe(model):
-    return BPE.from_gguf(model.reader)
+    return llama.tokenizer(model.reader)
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +149,7 @@ def test_unpermute_undoes_llama_cpps_interleave():
     w = np.arange(n_heads * hs)[:, None] * np.ones((1, 2))
     cpp = w.reshape(n_heads, 2, hs // 2, 2).swapaxes(1, 2).reshape(w.shape)  # convert_hf_to_gguf
     assert cpp[:4, 0].tolist() == [0, 4, 1, 5]
-    assert np.array_equal(llama.unpermute(cpp, n_heads), w)
+    assert np.array_equal(shipped.unpermute(cpp, n_heads), w)
 
 
 # the tokenizer

@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..heads_that_copy import heads as hc
-from .bpe import BPE
-from .llama import PACKAGE, Llama
+from .llama import PACKAGE, Llama, tokenizer
 from .sentences import SENTENCES
 
 OUT = Path(__file__).resolve().parent.parent / "data" / hc.DIR
@@ -223,7 +222,7 @@ def without_first(m, runs):
 
 def export(out=OUT, model=None, log=print):
     m = model or Llama()
-    bpe = BPE.from_gguf(m.reader)
+    bpe = tokenizer(m.reader)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     entries = []

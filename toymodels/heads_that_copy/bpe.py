@@ -8,7 +8,12 @@ reads SmolLM2's ("tokenizer.ggml.pre" = "smollm"):
 4. look each symbol up in the vocabulary.
 
 No BOS is added (the file says add_bos_token false). Python's `re` has no \\p{..}, so the
-letter and number classes are built from unicodedata once.
+letter and number classes are given as code point ranges: the site's tokenizer file carries
+them (made at build time, so the browser's Python need not walk all of Unicode, and both runs
+split alike whatever their Unicode version); without them they are built from unicodedata.
+
+Shipped: the build's export of "Heads that copy" and the reader's own text in the browser use
+this one tokenizer.
 """
 
 import itertools
@@ -22,8 +27,9 @@ from functools import lru_cache
 SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
-def _char_class(prefix):
-    """A regex class body covering every code point whose category starts with `prefix`."""
+def char_ranges(prefix):
+    """[(first, last)] code points whose category starts with `prefix` ("L" letters, "N"
+    numbers), as unicodedata knows them."""
     ranges, start, prev = [], None, None
     for cp in range(sys.maxunicode + 1):
         if unicodedata.category(chr(cp)).startswith(prefix):
@@ -35,21 +41,38 @@ def _char_class(prefix):
             start = None
     if start is not None:
         ranges.append((start, prev))
+    return ranges
+
+
+@lru_cache(maxsize=1)
+def unicode_classes():
+    """(letters, numbers) as ranges, from this Python's unicodedata."""
+    return char_ranges("L"), char_ranges("N")
+
+
+def _body(ranges):
+    """A regex class body covering the ranges."""
     return "".join(
         re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
         for a, b in ranges
     )
 
 
-@lru_cache(maxsize=1)
-def patterns():
-    """(number, pieces): one number character; GPT-2's pre-tokenizer pattern."""
-    L, N = _char_class("L"), _char_class("N")
+@lru_cache(maxsize=4)
+def _patterns(letters, numbers):
+    L, N = _body(letters), _body(numbers)
     pieces = (
         rf"'s|'t|'re|'ve|'m|'ll|'d| ?[{L}]+| ?[{N}]+| ?[^{SPACE}{L}{N}]+"
         rf"|[{SPACE}]+(?![^{SPACE}])|[{SPACE}]+"
     )
     return re.compile(f"[{N}]"), re.compile(pieces)
+
+
+def patterns(classes=None):
+    """(number, pieces): one number character; GPT-2's pre-tokenizer pattern. `classes`:
+    (letters, numbers) ranges, else unicodedata's."""
+    letters, numbers = classes or unicode_classes()
+    return _patterns(tuple(map(tuple, letters)), tuple(map(tuple, numbers)))
 
 
 def byte_alphabet():
@@ -61,9 +84,9 @@ def byte_alphabet():
     return table
 
 
-def split(text):
+def split(text, classes=None):
     """The pre-tokenizer: the text as pieces, each merged separately."""
-    number, pieces = patterns()
+    number, pieces = patterns(classes)
     out, at = [], 0
     for m in number.finditer(text):  # numbers alone, then GPT-2's pattern on what lies between
         out += pieces.findall(text[at : m.start()]) + [m.group()]
@@ -72,20 +95,17 @@ def split(text):
 
 
 class BPE:
-    def __init__(self, tokens, merges):
+    """tokens: id -> spelled token; merges: "a b" in rank order; classes: (letters, numbers)
+    code point ranges, else unicodedata's."""
+
+    def __init__(self, tokens, merges, classes=None):
+        self.classes = classes
         self.tokens = list(tokens)  # id -> spelled token
         self.ids = {t: i for i, t in enumerate(self.tokens)}
         self.rank = {tuple(m.split(" ")): r for r, m in enumerate(merges)}
         self.spell = byte_alphabet()
         self.unspell = {c: b for b, c in self.spell.items()}
         self._cache = {}
-
-    @classmethod
-    def from_gguf(cls, reader):
-        return cls(
-            reader.fields["tokenizer.ggml.tokens"].contents(),
-            reader.fields["tokenizer.ggml.merges"].contents(),
-        )
 
     def merge(self, word):
         """One spelled piece -> its symbols after all merges."""
@@ -113,7 +133,7 @@ class BPE:
     def encode(self, text):
         """text -> token ids."""
         ids = []
-        for piece in split(text):
+        for piece in split(text, self.classes):
             spelled = "".join(self.spell[b] for b in piece.encode("utf-8"))
             ids += [self.ids[s] for s in self.merge(spelled)]
         return ids

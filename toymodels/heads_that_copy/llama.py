@@ -1,0 +1,179 @@
+"""SmolLM2-135M-Instruct's forward in numpy, float32: one forward for the build's export of
+"Heads that copy" and for the reader's own text in the browser.
+
+    x = embed[ids]                                   # (T, d)
+    for each layer:
+        h = rmsnorm(x) @ Wq.T, @ Wk.T, @ Wv.T        # q (H, T, hs), k, v (KV, T, hs)
+        q, k = rope(q), rope(k)                      # rotate pairs (i, i + hs/2) by pos * freq_i
+        k, v = cache + k, cache + v                  # (KV, P+T, hs): P tokens written before
+        att = softmax(causal(q @ k_g.T / sqrt(hs)))  # (H, T, P+T); head h reads group h // (H/KV)
+        y = att @ v_g                                # (H, T, hs); an ablated head's y is zeroed
+        x = x + concat(y) @ Wo.T
+        x = x + (silu(rmsnorm(x) @ Wg.T) * (rmsnorm(x) @ Wu.T)) @ Wd.T
+    logits = rmsnorm(x) @ embed.T                    # (T, V): the embedding is tied
+
+The weights come from `tensors(name)`, float32 in the GGUF's (out, in) layout and names
+("blk.3.attn_q.weight"): the build reads them from the GGUF file (toymodels/export/llama.py),
+the page from the site's repacked blocks (weights.py). llama.cpp's converter interleaves the
+rows of each head of Wq and Wk for its own rotary layout; they are put back here (`unpermute`)
+so that the usual rotate-half rotary embedding applies, as in transformers' Llama.
+"""
+
+import sys
+
+import numpy as np
+
+if sys.platform == "emscripten":  # Pyodide
+
+    def dot(x, w):
+        """x (T, n) @ w (n, m). Pyodide's numpy has no BLAS: there `@` runs a plain loop,
+        3-12 times slower than einsum's on the forward's matrices (bench/smollm2_live.py:
+        20 tokens' MLP 271 ms against 27, one token's logits 334 ms against 27)."""
+        return np.einsum("ij,jk->ik", x, w)
+
+else:  # `@` calls BLAS: faster, and the build's export was computed with it
+    dot = np.matmul
+
+
+def unpermute(w, n_heads):
+    """Undo llama.cpp's interleave of each head's rows: (n_heads*hs, d) -> same shape, in
+    transformers' order (first half of each head's rows, then the second half)."""
+    rows, d = w.shape
+    return w.reshape(n_heads, rows // n_heads // 2, 2, d).swapaxes(1, 2).reshape(rows, d)
+
+
+def rmsnorm(x, w, eps):
+    # x (T, d), w (d,)
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
+
+
+def softmax(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def rotate(t, cos, sin):
+    # t (heads, T, hs): pairs (j, j + hs/2) turn by position * freq_j (transformers' rotate_half)
+    half = t.shape[-1] // 2
+    return t * cos + np.concatenate([-t[..., half:], t[..., :half]], -1) * sin
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+class Cache:
+    """The keys and values of the tokens read so far, per layer (after the rotary turn): what
+    lets the model write on one token at a time without reading the text again."""
+
+    def __init__(self, n_layer):
+        self.k = [None] * n_layer  # each (KV, P, hs)
+        self.v = [None] * n_layer
+
+    def __len__(self):
+        """P, the tokens held."""
+        return 0 if self.k[0] is None else self.k[0].shape[1]
+
+    @property
+    def nbytes(self):
+        return sum(a.nbytes for a in self.k + self.v if a is not None)
+
+    def add(self, i, k, v):
+        """Layer i's keys and values with the new tokens' appended: (KV, P+T, hs) each."""
+        if self.k[i] is not None:
+            k = np.concatenate([self.k[i], k], 1)
+            v = np.concatenate([self.v[i], v], 1)
+        self.k[i], self.v[i] = k, v
+        return k, v
+
+
+class Llama:
+    """A Llama-architecture decoder from `config` (n_layer, n_head, n_kv, d, eps, base) and
+    `tensors(name)` -> float32 (out, in) matrix or vector. With keep, every layer's matrices
+    are made once and kept (537 MB for SmolLM2 in float32); without, each layer's are made from
+    `tensors` as it runs and let go after."""
+
+    def __init__(self, config, tensors, keep=True):
+        self.n_layer = int(config["n_layer"])  # 30
+        self.n_head = int(config["n_head"])  # 9
+        self.n_kv = int(config["n_kv"])  # 3
+        self.d = int(config["d"])  # 576
+        self.hs = self.d // self.n_head  # 64
+        self.eps = float(config["eps"])  # 1e-5
+        self.base = float(config["base"])  # 100000
+        self.tensors = tensors
+        self.embed = tensors("token_embd.weight")  # (V, d)
+        self.norm = tensors("output_norm.weight")  # (d,)
+        self.vocab = int(self.embed.shape[0])
+        self.layers = [self.layer(i) for i in range(self.n_layer)] if keep else None
+
+    def layer(self, i):
+        """Layer i's weights, laid out for the forward (fused, transposed to (in, out))."""
+        w, p = self.tensors, f"blk.{i}."
+        q = unpermute(w(p + "attn_q.weight"), self.n_head)  # (H*hs, d)
+        k = unpermute(w(p + "attn_k.weight"), self.n_kv)  # (KV*hs, d)
+        v = w(p + "attn_v.weight")  # (KV*hs, d)
+        return {
+            "attn_norm": w(p + "attn_norm.weight"),  # (d,)
+            "qkv": np.concatenate([q, k, v]).T.copy(),  # (d, (H+2KV)*hs)
+            "o": w(p + "attn_output.weight").T.copy(),  # (H*hs, d)
+            "ffn_norm": w(p + "ffn_norm.weight"),  # (d,)
+            "gate_up": np.concatenate(
+                [w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")]
+            ).T.copy(),  # (d, 2*ff)
+            "down": w(p + "ffn_down.weight").T.copy(),  # (ff, d)
+        }
+
+    def rope(self, start, T):
+        """cos, sin for rotate-half rotary embedding at positions start..start+T-1: (T, hs)."""
+        inv = 1.0 / self.base ** (np.arange(0, self.hs, 2, dtype=np.float32) / self.hs)
+        ang = np.arange(start, start + T, dtype=np.float32)[:, None] * inv[None, :]  # (T, hs/2)
+        ang = np.concatenate([ang, ang], -1)  # (T, hs)
+        return np.cos(ang), np.sin(ang)
+
+    def forward(self, ids, ablate=(), cache=None, logits="all", each_layer=None):
+        """Token ids -> (attention (layers, heads, T, P+T), logits), float32.
+
+        `ablate`: (layer, head) pairs whose output is zeroed before the output projection.
+        `cache`: a Cache holding P tokens read before these (appended to); None reads `ids`
+        alone. `logits`: "all" (T, V), "last" (1, V) or None. `each_layer(i, maps_i)` is
+        called as each layer's maps (heads, T, P+T) are ready.
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        T, H, KV, hs = len(ids), self.n_head, self.n_kv, self.hs
+        P = len(cache) if cache is not None else 0
+        off = set(map(tuple, ablate))
+        cos, sin = self.rope(P, T)
+        future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
+        x = self.embed[ids]  # (T, d)
+        maps = np.empty((self.n_layer, H, T, P + T), np.float32)
+        for i in range(self.n_layer):
+            L = self.layers[i] if self.layers is not None else self.layer(i)
+            h = rmsnorm(x, L["attn_norm"], self.eps)
+            qkv = dot(h, L["qkv"])  # (T, (H+2KV)*hs)
+            q = qkv[:, : H * hs].reshape(T, H, hs).transpose(1, 0, 2)  # (H, T, hs)
+            k = qkv[:, H * hs : (H + KV) * hs].reshape(T, KV, hs).transpose(1, 0, 2)  # (KV, T, hs)
+            v = qkv[:, (H + KV) * hs :].reshape(T, KV, hs).transpose(1, 0, 2)  # (KV, T, hs)
+            q, k = rotate(q, cos, sin), rotate(k, cos, sin)
+            if cache is not None:
+                k, v = cache.add(i, k, v)  # (KV, P+T, hs)
+            k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)  # (H, P+T, hs)
+            s = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(hs))  # (H, T, P+T)
+            a = softmax(np.where(future, -np.inf, s)).astype(np.float32)  # (H, T, P+T)
+            maps[i] = a
+            if each_layer is not None:
+                each_layer(i, a)
+            y = a @ v  # (H, T, hs)
+            for layer, head in off:
+                if layer == i:
+                    y[head] = 0.0
+            x = x + dot(y.transpose(1, 0, 2).reshape(T, H * hs), L["o"])  # (T, d)
+            h = rmsnorm(x, L["ffn_norm"], self.eps)
+            g, u = np.split(dot(h, L["gate_up"]), 2, -1)  # (T, ff) each
+            x = x + dot(silu(g) * u, L["down"])  # (T, d)
+        if logits is None:
+            return maps, None
+        if logits == "last":
+            x = x[-1:]
+        out = dot(rmsnorm(x, self.norm, self.eps), self.embed.T)  # (T, V)
+        return maps, out.astype(np.float32)
