@@ -15,40 +15,21 @@
 // Python's answer goes in by changing only what differs (morphdom): a tap that moves a mark
 // leaves the rest of the figure, its layout and paint, as they were, and the reader's focus,
 // caret and undo stay where they are.
-// Answers ahead: Python works out, one at a time, the states of the AHEAD controls beside the one
-// just used (the next word, the word before, the step after): the first while the page draws
-// the answer, the others once the reader pauses and the page is idle; a tap on one of them is
-// drawn from that answer, or waits for it if it is still being worked out, instead of asking
-// Python again.
-// Before the reader's first action, once a figure's first answer is in, the next state along its
-// first control (the next model, the next text) is worked out the same way when the page is idle.
-// Python's answers for a figure are kept (the last HELD_CHARS characters of them) while what
-// Python holds is unchanged: a tap back to a state answered before is drawn at once, and answers
-// ahead go only to the states not answered yet. Until Python's first answer for a figure is in
-// (its code and data loaded), a tap on a state the build drew (prerendered.js) is drawn from the
-// build's answer, as it is before Python is ready.
-// Python's answers, and the build's, are dropped as soon as anything but a figure's drawing may
-// have changed what Python holds (pyclient.js's generation: a reader's model put in, a training
-// step, a code cell). An answer worked out ahead has its markup parsed in a gap between frames,
-// and an area whose markup is the one it was last drawn from is left as it is, so a tap only
-// compares and moves nodes. What the reader cannot see yet waits until after the tap's paint: a
-// slot far from the view (one the browser is not drawing) and the URL (history.pushState is 2 ms).
+// Where an answer comes from (Python's kept answers, the build's, answers worked out ahead of the
+// reader, taps kept until Python is ready) is answers.js's job; this module draws them. An area
+// whose markup is the one it was last drawn from is left as it is, and an answer worked out ahead
+// comes with its markup parsed, so a tap only compares and moves nodes. What the reader cannot
+// see yet waits until after the tap's paint: a slot far from the view (one the browser is not
+// drawing) and the URL (history.pushState is 2 ms).
 
+import { Answers, makeLane } from "./answers.js";
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
-import { key, loadPrerendered, prerendered, prerenderedNow } from "./prerendered.js";
+import { loadPrerendered, prerendered, prerenderedNow } from "./prerendered.js";
 import { clean } from "./sanitize.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
-const AHEAD = 4;
-const PAUSE_MS = 150;
-const HELD_CHARS = 4_000_000; // a figure's answers kept (about 8 MB), the oldest dropped first
-// a field whose answers took Python more than SLOW_MS and SLOWER times the answer to the tap
-// before, twice in a row, is not worked out ahead: it would hold up a tap on another control too
-// long (once may be the machine busy for a moment)
-const SLOW_MS = 50;
-const SLOWER = 3;
 const TYPED = "input[type=text], input[type=search], textarea";
 
 // work that can wait for a gap between frames: it runs when the page is idle with ROOM
@@ -85,16 +66,8 @@ export function writeURLNow() {
   while (jobs.length) jobs.shift()();
 }
 
-// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most;
-// a job given to an idle lane starts at once (its message is posted before the caller goes on)
-let lane = Promise.resolve();
-let inLine = 0;
-function inLane(job) {
-  const turn = inLine ? lane.then(job) : new Promise((started) => started(job())); // a throw rejects
-  inLine++;
-  lane = turn.catch(() => {}).finally(() => { inLine--; });
-  return turn;
-}
+// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most
+const lane = makeLane();
 
 function readURLState(fid) {
   const out = {};
@@ -264,17 +237,14 @@ class LiveFigure {
     this.live = false;
     this.pending = null; // the state to send next, merged from every action since the last answer
     this.running = false;
-    this.acts = 0; // the reader's actions so far: work ahead stops at the next one
-    this.ahead = new Map(); // key(state) -> {generation, state, answer: a promise of Python's answer}
-    this.kept = new Map(); // key(state) -> {generation, result, chars}: Python's answers, oldest first
-    this.keptChars = 0;
-    this.taken = false; // whether Python has answered for this figure: it has taken over from the build
-    this.used = null; // [key, value] of the control the reader used last
-    this.drawnIn = null; // the generation of the answer drawn last
-    this.slow = new Set(); // fields whose answers are too slow to work out ahead
-    this.slowOnce = new Set(); // fields whose last answer ahead was slow
-    this.took = 0; // Python's milliseconds for the answer drawn last
-    this.early = null; // {patch, origin, control}: taps before Python that the build could not draw
+    this.answers = new Answers({
+      fid: this.id,
+      fn: this.fn,
+      lane,
+      idle: inGap,
+      build: { now: (s) => prerenderedNow(this.id, s), later: (s) => prerendered(this.id, s) },
+      parse: (result) => this.parseAnswer(result),
+    });
     this.marked = []; // controls shown as pending
     this.lastStep = null; // the "How it works" step tapped last, while no other control is used
     this.status = el.querySelector("[data-fig-status]");
@@ -298,6 +268,11 @@ class LiveFigure {
 
   }
 
+  connect(python) {
+    this.python = python;
+    this.answers.python = python;
+  }
+
   // QUIET: said to screen readers only, so that the figure's controls do not move
   say(text, quiet = false) {
     this.status.textContent = text;
@@ -305,14 +280,17 @@ class LiveFigure {
     this.status.classList.toggle("mh-quiet", quiet);
   }
 
+  // Python is ready: the figure is live, carries out the taps kept before, or takes the state
+  // its URL holds, and has Python warm up for it
   async start() {
     this.live = true;
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
-    const early = this.early;
-    this.early = null;
-    if (early) await this.set({ ...fromURL, ...early.patch }, early.origin, { control: early.control, history: "push" });
-    else if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
+    const taps = this.answers.takeTaps();
+    if (taps) {
+      const { patch, origin, control } = taps;
+      await this.set({ ...fromURL, ...patch }, origin, { control, history: "push" });
+    } else if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
     else this.markSteps();
     this.warm(this.state);
   }
@@ -322,19 +300,15 @@ class LiveFigure {
   // taps after it, and carried out as soon as the figure is live: the tapped control shows it is
   // pending (in place, so nothing moves) and screen readers are told, until it is drawn.
   async setEarly(patch, origin, { control, typing, how, at }) {
-    this.early = { patch: { ...this.early?.patch, ...patch }, origin, control };
-    const wanted = { ...this.state, ...this.early.patch };
-    const answer = await prerendered(this.id, wanted);
-    if (this.live || !this.early) return; // start() carries out the kept taps
-    if (answer && key(wanted) === key({ ...this.state, ...this.early.patch })) {
-      this.early = null;
+    const answer = await this.answers.tapBeforePython(patch, { origin, control }, () => this.state);
+    if (!answer) return; // a later tap's, or start() carries the taps out
+    if (answer !== "kept") {
       this.act = { control, typing, how };
       this.origin = origin;
       this.say("");
       this.draw(answer);
       return;
     }
-    if (answer) return; // a later tap is on its way
     const el = at || (typeof control === "string" ? origin.querySelector(control) : null);
     if (el) this.pendingAt(el);
     this.say("Your choice is kept: it is drawn as soon as the interactive version has loaded.", true);
@@ -358,142 +332,54 @@ class LiveFigure {
   // (a figure the reader never reaches fetches no data), for the state already shown, in the lane
   // of answers ahead (a tap waits behind one answer at most), so the reader's first tap does not
   // pay it. FIRST, the state shown once the figure is live, is asked for even if the reader has
-  // moved on, so that a tap back to it is drawn at once
+  // moved on, so that a tap back to it is drawn at once; then the next state along the figure's
+  // first control
   warm(first) {
     const near = new IntersectionObserver((seen) => {
       if (!seen.some((s) => s.isIntersecting)) return;
       near.disconnect();
-      const python = this.python;
-      const generation = python.generation;
-      inLane(() => {
-        if (python.generation !== generation || this.said(first) || this.answered(first)) return null;
-        return python.call(this.fn, [first, this.id], { pure: true }).then((answer) => {
-          this.keep(first, generation, answer);
-          return answer;
-        }, () => {}); // a tap says what went wrong
-      }).then((answer) => { if (answer && !answer.error) this.lookAhead(this.firstControl()); });
+      this.answers.warm(first).then((ok) => ok && this.lookAhead(this.firstControl()));
     }, { rootMargin: "100% 0px" });
     for (const area of this.areas) near.observe(area);
-  }
-
-  // Python's answer for STATE, if the page holds one from the generation Python is in
-  said(state) {
-    const kept = this.kept.get(key(state));
-    return kept?.generation === this.python.generation ? kept.result : null;
-  }
-
-  // the answer to draw for STATE without asking Python: Python's, or the build's until Python
-  // takes over this figure (its first answer for it is in, the figure's code and data loaded)
-  // while Python holds nothing the reader changed
-  held(state) {
-    return this.said(state) ?? (this.taken || this.python.generation ? null : prerenderedNow(this.id, state));
-  }
-
-  // Python's answer for STATE, given in GENERATION, kept for the next tap on that state
-  keep(state, generation, result) {
-    if (!result || result.error) return;
-    this.taken = true;
-    const chars = result.html.length + Object.values(result.slots).reduce((n, html) => n + html.length, 0);
-    for (const k of new Set([key(state), key(result.state)])) {
-      this.keptChars -= this.kept.get(k)?.chars ?? 0;
-      this.kept.delete(k);
-      this.kept.set(k, { generation, result, chars });
-      this.keptChars += chars;
-    }
-    for (const [k, old] of this.kept) {
-      if (this.keptChars <= HELD_CHARS) break;
-      this.kept.delete(k);
-      this.keptChars -= old.chars;
-    }
   }
 
   // before the reader's first action, the likeliest: the figure's first control (a row of words,
   // of models, of texts), as if the reader had just used it
   firstControl() {
     const first = this.el.querySelector("[data-body] [data-key][data-value]");
-    return first && first.dataset.key in this.state ? [first.dataset.key, String(this.state[first.dataset.key])] : null;
+    const field = first?.dataset.key;
+    return first && field in this.state ? [field, String(this.state[field])] : null;
   }
 
-  // the states one tap away along the control the reader used last (the next word, the step
-  // before): the same field's other values, nearest to it first, after before before
-  nextStates(used = this.used) {
-    if (!used || this.slow.has(used[0])) return [];
-    const [field, value] = used;
+  // the values FIELD takes on the page's controls that set it (the figure's, its slots', then
+  // the steps outside it), in that order, each once
+  offered(field) {
     const values = [];
     for (const a of [...this.areas, document]) {
       const selector = a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
       for (const el of a.querySelectorAll(selector)) {
         const v = el.dataset.value;
-        if (el.dataset.key === field && v !== undefined && !el.disabled && !values.includes(v)) values.push(v);
+        const usable = el.dataset.key === field && v !== undefined && !el.disabled;
+        if (usable && !values.includes(v)) values.push(v);
       }
     }
-    const at = values.indexOf(value);
-    const order = at < 0 ? values : values.flatMap((_, d) => [values[at + d + 1], values[at - d - 1]]);
-    return order.filter((v) => v !== undefined && v !== String(this.state[field])).map((v) => ({ ...this.state, [field]: v }));
+    return values;
   }
 
-  // Python's answers for the next states, worked out one at a time; it stops when the reader
-  // acts or anything else asks Python, and leaves a field alone once one was slow. Called as an
-  // answer is about to be drawn, so the first goes to Python while the page draws and paints;
-  // or, with FIRST (a control, firstControl()), once the figure's first answer is in and before
-  // the reader has acted: then only the next state along it, once the page is idle (the data it
-  // may fetch is one model's or one text's, not the row's)
-  async lookAhead(first = null) {
-    const python = this.python;
-    const generation = python.generation;
-    const acts = this.acts;
+  // Python works out the answers beside the state now drawn (answers.js), while the page is in
+  // view and no tap waits; FIRST as in Answers.askAhead
+  lookAhead(first = null) {
     if (!this.live || this.pending || document.hidden) return;
-    if (first ? acts || this.drawnIn !== null : generation !== this.drawnIn) return;
-    const used = first || this.used;
-    const kept = new Map();
-    for (const state of this.nextStates(used).filter((s) => !this.said(s)).slice(0, first ? 1 : AHEAD)) {
-      const k = key(state);
-      const old = this.ahead.get(k);
-      kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
-    }
-    this.ahead = kept;
-    const stale = () => this.ahead !== kept || this.acts !== acts || python.generation !== generation;
-    const field = used?.[0];
-    let now = !first;
-    for (const [k, entry] of kept) {
-      if (entry.answer) continue;
-      // the likeliest next state at once; the others once the reader has paused for PAUSE_MS and
-      // the page is idle (a reader tapping on does not find Python busy with a state they passed
-      // by, nor the likeliest next one waiting behind it)
-      if (!now) await new Promise((done) => setTimeout(() => inGap(done, 0), PAUSE_MS));
-      now = false;
-      const went = await inLane(async () => {
-        if (stale() || this.slow.has(field)) return false;
-        entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
-        entry.answer.catch(() => kept.delete(k)); // a tap on it asks Python itself, and says what went wrong
-        const ok = await entry.answer.then((answer) => {
-          this.keep(entry.state, generation, answer);
-          return true;
-        }, () => false);
-        if (ok) inGap(() => this.parseAhead(entry));
-        if (entry.timing.ms <= Math.max(SLOW_MS, SLOWER * this.took)) this.slowOnce.delete(field);
-        else if (this.slowOnce.has(field)) this.slow.add(field);
-        else this.slowOnce.add(field);
-        return ok;
-      });
-      if (!went) return;
-    }
+    this.answers.askAhead(this.state, (field) => this.offered(field), first);
   }
 
-  // the markup of an answer worked out ahead, parsed, unless it is no longer wanted or is what
-  // its area already shows (morph leaves that area alone)
-  async parseAhead(entry) {
-    const result = await entry.answer;
-    if (entry.parsed || result.error || ![...this.ahead.values()].includes(entry)) return;
-    const shown = new Set([this.el.querySelector("[data-body]"), ...this.slots].map((area) => drawnFrom.get(area)));
+  // the markup of an answer worked out ahead, parsed, less what its area already shows (morph
+  // leaves that area alone)
+  parseAnswer(result) {
+    const areas = [this.el.querySelector("[data-body]"), ...this.slots];
+    const shown = new Set(areas.map((area) => drawnFrom.get(area)));
     const fresh = [result.html, ...Object.values(result.slots)].filter((html) => !shown.has(html));
-    entry.parsed = new Map(fresh.map((html) => [html, fragment(html)]));
-  }
-
-  // the answer worked out ahead for STATE, if it is still good, and Python's time for it
-  answered(state) {
-    const entry = this.ahead.get(key(state));
-    return entry?.answer && entry.generation === this.python.generation ? entry : null;
+    return new Map(fresh.map((html) => [html, fragment(html)]));
   }
 
   // Back or Forward: the figure takes the state its URL now holds
@@ -532,8 +418,9 @@ class LiveFigure {
     this.el.classList.add("is-off");
     this.isOff = true;
     this.unmark();
-    if (this.early) this.say("The interactive version could not start, so this figure stays in its first state.");
-    this.early = null;
+    if (this.answers.takeTaps()) {
+      this.say("The interactive version could not start, so this figure stays in its first state.");
+    }
   }
 
   // what the reader acted on, to find it again in the redrawn markup: a button by its key and
@@ -588,69 +475,79 @@ class LiveFigure {
     }
   }
 
-  async set(patch, origin = this.el, { control = null, typing = false, history: how = "push", at = null } = {}) {
+  // The reader set the fields PATCH from ORIGIN (the figure or a slot): CONTROL, to find the
+  // control again in the redrawn markup; TYPING, typed in a text box; HISTORY, "push" for a new
+  // step in history or "replace"; AT, the element acted on
+  async set(patch, origin = this.el, options = {}) {
+    const { control = null, typing = false, history: how = "push", at = null } = options;
     if (this.isOff) return; // Python could not start: the page says the figures stay as built
     this.lastStep = at?.matches("[data-target]") ? at : null; // the step list's own mark
     if (!this.live) return this.setEarly(patch, origin, { control, typing, how, at });
     if (!typing) this.typingIn = null;
-    this.acts++;
+    this.answers.acted(patch);
     this.act = { control, typing, how };
-    const keys = Object.keys(patch);
-    this.used = keys.length === 1 ? [keys[0], String(patch[keys[0]])] : null;
     // actions made while Python is still answering build on each other, not on the drawn state,
     // and only the newest is sent when Python is free: a held arrow key queues no backlog
     this.pending = { ...(this.pending || this.state), ...patch };
     this.origin = origin;
-    if (this.running) return;
+    if (!this.running) await this.answerTaps();
+  }
+
+  // Answers the reader's actions, one answer at a time, until none waits; an answer slower than
+  // BUSY_MS marks the figure busy meanwhile
+  async answerTaps() {
     this.running = true;
     let shown = false;
-    const slow = setTimeout(() => { shown = true; this.busy(true, this.origin); }, BUSY_MS);
+    const slow = setTimeout(() => {
+      shown = true;
+      this.busy(true, this.origin);
+    }, BUSY_MS);
     try {
-      while (this.pending) {
-        const sent = this.pending;
-        let result, parsed;
-        try {
-          await this.python.ready; // after a restart, the new worker must finish booting
-          performance.mark("mh:call");
-          const generation = this.python.generation;
-          const ahead = this.answered(sent);
-          const held = ahead?.parsed ? null : this.held(sent); // one ahead and parsed draws quickest
-          if (held) result = held;
-          else {
-            const timing = ahead?.timing || {};
-            result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
-            if (!ahead) this.keep(sent, generation, result); // lookAhead keeps its own as they come
-            this.took = timing.ms ?? 0;
-          }
-          parsed = ahead?.parsed;
-          if (ahead) ahead.parsed = null;
-          performance.mark("mh:answer");
-          this.drawnIn = generation;
-        } catch (err) {
-          // the reader sees the message; the author, in the console, the whole Python traceback
-          if (err.traceback) console.error(`Figure #${this.id} (${this.fn}) failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
-          if (this.pending === sent) {
-            this.pending = null;
-            this.say(`The figure's Python code failed: ${err.message}`);
-          }
-          continue;
-        }
-        if (this.pending !== sent) continue; // the reader acted again meanwhile: send that instead
-        this.pending = null;
-        if (result.error) {
-          this.say(result.error);
-          continue;
-        }
-        this.say("");
-        this.state = result.state;
-        this.lookAhead();
-        this.draw(result, parsed);
-      }
+      while (this.pending) await this.answerNext();
     } finally {
       clearTimeout(slow);
       if (shown) this.busy(false);
       this.running = false;
     }
+  }
+
+  // The answer for the state pending now, drawn unless the reader acted again meanwhile (then
+  // the next round sends that instead)
+  async answerNext() {
+    const sent = this.pending;
+    let answer;
+    try {
+      await this.python.ready; // after a restart, the new worker must finish booting
+      performance.mark("mh:call");
+      answer = await this.answers.answerFor(sent);
+      performance.mark("mh:answer");
+    } catch (err) {
+      this.failed(err, sent);
+      return;
+    }
+    if (this.pending !== sent) return;
+    this.pending = null;
+    const { result, parsed } = answer;
+    if (result.error) {
+      this.say(result.error);
+      return;
+    }
+    this.say("");
+    this.state = result.state;
+    this.lookAhead();
+    this.draw(result, parsed);
+  }
+
+  // Python raised for the state SENT: the reader sees the message (unless they have acted since);
+  // the author, in the console, the whole Python traceback
+  failed(err, sent) {
+    if (err.traceback) {
+      const state = JSON.stringify(sent);
+      console.error(`Figure #${this.id} (${this.fn}) failed with the state ${state}:\n${err.traceback}`);
+    }
+    if (this.pending !== sent) return;
+    this.pending = null;
+    this.say(`The figure's Python code failed: ${err.message}`);
   }
 
   draw(result, parsed = null) {
@@ -838,7 +735,7 @@ export function setupFigures() {
   window.addEventListener("afterprint", () => figures.forEach((f) => f.printView(false)));
   return {
     count: figures.size,
-    connect: (python) => figures.forEach((f) => { f.python = python; }),
+    connect: (python) => figures.forEach((f) => f.connect(python)),
     start: () => Promise.all([...figures.values()].map((f) => f.start())),
     off: () => figures.forEach((f) => f.off()),
   };
