@@ -89,7 +89,9 @@ function writeURLState(push = false) {
     for (const name of [...params.keys()]) {
       if (name.startsWith(prefix) && !shown(name.slice(prefix.length))) params.delete(name);
     }
-    for (const [key, value] of Object.entries(fig.state)) if (shown(key)) params.set(prefix + key, value);
+    for (const [key, value] of Object.entries(fig.state)) {
+      if (shown(key)) params.set(prefix + key, value);
+    }
   }
   const query = params.toString();
   const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
@@ -125,7 +127,8 @@ let visiting = null;
 // the state fields a control outside a figure sets: its data-key and data-value, or every field
 // of a step that sets several (data-set="angle=Puff&length=1")
 function stepState(el) {
-  return el.dataset.set ? Object.fromEntries(new URLSearchParams(el.dataset.set)) : { [el.dataset.key]: el.dataset.value };
+  if (el.dataset.set) return Object.fromEntries(new URLSearchParams(el.dataset.set));
+  return { [el.dataset.key]: el.dataset.value };
 }
 
 // A step list in use and its figure on the screen together: the list is docked (sticky, compact)
@@ -153,7 +156,8 @@ function showWithSteps(figure, list) {
   let dy = 0;
   if (r.height > room || r.top < top) dy = r.top - top;
   else if (r.bottom > top + room) dy = r.bottom - (top + room);
-  if (Math.abs(dy) >= 1) scrollBy(0, dy); // at once: the list undocks when its figure is out of view
+  // at once: the list undocks when its figure is out of view
+  if (Math.abs(dy) >= 1) scrollBy(0, dy);
 }
 
 // the heading of the section a slot stands in, to name it in a note
@@ -165,7 +169,8 @@ function sectionOf(slot) {
 }
 
 // whether the browser is skipping a slot's content (content-visibility: auto, far from the view)
-const skipped = (slot) => slot.firstElementChild?.checkVisibility?.({ contentVisibilityAuto: true }) === false;
+const skipped = (slot) =>
+  slot.firstElementChild?.checkVisibility?.({ contentVisibilityAuto: true }) === false;
 
 const inView = (el) => {
   const r = el.getBoundingClientRect();
@@ -175,11 +180,13 @@ const smooth = () => (matchMedia("(prefers-reduced-motion: reduce)").matches ? "
 
 // classes the page puts on Python's markup (scrollers.js): a redraw keeps them
 const PAGE_CLASSES = ["mh-more-left", "mh-more-right", "mh-scrolls", "mh-wide-math"];
-const ownText = (el) => [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.data).join("");
+const ownText = (el) =>
+  [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.data).join("");
 
 // whether `el` itself (its attributes, its own text, how many children) differs from `to`
 function differs(el, to) {
-  if (el.attributes.length !== to.attributes.length || el.childNodes.length !== to.childNodes.length) return true;
+  if (el.attributes.length !== to.attributes.length) return true;
+  if (el.childNodes.length !== to.childNodes.length) return true;
   for (const { name, value } of to.attributes) if (el.getAttribute(name) !== value) return true;
   return ownText(el) !== ownText(to);
 }
@@ -192,7 +199,8 @@ const drawnFrom = new WeakMap();
 // `every` false, only the first (the caller only asks whether anything changed).
 // `parsed` holds markup already parsed (html -> fragment); a fragment is used once.
 function morph(area, html, every = true, parsed = null) {
-  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove()); // notes of the last action
+  // the notes of the last action go
+  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
   if (drawnFrom.get(area) === html) return [];
   drawnFrom.set(area, html);
   const to = area.cloneNode(false);
@@ -252,10 +260,14 @@ class LiveFigure {
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
     this.owed = new Map(); // slot -> {html, nodes}: markup drawn once the slot nears the view
     for (const slot of this.slots) {
-      slot.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) this.payOwed(slot); });
+      slot.addEventListener("contentvisibilityautostatechange", (e) => {
+        if (!e.skipped) this.payOwed(slot);
+      });
     }
     // a printed page shows the pre-rendered figure, whatever the reader did on screen
-    this.printables = [el.querySelector("[data-body]"), ...this.slots].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
+    const copy = (area) => [...area.childNodes].map((n) => n.cloneNode(true));
+    const printable = (area) => ({ area, first: copy(area) });
+    this.printables = [el.querySelector("[data-body]"), ...this.slots].map(printable);
     for (const area of this.areas) {
       area.addEventListener("click", (e) => this.onClick(e));
       area.addEventListener("submit", (e) => this.onSubmit(e));
@@ -264,8 +276,8 @@ class LiveFigure {
       area.addEventListener("compositionend", (e) => this.onInput(e));
       area.addEventListener("keydown", (e) => this.onKey(e));
     }
-    el.addEventListener("mh:set", (e) => this.set(e.detail || {})); // e.g. ownmodel.js, once a model is in
-
+    // e.g. ownmodel.js, once a model is in
+    el.addEventListener("mh:set", (e) => this.set(e.detail || {}));
   }
 
   connect(python) {
@@ -290,8 +302,11 @@ class LiveFigure {
     if (taps) {
       const { patch, origin, control } = taps;
       await this.set({ ...fromURL, ...patch }, origin, { control, history: "push" });
-    } else if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
-    else this.markSteps();
+    } else if (Object.keys(fromURL).length) {
+      await this.set(fromURL, this.el, { history: "replace" });
+    } else {
+      this.markSteps();
+    }
     this.warm(this.state);
   }
 
@@ -311,7 +326,8 @@ class LiveFigure {
     }
     const el = at || (typeof control === "string" ? origin.querySelector(control) : null);
     if (el) this.pendingAt(el);
-    this.say("Your choice is kept: it is drawn as soon as the interactive version has loaded.", true);
+    const kept = "Your choice is kept: it is drawn as soon as the interactive version has loaded.";
+    this.say(kept, true);
   }
 
   // marks EL (a tapped control) as waiting for Python; draw() and off() clear every mark
@@ -356,7 +372,8 @@ class LiveFigure {
   offered(field) {
     const values = [];
     for (const a of [...this.areas, document]) {
-      const selector = a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
+      const selector =
+        a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
       for (const el of a.querySelectorAll(selector)) {
         const v = el.dataset.value;
         const usable = el.dataset.key === field && v !== undefined && !el.disabled;
@@ -385,7 +402,8 @@ class LiveFigure {
   // Back or Forward: the figure takes the state its URL now holds
   restore() {
     const want = { ...this.initial, ...readURLState(this.id) };
-    if (Object.keys(want).every((k) => String(this.state[k] ?? "") === String(want[k]))) return false;
+    const same = (k) => String(this.state[k] ?? "") === String(want[k]);
+    if (Object.keys(want).every(same)) return false;
     this.set(want, this.el, { history: "replace" });
     return true;
   }
@@ -427,26 +445,37 @@ class LiveFigure {
   // value, a form by its place among the area's forms
   control(el, area) {
     if (el.dataset.fk) return `[data-fk="${CSS.escape(el.dataset.fk)}"]`;
-    if (el.matches("[data-key]")) return `[data-key="${CSS.escape(el.dataset.key)}"][data-value="${CSS.escape(el.dataset.value)}"]`;
+    if (el.matches("[data-key]")) {
+      const { key, value } = el.dataset;
+      return `[data-key="${CSS.escape(key)}"][data-value="${CSS.escape(value)}"]`;
+    }
     const form = el.closest("form");
     return form ? { form: [...area.querySelectorAll("form")].indexOf(form) } : null;
   }
 
   onClick(e) {
     const target = e.target.closest("[data-key]");
-    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget, { control: this.control(target, e.currentTarget), at: target });
+    const area = e.currentTarget;
+    if (!target || !area.contains(target)) return;
+    const patch = { [target.dataset.key]: target.dataset.value };
+    this.set(patch, area, { control: this.control(target, area), at: target });
   }
 
   onSubmit(e) {
     const form = e.target.closest("[data-state-form]");
     if (!form) return;
     e.preventDefault();
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), at: e.submitter || form });
+    const area = e.currentTarget;
+    const patch = Object.fromEntries(new FormData(form));
+    this.set(patch, area, { control: this.control(form, area), at: e.submitter || form });
   }
 
   onChange(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), at: e.target });
+    if (!form || e.target.matches(TYPED)) return;
+    const area = e.currentTarget;
+    const patch = Object.fromEntries(new FormData(form));
+    this.set(patch, area, { control: this.control(form, area), at: e.target });
   }
 
   // typing makes one history step per burst of typing in one box, not one per key
@@ -455,14 +484,19 @@ class LiveFigure {
     if (!form || !e.target.matches(TYPED) || e.isComposing) return;
     const same = this.typingIn === e.target.dataset.fk;
     this.typingIn = e.target.dataset.fk;
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), typing: true, history: same ? "replace" : "push", at: e.target });
+    const area = e.currentTarget;
+    const patch = Object.fromEntries(new FormData(form));
+    const control = this.control(form, area);
+    const history = same ? "replace" : "push";
+    this.set(patch, area, { control, typing: true, history, at: e.target });
   }
 
   busy(on, origin) {
     for (const area of this.areas) {
       if (on) area.setAttribute("aria-busy", "true");
       else area.removeAttribute("aria-busy");
-      for (const note of area.querySelectorAll("[data-busy]")) note.hidden = !(on && area === origin);
+      const notes = area.querySelectorAll("[data-busy]");
+      for (const note of notes) note.hidden = !(on && area === origin);
     }
   }
 
@@ -542,31 +576,72 @@ class LiveFigure {
   // the author, in the console, the whole Python traceback
   failed(err, sent) {
     if (err.traceback) {
-      const state = JSON.stringify(sent);
-      console.error(`Figure #${this.id} (${this.fn}) failed with the state ${state}:\n${err.traceback}`);
+      const figure = `Figure #${this.id} (${this.fn})`;
+      console.error(`${figure} failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
     }
     if (this.pending !== sent) return;
     this.pending = null;
     this.say(`The figure's Python code failed: ${err.message}`);
   }
 
+  // Python's answer RESULT on the page, for the reader's last action (this.act, from
+  // this.origin); PARSED: its markup parsed ahead (answers.js)
   draw(result, parsed = null) {
     const act = this.act || { how: "replace" };
     this.act = null;
     const origin = this.origin;
-    const typedBefore = new Map([...this.el.querySelectorAll(TYPED)].map((t) => [t.dataset.fk, t.value]));
-    const active = document.activeElement;
-    const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
-    const typing = focusKey && active.matches(TYPED) ? active : null;
-    const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
+    const typed = [...this.el.querySelectorAll(TYPED)];
+    const typedBefore = new Map(typed.map((t) => [t.dataset.fk, t.value]));
+    const focus = this.focusNow();
     this.state = result.state;
     this.unmark();
     const tapped = act.typing ? null : this.controlIn(act.control, origin);
     const tappedAt = tapped?.getBoundingClientRect().top;
     performance.mark("mh:swap");
-    const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // asked before any change
-    // every part that changed in the area the action came from; elsewhere, whether any did
-    const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html, origin === this.el, parsed)]]);
+    const changes = this.swap(result, origin, parsed, act);
+    this.refocus(focus);
+    // the tapped control stays where the reader's finger is, whatever changed above it
+    const movedTo = tapped && this.controlIn(act.control, origin)?.getBoundingClientRect().top;
+    const moved = tapped && movedTo - tappedAt;
+    if (moved && Math.abs(moved) >= 1) scrollBy(0, moved);
+    performance.mark("mh:swapped");
+    const push = act.how === "push" && visiting !== this.id;
+    if (act.how === "push") visiting = this.id;
+    writeURLState(push);
+    performance.mark("mh:url");
+    this.markSteps();
+    this.showWritten(typedBefore, focus?.typing ?? null);
+    if (act.control) this.showEffects(changes, origin, act);
+    this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
+    performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
+  }
+
+  // the reader's focus in this figure, to put back after a redraw: {key, typing (the text box
+  // typed in), caret}, or null
+  focusNow() {
+    const active = document.activeElement;
+    const key = active && this.areas.some((a) => a.contains(active)) && active.dataset.fk;
+    if (!key) return null;
+    const typing = active.matches(TYPED) ? active : null;
+    return { key, typing, caret: typing ? [typing.selectionStart, typing.selectionEnd] : null };
+  }
+
+  refocus(focus) {
+    if (!focus) return;
+    for (const area of this.areas) {
+      const el = area.querySelector(`[data-fk="${CSS.escape(focus.key)}"]`);
+      if (el && document.activeElement !== el) el.focus();
+      if (el && focus.caret && el.matches(TYPED)) el.setSelectionRange(...focus.caret);
+    }
+  }
+
+  // RESULT's markup into the figure, its summary and its slots (a slot out of sight later).
+  // -> area -> the parts that changed: every one in ORIGIN, the area the action came from;
+  // elsewhere, whether any did. Sets ACT.newSummary: whether the summary changed.
+  swap(result, origin, parsed, act) {
+    const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // before any change
+    const body = this.el.querySelector("[data-body]");
+    const changes = new Map([[this.el, morph(body, result.html, origin === this.el, parsed)]]);
     const said = this.el.querySelector("[data-summary]");
     act.newSummary = said.textContent !== result.summary;
     said.textContent = result.summary;
@@ -579,26 +654,7 @@ class LiveFigure {
         changes.set(slot, morph(slot, html, origin === slot, parsed));
       }
     }
-    if (focusKey) {
-      for (const area of this.areas) {
-        const el = area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
-        if (el && document.activeElement !== el) el.focus();
-        if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
-      }
-    }
-    // the tapped control stays where the reader's finger is, whatever changed above it
-    const moved = tapped && this.controlIn(act.control, origin)?.getBoundingClientRect().top - tappedAt;
-    if (moved && Math.abs(moved) >= 1) scrollBy(0, moved);
-    performance.mark("mh:swapped");
-    const push = act.how === "push" && visiting !== this.id;
-    if (act.how === "push") visiting = this.id;
-    writeURLState(push);
-    performance.mark("mh:url");
-    this.markSteps();
-    this.showWritten(typedBefore, typing);
-    if (act.control) this.showEffects(changes, origin, act);
-    this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
-    performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
+    return changes;
   }
 
   // A slot the browser is not drawing (content-visibility: auto, far from the view) is redrawn
@@ -628,7 +684,8 @@ class LiveFigure {
   showWritten(typedBefore, typing) {
     for (const box of this.el.querySelectorAll(TYPED)) {
       const old = typedBefore.get(box.dataset.fk);
-      if (box === typing || old === undefined || box.value.length <= old.length || !box.value.startsWith(old)) continue;
+      if (box === typing || old === undefined) continue;
+      if (box.value.length <= old.length || !box.value.startsWith(old)) continue;
       box.scrollLeft = box.scrollWidth;
       const note = document.createElement("p");
       note.className = "mh-wrote";
@@ -648,7 +705,8 @@ class LiveFigure {
   // the control the reader acted on, in AREA as it is now
   controlIn(control, area) {
     if (!control) return null;
-    return typeof control === "string" ? area.querySelector(control) : area.querySelectorAll("form")[control.form] || null;
+    if (typeof control === "string") return area.querySelector(control);
+    return area.querySelectorAll("form")[control.form] || null;
   }
 
   // What the reader's action changed out of sight is said beside the control, with a button that
@@ -665,7 +723,8 @@ class LiveFigure {
       // (asked lazily: a map's every cell can change, and each question is a layout check)
       if (act.typing || !inView(at)) return;
       const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-      const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p));
+      const apart = (p) => p.isConnected && !p.contains(group) && !group.contains(p);
+      const parts = changes.get(origin).filter(apart);
       const part = parts.some(inView) ? null : parts.find((p) => p.getClientRects().length);
       if (part) this.sayWhere(at, part, "What this changed is {where}.");
       return;
@@ -673,11 +732,14 @@ class LiveFigure {
     // the figure when what it says changed (its summary: the news), else the part nearest the
     // control; the figure's summary is repeated only when it changed
     const far = (a) => Math.abs(a.getBoundingClientRect().top - at.getBoundingClientRect().top);
-    const target = act.newSummary && away.includes(this.el) ? this.el : away.reduce((a, b) => (far(b) < far(a) ? b : a));
+    const closer = (a, b) => (far(b) < far(a) ? b : a);
+    const target = act.newSummary && away.includes(this.el) ? this.el : away.reduce(closer);
     if (target === this.el) {
-      const name = this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure";
+      const caption = this.el.querySelector("figcaption")?.textContent;
+      const name = caption?.split("·")[0].trim() || "The figure";
       const now = this.el.querySelector("[data-summary]").textContent;
-      this.sayWhere(at, target, act.newSummary ? `${name} ({where}) now: ${now}` : `${name} ({where}) changed too.`);
+      const news = act.newSummary ? `now: ${now}` : "changed too.";
+      this.sayWhere(at, target, `${name} ({where}) ${news}`);
     } else this.sayWhere(at, target, `“${sectionOf(target)}” ({where}) changed too.`);
   }
 
@@ -693,7 +755,10 @@ class LiveFigure {
     go.type = "button";
     go.className = "mh-effect-go";
     go.textContent = where === "above" ? "Show it ↑" : "Show it ↓";
-    go.addEventListener("click", () => target.scrollIntoView({ block: target.offsetHeight > innerHeight ? "start" : "nearest", behavior: smooth() }));
+    go.addEventListener("click", () => {
+      const block = target.offsetHeight > innerHeight ? "start" : "nearest";
+      target.scrollIntoView({ block, behavior: smooth() });
+    });
     note.append(go);
     this.areas.forEach((a) => a.querySelectorAll(".mh-effect").forEach((n) => n.remove()));
     (at.closest("form, [role=group], .mh-pick, fieldset") || at).after(note);
@@ -701,7 +766,9 @@ class LiveFigure {
 }
 
 export function setupFigures() {
-  for (const el of document.querySelectorAll("figure[data-figure]")) figures.set(el.id, new LiveFigure(el));
+  for (const el of document.querySelectorAll("figure[data-figure]")) {
+    figures.set(el.id, new LiveFigure(el));
+  }
   // a link holding a figure's state opens the page at that figure (unless it names a place itself)
   const linked = [...figures.values()].find((f) => Object.keys(readURLState(f.id)).length);
   if (linked && !location.hash) {
