@@ -1,14 +1,15 @@
-"""Answers ahead (static/figures.js): as a tap is drawn, Python works out the answers for the
-controls beside it, the next one at once and the others once the reader pauses; a tap on one of
-them is drawn from that answer without asking Python again, exactly as Python draws that state;
-an answer worked out before anything else asked Python is not used; a field stops being worked
-out ahead after two slow answers in a row, not one. And once Python is ready and a figure comes
+"""Answers ahead and answers kept, in the page: the store's logic (static/answers.js: what is
+asked ahead and when, the slow-field rule, answers kept, the build's answers) is tested in Node
+(tests/js/answers.test.js); here, what needs a real page. A state from the address is asked for
+once, then the word beside it at once, before the page draws, and the others once the page is
+idle; a tap on the next word is drawn from the answer worked out ahead, and a tap back to a word
+answered before from Python's kept answer, exactly as Python draws them; after another call to
+Python (the numbers as CSV) a tap is asked again. And once Python is ready and a figure comes
 within a screen of the view, Python is asked for the state it shows, so the figure's first call
 (its imports, its data) is not made at the reader's first tap, nor for a figure the reader never
-reaches; then, once the page is idle, for the next state along the figure's first control.
-Python's answers are kept: a tap back to a state Python answered is drawn at once, until anything
-but a figure's drawing asks Python. The build's answers (prerendered/, drawn until Python has
-answered for a figure: test_prerendered.py) are not served here, so every tap is Python's."""
+reaches; then, once the page is idle, for the next state along the figure's first control. The
+build's answers (prerendered/, test_prerendered.py) are not served here, so every tap is
+Python's."""
 
 import pytest
 from conftest import open_ready, url_with, without_build_answers
@@ -26,33 +27,6 @@ Worker.prototype.postMessage = function (message, ...rest) {
   if (message && message.type === "call") window.sentToPython.push([message.fn, message.args[0]]);
   return post.call(this, message, ...rest);
 };
-"""
-# Python's answers for the words in window.slowWords say they took 10 s, as on a machine busy
-# for a moment; window.answered lists the words answered, in order
-SLOWED = """
-window.slowWords = new Set();
-window.answered = [];
-const words = new Map();
-const post = Worker.prototype.postMessage;
-Worker.prototype.postMessage = function (message, ...rest) {
-  if (message && message.type === "call") words.set(message.id, message.args[0].word);
-  return post.call(this, message, ...rest);
-};
-const handler = Object.getOwnPropertyDescriptor(Worker.prototype, "onmessage");
-Object.defineProperty(Worker.prototype, "onmessage", {
-  get() { return handler.get.call(this); },
-  set(on) {
-    handler.set.call(this, (event) => {
-      const data = event.data; // a new copy at each read: changed here, handed on as it is
-      const word = words.get(data?.id);
-      if (word !== undefined) {
-        if (window.slowWords.has(word)) data.ms = 10_000;
-        window.answered.push(word);
-      }
-      on.call(this, new MessageEvent("message", { data }));
-    });
-  },
-});
 """
 # whether the figure's drawn body is Python's markup for the state in the URL, node for node
 # (a redraw may set an element's attributes in another order), less scrollers.js's own marks
@@ -121,29 +95,6 @@ def wait_sent(page, words):
         raise AssertionError(f"sent {words_sent(page)}, not ending with {words}") from None
 
 
-def tapped_word_2(page, base_url):
-    """The chapter opened, its calls to Python recorded, word 2 tapped and the four words
-    beside it worked out ahead."""
-    page.add_init_script(RECORD)
-    open_ready(page, base_url + "many-heads.html")
-    tap_word(page, 2)
-    # the tap's own call, then the four words beside it, after before before
-    wait_sent(page, ["2", "3", "1", "4", "0"])
-
-
-@pytest.mark.browser
-def test_the_next_word_is_drawn_from_the_answer_worked_out_ahead(page, base_url):
-    tapped_word_2(page, base_url)
-    assert drawn_as_python_says(page, 2)
-    tap_word(page, 3)
-    # drawn from the answer worked out ahead, so word 3 was sent once, before the tap; then the
-    # words nearest to it that Python has not answered yet, of the sentence's eight (it has
-    # answered 4, 2, 1 and 0, and 7, the word shown at first)
-    wait_sent(page, ["0", "5", "6"])
-    assert words_sent(page).count("3") == 1
-    assert drawn_as_python_says(page, 3)
-
-
 # the words the figure had sent to Python when each redraw was done (mh:drawn, from draw itself);
 # and the page is never idle (requestIdleCallback's callbacks wait in window.idle) until the test
 # says it is (window.idleNow())
@@ -164,131 +115,46 @@ window.idleNow = () => {
 )
 
 
-@pytest.mark.browser
-def test_the_next_word_goes_to_python_while_the_page_draws_and_the_others_once_it_is_idle(
-    page, base_url
-):
-    page.add_init_script(AT_DRAWN)
-    open_ready(page, base_url + "many-heads.html")
-    shown = page.locator(f"#{FID}").evaluate("(f) => JSON.parse(f.dataset.state).word")
-    wait_sent(page, [shown])  # the state shown, asked for as the figure came near
-    tap_word(page, 2)
-    # when the tap's answer was drawn, word 3 had gone to Python already
-    assert page.evaluate("window.sentAtDrawn.at(-1)") == [shown, "2", "3"]
-    # once word 3 is answered (its markup waits for an idle moment to be parsed), the words before
-    # and further on wait too: a reader tapping on to word 3 does not find Python busy with word 1
-    page.wait_for_function("() => window.idle.length >= 2")
-    assert words_sent(page) == [shown, "2", "3"]
-    page.evaluate("window.idleNow()")
-    wait_sent(page, ["2", "3", "1", "4", "0"])
-
-
-@pytest.mark.browser
-def test_an_answer_worked_out_before_another_call_to_python_is_not_used(page, base_url):
-    tapped_word_2(page, base_url)
-    # another call to Python: the figure's numbers as CSV, made by Python
+def download_csv(page):
+    """Another call to Python, which may change what Python holds: the figure's numbers as CSV."""
     page.locator(f"#{FID} [data-download]").click()
     with page.expect_download():
         page.locator(f"#{FID}").get_by_role("button", name="Numbers (CSV)").click()
-    tap_word(page, 3)
-    assert words_sent(page).count("3") == 2  # asked again at the tap
-    assert drawn_as_python_says(page, 3)
+
+
+def drawn_at(page):
+    """The words sent to Python when the last redraw was drawn."""
+    return page.evaluate("window.sentAtDrawn.at(-1)")
 
 
 @pytest.mark.browser
-def test_a_word_answered_before_is_drawn_again_without_asking_python(page, base_url):
-    tapped_word_2(page, base_url)
-    tap_word(page, 6)  # not beside word 2: asked at the tap, then word 5, the one beside it not
-    wait_sent(page, ["6", "5"])  # answered yet (7, the word shown at first, is)
-    tap_word(page, 2)
+def test_taps_are_drawn_from_the_answers_ahead_and_kept_as_python_draws_them(page, base_url):
+    page.add_init_script(AT_DRAWN)  # the page is idle only when the test says so
+    open_ready(page, base_url + f"many-heads.html?{FID}.word=2")
+    # the state from the address, and word 3 sent as its answer was about to be drawn
+    wait_sent(page, ["2", "3"])
+    assert drawn_at(page) == ["2", "3"]
+    # the words before and further on wait for the page to be idle
+    page.wait_for_function("() => window.idle.length >= 2")
+    assert words_sent(page) == ["2", "3"]
+    page.evaluate("window.idleNow()")
+    # the four words beside word 2, after before before; the state the page was built with
+    # (word 7) is never asked for, and the address's state only once
+    wait_sent(page, ["2", "3", "1", "4", "0"])
+    assert words_sent(page) == ["2", "3", "1", "4", "0"]
+    tap_word(page, 3)  # drawn from the answer worked out ahead, the next word already asked
+    assert drawn_at(page) == ["2", "3", "1", "4", "0", "5"]
+    assert drawn_as_python_says(page, 3)
+    wait_sent(page, ["5", "6"])  # the words beside 3 not answered yet
+    tap_word(page, 2)  # drawn from Python's answer kept from the start
     assert drawn_as_python_says(page, 2)
     assert words_sent(page).count("2") == 1
-    # another call to Python (the figure's numbers as CSV) may change what Python holds: the
-    # answers kept before it are not drawn again
-    page.locator(f"#{FID} [data-download]").click()
-    with page.expect_download():
-        page.locator(f"#{FID}").get_by_role("button", name="Numbers (CSV)").click()
-    tap_word(page, 6)  # asked again at the tap
+    download_csv(page)
+    tap_word(page, 3)  # the answers kept before that call are not drawn again
     page.wait_for_function(
-        f"(fid) => ({WORDS_SENT})(fid).filter((w) => w === '6').length === 2", arg=FID
+        f"(fid) => ({WORDS_SENT})(fid).filter((w) => w === '3').length === 2", arg=FID
     )
-    assert drawn_as_python_says(page, 6)
-
-
-@pytest.mark.browser
-def test_one_slow_answer_ahead_does_not_stop_the_words_after_it(page, base_url):
-    page.add_init_script(SLOWED)
-    page.add_init_script("window.slowWords.add('3')")
-    # word 3's answer ahead "took" 10 s: the words after it are still worked out ahead
-    tapped_word_2(page, base_url)
-    assert page.evaluate("window.answered").count("3") == 1
-
-
-# words 1 to 4 tapped on, each 50 ms after the one before is drawn; then the words
-# the figure had sent to Python by the time the last was drawn (word 5, the next, may still be
-# waiting for word 4's answer ahead to come back)
-TAP_ON = """async (fid) => {
-  const fig = document.getElementById(fid);
-  for (const i of [1, 2, 3, 4]) {
-    const drawn = new Promise((r) => fig.addEventListener("mh:drawn", r, { once: true }));
-    fig.querySelectorAll(".mh-word")[i].click();
-    await drawn;
-    await new Promise((r) => setTimeout(r, 50)); // a quick reader: time for the page to be idle
-  }
-  return window.sentToPython.filter(([fn]) => fn === fig.dataset.figure).map(([, s]) => s.word);
-}"""
-
-
-@pytest.mark.browser
-def test_a_reader_tapping_on_finds_python_with_only_the_next_word(page, base_url):
-    """While the reader taps on (each tap within 150 ms of the last), only the next word is
-    worked out ahead, so it never waits behind a word the reader passed by; the others once
-    they pause."""
-    page.add_init_script(RECORD)
-    open_ready(page, base_url + "many-heads.html")
-    # the figure's first call, for the state it shows (word 7), and once that is in, the next
-    # state along its first control (head 1, word 7): both go out after Python is ready
-    page.wait_for_function(
-        "(fid) => JSON.stringify(window.sentToPython.filter(([fn]) => fn === "
-        "document.getElementById(fid).dataset.figure).map(([, s]) => [s.word, s.head])) === "
-        """'[["7","all"],["7","1"]]'""",
-        arg=FID,
-    )
-    before = len(words_sent(page))
-    assert page.evaluate(TAP_ON, FID)[before:] in (["1", "2", "3", "4"], ["1", "2", "3", "4", "5"])
-    wait_sent(page, ["4", "5"])  # word 1 asked at its tap, then each next one ahead
-    assert words_sent(page)[before:] == ["1", "2", "3", "4", "5"]
-    # then, once the reader pauses, the others beside 4 that Python has not answered yet (7 is
-    # the word shown at first)
-    wait_sent(page, ["5", "6", "0"])
-
-
-@pytest.mark.browser
-def test_two_slow_answers_ahead_in_a_row_stop_working_out_that_field(page, base_url):
-    page.add_init_script(RECORD)
-    page.add_init_script(SLOWED)
-    page.add_init_script("['3', '1'].forEach((w) => window.slowWords.add(w))")
-    open_ready(page, base_url + "many-heads.html")
-    tap_word(page, 2)
-    wait_sent(page, ["2", "3", "1"])
-    # once the second slow answer is in, nothing more is sent for the word field
-    page.wait_for_function("() => window.answered.join().endsWith('2,3,1')")
-    assert words_sent(page)[-3:] == ["2", "3", "1"]
-    tap_word(page, 4)  # not worked out ahead: asked at the tap, and no neighbours after it
-    wait_sent(page, ["2", "3", "1", "4"])
-    page.wait_for_function("() => window.answered.join().endsWith('2,3,1,4')")
-    assert words_sent(page)[-4:] == ["2", "3", "1", "4"]
-    assert drawn_as_python_says(page, 4)
-
-
-@pytest.mark.browser
-def test_a_state_from_the_address_is_asked_for_once(page, base_url):
-    page.add_init_script(RECORD)
-    open_ready(page, base_url + f"many-heads.html?{FID}.word=3")
-    # that state, drawn by Python once it is ready, then the four words beside it, worked out
-    # ahead; nothing else: the state shown at first (word 7) is not asked for
-    wait_sent(page, ["3", "4", "2", "5", "1"])
-    assert words_sent(page) == ["3", "4", "2", "5", "1"]
+    assert drawn_as_python_says(page, 3)
 
 
 # resolves once an IntersectionObserver made now has had its first notice for the figure: the

@@ -1,7 +1,9 @@
 """No tap is ever lost: a tap before Python is ready on a state the build did not draw
 (sitebuild/prerender.py) is kept, shown as pending on the tapped control without moving
 anything, and drawn as soon as Python is ready (static/figures.js); and the build draws, for
-every kind of control, the states nearest the shown one first."""
+every kind of control, the states nearest the shown one first. How taps before Python are kept
+and merged (the newest value of a field wins) is answers.js's, tested in Node too
+(tests/js/answers.test.js); here, the page's side of it."""
 
 import json
 import re

@@ -51,7 +51,9 @@ export function pageAttempts() {
 export function siteAttempts() {
   const found = new Map();
   for (const [name, wrap] of [["result:", (j) => `[${j}]`], ["attempts:", (j) => j]]) {
-    for (const [page, block, json] of siteEntries(name)) found.set(`${page}\u0000${block}`, { page, block, attempts: parse(wrap(json)) });
+    for (const [page, block, json] of siteEntries(name)) {
+      found.set(`${page}\u0000${block}`, { page, block, attempts: parse(wrap(json)) });
+    }
   }
   return [...found.values()].filter((e) => e.attempts.length);
 }

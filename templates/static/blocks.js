@@ -38,13 +38,15 @@ function setupGuess(section) {
       c.checked = c === mine;
       c.disabled = true;
       c.closest("label").classList.toggle("is-yours", c === mine);
-      c.closest("label").classList.toggle("is-answer", answer !== null && Number(c.value) === answer);
+      const isAnswer = answer !== null && Number(c.value) === answer;
+      c.closest("label").classList.toggle("is-answer", isAnswer);
     }
     form.querySelector('button[type="submit"]').hidden = true;
     yours.textContent = `Your guess: ${text}`;
     if (answerLine) {
       const right = Number(mine.value) === answer;
-      answerLine.textContent = right ? "That is the answer." : `The answer: ${labelOf(choices[answer])}`;
+      const told = `The answer: ${labelOf(choices[answer])}`;
+      answerLine.textContent = right ? "That is the answer." : told;
       answerLine.classList.toggle("right", right);
       answerLine.hidden = false;
     }

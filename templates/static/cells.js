@@ -22,160 +22,219 @@ function pre(cls, text) {
 }
 
 export function setupCells(python) {
-  const cells = [...document.querySelectorAll("[data-cell]")];
-  const ran = new Set();
-  const stopped = new Set(); // cells stopped while running: not re-run unless the reader says so
-  const skipped = new Set(); // cells the reader chose to leave out of the run
-  let busy = false;
-  const name = (c) => `cell ${cells.indexOf(c) + 1}`;
+  const cells = new Cells(python, [...document.querySelectorAll("[data-cell]")]);
+  for (const cell of cells.list) {
+    const box = editor(cell, cells);
+    cell.querySelector("[data-run]").addEventListener("click", () => cells.run(cell));
+    cell.querySelector("[data-stop]").addEventListener("click", () => cells.stop(cell));
+    cell.querySelector("[data-reset]").addEventListener("click", () => box.reset());
+    setupVerdict(cell);
+  }
+  python.ready.then(() => cells.enable(), () => {});
+}
 
-  // GRADED: the reader pressed this cell's Run (a cell run for a later one is never graded).
-  function show(cell, result, code, graded) {
-    const out = cell.querySelector("[data-output]");
-    out.replaceChildren();
-    if (!graded && cell.dataset.cellCheck) out.append(pre("quiet", "Ran because a cell below needs its variables; not checked. Press Run here to check your answer."));
-    if (result.stdout) out.append(pre("stdout", result.stdout));
-    if (result.value !== null && result.value !== undefined) out.append(pre("value", result.value));
-    if (result.error) out.append(pre("error", result.error));
-    if (!result.stdout && !result.error && (result.value === null || result.value === undefined)) out.append(pre("quiet", "(ran, printed nothing)"));
-    const verdict = cell.querySelector("[data-verdict]");
-    if (graded && verdict && result.check) {
-      verdict.textContent = result.check.ok ? result.check.message : `Not yet: ${result.check.message}`;
-      verdict.className = `mh-verdict ${result.check.ok ? "right" : "wrong"}`;
-      if (result.check.ok) save(`exercise:${cell.id}`, "solved");
-      record(cell.id, {
-        kind: "exercise",
-        question: cell.querySelector(".mh-question").textContent.trim(),
-        answer: code,
-        correct: result.check.ok,
-      });
-    }
+// what the cell shows below its code
+const showIn = (cell, ...nodes) => cell.querySelector("[data-output]").replaceChildren(...nodes);
+const isNothing = (value) => value === null || value === undefined;
+
+// What a run gave back, below the cell. GRADED: the reader pressed this cell's Run (a cell run
+// for a later one is never graded): an exercise's verdict is shown and its attempt recorded.
+function show(cell, result, code, graded) {
+  showIn(cell);
+  const out = cell.querySelector("[data-output]");
+  if (!graded && cell.dataset.cellCheck) {
+    out.append(pre("quiet", "Ran because a cell below needs its variables; not checked. " +
+      "Press Run here to check your answer."));
+  }
+  if (result.stdout) out.append(pre("stdout", result.stdout));
+  if (!isNothing(result.value)) out.append(pre("value", result.value));
+  if (result.error) out.append(pre("error", result.error));
+  if (!result.stdout && !result.error && isNothing(result.value)) {
+    out.append(pre("quiet", "(ran, printed nothing)"));
+  }
+  const verdict = cell.querySelector("[data-verdict]");
+  if (graded && verdict && result.check) {
+    const { ok, message } = result.check;
+    verdict.textContent = ok ? message : `Not yet: ${message}`;
+    verdict.className = `mh-verdict ${ok ? "right" : "wrong"}`;
+    if (ok) save(`exercise:${cell.id}`, "solved");
+    record(cell.id, {
+      kind: "exercise",
+      question: cell.querySelector(".mh-question").textContent.trim(),
+      answer: code,
+      correct: ok,
+    });
+  }
+}
+
+// The page's cells and what Python has run of them
+class Cells {
+  constructor(python, list) {
+    this.python = python;
+    this.list = list;
+    this.ran = new Set();
+    this.stopped = new Set(); // cells stopped while running: not re-run unless the reader says so
+    this.skipped = new Set(); // cells the reader chose to leave out of the run
+    this.busy = false;
+    this.current = null; // the cell Python is running now
   }
 
-  let current = null; // the cell Python is running now
-  async function runOne(cell, code, graded) {
-    current = cell;
+  name(c) {
+    return `cell ${this.list.indexOf(c) + 1}`;
+  }
+
+  enable() {
+    this.list.forEach((c) => {
+      c.querySelector("[data-run]").disabled = false;
+    });
+  }
+
+  async runOne(cell, code, graded) {
+    this.current = cell;
     const check = graded ? cell.dataset.cellCheck || null : null;
-    const result = await python.call("toymodels.page.cells:run", [code, cell.dataset.ns, check]);
-    ran.add(cell);
+    const args = [code, cell.dataset.ns, check];
+    const result = await this.python.call("toymodels.page.cells:run", args);
+    this.ran.add(cell);
     show(cell, result, code, graded);
     return result;
   }
 
-  function setBusy(cell, on, first = []) {
-    busy = on;
-    for (const c of cells) c.querySelector("[data-run]").disabled = on;
+  setBusy(cell, on, first = []) {
+    this.busy = on;
+    for (const c of this.list) c.querySelector("[data-run]").disabled = on;
     cell.querySelector("[data-stop]").hidden = !on;
-    const what = first.length ? `Running ${first.map(name).join(", ")} (above, not run yet), then this cell…` : "Running…";
-    if (on) cell.querySelector("[data-output]").replaceChildren(pre("quiet", what));
+    const names = first.map((c) => this.name(c)).join(", ");
+    const what = first.length
+      ? `Running ${names} (above, not run yet), then this cell…`
+      : "Running…";
+    if (on) showIn(cell, pre("quiet", what));
   }
 
   // A cell above that was stopped is not run again unasked: the reader skips it or edits it
-  function askAbout(cell, hung) {
+  askAbout(cell, hung) {
+    const names = hung.map((c) => this.name(c)).join(", ");
     const note = document.createElement("div");
     note.className = "mh-cell-note";
     note.setAttribute("role", "status");
     const p = document.createElement("p");
-    p.textContent = `This cell runs after the cells above it, and ${hung.map(name).join(", ")} was stopped while it ran (it may never end). Run this cell without it, or edit it first?`;
-    const skip = Object.assign(document.createElement("button"), { type: "button", textContent: `Skip ${hung.map(name).join(", ")} and run` });
+    p.textContent = `This cell runs after the cells above it, and ${names} was stopped while it ` +
+      "ran (it may never end). Run this cell without it, or edit it first?";
+    const button = (textContent) =>
+      Object.assign(document.createElement("button"), { type: "button", textContent });
+    const skip = button(`Skip ${names} and run`);
     skip.addEventListener("click", () => {
-      hung.forEach((c) => { stopped.delete(c); skipped.add(c); });
-      run(cell);
+      hung.forEach((c) => {
+        this.stopped.delete(c);
+        this.skipped.add(c);
+      });
+      this.run(cell);
     });
-    const edit = Object.assign(document.createElement("button"), { type: "button", textContent: `Edit ${name(hung[0])}` });
+    const edit = button(`Edit ${this.name(hung[0])}`);
     edit.addEventListener("click", () => {
       const box = hung[0].querySelector("textarea");
       hung[0].scrollIntoView({ block: "center" });
       box.focus();
     });
     note.append(p, skip, edit);
-    cell.querySelector("[data-output]").replaceChildren(note);
+    showIn(cell, note);
   }
 
-  async function run(cell) {
-    if (busy) return;
-    const above = cells.slice(0, cells.indexOf(cell)).filter((c) => !ran.has(c) && !skipped.has(c));
-    const hung = above.filter((c) => stopped.has(c));
+  // CELL run, after the cells above it not run yet, each with its code as Run was pressed
+  async run(cell) {
+    if (this.busy) return;
+    const before = this.list.slice(0, this.list.indexOf(cell));
+    const above = before.filter((c) => !this.ran.has(c) && !this.skipped.has(c));
+    const hung = above.filter((c) => this.stopped.has(c));
     if (hung.length) {
-      askAbout(cell, hung);
+      this.askAbout(cell, hung);
       return;
     }
-    stopped.delete(cell); // the reader runs this one on purpose
-    const code = new Map([...above, cell].map((c) => [c, c.querySelector("textarea").value])); // as Run was pressed
-    setBusy(cell, true, above);
+    this.stopped.delete(cell); // the reader runs this one on purpose
+    const code = new Map([...above, cell].map((c) => [c, c.querySelector("textarea").value]));
+    this.setBusy(cell, true, above);
     try {
-      await python.ready;
+      await this.python.ready;
       for (const earlier of above) {
-        if (ran.has(earlier)) continue;
-        const result = await runOne(earlier, code.get(earlier), false);
+        if (this.ran.has(earlier)) continue;
+        const result = await this.runOne(earlier, code.get(earlier), false);
         if (result.error) {
-          cell.querySelector("[data-output]").replaceChildren(pre("error", `An earlier cell (${earlier.id}) failed, so this one did not run. Fix it first.`));
+          const why =
+            `An earlier cell (${earlier.id}) failed, so this one did not run. Fix it first.`;
+          showIn(cell, pre("error", why));
           return;
         }
       }
-      await runOne(cell, code.get(cell), true);
+      await this.runOne(cell, code.get(cell), true);
     } catch (err) {
-      if (err.message !== "Python was stopped") cell.querySelector("[data-output]").replaceChildren(pre("error", err.message));
+      if (err.message !== "Python was stopped") showIn(cell, pre("error", err.message));
     } finally {
-      current = null;
-      setBusy(cell, false);
+      this.current = null;
+      this.setBusy(cell, false);
     }
   }
 
-  async function stop(cell) {
-    ran.clear();
-    skipped.clear();
-    const hung = current || cell;
-    stopped.add(hung);
-    const which = hung === cell ? "this cell" : `${name(hung)} (above), which was running,`;
-    cell.querySelector("[data-output]").replaceChildren(pre("quiet", `Stopped. Python is restarting, so the variables of every cell are gone. Running a cell again first runs the cells above it, but ${which} will not be run again unless you run it yourself (edit it first if it never ends).`));
-    await python.restart();
+  async stop(cell) {
+    this.ran.clear();
+    this.skipped.clear();
+    const hung = this.current || cell;
+    this.stopped.add(hung);
+    const which = hung === cell ? "this cell" : `${this.name(hung)} (above), which was running,`;
+    showIn(cell, pre("quiet", "Stopped. Python is restarting, so the variables of every cell are " +
+      `gone. Running a cell again first runs the cells above it, but ${which} will not be run ` +
+      "again unless you run it yourself (edit it first if it never ends)."));
+    await this.python.restart();
   }
+}
 
-  for (const cell of cells) {
-    const original = cell.querySelector("[data-original]").content.textContent;
-    const box = document.createElement("textarea");
-    box.className = "mh-editor-code";
-    box.spellcheck = false;
-    box.wrap = "off"; // long lines scroll sideways; wrapping would scramble Python's indentation
-    box.value = load(`cell:${cell.id}`) ?? original;
-    const fit = () => { box.rows = Math.max(3, box.value.split("\n").length + 1); };
+// The cell's code as an editable box, its edits kept; Ctrl+Enter runs it. -> the box, with
+// reset() (back to the author's code)
+function editor(cell, cells) {
+  const original = cell.querySelector("[data-original]").content.textContent;
+  const box = document.createElement("textarea");
+  box.className = "mh-editor-code";
+  box.spellcheck = false;
+  box.wrap = "off"; // long lines scroll sideways; wrapping would scramble Python's indentation
+  box.value = load(`cell:${cell.id}`) ?? original;
+  const fit = () => {
+    box.rows = Math.max(3, box.value.split("\n").length + 1);
+  };
+  fit();
+  box.setAttribute("aria-label", `Python code of ${cell.id}`);
+  cell.querySelector("[data-code]").replaceWith(box);
+  cell.querySelector("[data-cell-bar]").hidden = false;
+  cell.querySelector("[data-run]").disabled = true;
+  box.addEventListener("input", () => {
     fit();
-    box.setAttribute("aria-label", `Python code of ${cell.id}`);
-    cell.querySelector("[data-code]").replaceWith(box);
-    cell.querySelector("[data-cell-bar]").hidden = false;
-    cell.querySelector("[data-run]").disabled = true;
-    box.addEventListener("input", () => {
-      fit();
-      stopped.delete(cell); // edited: the reader may run it again
-      save(`cell:${cell.id}`, box.value === original ? undefined : box.value);
-    });
-    box.addEventListener("keydown", (e) => {
-      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-        e.preventDefault();
-        run(cell);
-      }
-    });
-    cell.querySelector("[data-run]").addEventListener("click", () => run(cell));
-    cell.querySelector("[data-stop]").addEventListener("click", () => stop(cell));
-    cell.querySelector("[data-reset]").addEventListener("click", () => {
-      box.value = original;
-      fit();
-      stopped.delete(cell);
-      save(`cell:${cell.id}`, undefined);
-      box.focus();
-    });
-    const verdict = cell.querySelector("[data-verdict]");
-    document.addEventListener("mh:cleared", () => { // results cleared: no verdict stays; the code does
-      save(`exercise:${cell.id}`, undefined);
-      if (!verdict) return;
-      verdict.textContent = "";
-      verdict.className = "mh-verdict";
-    });
-    if (verdict && load(`exercise:${cell.id}`) === "solved") {
-      verdict.textContent = "You solved this exercise earlier. Run it again to see the check.";
-      verdict.className = "mh-verdict right";
+    cells.stopped.delete(cell); // edited: the reader may run it again
+    save(`cell:${cell.id}`, box.value === original ? undefined : box.value);
+  });
+  box.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      cells.run(cell);
     }
+  });
+  box.reset = () => {
+    box.value = original;
+    fit();
+    cells.stopped.delete(cell);
+    save(`cell:${cell.id}`, undefined);
+    box.focus();
+  };
+  return box;
+}
+
+// An exercise solved before says so; cleared results take its verdict back (the code stays)
+function setupVerdict(cell) {
+  const verdict = cell.querySelector("[data-verdict]");
+  document.addEventListener("mh:cleared", () => {
+    save(`exercise:${cell.id}`, undefined);
+    if (!verdict) return;
+    verdict.textContent = "";
+    verdict.className = "mh-verdict";
+  });
+  if (verdict && load(`exercise:${cell.id}`) === "solved") {
+    verdict.textContent = "You solved this exercise earlier. Run it again to see the check.";
+    verdict.className = "mh-verdict right";
   }
-  python.ready.then(() => cells.forEach((c) => { c.querySelector("[data-run]").disabled = false; }), () => {});
 }

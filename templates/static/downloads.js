@@ -44,7 +44,8 @@ function panelFor(figure, python) {
     const caption = figure.querySelector("figcaption").textContent.trim();
     const css = [...document.querySelectorAll("style")].map((s) => s.textContent).join("\n");
     try {
-      const files = await python.call("toymodels.page.download:files", [figure.dataset.figure, stateOf(figure), figure.id, caption, source.href, css]);
+      const args = [figure.dataset.figure, stateOf(figure), figure.id, caption, source.href, css];
+      const files = await python.call("toymodels.page.download:files", args);
       if (files.error) throw new Error(files.error);
       if (kind === "svg") save(files.svg, "image/svg+xml", `${files.name}.svg`);
       else save(files.csv, "text/csv", `${files.name}.csv`);
@@ -56,7 +57,8 @@ function panelFor(figure, python) {
   const intro = document.createElement("p");
   intro.textContent = "This figure as on screen now, for slides and worksheets:";
   const row = document.createElement("p");
-  row.append(button("Picture (SVG)", () => fetchFiles("svg")), " ", button("Numbers (CSV)", () => fetchFiles("csv")));
+  const svg = button("Picture (SVG)", () => fetchFiles("svg"));
+  row.append(svg, " ", button("Numbers (CSV)", () => fetchFiles("csv")));
   return [intro, row, status];
 }
 

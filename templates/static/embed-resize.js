@@ -17,8 +17,9 @@
   // course page's style measures boxes with their borders (box-sizing: border-box) or without
   function fit(frame, height) {
     const style = getComputedStyle(frame);
+    const sides = ["borderTopWidth", "borderBottomWidth", "paddingTop", "paddingBottom"];
     const edges = style.boxSizing === "border-box"
-      ? ["borderTopWidth", "borderBottomWidth", "paddingTop", "paddingBottom"].reduce((n, k) => n + (parseFloat(style[k]) || 0), 0)
+      ? sides.reduce((n, k) => n + (parseFloat(style[k]) || 0), 0)
       : 0;
     frame.style.height = `${Math.ceil(height + edges)}px`;
   }

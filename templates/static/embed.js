@@ -8,12 +8,15 @@ function snippet(button) {
   const url = new URL(button.dataset.embed, document.baseURI);
   const params = new URLSearchParams();
   writeURLNow();
-  for (const [key, value] of new URLSearchParams(location.search)) if (key.startsWith(`${figure.id}.`)) params.set(key, value);
+  for (const [key, value] of new URLSearchParams(location.search)) {
+    if (key.startsWith(`${figure.id}.`)) params.set(key, value);
+  }
   url.search = params.toString();
   const title = figure.querySelector("figcaption").textContent.trim().replace(/"/g, "&quot;");
   const resize = new URL("static/embed-resize.js", new URL("../../", url));
-  return `<iframe src="${url.href.replace(/"/g, "%22")}" title="${title}" width="100%" height="640" loading="lazy"></iframe>\n` +
-    `<script src="${resize.href}" async></script>`;
+  const src = url.href.replace(/"/g, "%22");
+  const frame = `src="${src}" title="${title}" width="100%" height="640" loading="lazy"`;
+  return `<iframe ${frame}></iframe>\n<script src="${resize.href}" async></script>`;
 }
 
 function element(tag, props = {}, text = "") {
@@ -34,12 +37,14 @@ export function setupEmbed() {
       panel.hidden = open;
       if (open) return;
       const code = snippet(button);
-      const box = element("textarea", { readOnly: true, rows: 3, className: "mh-snippet", value: code });
+      const box = element("textarea", { readOnly: true, rows: 3, className: "mh-snippet" });
+      box.value = code;
       box.setAttribute("aria-label", "Embed code for this figure");
       const status = element("p", { className: "mh-help" });
       status.setAttribute("role", "status");
       panel.replaceChildren(
-        element("p", {}, "Paste this into a course page. The figure opens in the state you see now; the script is optional and sizes the frame to fit."),
+        element("p", {}, "Paste this into a course page. The figure opens in the state you see " +
+          "now; the script is optional and sizes the frame to fit."),
         box, status);
       try {
         await navigator.clipboard.writeText(code);

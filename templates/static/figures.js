@@ -15,40 +15,21 @@
 // Python's answer goes in by changing only what differs (morphdom): a tap that moves a mark
 // leaves the rest of the figure, its layout and paint, as they were, and the reader's focus,
 // caret and undo stay where they are.
-// Answers ahead: Python works out, one at a time, the states of the AHEAD controls beside the one
-// just used (the next word, the word before, the step after): the first while the page draws
-// the answer, the others once the reader pauses and the page is idle; a tap on one of them is
-// drawn from that answer, or waits for it if it is still being worked out, instead of asking
-// Python again.
-// Before the reader's first action, once a figure's first answer is in, the next state along its
-// first control (the next model, the next text) is worked out the same way when the page is idle.
-// Python's answers for a figure are kept (the last HELD_CHARS characters of them) while what
-// Python holds is unchanged: a tap back to a state answered before is drawn at once, and answers
-// ahead go only to the states not answered yet. Until Python's first answer for a figure is in
-// (its code and data loaded), a tap on a state the build drew (prerendered.js) is drawn from the
-// build's answer, as it is before Python is ready.
-// Python's answers, and the build's, are dropped as soon as anything but a figure's drawing may
-// have changed what Python holds (pyclient.js's generation: a reader's model put in, a training
-// step, a code cell). An answer worked out ahead has its markup parsed in a gap between frames,
-// and an area whose markup is the one it was last drawn from is left as it is, so a tap only
-// compares and moves nodes. What the reader cannot see yet waits until after the tap's paint: a
-// slot far from the view (one the browser is not drawing) and the URL (history.pushState is 2 ms).
+// Where an answer comes from (Python's kept answers, the build's, answers worked out ahead of the
+// reader, taps kept until Python is ready) is answers.js's job; this module draws them. An area
+// whose markup is the one it was last drawn from is left as it is, and an answer worked out ahead
+// comes with its markup parsed, so a tap only compares and moves nodes. What the reader cannot
+// see yet waits until after the tap's paint: a slot far from the view (one the browser is not
+// drawing) and the URL (history.pushState is 2 ms).
 
+import { Answers, makeLane } from "./answers.js";
 import { moveFocus } from "./keys.js";
 import morphdom from "./morphdom.js";
-import { key, loadPrerendered, prerendered, prerenderedNow } from "./prerendered.js";
+import { loadPrerendered, prerendered, prerenderedNow } from "./prerendered.js";
 import { clean } from "./sanitize.js";
 
 const figures = new Map();
 const BUSY_MS = 150;
-const AHEAD = 4;
-const PAUSE_MS = 150;
-const HELD_CHARS = 4_000_000; // a figure's answers kept (about 8 MB), the oldest dropped first
-// a field whose answers took Python more than SLOW_MS and SLOWER times the answer to the tap
-// before, twice in a row, is not worked out ahead: it would hold up a tap on another control too
-// long (once may be the machine busy for a moment)
-const SLOW_MS = 50;
-const SLOWER = 3;
 const TYPED = "input[type=text], input[type=search], textarea";
 
 // work that can wait for a gap between frames: it runs when the page is idle with ROOM
@@ -85,16 +66,8 @@ export function writeURLNow() {
   while (jobs.length) jobs.shift()();
 }
 
-// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most;
-// a job given to an idle lane starts at once (its message is posted before the caller goes on)
-let lane = Promise.resolve();
-let inLine = 0;
-function inLane(job) {
-  const turn = inLine ? lane.then(job) : new Promise((started) => started(job())); // a throw rejects
-  inLine++;
-  lane = turn.catch(() => {}).finally(() => { inLine--; });
-  return turn;
-}
+// answers ahead go to Python one at a time for the whole page, so a tap waits behind one at most
+const lane = makeLane();
 
 function readURLState(fid) {
   const out = {};
@@ -116,7 +89,9 @@ function writeURLState(push = false) {
     for (const name of [...params.keys()]) {
       if (name.startsWith(prefix) && !shown(name.slice(prefix.length))) params.delete(name);
     }
-    for (const [key, value] of Object.entries(fig.state)) if (shown(key)) params.set(prefix + key, value);
+    for (const [key, value] of Object.entries(fig.state)) {
+      if (shown(key)) params.set(prefix + key, value);
+    }
   }
   const query = params.toString();
   const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
@@ -152,7 +127,8 @@ let visiting = null;
 // the state fields a control outside a figure sets: its data-key and data-value, or every field
 // of a step that sets several (data-set="angle=Puff&length=1")
 function stepState(el) {
-  return el.dataset.set ? Object.fromEntries(new URLSearchParams(el.dataset.set)) : { [el.dataset.key]: el.dataset.value };
+  if (el.dataset.set) return Object.fromEntries(new URLSearchParams(el.dataset.set));
+  return { [el.dataset.key]: el.dataset.value };
 }
 
 // A step list in use and its figure on the screen together: the list is docked (sticky, compact)
@@ -180,7 +156,8 @@ function showWithSteps(figure, list) {
   let dy = 0;
   if (r.height > room || r.top < top) dy = r.top - top;
   else if (r.bottom > top + room) dy = r.bottom - (top + room);
-  if (Math.abs(dy) >= 1) scrollBy(0, dy); // at once: the list undocks when its figure is out of view
+  // at once: the list undocks when its figure is out of view
+  if (Math.abs(dy) >= 1) scrollBy(0, dy);
 }
 
 // the heading of the section a slot stands in, to name it in a note
@@ -192,7 +169,8 @@ function sectionOf(slot) {
 }
 
 // whether the browser is skipping a slot's content (content-visibility: auto, far from the view)
-const skipped = (slot) => slot.firstElementChild?.checkVisibility?.({ contentVisibilityAuto: true }) === false;
+const skipped = (slot) =>
+  slot.firstElementChild?.checkVisibility?.({ contentVisibilityAuto: true }) === false;
 
 const inView = (el) => {
   const r = el.getBoundingClientRect();
@@ -202,11 +180,13 @@ const smooth = () => (matchMedia("(prefers-reduced-motion: reduce)").matches ? "
 
 // classes the page puts on Python's markup (scrollers.js): a redraw keeps them
 const PAGE_CLASSES = ["mh-more-left", "mh-more-right", "mh-scrolls", "mh-wide-math"];
-const ownText = (el) => [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.data).join("");
+const ownText = (el) =>
+  [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.data).join("");
 
 // whether `el` itself (its attributes, its own text, how many children) differs from `to`
 function differs(el, to) {
-  if (el.attributes.length !== to.attributes.length || el.childNodes.length !== to.childNodes.length) return true;
+  if (el.attributes.length !== to.attributes.length) return true;
+  if (el.childNodes.length !== to.childNodes.length) return true;
   for (const { name, value } of to.attributes) if (el.getAttribute(name) !== value) return true;
   return ownText(el) !== ownText(to);
 }
@@ -219,7 +199,8 @@ const drawnFrom = new WeakMap();
 // `every` false, only the first (the caller only asks whether anything changed).
 // `parsed` holds markup already parsed (html -> fragment); a fragment is used once.
 function morph(area, html, every = true, parsed = null) {
-  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove()); // notes of the last action
+  // the notes of the last action go
+  area.querySelectorAll(".mh-effect, .mh-wrote").forEach((n) => n.remove());
   if (drawnFrom.get(area) === html) return [];
   drawnFrom.set(area, html);
   const to = area.cloneNode(false);
@@ -264,17 +245,14 @@ class LiveFigure {
     this.live = false;
     this.pending = null; // the state to send next, merged from every action since the last answer
     this.running = false;
-    this.acts = 0; // the reader's actions so far: work ahead stops at the next one
-    this.ahead = new Map(); // key(state) -> {generation, state, answer: a promise of Python's answer}
-    this.kept = new Map(); // key(state) -> {generation, result, chars}: Python's answers, oldest first
-    this.keptChars = 0;
-    this.taken = false; // whether Python has answered for this figure: it has taken over from the build
-    this.used = null; // [key, value] of the control the reader used last
-    this.drawnIn = null; // the generation of the answer drawn last
-    this.slow = new Set(); // fields whose answers are too slow to work out ahead
-    this.slowOnce = new Set(); // fields whose last answer ahead was slow
-    this.took = 0; // Python's milliseconds for the answer drawn last
-    this.early = null; // {patch, origin, control}: taps before Python that the build could not draw
+    this.answers = new Answers({
+      fid: this.id,
+      fn: this.fn,
+      lane,
+      idle: inGap,
+      build: { now: (s) => prerenderedNow(this.id, s), later: (s) => prerendered(this.id, s) },
+      parse: (result) => this.parseAnswer(result),
+    });
     this.marked = []; // controls shown as pending
     this.lastStep = null; // the "How it works" step tapped last, while no other control is used
     this.status = el.querySelector("[data-fig-status]");
@@ -282,10 +260,14 @@ class LiveFigure {
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
     this.owed = new Map(); // slot -> {html, nodes}: markup drawn once the slot nears the view
     for (const slot of this.slots) {
-      slot.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) this.payOwed(slot); });
+      slot.addEventListener("contentvisibilityautostatechange", (e) => {
+        if (!e.skipped) this.payOwed(slot);
+      });
     }
     // a printed page shows the pre-rendered figure, whatever the reader did on screen
-    this.printables = [el.querySelector("[data-body]"), ...this.slots].map((area) => ({ area, first: [...area.childNodes].map((n) => n.cloneNode(true)) }));
+    const copy = (area) => [...area.childNodes].map((n) => n.cloneNode(true));
+    const printable = (area) => ({ area, first: copy(area) });
+    this.printables = [el.querySelector("[data-body]"), ...this.slots].map(printable);
     for (const area of this.areas) {
       area.addEventListener("click", (e) => this.onClick(e));
       area.addEventListener("submit", (e) => this.onSubmit(e));
@@ -294,8 +276,13 @@ class LiveFigure {
       area.addEventListener("compositionend", (e) => this.onInput(e));
       area.addEventListener("keydown", (e) => this.onKey(e));
     }
-    el.addEventListener("mh:set", (e) => this.set(e.detail || {})); // e.g. ownmodel.js, once a model is in
+    // e.g. ownmodel.js, once a model is in
+    el.addEventListener("mh:set", (e) => this.set(e.detail || {}));
+  }
 
+  connect(python) {
+    this.python = python;
+    this.answers.python = python;
   }
 
   // QUIET: said to screen readers only, so that the figure's controls do not move
@@ -305,15 +292,21 @@ class LiveFigure {
     this.status.classList.toggle("mh-quiet", quiet);
   }
 
+  // Python is ready: the figure is live, carries out the taps kept before, or takes the state
+  // its URL holds, and has Python warm up for it
   async start() {
     this.live = true;
     this.el.classList.add("is-live");
     const fromURL = readURLState(this.id);
-    const early = this.early;
-    this.early = null;
-    if (early) await this.set({ ...fromURL, ...early.patch }, early.origin, { control: early.control, history: "push" });
-    else if (Object.keys(fromURL).length) await this.set(fromURL, this.el, { history: "replace" });
-    else this.markSteps();
+    const taps = this.answers.takeTaps();
+    if (taps) {
+      const { patch, origin, control } = taps;
+      await this.set({ ...fromURL, ...patch }, origin, { control, history: "push" });
+    } else if (Object.keys(fromURL).length) {
+      await this.set(fromURL, this.el, { history: "replace" });
+    } else {
+      this.markSteps();
+    }
     this.warm(this.state);
   }
 
@@ -322,22 +315,19 @@ class LiveFigure {
   // taps after it, and carried out as soon as the figure is live: the tapped control shows it is
   // pending (in place, so nothing moves) and screen readers are told, until it is drawn.
   async setEarly(patch, origin, { control, typing, how, at }) {
-    this.early = { patch: { ...this.early?.patch, ...patch }, origin, control };
-    const wanted = { ...this.state, ...this.early.patch };
-    const answer = await prerendered(this.id, wanted);
-    if (this.live || !this.early) return; // start() carries out the kept taps
-    if (answer && key(wanted) === key({ ...this.state, ...this.early.patch })) {
-      this.early = null;
+    const answer = await this.answers.tapBeforePython(patch, { origin, control }, () => this.state);
+    if (!answer) return; // a later tap's, or start() carries the taps out
+    if (answer !== "kept") {
       this.act = { control, typing, how };
       this.origin = origin;
       this.say("");
       this.draw(answer);
       return;
     }
-    if (answer) return; // a later tap is on its way
     const el = at || (typeof control === "string" ? origin.querySelector(control) : null);
     if (el) this.pendingAt(el);
-    this.say("Your choice is kept: it is drawn as soon as the interactive version has loaded.", true);
+    const kept = "Your choice is kept: it is drawn as soon as the interactive version has loaded.";
+    this.say(kept, true);
   }
 
   // marks EL (a tapped control) as waiting for Python; draw() and off() clear every mark
@@ -358,148 +348,62 @@ class LiveFigure {
   // (a figure the reader never reaches fetches no data), for the state already shown, in the lane
   // of answers ahead (a tap waits behind one answer at most), so the reader's first tap does not
   // pay it. FIRST, the state shown once the figure is live, is asked for even if the reader has
-  // moved on, so that a tap back to it is drawn at once
+  // moved on, so that a tap back to it is drawn at once; then the next state along the figure's
+  // first control
   warm(first) {
     const near = new IntersectionObserver((seen) => {
       if (!seen.some((s) => s.isIntersecting)) return;
       near.disconnect();
-      const python = this.python;
-      const generation = python.generation;
-      inLane(() => {
-        if (python.generation !== generation || this.said(first) || this.answered(first)) return null;
-        return python.call(this.fn, [first, this.id], { pure: true }).then((answer) => {
-          this.keep(first, generation, answer);
-          return answer;
-        }, () => {}); // a tap says what went wrong
-      }).then((answer) => { if (answer && !answer.error) this.lookAhead(this.firstControl()); });
+      this.answers.warm(first).then((ok) => ok && this.lookAhead(this.firstControl()));
     }, { rootMargin: "100% 0px" });
     for (const area of this.areas) near.observe(area);
-  }
-
-  // Python's answer for STATE, if the page holds one from the generation Python is in
-  said(state) {
-    const kept = this.kept.get(key(state));
-    return kept?.generation === this.python.generation ? kept.result : null;
-  }
-
-  // the answer to draw for STATE without asking Python: Python's, or the build's until Python
-  // takes over this figure (its first answer for it is in, the figure's code and data loaded)
-  // while Python holds nothing the reader changed
-  held(state) {
-    return this.said(state) ?? (this.taken || this.python.generation ? null : prerenderedNow(this.id, state));
-  }
-
-  // Python's answer for STATE, given in GENERATION, kept for the next tap on that state
-  keep(state, generation, result) {
-    if (!result || result.error) return;
-    this.taken = true;
-    const chars = result.html.length + Object.values(result.slots).reduce((n, html) => n + html.length, 0);
-    for (const k of new Set([key(state), key(result.state)])) {
-      this.keptChars -= this.kept.get(k)?.chars ?? 0;
-      this.kept.delete(k);
-      this.kept.set(k, { generation, result, chars });
-      this.keptChars += chars;
-    }
-    for (const [k, old] of this.kept) {
-      if (this.keptChars <= HELD_CHARS) break;
-      this.kept.delete(k);
-      this.keptChars -= old.chars;
-    }
   }
 
   // before the reader's first action, the likeliest: the figure's first control (a row of words,
   // of models, of texts), as if the reader had just used it
   firstControl() {
     const first = this.el.querySelector("[data-body] [data-key][data-value]");
-    return first && first.dataset.key in this.state ? [first.dataset.key, String(this.state[first.dataset.key])] : null;
+    const field = first?.dataset.key;
+    return first && field in this.state ? [field, String(this.state[field])] : null;
   }
 
-  // the states one tap away along the control the reader used last (the next word, the step
-  // before): the same field's other values, nearest to it first, after before before
-  nextStates(used = this.used) {
-    if (!used || this.slow.has(used[0])) return [];
-    const [field, value] = used;
+  // the values FIELD takes on the page's controls that set it (the figure's, its slots', then
+  // the steps outside it), in that order, each once
+  offered(field) {
     const values = [];
     for (const a of [...this.areas, document]) {
-      const selector = a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
+      const selector =
+        a === document ? `[data-target="${CSS.escape(this.id)}"]` : "[data-key][data-value]";
       for (const el of a.querySelectorAll(selector)) {
         const v = el.dataset.value;
-        if (el.dataset.key === field && v !== undefined && !el.disabled && !values.includes(v)) values.push(v);
+        const usable = el.dataset.key === field && v !== undefined && !el.disabled;
+        if (usable && !values.includes(v)) values.push(v);
       }
     }
-    const at = values.indexOf(value);
-    const order = at < 0 ? values : values.flatMap((_, d) => [values[at + d + 1], values[at - d - 1]]);
-    return order.filter((v) => v !== undefined && v !== String(this.state[field])).map((v) => ({ ...this.state, [field]: v }));
+    return values;
   }
 
-  // Python's answers for the next states, worked out one at a time; it stops when the reader
-  // acts or anything else asks Python, and leaves a field alone once one was slow. Called as an
-  // answer is about to be drawn, so the first goes to Python while the page draws and paints;
-  // or, with FIRST (a control, firstControl()), once the figure's first answer is in and before
-  // the reader has acted: then only the next state along it, once the page is idle (the data it
-  // may fetch is one model's or one text's, not the row's)
-  async lookAhead(first = null) {
-    const python = this.python;
-    const generation = python.generation;
-    const acts = this.acts;
+  // Python works out the answers beside the state now drawn (answers.js), while the page is in
+  // view and no tap waits; FIRST as in Answers.askAhead
+  lookAhead(first = null) {
     if (!this.live || this.pending || document.hidden) return;
-    if (first ? acts || this.drawnIn !== null : generation !== this.drawnIn) return;
-    const used = first || this.used;
-    const kept = new Map();
-    for (const state of this.nextStates(used).filter((s) => !this.said(s)).slice(0, first ? 1 : AHEAD)) {
-      const k = key(state);
-      const old = this.ahead.get(k);
-      kept.set(k, old?.generation === generation ? old : { generation, state, answer: null, timing: {}, parsed: null });
-    }
-    this.ahead = kept;
-    const stale = () => this.ahead !== kept || this.acts !== acts || python.generation !== generation;
-    const field = used?.[0];
-    let now = !first;
-    for (const [k, entry] of kept) {
-      if (entry.answer) continue;
-      // the likeliest next state at once; the others once the reader has paused for PAUSE_MS and
-      // the page is idle (a reader tapping on does not find Python busy with a state they passed
-      // by, nor the likeliest next one waiting behind it)
-      if (!now) await new Promise((done) => setTimeout(() => inGap(done, 0), PAUSE_MS));
-      now = false;
-      const went = await inLane(async () => {
-        if (stale() || this.slow.has(field)) return false;
-        entry.answer = python.call(this.fn, [entry.state, this.id], { pure: true, timing: entry.timing });
-        entry.answer.catch(() => kept.delete(k)); // a tap on it asks Python itself, and says what went wrong
-        const ok = await entry.answer.then((answer) => {
-          this.keep(entry.state, generation, answer);
-          return true;
-        }, () => false);
-        if (ok) inGap(() => this.parseAhead(entry));
-        if (entry.timing.ms <= Math.max(SLOW_MS, SLOWER * this.took)) this.slowOnce.delete(field);
-        else if (this.slowOnce.has(field)) this.slow.add(field);
-        else this.slowOnce.add(field);
-        return ok;
-      });
-      if (!went) return;
-    }
+    this.answers.askAhead(this.state, (field) => this.offered(field), first);
   }
 
-  // the markup of an answer worked out ahead, parsed, unless it is no longer wanted or is what
-  // its area already shows (morph leaves that area alone)
-  async parseAhead(entry) {
-    const result = await entry.answer;
-    if (entry.parsed || result.error || ![...this.ahead.values()].includes(entry)) return;
-    const shown = new Set([this.el.querySelector("[data-body]"), ...this.slots].map((area) => drawnFrom.get(area)));
+  // the markup of an answer worked out ahead, parsed, less what its area already shows (morph
+  // leaves that area alone)
+  parseAnswer(result) {
+    const areas = [this.el.querySelector("[data-body]"), ...this.slots];
+    const shown = new Set(areas.map((area) => drawnFrom.get(area)));
     const fresh = [result.html, ...Object.values(result.slots)].filter((html) => !shown.has(html));
-    entry.parsed = new Map(fresh.map((html) => [html, fragment(html)]));
-  }
-
-  // the answer worked out ahead for STATE, if it is still good, and Python's time for it
-  answered(state) {
-    const entry = this.ahead.get(key(state));
-    return entry?.answer && entry.generation === this.python.generation ? entry : null;
+    return new Map(fresh.map((html) => [html, fragment(html)]));
   }
 
   // Back or Forward: the figure takes the state its URL now holds
   restore() {
     const want = { ...this.initial, ...readURLState(this.id) };
-    if (Object.keys(want).every((k) => String(this.state[k] ?? "") === String(want[k]))) return false;
+    const same = (k) => String(this.state[k] ?? "") === String(want[k]);
+    if (Object.keys(want).every(same)) return false;
     this.set(want, this.el, { history: "replace" });
     return true;
   }
@@ -532,34 +436,46 @@ class LiveFigure {
     this.el.classList.add("is-off");
     this.isOff = true;
     this.unmark();
-    if (this.early) this.say("The interactive version could not start, so this figure stays in its first state.");
-    this.early = null;
+    if (this.answers.takeTaps()) {
+      this.say("The interactive version could not start, so this figure stays in its first state.");
+    }
   }
 
   // what the reader acted on, to find it again in the redrawn markup: a button by its key and
   // value, a form by its place among the area's forms
   control(el, area) {
     if (el.dataset.fk) return `[data-fk="${CSS.escape(el.dataset.fk)}"]`;
-    if (el.matches("[data-key]")) return `[data-key="${CSS.escape(el.dataset.key)}"][data-value="${CSS.escape(el.dataset.value)}"]`;
+    if (el.matches("[data-key]")) {
+      const { key, value } = el.dataset;
+      return `[data-key="${CSS.escape(key)}"][data-value="${CSS.escape(value)}"]`;
+    }
     const form = el.closest("form");
     return form ? { form: [...area.querySelectorAll("form")].indexOf(form) } : null;
   }
 
   onClick(e) {
     const target = e.target.closest("[data-key]");
-    if (target && e.currentTarget.contains(target)) this.set({ [target.dataset.key]: target.dataset.value }, e.currentTarget, { control: this.control(target, e.currentTarget), at: target });
+    const area = e.currentTarget;
+    if (!target || !area.contains(target)) return;
+    const patch = { [target.dataset.key]: target.dataset.value };
+    this.set(patch, area, { control: this.control(target, area), at: target });
   }
 
   onSubmit(e) {
     const form = e.target.closest("[data-state-form]");
     if (!form) return;
     e.preventDefault();
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), at: e.submitter || form });
+    const area = e.currentTarget;
+    const patch = Object.fromEntries(new FormData(form));
+    this.set(patch, area, { control: this.control(form, area), at: e.submitter || form });
   }
 
   onChange(e) {
     const form = e.target.closest('[data-state-form="live"]');
-    if (form && !e.target.matches(TYPED)) this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), at: e.target });
+    if (!form || e.target.matches(TYPED)) return;
+    const area = e.currentTarget;
+    const patch = Object.fromEntries(new FormData(form));
+    this.set(patch, area, { control: this.control(form, area), at: e.target });
   }
 
   // typing makes one history step per burst of typing in one box, not one per key
@@ -568,14 +484,19 @@ class LiveFigure {
     if (!form || !e.target.matches(TYPED) || e.isComposing) return;
     const same = this.typingIn === e.target.dataset.fk;
     this.typingIn = e.target.dataset.fk;
-    this.set(Object.fromEntries(new FormData(form)), e.currentTarget, { control: this.control(form, e.currentTarget), typing: true, history: same ? "replace" : "push", at: e.target });
+    const area = e.currentTarget;
+    const patch = Object.fromEntries(new FormData(form));
+    const control = this.control(form, area);
+    const history = same ? "replace" : "push";
+    this.set(patch, area, { control, typing: true, history, at: e.target });
   }
 
   busy(on, origin) {
     for (const area of this.areas) {
       if (on) area.setAttribute("aria-busy", "true");
       else area.removeAttribute("aria-busy");
-      for (const note of area.querySelectorAll("[data-busy]")) note.hidden = !(on && area === origin);
+      const notes = area.querySelectorAll("[data-busy]");
+      for (const note of notes) note.hidden = !(on && area === origin);
     }
   }
 
@@ -588,64 +509,35 @@ class LiveFigure {
     }
   }
 
-  async set(patch, origin = this.el, { control = null, typing = false, history: how = "push", at = null } = {}) {
+  // The reader set the fields PATCH from ORIGIN (the figure or a slot): CONTROL, to find the
+  // control again in the redrawn markup; TYPING, typed in a text box; HISTORY, "push" for a new
+  // step in history or "replace"; AT, the element acted on
+  async set(patch, origin = this.el, options = {}) {
+    const { control = null, typing = false, history: how = "push", at = null } = options;
     if (this.isOff) return; // Python could not start: the page says the figures stay as built
     this.lastStep = at?.matches("[data-target]") ? at : null; // the step list's own mark
     if (!this.live) return this.setEarly(patch, origin, { control, typing, how, at });
     if (!typing) this.typingIn = null;
-    this.acts++;
+    this.answers.acted(patch);
     this.act = { control, typing, how };
-    const keys = Object.keys(patch);
-    this.used = keys.length === 1 ? [keys[0], String(patch[keys[0]])] : null;
     // actions made while Python is still answering build on each other, not on the drawn state,
     // and only the newest is sent when Python is free: a held arrow key queues no backlog
     this.pending = { ...(this.pending || this.state), ...patch };
     this.origin = origin;
-    if (this.running) return;
+    if (!this.running) await this.answerTaps();
+  }
+
+  // Answers the reader's actions, one answer at a time, until none waits; an answer slower than
+  // BUSY_MS marks the figure busy meanwhile
+  async answerTaps() {
     this.running = true;
     let shown = false;
-    const slow = setTimeout(() => { shown = true; this.busy(true, this.origin); }, BUSY_MS);
+    const slow = setTimeout(() => {
+      shown = true;
+      this.busy(true, this.origin);
+    }, BUSY_MS);
     try {
-      while (this.pending) {
-        const sent = this.pending;
-        let result, parsed;
-        try {
-          await this.python.ready; // after a restart, the new worker must finish booting
-          performance.mark("mh:call");
-          const generation = this.python.generation;
-          const ahead = this.answered(sent);
-          const held = ahead?.parsed ? null : this.held(sent); // one ahead and parsed draws quickest
-          if (held) result = held;
-          else {
-            const timing = ahead?.timing || {};
-            result = await (ahead?.answer || this.python.call(this.fn, [sent, this.id], { pure: true, timing }));
-            if (!ahead) this.keep(sent, generation, result); // lookAhead keeps its own as they come
-            this.took = timing.ms ?? 0;
-          }
-          parsed = ahead?.parsed;
-          if (ahead) ahead.parsed = null;
-          performance.mark("mh:answer");
-          this.drawnIn = generation;
-        } catch (err) {
-          // the reader sees the message; the author, in the console, the whole Python traceback
-          if (err.traceback) console.error(`Figure #${this.id} (${this.fn}) failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
-          if (this.pending === sent) {
-            this.pending = null;
-            this.say(`The figure's Python code failed: ${err.message}`);
-          }
-          continue;
-        }
-        if (this.pending !== sent) continue; // the reader acted again meanwhile: send that instead
-        this.pending = null;
-        if (result.error) {
-          this.say(result.error);
-          continue;
-        }
-        this.say("");
-        this.state = result.state;
-        this.lookAhead();
-        this.draw(result, parsed);
-      }
+      while (this.pending) await this.answerNext();
     } finally {
       clearTimeout(slow);
       if (shown) this.busy(false);
@@ -653,23 +545,103 @@ class LiveFigure {
     }
   }
 
+  // The answer for the state pending now, drawn unless the reader acted again meanwhile (then
+  // the next round sends that instead)
+  async answerNext() {
+    const sent = this.pending;
+    let answer;
+    try {
+      await this.python.ready; // after a restart, the new worker must finish booting
+      performance.mark("mh:call");
+      answer = await this.answers.answerFor(sent);
+      performance.mark("mh:answer");
+    } catch (err) {
+      this.failed(err, sent);
+      return;
+    }
+    if (this.pending !== sent) return;
+    this.pending = null;
+    const { result, parsed } = answer;
+    if (result.error) {
+      this.say(result.error);
+      return;
+    }
+    this.say("");
+    this.state = result.state;
+    this.lookAhead();
+    this.draw(result, parsed);
+  }
+
+  // Python raised for the state SENT: the reader sees the message (unless they have acted since);
+  // the author, in the console, the whole Python traceback
+  failed(err, sent) {
+    if (err.traceback) {
+      const figure = `Figure #${this.id} (${this.fn})`;
+      console.error(`${figure} failed with the state ${JSON.stringify(sent)}:\n${err.traceback}`);
+    }
+    if (this.pending !== sent) return;
+    this.pending = null;
+    this.say(`The figure's Python code failed: ${err.message}`);
+  }
+
+  // Python's answer RESULT on the page, for the reader's last action (this.act, from
+  // this.origin); PARSED: its markup parsed ahead (answers.js)
   draw(result, parsed = null) {
     const act = this.act || { how: "replace" };
     this.act = null;
     const origin = this.origin;
-    const typedBefore = new Map([...this.el.querySelectorAll(TYPED)].map((t) => [t.dataset.fk, t.value]));
-    const active = document.activeElement;
-    const focusKey = active && this.areas.some((a) => a.contains(active)) ? active.dataset.fk : undefined;
-    const typing = focusKey && active.matches(TYPED) ? active : null;
-    const caret = typing ? [typing.selectionStart, typing.selectionEnd] : null;
+    const typed = [...this.el.querySelectorAll(TYPED)];
+    const typedBefore = new Map(typed.map((t) => [t.dataset.fk, t.value]));
+    const focus = this.focusNow();
     this.state = result.state;
     this.unmark();
     const tapped = act.typing ? null : this.controlIn(act.control, origin);
     const tappedAt = tapped?.getBoundingClientRect().top;
     performance.mark("mh:swap");
-    const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // asked before any change
-    // every part that changed in the area the action came from; elsewhere, whether any did
-    const changes = new Map([[this.el, morph(this.el.querySelector("[data-body]"), result.html, origin === this.el, parsed)]]);
+    const changes = this.swap(result, origin, parsed, act);
+    this.refocus(focus);
+    // the tapped control stays where the reader's finger is, whatever changed above it
+    const movedTo = tapped && this.controlIn(act.control, origin)?.getBoundingClientRect().top;
+    const moved = tapped && movedTo - tappedAt;
+    if (moved && Math.abs(moved) >= 1) scrollBy(0, moved);
+    performance.mark("mh:swapped");
+    const push = act.how === "push" && visiting !== this.id;
+    if (act.how === "push") visiting = this.id;
+    writeURLState(push);
+    performance.mark("mh:url");
+    this.markSteps();
+    this.showWritten(typedBefore, focus?.typing ?? null);
+    if (act.control) this.showEffects(changes, origin, act);
+    this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
+    performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
+  }
+
+  // the reader's focus in this figure, to put back after a redraw: {key, typing (the text box
+  // typed in), caret}, or null
+  focusNow() {
+    const active = document.activeElement;
+    const key = active && this.areas.some((a) => a.contains(active)) && active.dataset.fk;
+    if (!key) return null;
+    const typing = active.matches(TYPED) ? active : null;
+    return { key, typing, caret: typing ? [typing.selectionStart, typing.selectionEnd] : null };
+  }
+
+  refocus(focus) {
+    if (!focus) return;
+    for (const area of this.areas) {
+      const el = area.querySelector(`[data-fk="${CSS.escape(focus.key)}"]`);
+      if (el && document.activeElement !== el) el.focus();
+      if (el && focus.caret && el.matches(TYPED)) el.setSelectionRange(...focus.caret);
+    }
+  }
+
+  // RESULT's markup into the figure, its summary and its slots (a slot out of sight later).
+  // -> area -> the parts that changed: every one in ORIGIN, the area the action came from;
+  // elsewhere, whether any did. Sets ACT.newSummary: whether the summary changed.
+  swap(result, origin, parsed, act) {
+    const away = this.slots.filter((slot) => slot !== origin && skipped(slot)); // before any change
+    const body = this.el.querySelector("[data-body]");
+    const changes = new Map([[this.el, morph(body, result.html, origin === this.el, parsed)]]);
     const said = this.el.querySelector("[data-summary]");
     act.newSummary = said.textContent !== result.summary;
     said.textContent = result.summary;
@@ -682,26 +654,7 @@ class LiveFigure {
         changes.set(slot, morph(slot, html, origin === slot, parsed));
       }
     }
-    if (focusKey) {
-      for (const area of this.areas) {
-        const el = area.querySelector(`[data-fk="${CSS.escape(focusKey)}"]`);
-        if (el && document.activeElement !== el) el.focus();
-        if (el && caret && el.matches(TYPED)) el.setSelectionRange(...caret);
-      }
-    }
-    // the tapped control stays where the reader's finger is, whatever changed above it
-    const moved = tapped && this.controlIn(act.control, origin)?.getBoundingClientRect().top - tappedAt;
-    if (moved && Math.abs(moved) >= 1) scrollBy(0, moved);
-    performance.mark("mh:swapped");
-    const push = act.how === "push" && visiting !== this.id;
-    if (act.how === "push") visiting = this.id;
-    writeURLState(push);
-    performance.mark("mh:url");
-    this.markSteps();
-    this.showWritten(typedBefore, typing);
-    if (act.control) this.showEffects(changes, origin, act);
-    this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
-    performance.mark("mh:drawn"); // bench/run.py reads these marks to say where a tap's time goes
+    return changes;
   }
 
   // A slot the browser is not drawing (content-visibility: auto, far from the view) is redrawn
@@ -731,7 +684,8 @@ class LiveFigure {
   showWritten(typedBefore, typing) {
     for (const box of this.el.querySelectorAll(TYPED)) {
       const old = typedBefore.get(box.dataset.fk);
-      if (box === typing || old === undefined || box.value.length <= old.length || !box.value.startsWith(old)) continue;
+      if (box === typing || old === undefined) continue;
+      if (box.value.length <= old.length || !box.value.startsWith(old)) continue;
       box.scrollLeft = box.scrollWidth;
       const note = document.createElement("p");
       note.className = "mh-wrote";
@@ -751,7 +705,8 @@ class LiveFigure {
   // the control the reader acted on, in AREA as it is now
   controlIn(control, area) {
     if (!control) return null;
-    return typeof control === "string" ? area.querySelector(control) : area.querySelectorAll("form")[control.form] || null;
+    if (typeof control === "string") return area.querySelector(control);
+    return area.querySelectorAll("form")[control.form] || null;
   }
 
   // What the reader's action changed out of sight is said beside the control, with a button that
@@ -768,7 +723,8 @@ class LiveFigure {
       // (asked lazily: a map's every cell can change, and each question is a layout check)
       if (act.typing || !inView(at)) return;
       const group = at.closest("[role=group], ul, ol, form, fieldset, table") || at;
-      const parts = changes.get(origin).filter((p) => p.isConnected && !p.contains(group) && !group.contains(p));
+      const apart = (p) => p.isConnected && !p.contains(group) && !group.contains(p);
+      const parts = changes.get(origin).filter(apart);
       const part = parts.some(inView) ? null : parts.find((p) => p.getClientRects().length);
       if (part) this.sayWhere(at, part, "What this changed is {where}.");
       return;
@@ -776,11 +732,14 @@ class LiveFigure {
     // the figure when what it says changed (its summary: the news), else the part nearest the
     // control; the figure's summary is repeated only when it changed
     const far = (a) => Math.abs(a.getBoundingClientRect().top - at.getBoundingClientRect().top);
-    const target = act.newSummary && away.includes(this.el) ? this.el : away.reduce((a, b) => (far(b) < far(a) ? b : a));
+    const closer = (a, b) => (far(b) < far(a) ? b : a);
+    const target = act.newSummary && away.includes(this.el) ? this.el : away.reduce(closer);
     if (target === this.el) {
-      const name = this.el.querySelector("figcaption")?.textContent.split("·")[0].trim() || "The figure";
+      const caption = this.el.querySelector("figcaption")?.textContent;
+      const name = caption?.split("·")[0].trim() || "The figure";
       const now = this.el.querySelector("[data-summary]").textContent;
-      this.sayWhere(at, target, act.newSummary ? `${name} ({where}) now: ${now}` : `${name} ({where}) changed too.`);
+      const news = act.newSummary ? `now: ${now}` : "changed too.";
+      this.sayWhere(at, target, `${name} ({where}) ${news}`);
     } else this.sayWhere(at, target, `“${sectionOf(target)}” ({where}) changed too.`);
   }
 
@@ -796,7 +755,10 @@ class LiveFigure {
     go.type = "button";
     go.className = "mh-effect-go";
     go.textContent = where === "above" ? "Show it ↑" : "Show it ↓";
-    go.addEventListener("click", () => target.scrollIntoView({ block: target.offsetHeight > innerHeight ? "start" : "nearest", behavior: smooth() }));
+    go.addEventListener("click", () => {
+      const block = target.offsetHeight > innerHeight ? "start" : "nearest";
+      target.scrollIntoView({ block, behavior: smooth() });
+    });
     note.append(go);
     this.areas.forEach((a) => a.querySelectorAll(".mh-effect").forEach((n) => n.remove()));
     (at.closest("form, [role=group], .mh-pick, fieldset") || at).after(note);
@@ -804,7 +766,9 @@ class LiveFigure {
 }
 
 export function setupFigures() {
-  for (const el of document.querySelectorAll("figure[data-figure]")) figures.set(el.id, new LiveFigure(el));
+  for (const el of document.querySelectorAll("figure[data-figure]")) {
+    figures.set(el.id, new LiveFigure(el));
+  }
   // a link holding a figure's state opens the page at that figure (unless it names a place itself)
   const linked = [...figures.values()].find((f) => Object.keys(readURLState(f.id)).length);
   if (linked && !location.hash) {
@@ -838,7 +802,7 @@ export function setupFigures() {
   window.addEventListener("afterprint", () => figures.forEach((f) => f.printView(false)));
   return {
     count: figures.size,
-    connect: (python) => figures.forEach((f) => { f.python = python; }),
+    connect: (python) => figures.forEach((f) => f.connect(python)),
     start: () => Promise.all([...figures.values()].map((f) => f.start())),
     off: () => figures.forEach((f) => f.off()),
   };

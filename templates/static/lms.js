@@ -144,7 +144,8 @@ export function interval2004(ms) {
 export function timeOfDay12(iso) {
   const t = new Date(iso);
   if (!iso || Number.isNaN(t.getTime())) return null;
-  return [t.getHours(), t.getMinutes(), t.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
+  const two = (n) => String(n).padStart(2, "0");
+  return [t.getHours(), t.getMinutes(), t.getSeconds()].map(two).join(":");
 }
 
 // SCORM 2004 time(second,10,0): YYYY-MM-DDThh:mm:ss.sZ (ISO 8601, in UTC); null if ISO is no
@@ -200,32 +201,45 @@ export function oneLine(text, limit) {
   return t;
 }
 
-const slug = () => decodeURIComponent(location.pathname.split("/").pop().replace(/\.html$/, "")) || "chapter";
+const slug = () =>
+  decodeURIComponent(location.pathname.split("/").pop().replace(/\.html$/, "")) || "chapter";
 
 // [element, value] pairs for every question of LIST, as edition ED writes them.
 export function interactions(list, ed) {
   const out = [];
   list.forEach((b, n) => {
     const el = `cmi.interactions.${n}`;
-    const choices = b.kind === "check" ? options(b) : b.kind === "guess" ? [...b.el.querySelectorAll(".mh-choice")] : [];
+    const choices = choicesOf(b);
     const type = b.kind === "exercise" ? ed.codeType : choices.length ? "choice" : "fill-in";
-    out.push([`${el}.id`, `${slug()}.${b.id}`.replace(/[^\u0021-\u007e]/g, "_").slice(0, 255)], [`${el}.type`, type]);
-    if (ed.description) out.push([`${el}.description`, oneLine(question(b).replace(/\s+/g, " "), ed.textLimit)]);
-    const right = b.kind === "check" ? choices.findIndex((o) => o.querySelector("[data-feedback].right")) : -1;
+    const id = `${slug()}.${b.id}`.replace(/[^\u0021-\u007e]/g, "_").slice(0, 255);
+    out.push([`${el}.id`, id], [`${el}.type`, type]);
+    if (ed.description) {
+      out.push([`${el}.description`, oneLine(question(b).replace(/\s+/g, " "), ed.textLimit)]);
+    }
+    const isRight = (o) => o.querySelector("[data-feedback].right");
+    const right = b.kind === "check" ? choices.findIndex(isRight) : -1;
     if (LETTERS[right]) out.push([`${el}.correct_responses.0.pattern`, LETTERS[right]]);
     const first = attemptsOf(b.id)[0];
     const time = first && !first.earlier ? ed.at(first.time) : null;
     if (!time) return;
-    const response = type === "choice" ? LETTERS[first.choice] : oneLine(first.answer, type === ed.codeType ? ed.codeLimit : ed.textLimit);
+    const limit = type === ed.codeType ? ed.codeLimit : ed.textLimit;
+    const response = type === "choice" ? LETTERS[first.choice] : oneLine(first.answer, limit);
     if (response === undefined) return;
-    const result = first.correct === true ? "correct" : first.correct === false ? ed.wrong : "neutral";
-    out.push([`${el}.${ed.response}`, response], [`${el}.result`, result], [`${el}.${ed.when}`, time]);
+    const result =
+      first.correct === true ? "correct" : first.correct === false ? ed.wrong : "neutral";
+    out.push([`${el}.${ed.response}`, response], [`${el}.result`, result]);
+    out.push([`${el}.${ed.when}`, time]);
   });
   return out;
 }
 
 const original = (b) => b.el.querySelector("[data-original]")?.content.textContent ?? "";
 const options = (b) => [...b.el.querySelectorAll(".mh-option")];
+// a question's choices: a check's options, a guess's choices; none for an exercise
+function choicesOf(b) {
+  if (b.kind === "check") return options(b);
+  return b.kind === "guess" ? [...b.el.querySelectorAll(".mh-choice")] : [];
+}
 const question = (b) => (b.el.querySelector("legend, .mh-question")?.textContent ?? "").trim();
 
 // A short hash of a starting code, so an edit kept for one version of an exercise is not
@@ -242,7 +256,8 @@ export function diff(from, to) {
   let p = 0;
   while (p < from.length && p < to.length && from[p] === to[p]) p++;
   let s = 0;
-  while (s < from.length - p && s < to.length - p && from[from.length - 1 - s] === to[to.length - 1 - s]) s++;
+  const sameEnd = () => from[from.length - 1 - s] === to[to.length - 1 - s];
+  while (s < from.length - p && s < to.length - p && sameEnd()) s++;
   return { p, s, middle: to.slice(p, to.length - s) };
 }
 
@@ -267,10 +282,13 @@ export function encode(list = blocks(), limit = 4096) {
   for (const b of list) {
     const tries = attemptsOf(b.id);
     if (!tries.length) continue;
-    const head = `${b.kind[0]}${b.id.split("-").pop()}.${Math.min(tries.length, MAX_TRIES).toString(36)}.${flag(tries[0])}${flag(tries.at(-1))}.`;
+    const id = `${b.kind[0]}${b.id.split("-").pop()}`;
+    const n = Math.min(tries.length, MAX_TRIES).toString(36);
+    const head = `${id}.${n}.${flag(tries[0])}${flag(tries.at(-1))}.`;
     records.push({ b, head, ...answerOf(b, tries) });
   }
-  let room = limit - "m1".length - records.reduce((n, r) => n + 1 + r.head.length + r.short.length, 0);
+  const always = records.reduce((n, r) => n + 1 + r.head.length + r.short.length, 0);
+  let room = limit - "m1".length - always;
   const out = ["m1"];
   for (const r of records) {
     let long = r.long;
@@ -305,7 +323,8 @@ function answerOf(b, tries) {
   const code = load(`cell:${b.id}`) ?? (typeof last.answer === "string" ? last.answer : start);
   if (code === start) return { short: "", long: "" };
   const d = diff(start, code);
-  return { short: "", long: `${hash(start)},${d.p.toString(36)},${d.s.toString(36)},${escape(d.middle)}` };
+  const long = `${hash(start)},${d.p.toString(36)},${d.s.toString(36)},${escape(d.middle)}`;
+  return { short: "", long };
 }
 
 // More tries at one question than suspend data records (and than anyone makes): a larger count
@@ -323,7 +342,10 @@ export function decode(text) {
     const m = /^([cge])(\d{1,6})\.([0-9a-z]{1,2})\.([01-])([01-])\.(.*)$/s.exec(record);
     if (!m || !(parseInt(m[3], 36) >= 1 && parseInt(m[3], 36) <= MAX_TRIES)) continue;
     const value = (c) => (c === "1" ? true : c === "0" ? false : null);
-    out[`${kinds[m[1]]}-${m[2]}`] = { kind: kinds[m[1]], n: parseInt(m[3], 36), first: value(m[4]), last: value(m[5]), answer: m[6] };
+    const kind = kinds[m[1]];
+    out[`${kind}-${m[2]}`] = {
+      kind, n: parseInt(m[3], 36), first: value(m[4]), last: value(m[5]), answer: m[6],
+    };
   }
   return out;
 }
@@ -344,7 +366,8 @@ export function restore(kept, list = blocks()) {
 }
 
 function restoreOne(b, r) {
-  const base = { kind: { check: "check yourself", guess: "guess first", exercise: "exercise" }[b.kind], chapter: chapterTitle(), question: question(b), time: "", earlier: true };
+  const kind = { check: "check yourself", guess: "guess first", exercise: "exercise" }[b.kind];
+  const base = { kind, chapter: chapterTitle(), question: question(b), time: "", earlier: true };
   const lastAndFirst = restoreAnswers(b, r);
   if (!lastAndFirst) return;
   const [last, first] = lastAndFirst;
@@ -360,7 +383,10 @@ function restoreAnswers(b, r) {
   if (b.kind === "check") {
     const labels = options(b).map((o) => o.querySelector("label").textContent.trim());
     const [last, first] = r.answer.split(",").map((n) => (n === "" ? null : Number(n)));
-    const one = (i) => (Number.isInteger(i) && i >= 0 && i < labels.length ? { answer: labels[i], choice: i } : { answer: "" });
+    const one = (i) => {
+      const known = Number.isInteger(i) && i >= 0 && i < labels.length;
+      return known ? { answer: labels[i], choice: i } : { answer: "" };
+    };
     return [one(last), one(first)];
   }
   if (b.kind === "guess") {
@@ -376,7 +402,9 @@ function restoreAnswers(b, r) {
   const start = original(b);
   let code = start;
   const m = /^([0-9a-z]{1,4}),([0-9a-z]+),([0-9a-z]+),(.*)$/s.exec(r.answer);
-  if (m && m[1] === hash(start)) code = patch(start, { p: parseInt(m[2], 36), s: parseInt(m[3], 36), middle: unescape(m[4]) });
+  if (m && m[1] === hash(start)) {
+    code = patch(start, { p: parseInt(m[2], 36), s: parseInt(m[3], 36), middle: unescape(m[4]) });
+  }
   if (code !== start) save(`cell:${b.id}`, code);
   if (r.first || r.last) save(`exercise:${b.id}`, "solved");
   return [{ answer: code }, { answer: r.n > 1 ? "" : code }];
@@ -407,7 +435,8 @@ class Session {
     const code = this.call(this.ed.lastError) ?? "";
     const text = code ? this.call(this.ed.errorString, code) : null;
     const detail = code && code !== "0" ? ` (error ${code}${text ? `: ${text}` : ""})` : "";
-    this.say(`Your LMS did not ${what}${detail}. The chapter still works; your answers are kept on this page.`);
+    this.say(`Your LMS did not ${what}${detail}. ` +
+      "The chapter still works; your answers are kept on this page.");
   }
 
   say(text) {
@@ -453,10 +482,13 @@ class Session {
     const ed = this.ed;
     let ok = this.set(ed.status, p.complete ? "completed" : "incomplete");
     if (p.answered) {
-      ok = ok && this.set(`${ed.score}.min`, 0) && this.set(`${ed.score}.max`, 100) && this.set(`${ed.score}.raw`, p.score);
+      ok = ok && this.set(`${ed.score}.min`, 0) && this.set(`${ed.score}.max`, 100);
+      ok = ok && this.set(`${ed.score}.raw`, p.score);
       if (ed.scaled) ok = ok && this.set(ed.scaled, Number((p.score / 100).toFixed(4)));
     }
-    if (ed.progress && p.total) ok = ok && this.set(ed.progress, Number((p.answered / p.total).toFixed(4)));
+    if (ed.progress && p.total) {
+      ok = ok && this.set(ed.progress, Number((p.answered / p.total).toFixed(4)));
+    }
     ok = ok && this.set(ed.suspend, encode(blocks(), ed.limit));
     if (!ok) return;
     this.interact();
@@ -496,7 +528,9 @@ function resultsForLMS() {
   section.querySelector("[data-results-clear]")?.remove();
   section.querySelector("[data-results-confirm]")?.remove();
   const where = section.querySelector("[data-results-where]");
-  if (where) where.textContent = "Your LMS keeps them, with your first tries, which make your score.";
+  if (where) {
+    where.textContent = "Your LMS keeps them, with your first tries, which make your score.";
+  }
   const download = section.querySelector("[data-results-download]");
   if (download) download.textContent = "Download as CSV";
 }

@@ -35,14 +35,17 @@ if (figures.count || cellCount) {
   const python = startPython({
     pyodideURL: new URL(pyodide, document.baseURI),
     pyURL: new URL("../py/", import.meta.url),
-    onProgress: (step, steps, label) => status(`Loading ${label} (${step} of ${steps})…`, step - 1),
+    onProgress: (step, steps, label) => {
+      status(`Loading ${label} (${step} of ${steps})…`, step - 1);
+    },
   });
   figures.connect(python);
   setupCells(python);
   setupDownloads(python);
   const ownModel = setupOwnModel(python);
   if (document.querySelector("[data-trainer]")) {
-    import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python)); // only where the section is
+    // only where the section is
+    import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python));
   }
   status("Loading the Python runtime (1 of 3)…", 0);
   python.ready.then(
@@ -69,7 +72,8 @@ if (figures.count || cellCount) {
 // build for offline visits. Not on file:// or where service workers are off.
 function keepForOffline() {
   if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return;
-  if (document.querySelector('meta[name="mh-lms"]')) return; // in an LMS's package the LMS serves it
-  navigator.serviceWorker.register(new URL("../sw.js", import.meta.url), { scope: new URL("../", import.meta.url).pathname })
+  if (document.querySelector('meta[name="mh-lms"]')) return; // an LMS serves its package
+  const scope = new URL("../", import.meta.url).pathname;
+  navigator.serviceWorker.register(new URL("../sw.js", import.meta.url), { scope })
     .catch(() => {}); // a refused registration only means no offline copy
 }

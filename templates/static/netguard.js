@@ -12,7 +12,8 @@
 // pyodide.code.run_js or js.eval; only the inherited policy (script-src, no 'unsafe-eval')
 // closes them, so this module alone would not.
 
-const BASE = new URL("./", import.meta.url); // relative URLs resolve as they do in worker.js, beside this file
+// relative URLs resolve as they do in worker.js, beside this file
+const BASE = new URL("./", import.meta.url);
 const allowed = new Set([BASE.origin]);
 
 export function allowOrigin(url) {
@@ -32,11 +33,14 @@ function checked(text) {
   return target.href;
 }
 
+// a property that holds `value` for good: not written, not listed, not redefined
+const fixed = (value) => ({ value, writable: false, enumerable: false, configurable: false });
+
 // Put `value` in place of `name` on every object of the global's prototype chain that defines it.
 function replace(name, value) {
   for (let scope = self; scope; scope = Object.getPrototypeOf(scope)) {
     if (Object.prototype.hasOwnProperty.call(scope, name)) {
-      Object.defineProperty(scope, name, { value, writable: false, enumerable: false, configurable: false });
+      Object.defineProperty(scope, name, fixed(value));
     }
   }
 }
@@ -89,11 +93,12 @@ function guard(name) {
     },
   }[name];
   for (const key of Object.getOwnPropertyNames(Real)) {
-    if (!["length", "name", "prototype"].includes(key)) Object.defineProperty(Guarded, key, Object.getOwnPropertyDescriptor(Real, key));
+    if (["length", "name", "prototype"].includes(key)) continue;
+    Object.defineProperty(Guarded, key, Object.getOwnPropertyDescriptor(Real, key));
   }
   Object.setPrototypeOf(Guarded, Object.getPrototypeOf(Real));
   Guarded.prototype = Real.prototype;
-  Object.defineProperty(Real.prototype, "constructor", { value: Guarded, writable: false, enumerable: false, configurable: false });
+  Object.defineProperty(Real.prototype, "constructor", fixed(Guarded));
   replace(name, Guarded);
 }
 guard("WebSocket");
@@ -103,7 +108,11 @@ guard("EventSource");
 // module), the Cache API (cache.add fetches), fonts (a FontFace fetches its url()), other
 // transports, notifications (an icon is fetched), and importScripts (already refused in a
 // module worker; it stays a function that throws TypeError, which Pyodide's loader expects).
-for (const name of ["Worker", "SharedWorker", "WebTransport", "WebSocketStream", "FontFace", "Notification", "importScripts"]) {
+const CLOSED = [
+  "Worker", "SharedWorker", "WebTransport", "WebSocketStream", "FontFace", "Notification",
+  "importScripts",
+];
+for (const name of CLOSED) {
   const Real = self[name];
   if (typeof Real !== "function") continue;
   const closed = {
@@ -111,10 +120,11 @@ for (const name of ["Worker", "SharedWorker", "WebTransport", "WebSocketStream",
       throw refused(`Python in this page may not use ${name}`);
     },
   }[name];
-  if (Real.prototype) Object.defineProperty(Real.prototype, "constructor", { value: closed, writable: false, enumerable: false, configurable: false });
+  if (Real.prototype) Object.defineProperty(Real.prototype, "constructor", fixed(closed));
   replace(name, closed);
 }
 replace("caches", undefined);
 if (self.navigator && "sendBeacon" in self.navigator) {
-  Object.defineProperty(Object.getPrototypeOf(self.navigator), "sendBeacon", { value: () => false, configurable: false });
+  const beacon = { value: () => false, configurable: false };
+  Object.defineProperty(Object.getPrototypeOf(self.navigator), "sendBeacon", beacon);
 }

@@ -17,7 +17,9 @@ const SAFE = /^[\w.-]+$/;
 function modelOf(form) {
   const file = form && form.dataset.ownFile;
   if (!file || !SAFE.test(file)) return null;
-  return { file, url: new URL(`models/${file}`, SITE).href, bytes: Number(form.dataset.ownBytes) || 0, sha256: form.dataset.ownSha256 || "" };
+  const url = new URL(`models/${file}`, SITE).href;
+  const bytes = Number(form.dataset.ownBytes) || 0;
+  return { file, url, bytes, sha256: form.dataset.ownSha256 || "" };
 }
 
 async function sha256(bytes) {
@@ -51,7 +53,8 @@ async function fromCache(model) {
     const bytes = new Uint8Array(await hit.arrayBuffer());
     if (await isTheModel(model, bytes)) return { bytes };
     await cache.delete(model.url);
-    console.warn(`Many Heads: the kept copy of ${model.file} is not the file this site was built with; it was dropped and is fetched again when the model is loaded`);
+    console.warn(`Many Heads: the kept copy of ${model.file} is not the file this site was built ` +
+      "with; it was dropped and is fetched again when the model is loaded");
     return { damaged: true };
   } catch {
     return {};
@@ -62,8 +65,11 @@ async function keep(model, bytes) {
   const cache = await openCache();
   if (!cache) return;
   try {
-    for (const old of await cache.keys()) if (old.url !== model.url) await cache.delete(old); // this course's older model
-    await cache.put(model.url, new Response(bytes, { headers: { "Content-Type": "application/octet-stream" } }));
+    for (const old of await cache.keys()) {
+      if (old.url !== model.url) await cache.delete(old); // this course's older model
+    }
+    const headers = { "Content-Type": "application/octet-stream" };
+    await cache.put(model.url, new Response(bytes, { headers }));
   } catch {
     // no room: the next visit downloads again
   }
@@ -86,7 +92,8 @@ async function download(model, onBytes) {
   let at = 0;
   for (const part of parts) { bytes.set(part, at); at += part.length; }
   if (!(await isTheModel(model, bytes))) {
-    throw new Error("the file that came is not the model this site was built with (cut short, or a network's page in its place)");
+    throw new Error("the file that came is not the model this site was built with " +
+      "(cut short, or a network's page in its place)");
   }
   return bytes;
 }
@@ -118,7 +125,9 @@ export function setupOwnModel(python) {
       let bytes = kept.bytes;
       if (!bytes) {
         bar.hidden = false;
-        const again = damaged ? "The kept copy of the model was damaged; downloading it again" : "Downloading the model";
+        const again = damaged
+          ? "The kept copy of the model was damaged; downloading it again"
+          : "Downloading the model";
         bytes = await download(model, (got) => {
           bar.value = got;
           status.textContent = `${again}: ${mb(got)} of ${mb(model.bytes)}`;

@@ -24,7 +24,8 @@ export class PythonError extends Error {
 // is the second wall. Each start has a blob of its own, revoked once the worker has loaded.
 function workerSource() {
   const script = new URL("./worker.js", import.meta.url).href;
-  return URL.createObjectURL(new Blob([`import ${JSON.stringify(script)};\n`], { type: "text/javascript" }));
+  const blob = new Blob([`import ${JSON.stringify(script)};\n`], { type: "text/javascript" });
+  return URL.createObjectURL(blob);
 }
 
 export function startPython({ pyodideURL, pyURL, onProgress }) {
@@ -53,18 +54,24 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
       settle.reject(new Error(`the Python worker could not start (${err.message})`));
       return ready;
     }
-    const timer = setTimeout(() => settle.reject(new Error(`Python did not start within ${TIMEOUT_MS / 1000} seconds`)), TIMEOUT_MS);
+    const late = `Python did not start within ${TIMEOUT_MS / 1000} seconds`;
+    const timer = setTimeout(() => settle.reject(new Error(late)), TIMEOUT_MS);
     worker.onerror = (event) => {
       loaded();
       event.preventDefault();
-      settle.reject(new Error(`the Python worker failed (${event.message || "it could not be loaded"})`));
+      const why = event.message || "it could not be loaded";
+      settle.reject(new Error(`the Python worker failed (${why})`));
     };
     worker.onmessage = ({ data }) => {
       loaded(); // its first message comes once worker.js and its imports have run
       if (data.type === "progress") onProgress?.(data.step, STEPS, data.label);
-      else if (data.type === "ready") { clearTimeout(timer); settle.resolve(); }
-      else if (data.type === "failed") { clearTimeout(timer); settle.reject(new Error(data.message)); }
-      else if (pending.has(data.id)) {
+      else if (data.type === "ready") {
+        clearTimeout(timer);
+        settle.resolve();
+      } else if (data.type === "failed") {
+        clearTimeout(timer);
+        settle.reject(new Error(data.message));
+      } else if (pending.has(data.id)) {
         const { resolve, reject, timing } = pending.get(data.id);
         pending.delete(data.id);
         if (timing) timing.ms = data.ms;

@@ -28,11 +28,14 @@ async function fetchText(url) {
 
 // Pyodide waits forever when its .wasm cannot be fetched, so look before loading.
 async function checkRuntime(pyodideURL) {
-  const names = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"];
-  const answers = await Promise.all(names.map((name) => fetch(new URL(name, pyodideURL), { method: "HEAD" }).then(
+  const names = [
+    "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
+  ];
+  const look = (name) => fetch(new URL(name, pyodideURL), { method: "HEAD" }).then(
     (r) => (r.ok ? null : `${name} answered ${r.status}`),
     () => `${name} could not be fetched`,
-  )));
+  );
+  const answers = await Promise.all(names.map(look));
   const missing = answers.filter(Boolean);
   if (missing.length) throw new Error(`the Python runtime is incomplete (${missing.join(", ")})`);
 }
@@ -41,10 +44,12 @@ export async function boot({ pyodideURL, pyURL }, progress) {
   progress(1, "the Python runtime");
   await checkRuntime(pyodideURL);
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
-  const pyodide = await loadPyodide({ indexURL: String(pyodideURL), stdout: () => {}, stderr: () => {} });
+  const quiet = () => {};
+  const pyodide = await loadPyodide({ indexURL: String(pyodideURL), stdout: quiet, stderr: quiet });
   progress(2, "numpy");
   const failures = [];
-  await pyodide.loadPackage("numpy", { messageCallback: () => {}, errorCallback: (m) => failures.push(m) });
+  const errorCallback = (m) => failures.push(m);
+  await pyodide.loadPackage("numpy", { messageCallback: quiet, errorCallback });
   if (failures.length) throw new Error(`numpy did not load: ${failures.join("; ")}`);
   progress(3, "the models");
   const home = "/home/pyodide/site-py";
@@ -62,7 +67,8 @@ export async function boot({ pyodideURL, pyURL }, progress) {
     }
   }
   pyodide.runPython(`import sys; sys.path.insert(0, "${home}"); import numpy, toymodels`);
-  pyodide.runPython("import os; os.environ['MANYHEADS_PY_URL'] = url", { globals: pyodide.toPy({ url: String(pyURL) }) });
+  const globals = pyodide.toPy({ url: String(pyURL) });
+  pyodide.runPython("import os; os.environ['MANYHEADS_PY_URL'] = url", { globals });
   const callPython = pyodide.runPython(CALLER);
   const call = (fn, args) => JSON.parse(callPython(fn, JSON.stringify(args)));
   call.writeFile = (path, bytes) => {
@@ -77,5 +83,6 @@ export function pythonError(err) {
   const lines = text.trim().split("\n");
   const last = lines[lines.length - 1];
   const match = /^(\w+(?:Error|Exception|Warning)?): ?(.*)$/.exec(last);
-  return { type: match ? match[1] : (err && err.name) || "Error", message: match ? match[2] : last, traceback: text };
+  const type = match ? match[1] : (err && err.name) || "Error";
+  return { type, message: match ? match[2] : last, traceback: text };
 }

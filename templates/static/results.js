@@ -7,23 +7,42 @@
 import { addAttempt, chapterTitle, clearPage, pageAttempts, siteAttempts } from "./attempts.js";
 import { loadShared, saveShared } from "./storage.js";
 
-const COLUMNS = ["student", "chapter", "block", "kind", "question", "attempt", "answer", "result", "time"];
+const COLUMNS = [
+  "student", "chapter", "block", "kind", "question", "attempt", "answer", "result", "time",
+];
 
 export function record(id, result) {
   addAttempt(id, result);
   render();
 }
 
-const byBlock = (a, b) => a.block.localeCompare(b.block, undefined, { numeric: true }) || a.attempt - b.attempt;
-const verdict = (a) => (a.correct === true ? "correct" : a.correct === false ? "not yet" : a.kind === "guess first" ? "guess" : "");
+const byBlock = (a, b) =>
+  a.block.localeCompare(b.block, undefined, { numeric: true }) || a.attempt - b.attempt;
+
+function verdict(a) {
+  if (a.correct === true) return "correct";
+  if (a.correct === false) return "not yet";
+  return a.kind === "guess first" ? "guess" : "";
+}
 
 function row(a, i, block, chapter) {
-  return { chapter: a.chapter || chapter, block, attempt: i + 1, kind: a.kind, question: a.question, answer: a.answer, result: verdict(a), time: a.time, earlier: a.earlier };
+  return {
+    chapter: a.chapter || chapter,
+    block,
+    attempt: i + 1,
+    kind: a.kind,
+    question: a.question,
+    answer: a.answer,
+    result: verdict(a),
+    time: a.time,
+    earlier: a.earlier,
+  };
 }
 
 // This chapter's attempts, block by block, each block's tries in order.
 function rows() {
-  return pageAttempts().flatMap(([id, list]) => list.map((a, i) => row(a, i, id, chapterTitle()))).sort(byBlock);
+  const blockRows = ([id, list]) => list.map((a, i) => row(a, i, id, chapterTitle()));
+  return pageAttempts().flatMap(blockRows).sort(byBlock);
 }
 
 // Every chapter's attempts, the chapters in reading order (the build lists them on the page).
@@ -34,8 +53,11 @@ function siteRows() {
     return i < 0 ? order.length : i;
   };
   const student = studentName();
+  const chapterOf = (page) => page.replace(/\.html$/, "");
+  const blockRows = ({ page, block, attempts }) =>
+    attempts.map((a, i) => ({ ...row(a, i, block, chapterOf(page)), page, student }));
   return siteAttempts()
-    .flatMap(({ page, block, attempts }) => attempts.map((a, i) => ({ ...row(a, i, block, page.replace(/\.html$/, "")), page, student })))
+    .flatMap(blockRows)
     .sort((a, b) => place(a.page) - place(b.page) || a.page.localeCompare(b.page) || byBlock(a, b));
 }
 
@@ -54,7 +76,8 @@ function cell(value) {
 }
 
 export function csv(list = siteRows()) {
-  return [COLUMNS.map(cell).join(","), ...list.map((r) => COLUMNS.map((c) => cell(r[c])).join(","))].join("\r\n") + "\r\n";
+  const line = (r) => COLUMNS.map((c) => cell(r[c])).join(",");
+  return [COLUMNS.map(cell).join(","), ...list.map(line)].join("\r\n") + "\r\n";
 }
 
 // many-heads-results-ada-lovelace.csv: the student's name as letters and digits of any script,
@@ -76,7 +99,8 @@ function shownTime(a) {
 function rowsOf(r) {
   const tr = document.createElement("tr");
   const code = r.kind === "exercise";
-  for (const text of [r.question, String(r.attempt), code ? "Your code, below" : r.answer, r.result, shownTime(r)]) {
+  const answer = code ? "Your code, below" : r.answer;
+  for (const text of [r.question, String(r.attempt), answer, r.result, shownTime(r)]) {
     const td = document.createElement("td");
     td.textContent = text;
     tr.append(td);
@@ -101,7 +125,8 @@ function render() {
   if (!section) return;
   const list = rows();
   const body = section.querySelector("tbody");
-  const all = document.createDocumentFragment(); // not replaceChildren(...rows): thousands of rows overflow the stack
+  // not replaceChildren(...rows): thousands of rows overflow the stack
+  const all = document.createDocumentFragment();
   for (const r of list) all.append(...rowsOf(r));
   body.replaceChildren(all);
   section.querySelector("[data-results-empty]").hidden = list.length > 0;
@@ -140,8 +165,15 @@ function setupClear(section) {
     const note = document.createElement("p");
     note.className = "mh-help";
     note.dataset.resultsFramed = "";
-    const link = Object.assign(document.createElement("a"), { href: location.href, target: "_blank", rel: "noopener", textContent: "open this chapter on its own" });
-    note.append("This chapter is shown inside another site's page, so it cannot clear your results here: ", link, " to clear them.");
+    const link = Object.assign(document.createElement("a"), {
+      href: location.href,
+      target: "_blank",
+      rel: "noopener",
+      textContent: "open this chapter on its own",
+    });
+    const why = "This chapter is shown inside another site's page, so it cannot clear your " +
+      "results here: ";
+    note.append(why, link, " to clear them.");
     button.replaceWith(note);
     confirm.remove();
     return;
@@ -154,7 +186,8 @@ function setupClear(section) {
   button.addEventListener("click", () => {
     const n = rows().length;
     confirm.querySelector("[data-results-confirm-text]").textContent =
-      `Clear your ${n} ${n === 1 ? "answer" : "answers"} to this chapter from this browser? They cannot be brought back; download them first if your teacher needs them.`;
+      `Clear your ${n} ${n === 1 ? "answer" : "answers"} to this chapter from this browser? ` +
+      "They cannot be brought back; download them first if your teacher needs them.";
     confirm.hidden = false;
     button.setAttribute("aria-expanded", "true");
     confirm.querySelector("[data-results-clear-no]").focus();
@@ -171,7 +204,9 @@ function setupClear(section) {
 function setupName(section) {
   const box = section.querySelector("[data-results-name]");
   box.value = studentName();
-  box.addEventListener("input", () => saveShared("student", box.value.trim() ? box.value : undefined));
+  box.addEventListener("input", () => {
+    saveShared("student", box.value.trim() ? box.value : undefined);
+  });
 }
 
 export function setupResults() {

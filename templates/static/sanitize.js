@@ -69,7 +69,8 @@ function valueAllowed(element, name, value) {
 }
 purify.addHook("uponSanitizeAttribute", (node, data) => {
   const name = data.attrName;
-  if (name.startsWith("data-")) data.attrValue = node.getAttribute(name); // " " stays " ", untrimmed
+  // " " stays " ", untrimmed
+  if (name.startsWith("data-")) data.attrValue = node.getAttribute(name);
   if (!valueAllowed(node, name, data.attrValue)) data.keepAttr = false;
 });
 
@@ -86,7 +87,8 @@ function onTheList(nodes) {
     if (!TAG_SET.has(el.localName) || !NAMESPACES.has(el.namespaceURI)) return false;
     for (const { name, value } of el.attributes) {
       const lower = name.toLowerCase();
-      if (!(ATTRIBUTE_SET.has(lower) || DATA_OR_ARIA.test(lower)) || !valueAllowed(el, lower, value)) return false;
+      const listed = ATTRIBUTE_SET.has(lower) || DATA_OR_ARIA.test(lower);
+      if (!listed || !valueAllowed(el, lower, value)) return false;
     }
   }
   return true;

@@ -4,14 +4,20 @@
 // A block the browser has not laid out yet (content-visibility: the character model's sections,
 // charmodel.css) is left alone until it comes near the screen: reading its boxes would lay it out.
 
-const SCROLLERS = ".mh-head, .mh-slot, .rh-scroll, .cm-scroll, .cm-strips, math[display=block], pre, .mh-pick, .mh-steps, .mh-words, .rh-sentences, .mh-body > table, .mh-stage > table, .mh-scrolls";
+const SCROLLERS = [
+  ".mh-head", ".mh-slot", ".rh-scroll", ".cm-scroll", ".cm-strips", "math[display=block]", "pre",
+  ".mh-pick", ".mh-steps", ".mh-words", ".rh-sentences", ".mh-body > table", ".mh-stage > table",
+  ".mh-scrolls",
+].join(", ");
 const EDGE = 1;
+const TEXT_BLOCKS = "p, li, dd, dt, td, th, summary, figcaption, blockquote, div";
 const laidOut = (el) => el.checkVisibility({ contentVisibilityAuto: true });
 
 function mark(box) {
   const more = box.scrollWidth - box.clientWidth > EDGE;
   box.classList.toggle("mh-more-left", more && box.scrollLeft > EDGE);
-  box.classList.toggle("mh-more-right", more && box.scrollLeft + box.clientWidth < box.scrollWidth - EDGE);
+  const right = box.scrollLeft + box.clientWidth < box.scrollWidth - EDGE;
+  box.classList.toggle("mh-more-right", more && right);
 }
 
 // the selected column: a header marked .sel, or in a map the cell of the selected row that is
@@ -40,23 +46,32 @@ function reveal(box) {
 
 export function setupScrollers() {
   const seen = new WeakSet();
-  const resized = new ResizeObserver((entries) => entries.forEach((e) => { reveal(e.target); mark(e.target); }));
+  const resized = new ResizeObserver((entries) => entries.forEach((e) => {
+    reveal(e.target);
+    mark(e.target);
+  }));
   // a formula in a line of text wider than the text's column scrolls in a box of its own
   const fitMath = (root) => {
     for (const m of root.querySelectorAll("math:not([display=block])")) {
       if (m.closest("button, a, .mh-figure .mh-controls") || !laidOut(m)) continue;
       m.classList.remove("mh-scrolls", "mh-wide-math");
-      const block = m.parentElement.closest("p, li, dd, dt, td, th, summary, figcaption, blockquote, div");
+      const block = m.parentElement.closest(TEXT_BLOCKS);
       const box = block && block.getBoundingClientRect();
-      if (box && box.width && m.getBoundingClientRect().right > box.right + 1) m.classList.add("mh-scrolls", "mh-wide-math");
+      const wider = box && box.width && m.getBoundingClientRect().right > box.right + 1;
+      if (wider) m.classList.add("mh-scrolls", "mh-wide-math");
     }
   };
   let width = innerWidth;
-  addEventListener("resize", () => { if (innerWidth !== width) { width = innerWidth; refresh(document); } });
+  addEventListener("resize", () => {
+    if (innerWidth === width) return;
+    width = innerWidth;
+    refresh(document);
+  });
   // every box in ROOTS, and each root that is a box itself
   const scan = (...roots) => {
     for (const root of roots) {
-      for (const box of [...(root.matches?.(SCROLLERS) ? [root] : []), ...root.querySelectorAll(SCROLLERS)]) {
+      const itself = root.matches?.(SCROLLERS) ? [root] : [];
+      for (const box of [...itself, ...root.querySelectorAll(SCROLLERS)]) {
         if (!seen.has(box)) {
           seen.add(box);
           resized.observe(box);
@@ -68,12 +83,23 @@ export function setupScrollers() {
     }
   };
   // a part of the page laid out afresh: its formulas and its boxes
-  const refresh = (root) => { fitMath(root); scan(root); };
-  document.addEventListener("scroll", (e) => { if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target); }, { capture: true, passive: true });
+  const refresh = (root) => {
+    fitMath(root);
+    scan(root);
+  };
+  const scrolled = (e) => {
+    if (e.target instanceof Element && e.target.matches(SCROLLERS)) mark(e.target);
+  };
+  document.addEventListener("scroll", scrolled, { capture: true, passive: true });
   // a redraw changes only its figure and the figure's slots elsewhere in the page
-  document.addEventListener("mh:drawn", (e) => scan(e.target, ...document.querySelectorAll(`[data-slot-of="${CSS.escape(e.target.id)}"]`)));
-  document.addEventListener("mh:slotdrawn", (e) => scan(e.target)); // a slot far from the view, redrawn later
+  const slotsOf = (fig) => document.querySelectorAll(`[data-slot-of="${CSS.escape(fig.id)}"]`);
+  document.addEventListener("mh:drawn", (e) => scan(e.target, ...slotsOf(e.target)));
+  // a slot far from the view, redrawn later
+  document.addEventListener("mh:slotdrawn", (e) => scan(e.target));
   document.addEventListener("toggle", (e) => refresh(e.target), true); // a "Go deeper" opened
-  document.addEventListener("contentvisibilityautostatechange", (e) => { if (!e.skipped) refresh(e.target); }, true);
+  const near = (e) => {
+    if (!e.skipped) refresh(e.target);
+  };
+  document.addEventListener("contentvisibilityautostatechange", near, true);
   refresh(document);
 }

@@ -57,7 +57,8 @@ export function entries(start) {
     const s = store();
     for (let i = 0; i < s.length; i++) {
       const key = s.key(i);
-      if (key.startsWith(prefix() + start)) out.push([key.slice((prefix() + start).length), s.getItem(key)]);
+      const head = prefix() + start;
+      if (key.startsWith(head)) out.push([key.slice(head.length), s.getItem(key)]);
     }
   } catch {
     // storage is off
@@ -77,7 +78,8 @@ export function siteEntries(start) {
       if (!key.startsWith(top)) continue;
       const rest = key.slice(top.length);
       const cut = rest.indexOf(`:${start}`);
-      if (cut > 0 && !rest.slice(0, cut).includes("/")) out.push([rest.slice(0, cut), rest.slice(cut + 1 + start.length), s.getItem(key)]);
+      if (cut <= 0 || rest.slice(0, cut).includes("/")) continue;
+      out.push([rest.slice(0, cut), rest.slice(cut + 1 + start.length), s.getItem(key)]);
     }
   } catch {
     // storage is off

@@ -17,166 +17,195 @@ const SHOW_MS = 250;
 
 export function setupTrainer(python) {
   const box = document.querySelector("[data-trainer]");
-  if (!box) return;
-  const form = box.querySelector("[data-train-recipe]");
-  const buttons = Object.fromEntries([...box.querySelectorAll("[data-train]")].map((b) => [b.dataset.train, b]));
-  const plot = box.querySelector("[data-train-plot]");
-  const heads = box.querySelector("[data-train-heads]");
-  const stats = box.querySelector("[data-train-stats]");
-  const say = box.querySelector("[data-train-say]");
-  const built = [...plot.childNodes].map((n) => n.cloneNode(true)); // the build's run, for Reset
-  const builtStats = stats.textContent;
-  let running = false; // asking for slices
-  let started = false; // a model is in the worker
-  let loop = null;
-  const figure = document.querySelector(FIGURE);
-  // made here rather than by the build: the page without JavaScript stays as it was
+  if (box) new Trainer(python, box).listen();
+}
+
+// The line offering the reader's model to the figure: made here rather than by the build, so
+// the page without JavaScript stays as it was. -> [the line, its text, its button]
+function offerLine(box) {
   const yours = document.createElement("p");
   yours.className = "mh-train-yours";
   yours.dataset.trainYours = "";
   yours.setAttribute("aria-live", "off"); // it changes every slice; milestones go to `say`
-  const yoursText = document.createElement("span");
+  const text = document.createElement("span");
   const use = document.createElement("button");
   use.type = "button";
   use.dataset.train = "use";
   use.textContent = "Use it in the figure above";
-  yours.append(yoursText, " ", use);
+  yours.append(text, " ", use);
   yours.hidden = true;
   box.querySelector(".mh-train-controls").after(yours);
+  return [yours, text, use];
+}
+
+class Trainer {
+  constructor(python, box) {
+    this.python = python;
+    this.box = box;
+    this.form = box.querySelector("[data-train-recipe]");
+    this.buttons = Object.fromEntries(
+      [...box.querySelectorAll("[data-train]")].map((b) => [b.dataset.train, b]),
+    );
+    this.plot = box.querySelector("[data-train-plot]");
+    this.heads = box.querySelector("[data-train-heads]");
+    this.stats = box.querySelector("[data-train-stats]");
+    this.said = box.querySelector("[data-train-say]");
+    this.built = [...this.plot.childNodes].map((n) => n.cloneNode(true)); // the build's, for Reset
+    this.builtStats = this.stats.textContent;
+    this.running = false; // asking for slices
+    this.started = false; // a model is in the worker
+    this.loop = null;
+    this.figure = document.querySelector(FIGURE);
+    [this.yours, this.yoursText, this.use] = offerLine(box);
+    this.due = null; // what is not shown yet: the last slice's numbers, the last plot drawn
+    this.shownAt = 0;
+  }
+
+  listen() {
+    this.buttons.train.addEventListener("click", () => this.train());
+    this.buttons.pause.addEventListener("click", () => this.pause());
+    this.buttons.reset.addEventListener("click", () => this.reset());
+    this.use.addEventListener("click", () => this.useIt());
+    this.form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      this.train();
+    });
+    addEventListener("pagehide", () => {
+      this.running = false; // leaving the page ends training
+    });
+    this.box.classList.add("is-live");
+    this.mark();
+  }
 
   // the figure draws again from its state: it offers the reader's model, or withdraws it
-  function refigure(patch = {}) {
-    if (figure) figure.dispatchEvent(new CustomEvent("mh:set", { detail: patch }));
+  refigure(patch = {}) {
+    if (this.figure) this.figure.dispatchEvent(new CustomEvent("mh:set", { detail: patch }));
   }
 
-  function recipe() {
-    return Object.fromEntries(new FormData(form));
+  recipe() {
+    return Object.fromEntries(new FormData(this.form));
   }
 
-  function mark() {
-    box.dataset.trainState = running ? "training" : started ? "paused" : "idle";
+  mark() {
+    const { running, started, buttons } = this;
+    this.box.dataset.trainState = running ? "training" : started ? "paused" : "idle";
     buttons.train.disabled = running;
     buttons.train.textContent = started && !running ? "Resume" : "Train";
     buttons.pause.disabled = !running;
     buttons.reset.disabled = !started;
-    use.disabled = !started || !figure;
-    yours.hidden = !started || !figure;
-    for (const field of form.elements) field.disabled = started; // a new recipe needs Reset
+    this.use.disabled = !started || !this.figure;
+    this.yours.hidden = !started || !this.figure;
+    for (const field of this.form.elements) field.disabled = started; // a new recipe needs Reset
   }
 
   // while training, the plot and the numbers are redrawn at most every SHOW_MS (each redraw
   // takes the page's time from a tap elsewhere); a pause or a reset shows the last slice at once
-  let due = null; // what is not shown yet: the last slice's numbers, the last plot drawn
-  let shownAt = 0;
-  function show(out, now = false) {
+  show(out, now = false) {
     if (out) {
       if (out.error) throw new Error(out.error);
-      if (out.say) say.textContent = out.say; // milestones are announced when they come
-      due = { ...out, plot: out.plot || due?.plot }; // plot null: no step ended in the slice
+      if (out.say) this.said.textContent = out.say; // milestones are announced when they come
+      this.due = { ...out, plot: out.plot || this.due?.plot }; // plot null: no step ended in it
     }
-    if (!due || (!now && running && performance.now() - shownAt < SHOW_MS)) return;
-    if (due.plot) plot.replaceChildren(fragment(due.plot));
-    stats.textContent = due.stats;
-    yoursText.textContent = due.offer;
-    due = null;
-    shownAt = performance.now();
+    const due = this.due;
+    if (!due || (!now && this.running && performance.now() - this.shownAt < SHOW_MS)) return;
+    if (due.plot) this.plot.replaceChildren(fragment(due.plot));
+    this.stats.textContent = due.stats;
+    this.yoursText.textContent = due.offer;
+    this.due = null;
+    this.shownAt = performance.now();
   }
 
   // the heads are drawn in a call of their own, so a tap elsewhere can go before it
-  async function drawHeads(out) {
+  async drawHeads(out) {
     if (!out.heads_due) return;
-    const drawn = await python.call(`${MODULE}:heads`, []);
-    if (started && !drawn.error) heads.replaceChildren(fragment(drawn.heads));
+    const drawn = await this.python.call(`${MODULE}:heads`, []);
+    if (this.started && !drawn.error) this.heads.replaceChildren(fragment(drawn.heads));
   }
 
-  async function run() {
+  async run() {
     let resumed = true;
-    while (running) {
-      const out = await python.call(`${MODULE}:work`, [null, resumed]);
+    while (this.running) {
+      const out = await this.python.call(`${MODULE}:work`, [null, resumed]);
       resumed = false;
-      if (!started) return; // reset while this slice ran
-      show(out);
-      await drawHeads(out);
+      if (!this.started) return; // reset while this slice ran
+      this.show(out);
+      await this.drawHeads(out);
     }
+  }
+
+  // a new run: the trainer's modules, one a call, so a tap elsewhere can go between them; then
+  // its first slice
+  async begin() {
+    const python = this.python;
+    while ((await python.call("toymodels.page.warm:load", [MODULE])).left > 0);
+    const first = await python.call(`${MODULE}:start`, [this.recipe()]);
+    this.show(first, true);
+    this.started = true;
+    await this.drawHeads(first);
+    this.mark();
   }
 
   // the start of a run and its slices, as one promise: Pause and Reset wait for it to end
-  async function trainLoop() {
+  async trainLoop() {
     try {
-      await python.ready;
-      if (!started) {
-        // the trainer's modules, one a call, so a tap elsewhere can go between them
-        while ((await python.call("toymodels.page.warm:load", [MODULE])).left > 0);
-        const first = await python.call(`${MODULE}:start`, [recipe()]);
-        show(first, true);
-        started = true;
-        await drawHeads(first);
-        mark();
-      }
-      if (running) say.textContent = "Training.";
-      await run();
+      await this.python.ready;
+      if (!this.started) await this.begin();
+      if (this.running) this.said.textContent = "Training.";
+      await this.run();
     } catch (err) {
-      running = false;
-      stats.textContent = `Training stopped: ${err.message}`;
-      mark();
+      this.running = false;
+      this.stats.textContent = `Training stopped: ${err.message}`;
+      this.mark();
     }
   }
 
-  function train() {
-    if (running) return;
-    running = true;
-    mark();
-    loop = trainLoop();
+  train() {
+    if (this.running) return;
+    this.running = true;
+    this.mark();
+    this.loop = this.trainLoop();
   }
 
-  async function pause() {
-    running = false;
-    buttons.pause.disabled = true;
-    await loop; // the slice under way ends, then nothing more is asked
-    show(null, true);
-    mark();
-    say.textContent = `Paused. Train resumes where it stopped. ${yoursText.textContent}`;
-    refigure();
+  async pause() {
+    this.running = false;
+    this.buttons.pause.disabled = true;
+    await this.loop; // the slice under way ends, then nothing more is asked
+    this.show(null, true);
+    this.mark();
+    this.said.textContent = `Paused. Train resumes where it stopped. ${this.yoursText.textContent}`;
+    this.refigure();
   }
 
-  async function useIt() {
-    use.disabled = true;
+  async useIt() {
+    this.use.disabled = true;
     try {
-      const out = await python.call(`${MODULE}:pick`, [false]);
+      const out = await this.python.call(`${MODULE}:pick`, [false]);
       if (out.error) throw new Error(out.error);
       // the rest of its measurements one short call at a time: other figures go between them
-      while ((await python.call(`${MODULE}:pick_more`, [])).left > 0);
-      yoursText.textContent = out.said;
-      say.textContent = out.said;
-      refigure({ model: out.model });
-      figure.scrollIntoView({ block: "start" });
+      while ((await this.python.call(`${MODULE}:pick_more`, [])).left > 0);
+      this.yoursText.textContent = out.said;
+      this.said.textContent = out.said;
+      this.refigure({ model: out.model });
+      this.figure.scrollIntoView({ block: "start" });
     } catch (err) {
-      yoursText.textContent = `The figure could not take the model: ${err.message}`;
+      this.yoursText.textContent = `The figure could not take the model: ${err.message}`;
     } finally {
-      mark();
+      this.mark();
     }
   }
 
-  async function reset() {
-    running = false;
-    await loop;
-    started = false;
-    await python.call(`${MODULE}:reset`, []);
-    plot.replaceChildren(...built.map((n) => n.cloneNode(true)));
-    heads.replaceChildren();
-    stats.textContent = builtStats;
-    say.textContent = "The model is gone. Train starts a new one.";
-    yoursText.textContent = "";
-    mark();
-    if (figure && figure.querySelector('[data-key="model"][data-value="yours"]')) refigure();
+  async reset() {
+    this.running = false;
+    await this.loop;
+    this.started = false;
+    await this.python.call(`${MODULE}:reset`, []);
+    this.plot.replaceChildren(...this.built.map((n) => n.cloneNode(true)));
+    this.heads.replaceChildren();
+    this.stats.textContent = this.builtStats;
+    this.said.textContent = "The model is gone. Train starts a new one.";
+    this.yoursText.textContent = "";
+    this.mark();
+    const offered = this.figure?.querySelector('[data-key="model"][data-value="yours"]');
+    if (offered) this.refigure();
   }
-
-  buttons.train.addEventListener("click", train);
-  buttons.pause.addEventListener("click", pause);
-  buttons.reset.addEventListener("click", reset);
-  use.addEventListener("click", useIt);
-  form.addEventListener("submit", (e) => { e.preventDefault(); train(); });
-  addEventListener("pagehide", () => { running = false; }); // leaving the page ends training
-  box.classList.add("is-live");
-  mark();
 }

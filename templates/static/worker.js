@@ -13,7 +13,8 @@ self.onmessage = async ({ data }) => {
   if (data.type === "init") {
     try {
       allowOrigin(data.pyodideURL); // the official CDN, when the site was built to use it
-      callPython = await boot(data, (step, label) => self.postMessage({ type: "progress", step, label }));
+      const progress = (step, label) => self.postMessage({ type: "progress", step, label });
+      callPython = await boot(data, progress);
       self.postMessage({ type: "ready" });
     } catch (err) {
       self.postMessage({ type: "failed", message: String(err && err.message ? err.message : err) });
@@ -32,7 +33,8 @@ self.onmessage = async ({ data }) => {
   }
   if (data.type === "call") {
     if (!callPython) {
-      self.postMessage({ id: data.id, ok: false, error: { type: "NotReady", message: "Python is not ready", traceback: "" } });
+      const error = { type: "NotReady", message: "Python is not ready", traceback: "" };
+      self.postMessage({ id: data.id, ok: false, error });
       return;
     }
     try {
