@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -27,7 +28,7 @@ from toymodels import BUILD_ONLY
 
 from . import assets, fingerprint, icon, livemodel, prerender, publish, reading, styles
 from .archive import python_zip, unsafe_name
-from .chapters import AuthorError, read, reading_path
+from .chapters import AuthorError, Chapter, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
 from .policy import content_security_policy
@@ -180,14 +181,26 @@ def _write_results(env, out, common, root):
     _write(out / "training-results.html", html)
 
 
+@dataclass
+class Page:
+    """One chapter as the build's steps pass it on, once its body is rendered."""
+
+    chapter: Chapter
+    body: Markup  # the chapter's HTML, figures drawn
+    sources: list  # each source of the front matter as inline HTML
+    figures: dict  # figure id -> the figure's HTML, for its embed page
+    answers: dict  # figure id -> {state key: answer}: the first taps before Python
+    report: dict  # figure id -> (bytes of answers kept, gzip-compressed; states left out)
+
+
 def _render_chapter(ch, env, root, following=None):
-    """(chapter, body HTML, sources HTML, {figure id: figure HTML}) of one chapter."""
+    """One chapter rendered: its Page."""
     renderer = ChapterRenderer(ch, env, root, following)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
-    answers = prerender.page_answers(renderer.figures, str(body))
-    return ch, body, sources, renderer.figure_html, answers
+    answers, report = prerender.page_answers(renderer.figures, str(body))
+    return Page(ch, body, sources, renderer.figure_html, answers, report)
 
 
 def _write(path, text):
@@ -198,20 +211,20 @@ def _write(path, text):
 def _write_chapter(env, out, common, chapters, i, page):
     """One chapter's page. Previous and next follow the readers' path; an appendix (order 90
     and up, such as the author guide) is outside it and links only to the home page."""
-    ch, body, sources, _, (answers, _) = page
+    ch = page.chapter
     path, _ = reading_path(chapters)
     k = next((k for k, c in enumerate(path) if c is ch), None)
     html = env.get_template("chapter.html").render(
         **common,
         ch=ch.meta,
         title=ch.meta["title"],
-        body=body,
-        sources=sources,
+        body=page.body,
+        sources=page.sources,
         number=None if k is None else k + 1,
         total=len(path),
         prev=path[k - 1].meta if k else None,
         next=path[k + 1].meta if k is not None and k + 1 < len(path) else None,
-        prerendered=_write_answers(out, ch.meta["slug"], answers),
+        prerendered=_write_answers(out, ch.meta["slug"], page.answers),
     )
     if common["lms"]:
         pages = [c.meta["slug"] for c in chapters] + ["index", "training-results"]
@@ -241,8 +254,8 @@ def _unlink_chapters(html, slugs):
 
 def _write_embeds(env, out, common, page):
     """Each figure alone on a page, for teachers to embed."""
-    ch, _, _, figures, _ = page
-    for fid, figure in figures.items():
+    ch = page.chapter
+    for fid, figure in page.figures.items():
         html = env.get_template("embed.html").render(
             **{**common, "root": "../../"},
             ch=ch.meta,
