@@ -1,5 +1,7 @@
-"""The figure kit (toymodels/page/kit): every text escaped, the accessibility structure, shares
-that add up to exactly 100.0%, and `build.py new --figure` scaffolding a figure that works."""
+"""The figure kit (toymodels/page/kit): every text escaped, the accessibility structure, each
+share rounded to its nearest tenth with the total stated apart, sliders with decimal steps, a
+cell of a matrix picked and its weight changed, and `build.py new --figure` scaffolding a figure
+that works."""
 
 import math
 import re
@@ -91,17 +93,38 @@ AWKWARD = [
 
 
 @pytest.mark.parametrize("shares", AWKWARD)
-def test_a_shares_column_adds_up_to_exactly_100_0(shares):
+def test_each_share_shows_its_nearest_tenth_and_the_total_is_stated_apart(shares):
+    """Bent to add up to 100.0% (largest remainder), one sixth showed as 16.6% beside 16.7%:
+    each share is rounded on its own, the total row is the exact shares' 100.0%, and a line
+    says so where the shown shares add up to another number."""
     words = [f"w{j}" for j in range(len(shares))]
-    html = kit.shares_table(words, [("Share", np.array(shares))], caption="c")
-    shown = [float(x) for x in re.findall(r"<td>([0-9.]+)%</td>", html)]
-    *cells, total = shown
-    assert total == 100.0 and round(sum(cells), 1) == 100.0
-    for got, p in zip(cells, shares, strict=True):  # each within a tenth of the true share
-        assert abs(got - 100 * p) < 0.1 + 1e-9
-    naive = sum(round(100 * p, 1) for p in shares)  # what rounding one by one would add up to
-    if not math.isclose(naive, 100.0):
-        assert shown[-1] == 100.0  # the kit still shows 100.0%
+    for html in (
+        kit.shares_table(words, [("Share", np.array(shares))], caption="c"),
+        kit.bars(words, np.array(shares), caption="c"),
+    ):
+        shown = [float(x) for x in re.findall(r"<td>([0-9.]+)%</td>", html)]
+        *cells, total = shown
+        assert total == 100.0
+        for got, p in zip(cells, shares, strict=True):
+            assert got == math.floor(1000 * p + 0.5) / 10  # the nearest tenth, halves up
+        note = re.findall(r'<p class="mh-rounding">(.*?)</p>', html)
+        if math.isclose(sum(cells), 100.0):
+            assert note == []
+        else:
+            assert note == [
+                "Each share is rounded to a tenth on its own, so the shares shown add up to "
+                f"{sum(cells):.1f}%; the exact ones add up to 100%."
+            ]
+    assert kit.share(np.array(shares), 0) == f"{math.floor(1000 * shares[0] + 0.5) / 10:.1f}%"
+
+
+def test_a_sixth_is_16_7_percent_everywhere_the_kit_writes_it():
+    words = [f"w{j}" for j in range(6)]
+    sixths = np.tril(np.ones((6, 6))) / np.arange(1, 7)[:, None]
+    grid = kit.attention_grid(words, shares=sixths, selected=5)
+    table = kit.shares_table(words, [("Share", sixths[5])], caption="c")
+    assert grid.count(": 16.7%") == 6 and "16.6%" not in grid + table
+    assert table.count("<td>16.7%</td>") == 6 and kit.share(sixths[5], 4) == "16.7%"
 
 
 def test_matrix_shape_highlight_and_cells_that_are_controls():
