@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_ready
+from playwright.sync_api import expect
 
 from sitebuild import build as site_build
 from toymodels.guide import exercise
@@ -223,3 +225,24 @@ def test_the_guide_page_is_pre_rendered_with_maths_values_and_sources(guide_page
     assert len(ids) == len(set(ids))
     for anchor in re.findall(r'href="#([^"]+)"', html):
         assert anchor in ids, anchor
+
+
+@pytest.mark.browser
+def test_a_weight_of_the_matrix_is_picked_then_moved_in_steps_of_a_half(page, base_url):
+    """The guide's "pick a cell, then change its weight" figure in the page: a tap picks the
+    cell, the slider (in steps of 0.5) sets that cell's weight, and a tap on another cell
+    leaves it as set."""
+    open_ready(page, base_url + "author-guide.html")
+    fig = page.locator("#kit-weights")
+    first = fig.locator('[data-key="cell"][data-value="0,0"]')
+    first.click()
+    expect(fig.locator(".mh-slider label")).to_have_text("Weight (is the first word, query 1)")
+    fig.locator("input[type=range]").evaluate(
+        "(el) => { el.value = '2.5'; el.dispatchEvent(new Event('change', { bubbles: true })); }"
+    )
+    expect(fig.locator(".mh-slider output")).to_have_text("2.5")
+    expect(first).to_have_text("2.5")
+    expect(first).to_have_class("hl")
+    fig.locator('[data-key="cell"][data-value="1,0"]').click()
+    expect(fig.locator(".mh-slider output")).to_have_text("4.0")
+    expect(first).to_have_text("2.5")

@@ -135,6 +135,94 @@ def test_matrix_shape_highlight_and_cells_that_are_controls():
     assert 'data-key="cell" data-value="1,2"' in html and html.count('tabindex="0"') == 1
 
 
+NUMBERS = [  # (what the field holds, the number read and its text), on -1 … 1 in steps of 0.05
+    ("0.35", 0.35, "0.35"),
+    ("0.3", 0.3, "0.30"),
+    ("0.30000000000000004", 0.3, "0.30"),  # what float arithmetic may send
+    ("0.07", 0.05, "0.05"),  # onto the nearest step
+    ("-0.35", -0.35, "-0.35"),
+    ("-0", 0.0, "0.00"),  # never "-0.00"
+    ("1.5", 0.5, "0.50"),  # off the scale: the default
+    ("1e3", 0.5, "0.50"),
+    ("<b>", 0.5, "0.50"),
+    ("", 0.5, "0.50"),
+]
+
+
+@pytest.mark.parametrize("text,number,written", NUMBERS, ids=[n[0] or "empty" for n in NUMBERS])
+def test_a_slider_field_is_read_on_its_scale_of_decimal_steps(text, number, written):
+    got = kit.read_number(text, low=-1, high=1, step=0.05, default=0.5)
+    assert got == (number, written)
+
+
+def test_a_slider_with_a_decimal_step_shows_its_value_as_the_reader_sees_it():
+    html = kit.slider("f", "w", "-0.35", label="Weight", low=-1, high=1, step=0.05)
+    assert 'type="range"' in html and 'step="0.05"' in html and 'value="-0.35"' in html
+    assert 'aria-valuetext="−0.35"' in html and '<output for="f-w">−0.35</output>' in html
+    tenth = kit.slider(
+        "f",
+        "s",
+        kit.read_number("2", low=0, high=9, step=0.1, default=4)[1],
+        label="Strength",
+        low=0,
+        high=9,
+        step=0.1,
+    )
+    assert 'value="2.0"' in tenth and ">2.0</output>" in tenth
+    assert kit.number_text(0.1 + 0.2, 0.1) == "0.3" and kit.number_text(3, 1) == "3"
+    said = kit.slider("f", "s", "2", label="S", low=0, high=9, step=1, said="2 degrees")
+    assert 'aria-valuetext="2 degrees"' in said and ">2</output>" in said
+
+
+WEIGHTS = {"weights": "0.0,1.0;2.0,3.0", "cell": "1,0", "at": "", "weight": ""}
+
+
+def pick_and_set(state):
+    """The state as the page sends it after a change, read as a figure reads it."""
+    state = kit.merge(WEIGHTS, state)
+    weights, picked = kit.read_weights(state, WEIGHTS, low=-4, high=4, step=0.5)
+    return weights.tolist(), picked, state
+
+
+def test_a_cell_of_a_matrix_is_picked_then_its_weight_changed():
+    """The pattern for "pick one cell, then change that weight": a tap on a cell sends the
+    cell along with the slider's last weight and the cell that weight was for, so it changes
+    nothing; a move of the slider sends the weight with its cell, which takes it."""
+    weights, picked, shown = pick_and_set({})
+    assert (weights, picked) == ([[0.0, 1.0], [2.0, 3.0]], (1, 0))
+    assert shown == {"weights": "0.0,1.0;2.0,3.0", "cell": "1,0", "at": "1,0", "weight": "2.0"}
+    tapped = {**shown, "cell": "0,1"}  # a tap on the cell (0, 1)
+    weights, picked, shown = pick_and_set(tapped)
+    assert (weights, picked) == ([[0.0, 1.0], [2.0, 3.0]], (0, 1))
+    assert (shown["at"], shown["weight"]) == ("0,1", "1.0")  # the slider now holds that cell
+    moved = {**shown, "weight": "-2.5", "at": "0,1"}  # the slider's form: its value and cell
+    weights, picked, shown = pick_and_set(moved)
+    assert weights == [[0.0, -2.5], [2.0, 3.0]] and shown["weights"] == "0.0,-2.5;2.0,3.0"
+    weights, picked, shown = pick_and_set({**shown, "cell": "1,1"})  # another cell: kept
+    assert weights == [[0.0, -2.5], [2.0, 3.0]] and shown["weight"] == "3.0"
+    for junk in ({"cell": "9,9"}, {"weights": "1,2,3"}, {"at": "0,0", "weight": "99"}):
+        assert pick_and_set(junk)[:2] == ([[0.0, 1.0], [2.0, 3.0]], (1, 0)), junk
+    html = kit.weight_editor(
+        "f",
+        np.array(weights),
+        picked,
+        ["r1", "r2"],
+        ["c1", "c2"],
+        caption="W",
+        label="Weight",
+        low=-4,
+        high=4,
+        step=0.5,
+    )
+    assert html.count('data-key="cell"') == 4 and 'class="hl"' in html
+    assert (
+        '<td class="hl" tabindex="-1" data-fk="f-cell-1-1" data-key="cell" data-value="1,1">'
+        in html
+    )
+    assert '<label for="f-weight">Weight (r2, c2)</label>' in html
+    assert '<input type="hidden" name="at" value="1,1">' in html and 'value="3.0"' in html
+
+
 def test_the_svg_pictures_are_named_images_or_decoration():
     named = kit.heatmap_svg(SHARES, label="Head 1", selected=1)
     assert 'role="img" aria-label="Head 1"' in named and 'class="rowmark" x="0" y="7"' in named
