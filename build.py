@@ -20,6 +20,8 @@ line, and no module imports it.
 """
 
 import argparse
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 
@@ -119,7 +121,12 @@ def main(argv=None):
                 args.port,
                 ["--root", str(root)] + (["--pyodide-cdn"] if args.pyodide_cdn else []),
             )
-        site = build(root, out, args.pyodide_cdn)
+        # a build stopped from outside (build.py serve stops one that overruns) says where it was
+        faulthandler.register(signal.SIGTERM, chain=True)
+        notes = []
+        site = build(root, out, args.pyodide_cdn, notes=notes)
+        for path, line, message in notes:
+            print(f"{path}:{line}: warning: {message}", file=sys.stderr)
         print(f"built {site}")
         return 0
     except AuthorError as e:

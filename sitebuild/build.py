@@ -34,17 +34,22 @@ from .pages import ChapterRenderer
 from .policy import content_security_policy
 
 
-def build(root, site=None, cdn=False, lms=None):
+def build(root, site=None, cdn=False, lms=None, only=None, notes=None):
     """Build into a new folder beside site/, then swap it in with one rename, holding a lock
     on the folder around site/; on failure site/ is untouched (sitebuild/publish.py). LMS
     ("1.2" or "2004") builds the chapters for a SCORM package instead (sitebuild/scorm.py):
-    no home page, embeds or service worker, and no links between chapters."""
+    no home page, embeds or service worker, and no links between chapters; ONLY, a list of
+    slugs, then limits the chapters built. Warnings (file, line, message), such as a figure
+    slow to draw, are added to NOTES, a list, if given."""
+    if only is not None and not lms:
+        raise ValueError("only a build for an LMS leaves chapters out: its pages link to none")
     site = Path(site or Path(root) / "site").absolute()
     site.parent.mkdir(parents=True, exist_ok=True)
     with publish.locked(site):
         tmp = publish.new_folder(site)
         try:
-            _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/", lms)
+            url = assets.CDN_URL if cdn else "pyodide/"
+            _render_site(Path(root), tmp, url, lms, only, [] if notes is None else notes)
             publish.publish(tmp, site)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -93,12 +98,14 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url, lms=None):
+def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     """Write every page and asset into `out`; raises AuthorError on an author mistake. With
-    LMS, only what a SCORM package holds: the chapters, static files, Python and runtime."""
+    LMS, only what a SCORM package holds: the chapters (those of ONLY, if given), static
+    files, Python and runtime."""
     env = environment(root)
     chapters = load_chapters(root)
-    pages = [_render_chapter(ch, env, root, _following(chapters, ch)) for ch in chapters]
+    built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
+    pages = [_render_chapter(ch, env, root, _following(chapters, ch), notes) for ch in built]
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
@@ -124,7 +131,7 @@ def _render_site(root, out, pyodide_url, lms=None):
         _write_chapter(env, out, common, chapters, i, page)
         if not lms:
             _write_embeds(env, out, common, page)
-    check_links(out, chapters)
+    check_links(out, built)
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
     if not lms:
@@ -193,9 +200,9 @@ class Page:
     report: dict  # figure id -> (bytes of answers kept, gzip-compressed; states left out)
 
 
-def _render_chapter(ch, env, root, following=None):
+def _render_chapter(ch, env, root, following=None, notes=None):
     """One chapter rendered: its Page."""
-    renderer = ChapterRenderer(ch, env, root, following)
+    renderer = ChapterRenderer(ch, env, root, following, notes)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]

@@ -184,23 +184,24 @@ def _css_urls(*sheets):
 
 
 def check(root, strict=False):
-    problems, notes = [], [f"{f}:{n}: warning: {m}" for f, n, m in warnings(root)]
+    problems, found = [], warnings(root)
     # each chapter on its own first, so that one broken chapter does not hide another's mistakes
     env = environment(root)
     for path in sorted((root / "chapters").glob("*.md")):
         try:
-            ChapterRenderer(read(path, root), env, root).render()
+            ChapterRenderer(read(path, root), env, root, notes=found).render()
         except AuthorError as e:
             problems.append(str(e))
     with tempfile.TemporaryDirectory() as tmp:
         try:
             # the whole build then finds what spans chapters: duplicate slugs, broken links
-            site = build(root, Path(tmp) / "site")
+            site = build(root, Path(tmp) / "site", notes=found)
         except AuthorError as e:
             if str(e) not in problems:
                 problems.append(str(e))
         else:
             problems += [f"site/{page}: {what}" for page, what in foreign(site)]
+    notes = list(dict.fromkeys(f"{f}:{n}: warning: {m}" for f, n, m in found))
     for line in problems + notes:
         print(line, file=sys.stderr)
     failed = bool(problems) or (strict and bool(notes))

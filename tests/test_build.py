@@ -244,6 +244,60 @@ MISTAKES = [
 ]
 
 
+STATE = "alt: Three grids."  # the figure block's last line: a state line goes after it
+MISTAKES += [
+    (
+        "a state field misspelt",
+        broken(STATE, STATE + '\nstate: {"haed": "2"}'),
+        "chapters/a.md:16: figure 'toymodels.many_heads.figure:render' has no field 'haed' "
+        "(did you mean 'head'?); its fields are sentence, word, head, step",
+    ),
+    (
+        "a state value outside CHOICES",
+        broken(STATE, STATE + '\nstate: {"head": "9"}'),
+        "chapters/a.md:16: figure 'toymodels.many_heads.figure:render' has no head \"9\"; head "
+        "is one of all, 1, 2, 3",
+    ),
+    (
+        "a state value the figure would replace",
+        broken(STATE, STATE + '\nstate: {"word": "99"}'),
+        "chapters/a.md:16: figure 'toymodels.many_heads.figure:render' does not draw word "
+        '"99": it drew word "7" instead; word is one of 0, 1, 2, 3, 4, 5, 6, 7; write a value it '
+        "draws as written",
+    ),
+    (
+        "a step's field misspelt",
+        GOOD + "\n::: steps three-heads\n1. {haed=2} Dance.\n:::\n",
+        "chapters/a.md:22: figure 'three-heads' has no field 'haed' (did you mean 'head'?); its "
+        "steps set head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
+    ),
+    (
+        "a step setting a field outside CHOICES",
+        GOOD + "\n::: steps three-heads\n1. {word=2} Dance.\n:::\n",
+        "chapters/a.md:22: figure 'three-heads' has no state word=2: a step sets only a field "
+        "of the module's CHOICES; it takes head: all, 1, 2, 3; step: qk, scores, mask, softmax, "
+        "values, concat, output",
+    ),
+    (
+        "a value from a module without PROSE_VALUES",
+        broken("Some prose", "Some {{ toymodels.many_heads.figure.SENTENCE }} prose"),
+        "chapters/a.md:10: no value 'toymodels.many_heads.figure.SENTENCE': prose reads only "
+        "the values a module lists in PROSE_VALUES; toymodels/many_heads/figure.py lists none: "
+        'add a line PROSE_VALUES = ("SENTENCE",) to it, naming every value of the module that '
+        "prose may read",
+    ),
+]
+
+
+def test_a_readers_state_is_still_put_right_quietly():
+    """Only the chapter's own state is held to the figure's fields and CHOICES: the same
+    mistakes from a reader's address are normalised, as before."""
+    from toymodels.many_heads import figure
+
+    answer = figure.render({"haed": "2", "head": "9", "word": "99"}, "three-heads")
+    assert answer["error"] is None and answer["state"]["head"] == "all"
+
+
 @pytest.mark.parametrize("name,text,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_author_mistake_stops_the_build_and_keeps_site(tmp_path, name, text, message):
     root = project(tmp_path, {"a.md": text})
