@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_until
 
-from sitebuild import assets, chapters
+from sitebuild import assets, chapters, check, scaffold
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError, reading_path
 
@@ -636,3 +636,58 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+RECAP = "\n::: recap\n- One.\n- Two.\n- Three.\n:::\n"
+
+
+def test_check_strict_fails_on_a_path_chapter_without_a_recap(tmp_path, capsys):
+    second = GOOD.replace('slug = "test"', 'slug = "next"').replace("order = 1", "order = 2")
+    root = project(
+        tmp_path,
+        {"a.md": GOOD.rstrip("\n") + "\n" + RECAP.replace("recap", "recap Next."), "b.md": second},
+    )
+    assert check.check(root, strict=False) == 0
+    capsys.readouterr()
+    assert check.check(root, strict=True) == 1
+    said = capsys.readouterr().err
+    assert (
+        "chapters/b.md:19: warning: this chapter is on the readers' path but has no recap; end "
+        "it with '::: recap', three or four lines '- what the reader now knows' and ':::' (see "
+        "the author guide)"
+    ) in said, said
+    assert "chapters/a.md" not in said  # it has its recap
+    (root / "chapters" / "a.md").write_text(GOOD + RECAP)  # the path's last chapter now
+    (root / "chapters" / "b.md").write_text(second.replace("order = 2", "order = 95"))
+    assert check.check(root, strict=True) == 0  # an appendix has none
+
+
+def test_check_strict_fails_on_what_build_py_new_wrote_for_the_author_to_replace(tmp_path, capsys):
+    root = project(tmp_path, {"a.md": GOOD + RECAP})
+    path, led = scaffold.new_chapter(root, "Heads that wait")
+    assert led == root / "chapters" / "a.md"
+    assert check.check(root, strict=False) == 0  # the skeleton builds
+    capsys.readouterr()
+    assert check.check(root, strict=True) == 1
+    said = [line for line in capsys.readouterr().err.split("\n") if ": warning: " in line]
+    new = path.relative_to(root).as_posix()
+    wrote = "is still what `build.py new` wrote"
+    assert said == [
+        f"{new}:6: warning: 'One sentence for the home page: what the reader will understand "
+        f"after this chapter.' {wrote}: write one sentence on what the reader will understand "
+        "after this chapter",
+        f"{new}:12: warning: 'Open with the question this chapter answers, in two or three "
+        f"sentences.' {wrote}: open with the question this chapter answers",
+        f"{new}:14: warning: '::: note How to continue' {wrote}: remove this note, written for "
+        "you, not for readers",
+        f"{new}:19: warning: '## A first section' {wrote}: name the section for what it explains",
+        f"{new}:21: warning: 'Prose, maths such as $d_\\text{{head}} = d_\\text{{model}} / h$, "
+        f"and figures go here.' {wrote}: write the section",
+        f"{new}:24: warning: '- Three or four lines: what the reader now knows,' {wrote}: write "
+        "what the reader now knows",
+        f"{new}:25: warning: '- one idea each,' {wrote}: write what the reader now knows",
+        f"{new}:26: warning: '- in words the reader learnt in this chapter.' {wrote}: write what "
+        "the reader now knows",
+        "chapters/a.md:21: warning: this recap still holds the sentence `build.py new` wrote "
+        "when it added the chapter that follows; say in one sentence what that chapter adds",
+    ], said
