@@ -11,8 +11,9 @@
     python build.py zip          build, then write manyheads-site.zip: the whole site, Pyodide
                                  inside
     python build.py scorm        write manyheads-CHAPTER-scorm12.zip for each chapter: a SCORM
-                                 package an LMS imports (--scorm 2004: SCORM 2004 4th edition;
-                                 --all: one package, every chapter a SCO of its own)
+                                 package an LMS imports, with that chapter's data only
+                                 (--chapter SLUG: that chapter's alone; --scorm 2004: SCORM 2004
+                                 4th edition; --all: one package, every chapter a SCO of its own)
     --pyodide-cdn                load Pyodide from its official CDN instead of site/pyodide/
 
 The pipeline lives in sitebuild/ (sitebuild/build.py); this file only reads the command
@@ -65,6 +66,12 @@ def main(argv=None):
         "--all", action="store_true", help="with scorm: one package holding every chapter"
     )
     ap.add_argument(
+        "--chapter",
+        action="append",
+        metavar="SLUG",
+        help="with scorm: package this chapter only (again for more)",
+    )
+    ap.add_argument(
         "--test-tools",
         action="store_true",
         help="with fetch: also fetch the test tools (axe-core, scorm-again)",
@@ -111,7 +118,7 @@ def main(argv=None):
             print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "scorm":
-            for target in write_packages(root, root, args.scorm, args.all):
+            for target in write_packages(root, root, args.scorm, args.all, args.chapter):
                 print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "serve":
