@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import urllib.request
 import zipfile
 
@@ -456,16 +457,24 @@ LOOPING = broken(
 )
 
 
-def test_a_figure_that_loops_for_ever_is_stopped_at_its_line(author, monkeypatch):
+SLEEPING = broken("    back = words[i - 2]", "    time.sleep(30)\n    back = words[i - 2]").replace(
+    "from ..page.html import esc", "import time\n\nfrom ..page.html import esc"
+)
+
+
+@pytest.mark.parametrize(
+    "source,line", [(LOOPING, 16), (SLEEPING, 18)], ids=["an endless loop", "30 s a state"]
+)
+def test_a_figure_that_runs_too_long_is_stopped_at_its_line(author, monkeypatch, source, line):
     """The build stops a figure still drawing after its time (FIGURE_SECONDS, 10 s; 1 s here)
     and names the line it was running, the state and the block."""
     monkeypatch.setattr(limits, "FIGURE_SECONDS", 1)
     stops(
-        author(LOOPING),
-        f"toymodels/two_back/figure.py:16: figure '{MODEL}' ({BLOCK}) was still drawing after "
-        "1 s, given the state {} (from the chapter), and was stopped here (an endless loop?); a "
-        "figure must draw a state in well under a second, since the page calls it on every tap; "
-        'render({}, "two-back") in Python shows where it is slow',
+        author(source),
+        f"toymodels/two_back/figure.py:{line}: figure '{MODEL}' ({BLOCK}) was still drawing "
+        "after 1 s, given the state {} (from the chapter), and was stopped here (an endless "
+        "loop?); a figure must draw a state in well under a second, since the page calls it on "
+        'every tap; render({}, "two-back") in Python shows where it is slow',
     )
 
 
@@ -518,6 +527,22 @@ def test_build_and_serve_report_a_figure_that_loops_and_serve_builds_the_next_sa
         assert b"sat looks at The." in get("test.html")
         figure.write_text(FIGURE.replace("looks at", "sees"))
         wait_until(lambda: b"sat sees The." in get("test.html"), 60, "the fix was not built")
+
+
+def test_serve_builds_a_change_saved_while_a_build_runs(tmp_path):
+    """A save while a build runs (here one whose figure loops, stopped only after 60 s) stops
+    that build and builds the newer sources at once."""
+    root, figure, env = served_project(
+        tmp_path, "from sitebuild import limits\nlimits.FIGURE_SECONDS = 60\n"
+    )
+    with serving(root, env) as (said, get):
+        start = time.monotonic()
+        figure.write_text(LOOPING)
+        wait_until(lambda: any("change seen, rebuilding" in line for line in said), 30, "unseen")
+        figure.write_text(FIGURE.replace("looks at", "sees"))
+        wait_until(lambda: b"sat sees The." in get("test.html"), 50, "the fix was not built")
+        assert time.monotonic() - start < 60
+        assert any("change seen while building: stopped that build" in line for line in said)
 
 
 def test_serve_stops_a_build_that_overruns_and_says_where_it_was(tmp_path):
