@@ -397,10 +397,24 @@ def test_the_guide_documents_every_message():
         "no summary",
         "a declared state refused",
         "WORD_FIELD with no word buttons",
+        "an answer that changes for the same state",
+        "an inline style",
+        "a reader's text left unescaped",
     ):
         message = next(m for n, _, m in MISTAKES if n == name)
         text = message.split(": ", 1)[1]
         assert f"`{text}`" in guide, text
+    # the kit's line moves as the kit changes: the guide writes LINE
+    kit = next(m for n, _, m in MISTAKES if n == "a wrong shape passed to the kit")
+    written = re.sub(r"tables\.py:\d+", "tables.py:LINE", kit.split(": ", 1)[1])
+    assert f"`{written}`" in guide, written
+    looping = (
+        "was still drawing after 10 s, given the state {} (from the chapter), and was stopped "
+        "here (an endless loop?)"
+    )
+    assert looping in guide  # the limits as the guide states them
+    assert limits.FIGURE_SECONDS == 10 and limits.SLOW_SECONDS == 0.2
+    assert "more than the 0.2 s a state may take" in guide and "after 180 s" in guide
 
 
 # ---- in the browser ----------------------------------------------------------------------------

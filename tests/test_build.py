@@ -408,6 +408,20 @@ def test_a_broken_link_names_the_closest_page_or_heading(tmp_path, name, link, m
     assert (root / "site" / "many-heads.html").read_bytes() == before
 
 
+def test_the_guide_documents_what_a_wrong_state_or_step_says():
+    guide = (ROOT / "chapters" / "90-author-guide.md").read_text(encoding="utf-8")
+    for name in (
+        "a state field misspelt",
+        "a state value outside CHOICES",
+        "a state value the figure would replace",
+        "a step's field misspelt",
+        "a step setting a field outside CHOICES",
+        "a value from a module without PROSE_VALUES",
+    ):
+        message = next(m for n, _, m in MISTAKES if n == name)
+        assert f"`{message.split(': ', 1)[1]}`" in guide, name
+
+
 def test_the_guide_documents_how_to_link_and_what_a_broken_link_says():
     guide = (ROOT / "chapters" / "90-author-guide.md").read_text(encoding="utf-8")
     assert "`SLUG.html`" in guide and "(many-heads.html#three-heads-one-sentence)" in guide
