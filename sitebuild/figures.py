@@ -172,8 +172,29 @@ class Drawing:
         """FN's answer for STATE, kept to the contract; an AuthorError, at the line to fix, if
         it raises, runs too long or returns something else. WHY says where the state came
         from."""
-        given = f"given the state {_json(state)} ({why})"
-        call = f"render({_json(state)}, {_json(self.fid)})"
+        answer, took = self._call(state, why)
+        found = contract.problems(answer)
+        if found:
+            at, figure = self._site(blame.defined_at(self.fn))
+            raise AuthorError(
+                *at, f"{figure} returned {'; '.join(found)}, {_given(state, why)}; {CONTRACT}"
+            )
+        if took > limits.SLOW_SECONDS:
+            at, figure = self._site(blame.defined_at(self.fn))
+            self._note(
+                (
+                    *at,
+                    f"{figure} took {took:.2f} s of processor time to draw, "
+                    f"{_given(state, why)}: more than the {limits.SLOW_SECONDS} s a state may "
+                    "take, and a reader waits about three times as long on a tap; make render "
+                    "faster (compute once and keep what every state needs)",
+                )
+            )
+        self._inline(answer, state, why)
+        return answer
+
+    def _call(self, state, why):
+        """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS."""
         limits.tick()
         took = time.process_time()
         try:
@@ -183,37 +204,24 @@ class Drawing:
             at, figure = self._site(blame.blamed(e, self.package)[0])
             raise AuthorError(
                 *at,
-                f"{figure} was still drawing after {limits.FIGURE_SECONDS} s, {given}, and was "
-                "stopped here (an endless loop?); a figure must draw a state in well under a "
-                f"second, since the page calls it on every tap; {call} in Python shows where it "
-                "is slow",
+                f"{figure} was still drawing after {limits.FIGURE_SECONDS} s, "
+                f"{_given(state, why)}, and was stopped here (an endless loop?); a figure must "
+                "draw a state in well under a second, since the page calls it on every tap; "
+                f"{self._render(state)} in Python shows where it is slow",
             ) from None
         except Exception as e:
             own, inner = blame.blamed(e, self.package)
             at, figure = self._site(own)
             raise AuthorError(
                 *at,
-                f"{figure} raised {blame.exception_text(e)}{blame.reached(inner)}, {given}; "
-                f"{call} in Python shows the whole traceback",
+                f"{figure} raised {blame.exception_text(e)}{blame.reached(inner)}, "
+                f"{_given(state, why)}; {self._render(state)} in Python shows the whole "
+                "traceback",
             ) from None
-        took = time.process_time() - took
-        found = contract.problems(answer)
-        if found:
-            at, figure = self._site(blame.defined_at(self.fn))
-            raise AuthorError(*at, f"{figure} returned {'; '.join(found)}, {given}; {CONTRACT}")
-        if took > limits.SLOW_SECONDS:
-            at, figure = self._site(blame.defined_at(self.fn))
-            self._note(
-                (
-                    *at,
-                    f"{figure} took {took:.2f} s of processor time to draw, {given}: more "
-                    f"than the {limits.SLOW_SECONDS} s a state may take, and a reader waits "
-                    "about three times as long on a tap; make render faster (compute once and "
-                    "keep what every state needs)",
-                )
-            )
-        self._inline(answer, given)
-        return answer
+        return answer, time.process_time() - took
+
+    def _render(self, state):
+        return f"render({_json(state)}, {_json(self.fid)})"
 
     def _note(self, note):
         if note not in self.notes:
@@ -238,10 +246,10 @@ class Drawing:
             "randomness (numpy.random.default_rng(0)) and change no value another call reads",
         )
 
-    def _inline(self, answer, given):
+    def _inline(self, answer, state, why):
         """No style="…" or on…="…" in the answer's markup: the pages' policy ignores both."""
         for markup in (answer["html"] or "", *answer["slots"].values()):
-            if not INLINE.search(markup):
+            if "style" not in markup.lower() and not HANDLER.search(markup):
                 continue
             for tag, attributes, _ in tags(markup):
                 for name, _ in attributes:
@@ -249,8 +257,8 @@ class Drawing:
                         at, figure = self._site(blame.defined_at(self.fn))
                         raise AuthorError(
                             *at,
-                            f"{figure} wrote <{tag} {name}=…>, {given}; the pages' security "
-                            "policy ignores inline styles and scripts: use the classes of "
+                            f"{figure} wrote <{tag} {name}=…>, {_given(state, why)}; the pages' "
+                            "security policy ignores inline styles and scripts: use the classes of "
                             "templates/styles/site.css (toymodels.page.html.level for a share's "
                             "colour) and the data-key attributes the page reads",
                         )
@@ -263,7 +271,8 @@ class Drawing:
         return at, f"figure '{self.model}' ({self.block[0]}:{self.block[1]})"
 
 
-INLINE = re.compile(r"<[a-zA-Z][^<>]*\s(?:style|on[a-z]+)\s*=", re.I)
+# what may be a handler attribute: markup that holds one, or "style", is read as tags
+HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
 # markup a reader may type into any field (the address bar holds any): it must come back escaped
 PROBE = '"\'><mh-probe data-mh-probe="1">'
 
@@ -370,6 +379,10 @@ def _refused(drawing, answer, state, name, why):
             f"({why}), saying {_json(answer['error'])}; every state the module declares must "
             "draw, so fix render or this declaration",
         )
+
+
+def _given(state, why):
+    return f"given the state {_json(state)} ({why})"
 
 
 def _json(value):
