@@ -175,12 +175,12 @@ class Drawing:
         answer, took = self._call(state, why)
         found = contract.problems(answer)
         if found:
-            at, figure = self._site(blame.defined_at(self.fn))
+            at, figure = self.site(blame.defined_at(self.fn))
             raise AuthorError(
                 *at, f"{figure} returned {'; '.join(found)}, {_given(state, why)}; {CONTRACT}"
             )
         if took > limits.SLOW_SECONDS:
-            at, figure = self._site(blame.defined_at(self.fn))
+            at, figure = self.site(blame.defined_at(self.fn))
             self._note(
                 (
                     *at,
@@ -201,7 +201,7 @@ class Drawing:
             with limits.time_limit(limits.FIGURE_SECONDS):
                 answer = self.fn(dict(state), self.fid)
         except limits.Overrun as e:
-            at, figure = self._site(blame.blamed(e, self.package)[0])
+            at, figure = self.site(blame.blamed(e, self.package)[0])
             raise AuthorError(
                 *at,
                 f"{figure} was still drawing after {limits.FIGURE_SECONDS} s, "
@@ -211,7 +211,7 @@ class Drawing:
             ) from None
         except Exception as e:
             own, inner = blame.blamed(e, self.package)
-            at, figure = self._site(own)
+            at, figure = self.site(own)
             raise AuthorError(
                 *at,
                 f"{figure} raised {blame.exception_text(e)}{blame.reached(inner)}, "
@@ -236,7 +236,7 @@ class Drawing:
         first, second = (_json(a[part]) for a in (answer, again))
         at = next((i for i, (x, y) in enumerate(zip(first, second, strict=False)) if x != y), None)
         at = min(len(first), len(second)) if at is None else at
-        where, figure = self._site(blame.defined_at(self.fn))
+        where, figure = self.site(blame.defined_at(self.fn))
         raise AuthorError(
             *where,
             f"{figure} drew the state {_json(state)} ({why}) twice and gave two answers: its "
@@ -254,7 +254,7 @@ class Drawing:
             for tag, attributes, _ in tags(markup):
                 for name, _ in attributes:
                     if name == "style" or name.startswith("on"):
-                        at, figure = self._site(blame.defined_at(self.fn))
+                        at, figure = self.site(blame.defined_at(self.fn))
                         raise AuthorError(
                             *at,
                             f"{figure} wrote <{tag} {name}=…>, {_given(state, why)}; the pages' "
@@ -263,7 +263,7 @@ class Drawing:
                             "colour) and the data-key attributes the page reads",
                         )
 
-    def _site(self, at):
+    def site(self, at):
         """Where to report a mistake (AT in toymodels/, else the chapter's block) and how to
         name the figure there."""
         if at is None:
@@ -359,7 +359,7 @@ def _probe(drawing, module):
         answer = drawing.draw(state, "a reader's text, as the address bar may hold it")
         for markup in (answer["html"] or "", *answer["slots"].values()):
             if "<mh-probe" in markup or 'data-mh-probe="1"' in markup:
-                at, figure = drawing._site(blame.defined_at(drawing.fn))
+                at, figure = drawing.site(blame.defined_at(drawing.fn))
                 raise AuthorError(
                     *at,
                     f"{figure} wrote a reader's text into its markup unescaped, given the state "

@@ -6,9 +6,9 @@ then never rebuild a later edit. `time_limit` raises Overrun in the main thread 
 through SIGALRM; elsewhere (a thread, or a system without SIGALRM) it sets no limit.
 
 A signal reaches Python code only between two of its steps, so code that keeps the
-interpreter for itself (a regular expression that backtracks for ever, a huge integer power)
-is not stopped by it: `backstop` ends the process then, through faulthandler's own thread,
-printing where each thread was.
+interpreter for itself (one numpy operation on a huge array, say) is not stopped by it:
+`backstop` ends the process then, through faulthandler's own thread, printing where each
+thread was.
 """
 
 import contextlib

@@ -229,8 +229,8 @@ def _report(said, overran, ok):
     elif where and not ok:
         said += (
             f"\n{where}: a figure was still running here after {limits.BACKSTOP_SECONDS} s and "
-            "was ended with the build (code that keeps Python for itself, such as a regular "
-            "expression that backtracks, cannot be stopped more gently); look for an endless loop"
+            "was ended with the build (code that keeps Python for itself, such as one numpy "
+            "operation on a huge array, cannot be stopped more gently); look for an endless loop"
         )
     return said.strip()
 
