@@ -11,8 +11,9 @@
     python build.py zip          build, then write manyheads-site.zip: the whole site, Pyodide
                                  inside
     python build.py scorm        write manyheads-CHAPTER-scorm12.zip for each chapter: a SCORM
-                                 package an LMS imports (--scorm 2004: SCORM 2004 4th edition;
-                                 --all: one package, every chapter a SCO of its own)
+                                 package an LMS imports, with that chapter's data only
+                                 (--chapter SLUG: that chapter's alone; --scorm 2004: SCORM 2004
+                                 4th edition; --all: one package, every chapter a SCO of its own)
     --pyodide-cdn                load Pyodide from its official CDN instead of site/pyodide/
 
 The pipeline lives in sitebuild/ (sitebuild/build.py); this file only reads the command
@@ -20,6 +21,8 @@ line, and no module imports it.
 """
 
 import argparse
+import faulthandler
+import signal
 import sys
 from pathlib import Path
 
@@ -61,6 +64,12 @@ def main(argv=None):
     )
     ap.add_argument(
         "--all", action="store_true", help="with scorm: one package holding every chapter"
+    )
+    ap.add_argument(
+        "--chapter",
+        action="append",
+        metavar="SLUG",
+        help="with scorm: package this chapter only (again for more)",
     )
     ap.add_argument(
         "--test-tools",
@@ -109,7 +118,7 @@ def main(argv=None):
             print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "scorm":
-            for target in write_packages(root, root, args.scorm, args.all):
+            for target in write_packages(root, root, args.scorm, args.all, args.chapter):
                 print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "serve":
@@ -119,7 +128,12 @@ def main(argv=None):
                 args.port,
                 ["--root", str(root)] + (["--pyodide-cdn"] if args.pyodide_cdn else []),
             )
-        site = build(root, out, args.pyodide_cdn)
+        # a build stopped from outside (build.py serve stops one that overruns) says where it was
+        faulthandler.register(signal.SIGTERM, chain=True)
+        notes = []
+        site = build(root, out, args.pyodide_cdn, notes=notes)
+        for path, line, message in notes:
+            print(f"{path}:{line}: warning: {message}", file=sys.stderr)
         print(f"built {site}")
         return 0
     except AuthorError as e:

@@ -2,8 +2,10 @@
 
 A traceback runs through the build, importlib and numpy as well as the author's module, and
 the author can change only the module: the line to name is a syntax error's own line, or the
-innermost frame of the traceback that lies in the toymodels package. Paths are written from
-the project's root (toymodels/…/x.py), as every other author message writes them.
+innermost frame of the traceback that lies in the author's own package (the package of the
+module the chapter names), and the innermost line of toymodels/ beside it where that lies
+elsewhere: the kit's line that raised, or another chapter's model the author reused. Paths are
+written from the project's root (toymodels/…/x.py), as every other author message writes them.
 """
 
 import importlib
@@ -42,6 +44,42 @@ def raised_at(exc):
         if where:
             found = (where, frame.lineno)
     return found
+
+
+def blamed(exc, package):
+    """(the line to fix, the line that raised) for EXC raised while running PACKAGE's code
+    ("toymodels.two_back"): the innermost frame in PACKAGE, and the innermost frame of
+    toymodels/ if it lies elsewhere (else None). Without a frame in PACKAGE, the innermost
+    of toymodels/ and None; without any in toymodels/, (None, None)."""
+    innermost = raised_at(exc)
+    if isinstance(exc, SyntaxError) and innermost:
+        return innermost, None
+    folder = package.replace(".", "/") + "/"
+    own = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        where = relative(frame.filename)
+        if where and where.startswith(folder):
+            own = (where, frame.lineno)
+    if own is None or own == innermost:
+        return innermost, None
+    return own, innermost
+
+
+def package_of(module_name):
+    """'toymodels.two_back.figure' -> 'toymodels.two_back': the chapter's package."""
+    return ".".join(module_name.split(".")[:2])
+
+
+def stopped_at(dump):
+    """The innermost line of toymodels/ in a traceback faulthandler printed (most recent call
+    first), outside toymodels/page/ if any lies there: (file, line), or None."""
+    found = [
+        (where, int(line))
+        for path, line in re.findall(r'^\s*File "([^"]+)", line (\d+)', dump, re.M)
+        if (where := relative(path))
+    ]
+    authors = [f for f in found if not f[0].startswith("toymodels/page/")]
+    return (authors or found or [None])[0]
 
 
 def defined_at(obj):
@@ -98,7 +136,12 @@ def import_module(name, rel, line):
     else:
         what = f"importing this module raised {exception_text(failed)}"
         fix = "fix the code at this line, which runs when the module is imported"
-    at = raised_at(failed)
+    at, inner = blamed(failed, package_of(name))
     if at is None:
         raise AuthorError(rel, line, f"importing {name} raised {exception_text(failed)}") from None
-    raise AuthorError(*at, f"{what} (needed by {rel}:{line}); {fix}") from None
+    raise AuthorError(*at, f"{what}{reached(inner)} (needed by {rel}:{line}); {fix}") from None
+
+
+def reached(inner):
+    """' (in FILE:LINE, called from this line)' for the line that raised beyond the author's."""
+    return f" (in {inner[0]}:{inner[1]}, called from this line)" if inner else ""

@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -27,23 +28,28 @@ from toymodels import BUILD_ONLY
 
 from . import assets, fingerprint, icon, livemodel, prerender, publish, reading, styles
 from .archive import python_zip, unsafe_name
-from .chapters import AuthorError, read, reading_path
+from .chapters import AuthorError, Chapter, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
 from .policy import content_security_policy
 
 
-def build(root, site=None, cdn=False, lms=None):
+def build(root, site=None, cdn=False, lms=None, only=None, notes=None):
     """Build into a new folder beside site/, then swap it in with one rename, holding a lock
     on the folder around site/; on failure site/ is untouched (sitebuild/publish.py). LMS
     ("1.2" or "2004") builds the chapters for a SCORM package instead (sitebuild/scorm.py):
-    no home page, embeds or service worker, and no links between chapters."""
+    no home page, embeds or service worker, and no links between chapters; ONLY, a list of
+    slugs, then limits the chapters built. Warnings (file, line, message), such as a figure
+    slow to draw, are added to NOTES, a list, if given."""
+    if only is not None and not lms:
+        raise ValueError("only a build for an LMS leaves chapters out: its pages link to none")
     site = Path(site or Path(root) / "site").absolute()
     site.parent.mkdir(parents=True, exist_ok=True)
     with publish.locked(site):
         tmp = publish.new_folder(site)
         try:
-            _render_site(Path(root), tmp, assets.CDN_URL if cdn else "pyodide/", lms)
+            url = assets.CDN_URL if cdn else "pyodide/"
+            _render_site(Path(root), tmp, url, lms, only, [] if notes is None else notes)
             publish.publish(tmp, site)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -92,12 +98,14 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url, lms=None):
+def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     """Write every page and asset into `out`; raises AuthorError on an author mistake. With
-    LMS, only what a SCORM package holds: the chapters, static files, Python and runtime."""
+    LMS, only what a SCORM package holds: the chapters (those of ONLY, if given), static
+    files, Python and runtime."""
     env = environment(root)
     chapters = load_chapters(root)
-    pages = [_render_chapter(ch, env, root, _following(chapters, ch)) for ch in chapters]
+    built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
+    pages = [_render_chapter(ch, env, root, _following(chapters, ch), notes) for ch in built]
     python, data = _copy_python(root, out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
@@ -123,7 +131,7 @@ def _render_site(root, out, pyodide_url, lms=None):
         _write_chapter(env, out, common, chapters, i, page)
         if not lms:
             _write_embeds(env, out, common, page)
-    check_links(out, chapters)
+    check_links(out, built)
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
     if not lms:
@@ -180,14 +188,26 @@ def _write_results(env, out, common, root):
     _write(out / "training-results.html", html)
 
 
-def _render_chapter(ch, env, root, following=None):
-    """(chapter, body HTML, sources HTML, {figure id: figure HTML}) of one chapter."""
-    renderer = ChapterRenderer(ch, env, root, following)
+@dataclass
+class Page:
+    """One chapter as the build's steps pass it on, once its body is rendered."""
+
+    chapter: Chapter
+    body: Markup  # the chapter's HTML, figures drawn
+    sources: list  # each source of the front matter as inline HTML
+    figures: dict  # figure id -> the figure's HTML, for its embed page
+    answers: dict  # figure id -> {state key: answer}: the first taps before Python
+    report: dict  # figure id -> (bytes of answers kept, gzip-compressed; states left out)
+
+
+def _render_chapter(ch, env, root, following=None, notes=None):
+    """One chapter rendered: its Page."""
+    renderer = ChapterRenderer(ch, env, root, following, notes)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
-    answers = prerender.page_answers(renderer.figures, str(body))
-    return ch, body, sources, renderer.figure_html, answers
+    answers, report = prerender.page_answers(renderer.figures, str(body))
+    return Page(ch, body, sources, renderer.figure_html, answers, report)
 
 
 def _write(path, text):
@@ -198,20 +218,20 @@ def _write(path, text):
 def _write_chapter(env, out, common, chapters, i, page):
     """One chapter's page. Previous and next follow the readers' path; an appendix (order 90
     and up, such as the author guide) is outside it and links only to the home page."""
-    ch, body, sources, _, (answers, _) = page
+    ch = page.chapter
     path, _ = reading_path(chapters)
     k = next((k for k, c in enumerate(path) if c is ch), None)
     html = env.get_template("chapter.html").render(
         **common,
         ch=ch.meta,
         title=ch.meta["title"],
-        body=body,
-        sources=sources,
+        body=page.body,
+        sources=page.sources,
         number=None if k is None else k + 1,
         total=len(path),
         prev=path[k - 1].meta if k else None,
         next=path[k + 1].meta if k is not None and k + 1 < len(path) else None,
-        prerendered=_write_answers(out, ch.meta["slug"], answers),
+        prerendered=_write_answers(out, ch.meta["slug"], page.answers),
     )
     if common["lms"]:
         pages = [c.meta["slug"] for c in chapters] + ["index", "training-results"]
@@ -241,8 +261,8 @@ def _unlink_chapters(html, slugs):
 
 def _write_embeds(env, out, common, page):
     """Each figure alone on a page, for teachers to embed."""
-    ch, _, _, figures, _ = page
-    for fid, figure in figures.items():
+    ch = page.chapter
+    for fid, figure in page.figures.items():
         html = env.get_template("embed.html").render(
             **{**common, "root": "../../"},
             ch=ch.meta,

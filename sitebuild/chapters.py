@@ -55,9 +55,14 @@ class AuthorError(Exception):
         self.path, self.line, self.message = path, line, message
 
 
-def suggest(word, options):
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.5)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+def suggest(word, options, first=()):
+    """' (did you mean 'X'?)' for the option closest to WORD, or ''. FIRST, some of OPTIONS,
+    are searched before the rest: the names of the author's own package, say."""
+    for pool in (list(first), list(options)):
+        close = difflib.get_close_matches(word, pool, n=1, cutoff=0.5)
+        if close:
+            return f" (did you mean '{close[0]}'?)"
+    return ""
 
 
 @dataclass

@@ -3,7 +3,8 @@ can fix.
 
 Errors (the build's own, broken links, a request to another origin) always fail; warnings
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
-alternative) fail only with --strict. Each is printed as `chapters/NAME.md:LINE: message`.
+alternative, a path chapter without a recap, a placeholder of `build.py new` left in, a
+figure slow to draw) fail only with --strict. Each is printed as `FILE:LINE: message`.
 """
 
 import json
@@ -13,9 +14,10 @@ import tempfile
 from pathlib import Path
 
 from .build import build, environment
-from .chapters import AuthorError, read
+from .chapters import APPENDIX_ORDER, AuthorError, Block, read
 from .markup import elements
 from .pages import ChapterRenderer
+from .scaffold import placeholders
 
 # elements that make the browser load something, and the attributes naming what
 LOADS = {
@@ -61,8 +63,11 @@ def warnings(root):
     out = []
     for path in sorted((root / "chapters").glob("*.md")):
         rel = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        out += [(rel, n, message) for n, message in placeholders(text)]
+        out += _no_recap(path, root)
         level, fence = 1, False
-        for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        for n, line in enumerate(text.split("\n"), 1):
             if line.startswith(("```", "~~~")):
                 fence = not fence
             if fence:
@@ -95,6 +100,28 @@ def warnings(root):
                     )
                 level = len(m.group(1))
     return out
+
+
+def _no_recap(path, root):
+    """A chapter on the readers' path ends with a recap: a warning at its last line if not (a
+    chapter that cannot be read is the build's error, reported apart)."""
+    try:
+        chapter = read(path, root)
+    except AuthorError:
+        return []
+    if chapter.meta["order"] >= APPENDIX_ORDER:
+        return []
+    if any(isinstance(p, Block) and p.name == "recap" for p in chapter.body):
+        return []
+    lines = chapter.source.rstrip().split("\n")
+    return [
+        (
+            chapter.path,
+            len(lines),
+            "this chapter is on the readers' path but has no recap; end it with '::: recap', "
+            "three or four lines '- what the reader now knows' and ':::' (see the author guide)",
+        )
+    ]
 
 
 def off_site(url):
@@ -184,23 +211,24 @@ def _css_urls(*sheets):
 
 
 def check(root, strict=False):
-    problems, notes = [], [f"{f}:{n}: warning: {m}" for f, n, m in warnings(root)]
+    problems, found = [], warnings(root)
     # each chapter on its own first, so that one broken chapter does not hide another's mistakes
     env = environment(root)
     for path in sorted((root / "chapters").glob("*.md")):
         try:
-            ChapterRenderer(read(path, root), env, root).render()
+            ChapterRenderer(read(path, root), env, root, notes=found).render()
         except AuthorError as e:
             problems.append(str(e))
     with tempfile.TemporaryDirectory() as tmp:
         try:
             # the whole build then finds what spans chapters: duplicate slugs, broken links
-            site = build(root, Path(tmp) / "site")
+            site = build(root, Path(tmp) / "site", notes=found)
         except AuthorError as e:
             if str(e) not in problems:
                 problems.append(str(e))
         else:
             problems += [f"site/{page}: {what}" for page, what in foreign(site)]
+    notes = list(dict.fromkeys(f"{f}:{n}: warning: {m}" for f, n, m in found))
     for line in problems + notes:
         print(line, file=sys.stderr)
     failed = bool(problems) or (strict and bool(notes))

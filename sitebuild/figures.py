@@ -5,22 +5,33 @@ A module declares the states the build tries (see toymodels/page/figure.py): its
 alone, each value of each field in CHOICES, and, if it names a WORD_FIELD, each value of that
 field the figure drawn with its DEFAULTS offers as a control (every word of the default
 sentence), each with the other fields at their defaults. So a figure that breaks when the
-reader taps a step or a word stops the build instead of the reader's page. Each module is tried
+reader taps a step or a word stops the build instead of the reader's page. It then draws the
+figure with a reader's text in each field, which must come back escaped. Each module is tried
 once per process.
 
+Every call is held to what the browser needs of it: it keeps the contract, it draws the
+chapter's state the same way twice, its markup carries no inline style or script, it is
+stopped after FIGURE_SECONDS, and a state that takes more than SLOW_SECONDS of processor time
+is noted as a warning (sitebuild/limits.py). The chapter's own `state:` may name only the
+module's fields, with values the figure draws as written.
+
 Whatever goes wrong is an AuthorError at the line to fix (sitebuild/blame.py): a syntax
-error's own line, the innermost line of toymodels/ that raised, the module's `def render` for
-an answer that breaks the contract, or the declaration a refused state came from; the message
-names the chapter's figure block and the state, as JSON that render(STATE, FID) takes.
+error's own line, the innermost line of the chapter's package that raised (with the kit's line
+beyond it), the line a figure that ran too long was stopped at, the module's `def render` for
+an answer that breaks a rule, or the declaration a refused state came from; the message names
+the chapter's figure block and the state, as JSON that render(STATE, FID) takes.
 """
 
 import json
 import re
+import time
+from pathlib import Path
 
+import toymodels
 from toymodels import BUILD_ONLY
 from toymodels.page import figure as contract
 
-from . import blame
+from . import blame, limits
 from .chapters import AuthorError, suggest
 from .markup import tags
 
@@ -29,17 +40,19 @@ CONTRACT = (
     "a figure returns toymodels.page.figure.result(html, state, slots=..., summary=...) "
     "or failure(state, error)"
 )
-_tried = {}  # model -> (module, render) whose declared states all drew, so each is tried once
+_tried = {}  # model -> (module, render, notes): its declared states all drew, so each is tried once
 
 
 def figure_modules(root):
     """toymodels modules that define a render function: what a figure block may name."""
-    package = root / "toymodels"
     return sorted(
-        "toymodels." + ".".join(p.relative_to(package).with_suffix("").parts) + ":render"
-        for p in package.rglob("*.py")
-        if p.relative_to(package).parts[0] not in BUILD_ONLY
-        and "\ndef render(" in p.read_text(encoding="utf-8")
+        {
+            "toymodels." + ".".join(p.relative_to(package).with_suffix("").parts) + ":render"
+            for package in _folders(root)
+            for p in package.rglob("*.py")
+            if p.relative_to(package).parts[0] not in BUILD_ONLY
+            and "\ndef render(" in p.read_text(encoding="utf-8")
+        }
     )
 
 
@@ -64,28 +77,43 @@ def shipped(rel, line, spec, what):
     return name, func
 
 
-def call_figure(rel, line, model, fid, state, root):
-    """Draw the figure MODEL with the chapter's STATE, then with every state its module
-    declares; -> (module, the answer for STATE). Raises AuthorError."""
+def call_figure(rel, line, model, fid, state, root, *, own=(), state_line=None, notes=None):
+    """Draw the figure MODEL with the chapter's STATE (written at STATE_LINE, else LINE), then
+    with every state its module declares and with a reader's text in each field; -> (module,
+    the answer for STATE, a Drawing that draws more states the same way). OWN names the
+    chapter's packages, searched first for a name misspelt; each slow state is added to NOTES
+    as (file, line, message), once. Raises AuthorError."""
     block = (rel, line)
-    module, fn = _load(block, model, root)
-    answer = _draw(block, model, fn, state, fid, "from the chapter")
-    if answer["error"]:
-        raise AuthorError(rel, line, f"figure '{model}' rejected its state: {answer['error']}")
-    if _tried.get(model) != (module, fn):
-        _try_declared(block, model, module, fn, fid)
-        _tried[model] = (module, fn)
-    return module, answer
+    module, fn = _load(block, model, root, own)
+    drawing = Drawing(block, model, module, fn, fid, [] if notes is None else notes)
+    before = len(drawing.notes)
+    with limits.backstop(limits.BACKSTOP_SECONDS):
+        answer = drawing.draw(state, "from the chapter")
+        if answer["error"]:
+            raise AuthorError(rel, line, f"figure '{model}' rejected its state: {answer['error']}")
+        authored_state(drawing, state, answer, (rel, state_line or line))
+        drawing.same(state, answer, "from the chapter")
+        if _tried.get(model, (None, None))[:2] != (module, fn):
+            _try_declared(drawing, module)
+            _probe(drawing, module)
+            _tried[model] = (module, fn, drawing.notes[before:])
+        else:
+            drawing.notes += [n for n in _tried[model][2] if n not in drawing.notes]
+    return module, answer, drawing
 
 
-def _load(block, model, root):
-    """The module and render function MODEL names, imported; an AuthorError if it cannot be."""
+def _load(block, model, root, own=()):
+    """The module and render function MODEL names, imported; an AuthorError if it cannot be.
+    OWN (packages, "two_back") are searched first for the name the author meant."""
     rel, line = block
     name, func = shipped(rel, line, model, "model")
 
     def known():  # only read when the author named something that is not there
         figures = figure_modules(root)
-        return f"{suggest(model, figures)}; figures are {', '.join(figures)}"
+        mine = _own(name, own, root)
+        first = [f for f in figures if f.split(".")[1] in mine]
+        listed = first + [f for f in figures if f not in first]
+        return f"{suggest(model, figures, first)}; figures are {', '.join(listed)}"
 
     if func != "render":
         raise AuthorError(
@@ -108,43 +136,199 @@ def _load(block, model, root):
     return module, fn
 
 
-def _draw(block, model, fn, state, fid, why):
-    """FN's answer for STATE, kept to the contract; an AuthorError, at the line to fix, if it
-    raises or returns something else. WHY says where the state came from."""
-    given = f"given the state {_json(state)} ({why})"
-    try:
-        answer = fn(state, fid)
-    except Exception as e:
-        at, figure = _site(block, model, blame.raised_at(e))
-        call = f"render({_json(state)}, {_json(fid)})"
+def _own(name, own, root):
+    """The packages an author most likely meant, for a module NAME that does not load: its own
+    package, those its chapter names (OWN), and those no chapter names yet (a package just
+    made, or renamed)."""
+    named = set()
+    for path in (root / "chapters").glob("*.md"):
+        named |= set(re.findall(r"toymodels\.(\w+)", path.read_text(encoding="utf-8")))
+    made = {p.name for folder in _folders(root) for p in folder.iterdir() if p.is_dir()}
+    return {name.split(".")[1], *own} | (made - named - set(BUILD_ONLY))
+
+
+def _folders(root):
+    """The folders of the toymodels package: the project's, and any the package was extended
+    by (toymodels.__path__)."""
+    folders = [root / "toymodels"]
+    for extra in map(Path, toymodels.__path__):
+        if all(extra.resolve() != f.resolve() for f in folders):
+            folders.append(extra)
+    return [f for f in folders if f.is_dir()]
+
+
+class Drawing:
+    """One figure block's calls of its render, each kept to the contract and the site's rules:
+    stopped after FIGURE_SECONDS (reported at the line it was running), timed (a state over
+    SLOW_SECONDS of processor time is noted), and its markup free of inline style and script.
+    `notes` holds (file, line, message) of each slow state."""
+
+    def __init__(self, block, model, module, fn, fid, notes):
+        self.block, self.model, self.module, self.fn, self.fid = block, model, module, fn, fid
+        self.package = blame.package_of(model.split(":")[0])
+        self.notes = notes
+
+    def draw(self, state, why):
+        """FN's answer for STATE, kept to the contract; an AuthorError, at the line to fix, if
+        it raises, runs too long or returns something else. WHY says where the state came
+        from."""
+        answer, took = self._call(state, why)
+        found = contract.problems(answer)
+        if found:
+            at, figure = self.site(blame.defined_at(self.fn))
+            raise AuthorError(
+                *at, f"{figure} returned {'; '.join(found)}, {_given(state, why)}; {CONTRACT}"
+            )
+        if took > limits.SLOW_SECONDS:
+            at, figure = self.site(blame.defined_at(self.fn))
+            self._note(
+                (
+                    *at,
+                    f"{figure} took {took:.2f} s of processor time to draw, "
+                    f"{_given(state, why)}: more than the {limits.SLOW_SECONDS} s a state may "
+                    "take, and a reader waits about three times as long on a tap; make render "
+                    "faster (compute once and keep what every state needs)",
+                )
+            )
+        self._inline(answer, state, why)
+        return answer
+
+    def _call(self, state, why):
+        """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS."""
+        limits.tick()
+        took = time.process_time()
+        try:
+            with limits.time_limit(limits.FIGURE_SECONDS):
+                answer = self.fn(dict(state), self.fid)
+        except limits.Overrun as e:
+            at, figure = self.site(blame.blamed(e, self.package)[0])
+            raise AuthorError(
+                *at,
+                f"{figure} was still drawing after {limits.FIGURE_SECONDS} s, "
+                f"{_given(state, why)}, and was stopped here (an endless loop?); a figure must "
+                "draw a state in well under a second, since the page calls it on every tap; "
+                f"{self._render(state)} in Python shows where it is slow",
+            ) from None
+        except Exception as e:
+            own, inner = blame.blamed(e, self.package)
+            at, figure = self.site(own)
+            raise AuthorError(
+                *at,
+                f"{figure} raised {blame.exception_text(e)}{blame.reached(inner)}, "
+                f"{_given(state, why)}; {self._render(state)} in Python shows the whole "
+                "traceback",
+            ) from None
+        return answer, time.process_time() - took
+
+    def _render(self, state):
+        return f"render({_json(state)}, {_json(self.fid)})"
+
+    def _note(self, note):
+        if note not in self.notes:
+            self.notes.append(note)
+
+    def same(self, state, answer, why):
+        """Draw STATE again: the answer must be ANSWER, as the page keeps and reuses answers."""
+        again = self.draw(state, why)
+        if again == answer:
+            return
+        part = next(k for k in contract.KEYS if again[k] != answer[k])
+        first, second = (_json(a[part]) for a in (answer, again))
+        at = next((i for i, (x, y) in enumerate(zip(first, second, strict=False)) if x != y), None)
+        at = min(len(first), len(second)) if at is None else at
+        where, figure = self.site(blame.defined_at(self.fn))
         raise AuthorError(
-            *at,
-            f"{figure} raised {blame.exception_text(e)}, {given}; {call} in Python shows the "
-            "whole traceback",
-        ) from None
-    found = contract.problems(answer)
-    if found:
-        at, figure = _site(block, model, blame.defined_at(fn))
-        raise AuthorError(*at, f"{figure} returned {'; '.join(found)}, {given}; {CONTRACT}")
-    return answer
+            *where,
+            f"{figure} drew the state {_json(state)} ({why}) twice and gave two answers: its "
+            f"{part} is …{first[max(0, at - 20) : at + 20]}… once and "
+            f"…{second[max(0, at - 20) : at + 20]}… the next time; a figure must give the same "
+            "answer for the same state, since the page keeps and reuses answers: seed any "
+            "randomness (numpy.random.default_rng(0)) and change no value another call reads",
+        )
+
+    def _inline(self, answer, state, why):
+        """No style="…" or on…="…" in the answer's markup: the pages' policy ignores both."""
+        for markup in (answer["html"] or "", *answer["slots"].values()):
+            if "style" not in markup.lower() and not HANDLER.search(markup):
+                continue
+            for tag, attributes, _ in tags(markup):
+                for name, _ in attributes:
+                    if name == "style" or name.startswith("on"):
+                        at, figure = self.site(blame.defined_at(self.fn))
+                        raise AuthorError(
+                            *at,
+                            f"{figure} wrote <{tag} {name}=…>, {_given(state, why)}; the pages' "
+                            "security policy ignores inline styles and scripts: use the classes of "
+                            "templates/styles/site.css (toymodels.page.html.level for a share's "
+                            "colour) and the data-key attributes the page reads",
+                        )
+
+    def site(self, at):
+        """Where to report a mistake (AT in toymodels/, else the chapter's block) and how to
+        name the figure there."""
+        if at is None:
+            return self.block, f"figure '{self.model}'"
+        return at, f"figure '{self.model}' ({self.block[0]}:{self.block[1]})"
 
 
-def _site(block, model, at):
-    """Where to report a figure's mistake (AT in toymodels/, else the chapter's block) and
-    how to name the figure there."""
-    if at is None:
-        return block, f"figure '{model}'"
-    return at, f"figure '{model}' ({block[0]}:{block[1]})"
+# what may be a handler attribute: markup that holds one, or "style", is read as tags
+HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
+# markup a reader may type into any field (the address bar holds any): it must come back escaped
+PROBE = '"\'><mh-probe data-mh-probe="1">'
 
 
-def _try_declared(block, model, module, fn, fid):
+def authored_state(drawing, state, answer, at):
+    """The chapter's `state:` (at AT) holds only fields the figure declares, each with a value
+    it draws as written: a field misspelt, or a value outside CHOICES or that the figure
+    replaced by another, is the author's mistake (a reader's address is put right quietly)."""
+    module, model = drawing.module, drawing.model
+    fields = getattr(module, "DEFAULTS", None)
+    fields = fields if isinstance(fields, dict) else {}
+    aliases = getattr(module, "ALIASES", None) or {}
+    choices = getattr(module, "CHOICES", None)
+    choices = choices if isinstance(choices, dict) else {}
+    for key, value in state.items():
+        if key in aliases and aliases[key] in fields:
+            raise AuthorError(
+                *at, f"'{key}' is the old name of the field '{aliases[key]}'; write {aliases[key]}"
+            )
+        if key not in fields:
+            listed = ", ".join(fields) or "none: it takes no state"
+            raise AuthorError(
+                *at,
+                f"figure '{model}' has no field '{key}'{suggest(str(key), fields)}; "
+                f"its fields are {listed}",
+            )
+        if value is None:
+            continue
+        written = contract.merge({key: ""}, {key: value})[key]
+        if key in choices and written not in choices[key]:
+            raise AuthorError(
+                *at,
+                f"figure '{model}' has no {key} {_json(written)}; {key} is one of "
+                f"{', '.join(choices[key])}",
+            )
+        drawn = answer["state"].get(key)
+        if drawn != written:
+            word = getattr(module, "WORD_FIELD", None)
+            offered = _offered(answer, key) if key == word else []
+            allowed = f"; {key} is one of {', '.join(offered)}" if offered else ""
+            raise AuthorError(
+                *at,
+                f"figure '{model}' does not draw {key} {_json(written)}: it drew "
+                f"{key} {_json(drawn)} instead{allowed}; write a value it draws as written",
+            )
+
+
+def _try_declared(drawing, module):
     """Draw the figure with its DEFAULTS, each value of CHOICES and each word of WORD_FIELD;
     each must draw (a refusal is a mistake too: the module declared the state)."""
+    block = drawing.block
     fields = getattr(module, "DEFAULTS", None)
     fields = fields if isinstance(fields, dict) else {}
     choices = _choices(block, module, fields)
-    drawn = _draw(block, model, fn, {}, fid, "its DEFAULTS")
-    _refused(block, model, module, drawn, {}, "DEFAULTS", "its DEFAULTS")
+    drawn = drawing.draw({}, "its DEFAULTS")
+    _refused(drawing, drawn, {}, "DEFAULTS", "its DEFAULTS")
     tries = [
         ({key: value}, "CHOICES", "one of its CHOICES")
         for key, values in choices.items()
@@ -161,18 +345,44 @@ def _try_declared(block, model, module, fn, fid):
             )
         tries += [({word: value}, "WORD_FIELD", "a word of its WORD_FIELD") for value in words]
     for state, name, why in tries:
-        answer = _draw(block, model, fn, state, fid, why)
-        _refused(block, model, module, answer, state, name, why)
+        answer = drawing.draw(state, why)
+        _refused(drawing, answer, state, name, why)
 
 
-def _refused(block, model, module, answer, state, name, why):
+def _probe(drawing, module):
+    """Draw the figure with markup a reader may type (PROBE) in each field in turn, after the
+    field's default: whatever it answers, the markup must come back escaped."""
+    fields = getattr(module, "DEFAULTS", None)
+    for key, default in (fields if isinstance(fields, dict) else {}).items():
+        # after the default text, so that a sentence is still one the figure draws and shows
+        state = {key: f"{default} {PROBE}".strip()}
+        answer = drawing.draw(state, "a reader's text, as the address bar may hold it")
+        for markup in (answer["html"] or "", *answer["slots"].values()):
+            if "<mh-probe" in markup or 'data-mh-probe="1"' in markup:
+                at, figure = drawing.site(blame.defined_at(drawing.fn))
+                raise AuthorError(
+                    *at,
+                    f"{figure} wrote a reader's text into its markup unescaped, given the state "
+                    f"{_json(state)} (a reader's text, as the address bar may hold it): the "
+                    f"markup holds {'<mh-probe' if '<mh-probe' in markup else 'data-mh-probe'} "
+                    "as a tag; pass every text through toymodels.page.html.esc (the kit's pieces "
+                    "do) and build attributes with toymodels.page.html.attrs",
+                )
+
+
+def _refused(drawing, answer, state, name, why):
     if answer["error"]:
+        block = drawing.block
         raise AuthorError(
-            *_declared(block, module, name),
-            f"figure '{model}' ({block[0]}:{block[1]}) refused the state {_json(state)} ({why}), "
-            f"saying {_json(answer['error'])}; every state the module declares must draw, so fix "
-            "render or this declaration",
+            *_declared(block, drawing.module, name),
+            f"figure '{drawing.model}' ({block[0]}:{block[1]}) refused the state {_json(state)} "
+            f"({why}), saying {_json(answer['error'])}; every state the module declares must "
+            "draw, so fix render or this declaration",
         )
+
+
+def _given(state, why):
+    return f"given the state {_json(state)} ({why})"
 
 
 def _json(value):

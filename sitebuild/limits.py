@@ -1,17 +1,34 @@
-"""Time limits for what a chapter makes the build run: live cells and Markdown.
+"""Time limits for what a chapter makes the build run: live cells, Markdown and figures.
 
-A chapter is code (its live cells run at build time) and its author is trusted like a
-contributor, but a mistake must not hang the build, nor `build.py serve`, which would then
-never rebuild a later edit. `time_limit` raises Overrun in the main thread after SECONDS,
+A chapter is code (its live cells and figures run at build time) and its author is trusted
+like a contributor, but a mistake must not hang the build, nor `build.py serve`, which would
+then never rebuild a later edit. `time_limit` raises Overrun in the main thread after SECONDS,
 through SIGALRM; elsewhere (a thread, or a system without SIGALRM) it sets no limit.
+
+A signal reaches Python code only between two of its steps, so code that keeps the
+interpreter for itself (one numpy operation on a huge array, say) is not stopped by it:
+`backstop` ends the process then, through faulthandler's own thread, printing where each
+thread was.
 """
 
 import contextlib
+import faulthandler
 import signal
+import sys
 import threading
+import time
 
 CELL_SECONDS = 20  # one live cell at build time
 MARKDOWN_SECONDS = 10  # one piece of a chapter's Markdown
+# one state of a figure, at build time: the wall-clock time after which it is stopped (the page
+# calls render on every tap, so a state that takes seconds is already a mistake) ...
+FIGURE_SECONDS = 10
+# ... and the processor time above which the build warns (`check --strict` fails): a tap waits
+# about three times as long in the browser, where Pyodide runs the same code. Processor time,
+# so that a busy machine does not make a figure slow
+SLOW_SECONDS = 0.2
+# a figure's call that a signal could not stop ends the build after 1 to 2 times this
+BACKSTOP_SECONDS = FIGURE_SECONDS + 5
 
 
 class Overrun(BaseException):
@@ -36,3 +53,38 @@ def time_limit(seconds):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def backstop(seconds):
+    """While the block runs, a call that `tick` starts and that runs for more than SECONDS
+    after it ends the process (exit status 1), printing every thread's traceback to stderr;
+    `time_limit` should have stopped it first, so this strikes only where a signal could not.
+    faulthandler's watchdog is armed for twice SECONDS and armed again only once SECONDS of it
+    have gone by, so a tick costs a clock reading. In a thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _armed.append([seconds, None])
+    try:
+        tick()
+        yield
+    finally:
+        _armed.pop()
+        faulthandler.cancel_dump_traceback_later()
+        if _armed:
+            _armed[-1][1] = None  # the enclosing block's watchdog is armed at its next tick
+
+
+_armed = []  # [seconds, when armed] of each backstop block open, innermost last
+
+
+def tick():
+    """A call starts: make sure the innermost backstop's watchdog gives it its SECONDS."""
+    if not _armed:
+        return
+    now = time.monotonic()
+    seconds, armed = _armed[-1]
+    if armed is None or now - armed > seconds:
+        faulthandler.dump_traceback_later(2 * seconds, exit=True, file=sys.__stderr__)
+        _armed[-1][1] = now

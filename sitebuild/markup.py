@@ -52,11 +52,21 @@ def value(name, rel="?", line=1):
             "the values of a chapter's package"
         )
     try:
-        listed = getattr(blame.import_module(module, rel, line), "PROSE_VALUES", ())
+        imported = blame.import_module(module, rel, line)
     except ImportError as e:
         raise LookupError(f"no value '{name}': {e}") from None
+    listed = getattr(imported, "PROSE_VALUES", ())
     if attr not in listed:
-        offer = f"; it lists {', '.join(listed)}" if listed else "; it lists none"
+        path = blame.relative(getattr(imported, "__file__", None)) or module
+        if listed:
+            offer = f"; it lists {', '.join(listed)}"
+        elif attr.startswith("_"):  # no value to offer for prose
+            offer = "; it lists none"
+        else:
+            offer = (
+                f'; {path} lists none: add a line PROSE_VALUES = ("{attr}",) to it, naming '
+                "every value of the module that prose may read"
+            )
         raise LookupError(
             f"no value '{name}': prose reads only the values a module lists in "
             f"PROSE_VALUES{suggest(attr, listed)}{offer}"

@@ -1,6 +1,7 @@
 """Chapters to HTML: prose through Markdown, blocks through templates/blocks.html, figures
 through toymodels/."""
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -27,12 +28,13 @@ class Figure:
     module: object
     live: bool
     result: dict
+    draw: object = None  # state -> the answer, drawn as the build draws (figures.Drawing)
 
 
 class ChapterRenderer:
     """Renders one parsed chapter; figures are called first so slots and steps can refer to them."""
 
-    def __init__(self, chapter, env, root, following=UNKNOWN):
+    def __init__(self, chapter, env, root, following=UNKNOWN, notes=None):
         self.ch, self.rel, self.root = chapter, chapter.path, root
         self.following = following  # the next chapter's meta on the readers' path, or None
         self.macros = env.get_template("blocks.html").module
@@ -40,6 +42,8 @@ class ChapterRenderer:
         self.figures = {}
         self.figure_html = {}  # fid -> the figure's markup, for its embed page
         self.counts = {}
+        # (file, line, message) of each warning, such as a figure slow to draw
+        self.notes = [] if notes is None else notes
 
     def render(self):
         self.ns = self.ch.meta["slug"]
@@ -99,9 +103,26 @@ class ChapterRenderer:
         live = f.get("live", "yes")
         if live not in ("yes", "no"):
             raise AuthorError(self.rel, where["live"], f"live must be yes or no, got '{live}'")
-        module, result = call_figure(self.rel, where["model"], f["model"], fid, state, self.root)
-        self.figures[fid] = Figure(fid, f["model"], module, live == "yes", result)
+        module, result, drawing = call_figure(
+            self.rel,
+            where["model"],
+            f["model"],
+            fid,
+            state,
+            self.root,
+            own=self._packages(),
+            state_line=where.get("state"),
+            notes=self.notes,
+        )
+        draw = functools.partial(drawing.draw, why="one tap from the figure's first view")
+        self.figures[fid] = Figure(fid, f["model"], module, live == "yes", result, draw)
         b.fields, b.where = f, where
+
+    def _packages(self):
+        """The packages of toymodels/ this chapter names, and the one `build.py new` makes for
+        its slug: where a name the author misspelt most likely points."""
+        named = set(re.findall(r"toymodels\.(\w+)", self.ch.source))
+        return named | {self.ch.meta["slug"].replace("-", "_")}
 
     def _figure_html(self, b):
         fig = self.figures[b.args]
@@ -164,12 +185,7 @@ class ChapterRenderer:
             if m:
                 for key, val in pairs:
                     if key not in choices or val not in choices[key]:
-                        allowed = "; ".join(f"{k}: {', '.join(v)}" for k, v in choices.items())
-                        raise AuthorError(
-                            self.rel,
-                            n,
-                            f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}",
-                        )
+                        raise AuthorError(self.rel, n, self._no_step(fig, choices, key, val))
                 (key, val), rest = pairs[0], m[2]
                 # every field the step sets, for a step that sets more than one
                 many = "&".join(f"{k}={v}" for k, v in pairs) if len(pairs) > 1 else None
@@ -190,6 +206,24 @@ class ChapterRenderer:
         for it in items:
             it["html"] = Markup(self.prose.inline(" ".join(it["lines"]), it["line"]))
         return self.macros.steps(fig.fid, items)
+
+    @staticmethod
+    def _no_step(fig, choices, key, val):
+        """What is wrong with a step's KEY=VAL: a field the figure does not have (misspelt?),
+        one its steps cannot set (not in CHOICES), or a value outside its CHOICES."""
+        allowed = "; ".join(f"{k}: {', '.join(v)}" for k, v in choices.items())
+        fields = getattr(fig.module, "DEFAULTS", {})
+        if key not in fields:
+            return (
+                f"figure '{fig.fid}' has no field '{key}'{suggest(key, fields)}; its steps "
+                f"set {allowed or 'nothing: its module declares no CHOICES'}"
+            )
+        if key not in choices:
+            return (
+                f"figure '{fig.fid}' has no state {key}={val}: a step sets only a field of the "
+                f"module's CHOICES; it takes {allowed or 'none'}"
+            )
+        return f"figure '{fig.fid}' has no state {key}={val}; it takes {allowed}"
 
     def _guess(self, b):
         split = next((i for i, (_, t) in enumerate(b.lines) if t.strip() == "---"), None)

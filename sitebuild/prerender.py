@@ -23,6 +23,8 @@ import zlib
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl
 
+from .limits import BACKSTOP_SECONDS, backstop
+
 BUDGET = 110_000  # bytes of a figure's answers, gzip-compressed
 RAW_BUDGET = 1_300_000  # the same, uncompressed
 MISSES = 3  # states over budget in a row after which a figure's others are not tried
@@ -101,8 +103,8 @@ def _nearest(values, at):
 
 def answers(fig, page_html=""):
     """{key(state): the answer} for FIG's default and its neighbours within the budgets, and
-    (bytes kept compressed, states left out). Each answer is exactly what render returns."""
-    render = getattr(fig.module, fig.model.split(":")[1])
+    (bytes kept compressed, states left out). Each answer is exactly what render returns, drawn
+    as the build draws every figure (fig.draw: timed, and stopped if it runs too long)."""
     kept, raw, left_out, misses = {}, 0, 0, 0
     packed = zlib.compressobj(6, zlib.DEFLATED, 31)  # gzip, as a host sends it
     size = 0
@@ -111,7 +113,7 @@ def answers(fig, page_html=""):
         if misses >= MISSES:
             left_out += len(states) - n
             break
-        result = render(dict(state), fig.fid)
+        result = fig.draw(dict(state))
         text = json.dumps(result, separators=(",", ":")).encode()
         trial = packed.copy()
         grown = len(trial.compress(text)) + len(trial.flush(zlib.Z_SYNC_FLUSH))
@@ -129,7 +131,8 @@ def answers(fig, page_html=""):
 def page_answers(figures, page_html):
     """{fid: {key: answer}} for the live figures of a page, and {fid: (bytes, skipped)}."""
     out, report = {}, {}
-    for fid, fig in figures.items():
-        if fig.live:
-            out[fid], report[fid] = answers(fig, page_html)
+    with backstop(BACKSTOP_SECONDS):
+        for fid, fig in figures.items():
+            if fig.live:
+                out[fid], report[fid] = answers(fig, page_html)
     return out, report

@@ -32,7 +32,7 @@ def new_chapter(root, title, figure=False):
         max((c.meta["order"] for c in chapters if c.meta["order"] < APPENDIX_ORDER), default=0) + 1
     )
     path = root / "chapters" / f"{order:02d}-{slug}.md"
-    text = NEW_CHAPTER.format(title=toml_string(title), slug=slug, order=order)
+    text = NEW_CHAPTER.format(title=toml_string(title), slug=slug, order=order, summary=SUMMARY)
     if figure:
         package = "ch_" + slug.replace("-", "_") if slug[0].isdigit() else slug.replace("-", "_")
         where = root / "toymodels" / package
@@ -67,7 +67,7 @@ def _lead_in(root, chapters, order, title):
     if "\n::: recap\n" not in text:
         return None
     said = re.sub(r"\s+", " ", title).replace("\\", "\\\\")  # Markdown: a \ stays a \
-    sentence = f"Next, {said}: rewrite this line to say what it adds."
+    sentence = f"Next, {said}: {LEAD_IN}."
     last.write_text(text.replace("\n::: recap\n", f"\n::: recap {sentence}\n", 1), "utf-8")
     return last
 
@@ -124,13 +124,52 @@ def render(state=None, fid="head"):
 '''
 
 
+def placeholders(text):
+    """(line, message) for each text of `new`'s skeleton left in a chapter's TEXT: the author
+    has yet to write it (`check --strict` fails on each)."""
+    found = []
+    for n, line in enumerate(text.split("\n"), 1):
+        said = line.strip()
+        for placeholder, what in PLACEHOLDERS:
+            if said == placeholder or (placeholder == SUMMARY and SUMMARY in said):
+                found.append((n, f"'{placeholder}' is still what `build.py new` wrote: {what}"))
+        if said.startswith("::: recap Next, ") and said.endswith(f": {LEAD_IN}."):
+            found.append(
+                (
+                    n,
+                    "this recap still holds the sentence `build.py new` wrote when it added the "
+                    "chapter that follows; say in one sentence what that chapter adds",
+                )
+            )
+    return found
+
+
+LEAD_IN = "rewrite this line to say what it adds"  # new's sentence in the last recap, ends it
+SUMMARY = "One sentence for the home page: what the reader will understand after this chapter."
+# the texts of the skeleton the author replaces, and what to write instead
+PLACEHOLDERS = (
+    (SUMMARY, "write one sentence on what the reader will understand after this chapter"),
+    (
+        "Open with the question this chapter answers, in two or three sentences.",
+        "open with the question this chapter answers",
+    ),
+    ("::: note How to continue", "remove this note, written for you, not for readers"),
+    ("## A first section", "name the section for what it explains"),
+    (
+        "Prose, maths such as $d_\\text{head} = d_\\text{model} / h$, and figures go here.",
+        "write the section",
+    ),
+    ("- Three or four lines: what the reader now knows,", "write what the reader now knows"),
+    ("- one idea each,", "write what the reader now knows"),
+    ("- in words the reader learnt in this chapter.", "write what the reader now knows"),
+)
 MAX_SLUG = 60
 NEW_CHAPTER = """+++
 title = {title}
 slug = "{slug}"
 order = {order}
 series = "Chapter {order} · Multi-head attention"
-summary = "One sentence for the home page: what the reader will understand after this chapter."
+summary = "{summary}"
 sources = [
   "Vaswani, A. et al. (2017). *Attention Is All You Need.* NeurIPS.",
 ]

@@ -2,9 +2,10 @@
 
 A package is a zip with `imsmanifest.xml` at its root and everything the chapter needs inside:
 the chapter's page (built for an LMS: no home page, embeds, service worker or links between
-chapters; see `build(..., lms=VERSION)`), the static files, the shipped Python with its data,
-and Pyodide, all under relative URLs and under the site's own security policy. The page's
-templates/static/lms.js finds the LMS's API and reports to it.
+chapters; see `build(..., lms=VERSION)`), the static files, the shipped Python with the data
+that chapter's Python reads (sitebuild/needs.py), and Pyodide, all under relative URLs and
+under the site's own security policy. The page's templates/static/lms.js finds the LMS's API
+and reports to it.
 
 SCORM 1.2 (`manyheads-CHAPTER-scorm12.zip`) and SCORM 2004 4th edition
 (`manyheads-CHAPTER-scorm2004.zip`) are written the same way; with `together`, one package
@@ -23,6 +24,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .build import build, load_chapters
+from .chapters import suggest
+from .needs import data_folders
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 IMSSS = "http://www.imsglobal.org/xsd/imsss"
@@ -74,16 +77,27 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
     if version not in EDITIONS:
         raise ValueError(f"SCORM version must be one of {', '.join(EDITIONS)}, got {version!r}")
     root, dest = Path(root), Path(dest)
-    every = [ch.meta for ch in load_chapters(root)]
+    loaded = load_chapters(root)
+    every = [ch.meta for ch in loaded]
+    slugs = [ch["slug"] for ch in every]
+    for slug in only or ():
+        if slug not in slugs:
+            raise PackageError(
+                f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
+            )
     chapters = [ch for ch in every if only is None or ch["slug"] in only]
+    needs = {ch.meta["slug"]: data_folders(ch, root) for ch in loaded}
     groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
-        site = build(root, Path(tmp) / "site", lms=version)
+        built = None if only is None else [ch["slug"] for ch in chapters]
+        site = build(root, Path(tmp) / "site", lms=version, only=built)
         shared = shared_files(site, every)
         for name, members in groups:
             target = dest / package_name(name, version)
-            write_package(site, members, shared, version, target, name)
+            folders = {f for ch in members for f in needs[ch["slug"]]}
+            mine = own_data(shared, folders, {ch["slug"] for ch in members})
+            write_package(site, members, mine, version, target, name)
             problems = check_package(target, version)
             if problems:
                 target.unlink()
@@ -97,6 +111,21 @@ def shared_files(site, chapters):
     pages = {f"{ch['slug']}.html" for ch in chapters}
     files = (p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file())
     return sorted(f for f in files if f not in pages)
+
+
+def own_data(shared, folders, slugs):
+    """SHARED without other chapters' data: the data files (py/data/FOLDER/…) of the folders
+    not in FOLDERS, and the build's answers (prerendered/SLUG.HASH.json) of chapters not in
+    SLUGS."""
+    kept = []
+    for f in shared:
+        answers = re.fullmatch(r"prerendered/(.+)\.[0-9a-f]+\.json", f)
+        if answers and answers[1] not in slugs:
+            continue
+        if f.startswith("py/data/") and f.removeprefix("py/data/").split("/")[0] not in folders:
+            continue
+        kept.append(f)
+    return kept
 
 
 def write_package(site, chapters, shared, version, target, name):

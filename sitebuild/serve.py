@@ -1,10 +1,13 @@
 """`python build.py serve`: serve site/ on 127.0.0.1 and rebuild it when its sources change.
 
-Each rebuild runs `build.py` in a fresh process, so edited toymodels are
-imported anew; a failed rebuild prints the author's error and keeps serving
-the last good site. The server stays responsive under a classroom's worth of
-browsers: a deep accept queue, a bounded number of threads, silent connections
-closed after a while, no folder listings, and a 400 for a path it cannot hold.
+Each rebuild runs `build.py` in a fresh process, so edited toymodels are imported anew. A
+failed rebuild prints the author's error and says that the last good site is still served. A
+build never holds serve up: a change saved while it runs stops it and builds the newer
+sources, and one still running after BUILD_SECONDS is stopped and reported at the line of
+toymodels/ it was running (the build prints where it was when stopped, faulthandler), so the
+next saved change builds again. The server stays responsive under a classroom's worth of
+browsers: a deep accept queue, a bounded number of threads, silent connections closed after a
+while, no folder listings, and a 400 for a path it cannot hold.
 """
 
 import contextlib
@@ -15,6 +18,7 @@ import selectors
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,9 +27,12 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
+from . import blame, limits
 from .policy import content_security_policy, framing
 
 WATCHED = ("chapters", "templates", "toymodels", "sitebuild")
+BUILD_PY = Path(__file__).resolve().parent.parent / "build.py"
+BUILD_SECONDS = 180  # a whole build; one takes seconds, so this is a build that hangs
 
 
 class Handler(SimpleHTTPRequestHandler):
@@ -138,23 +145,105 @@ class Server(QuietHangUps, ThreadingHTTPServer):
 
 
 def snapshot(root):
-    return {p: p.stat().st_mtime_ns for d in WATCHED for p in (root / d).rglob("*") if p.is_file()}
+    """Every source file with its modification time (Python's bytecode caches left out: the
+    build writes them)."""
+    return {
+        p: p.stat().st_mtime_ns
+        for d in WATCHED
+        for p in (root / d).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
-def rebuild(root, out, extra):
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve().parent.parent / "build.py"),
-        "build",
-        "--out",
-        str(out),
-        *extra,
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    print((done.stdout + done.stderr).strip() or "built", flush=True)
-    if done.returncode == 0:
-        Handler.csp = policy_of(out)
-    return done.returncode == 0
+class Builds:
+    """serve's builds, one at a time, each `build.py build` in a fresh process; `good` is when
+    the site served was built (None: no site yet)."""
+
+    def __init__(self, root, out, extra):
+        self.root, self.out, self.extra = root, out, extra
+        self.seen = snapshot(root)
+        self.good = out.stat().st_mtime if (out / "index.html").exists() else None
+
+    def run(self):
+        """Build until a build ends without a newer change saved meanwhile; -> whether the
+        last one built. Prints what the build said and what is served now."""
+        while True:
+            done = self._once()
+            if done is not None:
+                return done
+            print("change seen while building: stopped that build, building again …", flush=True)
+
+    def _once(self):
+        """One build: True or False as it ended, or None if a change stopped it."""
+        cmd = [sys.executable, str(BUILD_PY), "build", "--out", str(self.out), *self.extra]
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
+            why = self._wait(proc)
+            log.seek(0)
+            said = log.read()
+        if why == "changed":
+            return None
+        ok = proc.returncode == 0
+        print(_report(said, why == "overran", ok) or "built")
+        if ok:
+            self.good = time.time()
+            Handler.csp = policy_of(self.out)
+        elif self.good is not None:
+            at = time.strftime("%H:%M:%S", time.localtime(self.good))
+            print(f"still serving the last good site, built at {at}; save a change to build again")
+        sys.stdout.flush()
+        return ok
+
+    def _wait(self, proc):
+        """Wait for the build PROC to end; stop it if a source changes meanwhile ("changed")
+        or it runs past BUILD_SECONDS ("overran"), else None."""
+        start = time.monotonic()
+        while True:
+            try:
+                proc.wait(0.5)
+                return None
+            except subprocess.TimeoutExpired:
+                now = snapshot(self.root)
+                why = "changed" if now != self.seen else None
+                if not why and time.monotonic() - start > BUILD_SECONDS:
+                    why = "overran"
+            if why:
+                self.seen = now
+                proc.terminate()  # it prints where it was (build.py registers faulthandler)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                return why
+
+
+def _report(said, overran, ok):
+    """What a build said, with the traceback faulthandler printed when it was stopped (by
+    serve when it OVERRAN, or by its own watchdog, sitebuild/limits.py) turned into one line at
+    the line of toymodels/ it was running."""
+    said, where = _dump(said)
+    if overran:
+        said += f"\n{where or 'build.py'}: the build was still running after {BUILD_SECONDS} s "
+        said += "and was stopped" + (" here; look for an endless loop" if where else "")
+    elif where and not ok:
+        said += (
+            f"\n{where}: a figure was still running here after {limits.BACKSTOP_SECONDS} s and "
+            "was ended with the build (code that keeps Python for itself, such as one numpy "
+            "operation on a huge array, cannot be stopped more gently); look for an endless loop"
+        )
+    return said.strip()
+
+
+def _dump(said):
+    """A build's output split at the traceback faulthandler printed (when the build was
+    stopped from outside or by its own watchdog): (what the build said before it, the line
+    of toymodels/ it was running as 'FILE:LINE', or None)."""
+    m = re.search(r"^(?:Timeout \(|Fatal Python error|Current thread |Thread 0x)", said, re.M)
+    if not m:
+        return said, None
+    at = blame.stopped_at(said[m.start() :])
+    return said[: m.start()], f"{at[0]}:{at[1]}" if at else None
 
 
 def policy_of(out):
@@ -165,25 +254,25 @@ def policy_of(out):
     return html.unescape(meta[1])
 
 
-def watch(root, out, extra):
-    seen = snapshot(root)
+def watch(builds):
     while True:
         time.sleep(0.5)
-        now = snapshot(root)
-        if now != seen:
-            seen = now
+        now = snapshot(builds.root)
+        if now != builds.seen:
+            builds.seen = now
             print("change seen, rebuilding …", flush=True)
-            rebuild(root, out, extra)
+            builds.run()
 
 
 def serve(root, out, port, extra):
-    if not rebuild(root, out, extra):
+    builds = Builds(root, out, extra)
+    if not builds.run():
         if not out.exists():
             return 1
         Handler.csp = policy_of(out)  # the last good site's
     handler = functools.partial(Handler, directory=str(out))
     server = Server(("127.0.0.1", port), handler)
-    threading.Thread(target=watch, args=(root, out, extra), daemon=True).start()
+    threading.Thread(target=watch, args=(builds,), daemon=True).start()
     print(f"Many Heads is at http://127.0.0.1:{server.server_port}/  (Ctrl-C stops)", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

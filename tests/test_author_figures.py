@@ -6,21 +6,29 @@ The module under test is a two-back head written as the author guide teaches, in
 its own (toymodels/two_back/) in a temporary folder that the toymodels package is extended by
 for one test, so the real toymodels/ is never written to."""
 
+import contextlib
 import importlib
 import io
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+import urllib.request
 import zipfile
 
 import pytest
-from conftest import open_ready, without_build_answers
+from conftest import open_ready, wait_until, without_build_answers
 from playwright.sync_api import expect
 from test_build import GOOD, ROOT, project
 
 import toymodels
 from sitebuild import build as site_build
+from sitebuild import check, limits, pages
 from sitebuild.chapters import AuthorError
 
 FIGURE = textwrap.dedent('''\
@@ -38,7 +46,7 @@ FIGURE = textwrap.dedent('''\
     def render(state=None, fid="two-back"):
         state = merge(DEFAULTS, state)
         words = state["sentence"].split()
-        i = int(state["word"])
+        i = int(state["word"]) if state["word"] in map(str, range(len(words))) else 2
         back = words[i - 2] if i >= 2 else "itself"
         buttons = "".join(
             f'<button data-key="word" data-value="{j}">{esc(w)}</button>'
@@ -142,10 +150,10 @@ MISTAKES = [
     (
         "render raising on a step",
         broken(
-            'i = int(state["word"])',
-            'i = int(state["word"])\n    scale = 1 / (state["view"] == "shares")',
+            '    words = state["sentence"].split()\n',
+            '    words = state["sentence"].split()\n    scale = 1 / (state["view"] == "shares")\n',
         ),
-        f"toymodels/two_back/figure.py:16: figure '{MODEL}' ({BLOCK}) raised ZeroDivisionError: "
+        f"toymodels/two_back/figure.py:15: figure '{MODEL}' ({BLOCK}) raised ZeroDivisionError: "
         'division by zero, given the state {"view": "scores"} (one of its CHOICES); '
         'render({"view": "scores"}, "two-back") in Python shows the whole traceback',
     ),
@@ -203,6 +211,81 @@ MISTAKES = [
 ]
 
 
+def line_of(path, text):
+    """The line of toymodels/PATH that holds TEXT: where the kit or a model raises."""
+    lines = (ROOT / "toymodels" / path).read_text(encoding="utf-8").split("\n")
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+MISTAKES += [
+    (
+        "an answer that changes for the same state",
+        broken(
+            'return result(buttons, state, summary=f"{words[i]} looks at {back}.")',
+            "CALLS.append(1)\n    return result(buttons, state, "
+            'summary=f"{words[i]} looks at {back} {len(CALLS)}.")',
+        ).replace('WORD_FIELD = "word"', 'WORD_FIELD = "word"\nCALLS = []'),
+        f"toymodels/two_back/figure.py:13: figure '{MODEL}' ({BLOCK}) drew the state {{}} (from "
+        'the chapter) twice and gave two answers: its summary is …"sat looks at The 1."… once '
+        'and …"sat looks at The 2."… the next time; a figure must give the same answer for the '
+        "same state, since the page keeps and reuses answers: seed any randomness "
+        "(numpy.random.default_rng(0)) and change no value another call reads",
+    ),
+    (
+        "an inline style",
+        broken('<button data-key="word"', '<button style="color: red" data-key="word"'),
+        f"toymodels/two_back/figure.py:12: figure '{MODEL}' ({BLOCK}) wrote <button style=…>, "
+        "given the state {} (from the chapter); the pages' security policy ignores inline "
+        "styles and scripts: use the classes of templates/styles/site.css "
+        "(toymodels.page.html.level for a share's colour) and the data-key attributes the page "
+        "reads",
+    ),
+    (
+        "a reader's text left unescaped",
+        broken("{esc(w)}</button>", "{w}</button>"),
+        f"toymodels/two_back/figure.py:12: figure '{MODEL}' ({BLOCK}) wrote a reader's text into "
+        "its markup unescaped, given the state "
+        + json.dumps({"sentence": 'The cat sat on the mat "\'><mh-probe data-mh-probe="1">'})
+        + " (a reader's text, as the address bar may hold it): "
+        "the markup holds <mh-probe as a tag; pass every text through toymodels.page.html.esc "
+        "(the kit's pieces do) and build attributes with toymodels.page.html.attrs",
+    ),
+    (
+        "a wrong shape passed to the kit",
+        broken(
+            "    return result(buttons, state,",
+            '    buttons += kit.matrix("M", words, ["a"], [[1.0, 2.0]])\n'
+            "    return result(buttons, state,",
+        ).replace(
+            "from ..page.html import esc", "from ..page import kit\nfrom ..page.html import esc"
+        ),
+        f"toymodels/two_back/figure.py:22: figure '{MODEL}' ({BLOCK}) raised ValueError: zip() "
+        "argument 2 is shorter than argument 1 (in toymodels/page/kit/tables.py:"
+        f"{line_of('page/kit/tables.py', 'zip(rows, values')}, called from "
+        'this line), given the state {} (from the chapter); render({}, "two-back") in Python '
+        "shows the whole traceback",
+    ),
+    (
+        "another chapter's model given the wrong shape",
+        broken(
+            "    return result(buttons, state,",
+            "    causal_attention(np.ones((3, 2)), np.ones((4, 5)))\n"
+            "    return result(buttons, state,",
+        ).replace(
+            "from ..page.html import esc",
+            "import numpy as np\n\nfrom ..many_heads.model import causal_attention\n"
+            "from ..page.html import esc",
+        ),
+        f"toymodels/two_back/figure.py:24: figure '{MODEL}' ({BLOCK}) raised ValueError: matmul: "
+        "Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+        "(n?,k),(k,m?)->(n?,m?) (size 5 is different from 2) (in toymodels/many_heads/model.py:"
+        f"{line_of('many_heads/model.py', 'scores = q @ k.T')}, called from this line), given the "
+        "state {} (from "
+        'the chapter); render({}, "two-back") in Python shows the whole traceback',
+    ),
+]
+
+
 @pytest.mark.parametrize("name,source,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_broken_figure_module_stops_the_build_at_its_line(author, name, source, message):
     stops(author(source), message)
@@ -239,8 +322,12 @@ def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(auth
     )
     site_build.build(root, root / "site")
     words = [{"word": str(i)} for i in range(6)]
-    exercised, prerendered = drawn[:10], drawn[10:]
-    assert exercised == [{}, {}, {"view": "scores"}, {"view": "shares"}, *words]
+    exercised, probed, prerendered = drawn[:11], drawn[11:14], drawn[14:]
+    # the chapter's state twice (the same answer each time), DEFAULTS, CHOICES, each word
+    assert exercised == [{}, {}, {}, {"view": "scores"}, {"view": "shares"}, *words]
+    # a reader's markup in each field, after its default: it must come back escaped
+    markup = '"\'><mh-probe data-mh-probe="1">'
+    assert probed == [{k: f"{v} {markup}"} for k, v in figure.DEFAULTS.items()]
     # then sitebuild/prerender.py: the default view and the states one tap from it (each word,
     # the nearest the shown one first: the next, then the previous)
     default = prerendered[0]
@@ -249,7 +336,31 @@ def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(auth
     assert prerendered == [default, *({**default, "word": str(i)} for i in near)]
     drawn.clear()
     site_build.build(root, root / "site")  # tried once per process: the chapter's state only
-    assert drawn == [{}, *prerendered]
+    assert drawn == [{}, {}, *prerendered]
+
+
+def test_a_renamed_package_is_suggested_before_another_chapters_module(tmp_path, monkeypatch):
+    """The author renamed toymodels/heads_copy/ to toymodels/previous_token/, and the chapter
+    still names the old one: the build suggests the author's package (one no chapter names
+    yet) before another chapter's heads_that_copy, closer in spelling, and lists it first."""
+    extra = tmp_path / "extra"
+    (extra / "previous_token").mkdir(parents=True)
+    (extra / "previous_token" / "__init__.py").write_text("")
+    (extra / "previous_token" / "figure.py").write_text(FIGURE)
+    monkeypatch.setattr(toymodels, "__path__", [*toymodels.__path__, str(extra)])
+    chapters = {p.name: p.read_text("utf-8") for p in (ROOT / "chapters").glob("*.md")}
+    chapters["50-copy.md"] = CHAPTER.replace("two_back", "heads_copy")
+    root = project(tmp_path, chapters)
+    with pytest.raises(AuthorError) as caught:
+        pages.call_figure(
+            "chapters/50-copy.md", 13, "toymodels.heads_copy.figure:render", "f", {}, root
+        )
+    assert str(caught.value).startswith(
+        "chapters/50-copy.md:13: unknown figure 'toymodels.heads_copy.figure:render': there is "
+        "no toymodels/heads_copy/figure.py (did you mean "
+        "'toymodels.previous_token.figure:render'?); figures are "
+        "toymodels.previous_token.figure:render, toymodels.guide."
+    ), str(caught.value)
 
 
 def test_the_cli_prints_the_line_and_no_traceback(tmp_path):
@@ -286,10 +397,24 @@ def test_the_guide_documents_every_message():
         "no summary",
         "a declared state refused",
         "WORD_FIELD with no word buttons",
+        "an answer that changes for the same state",
+        "an inline style",
+        "a reader's text left unescaped",
     ):
         message = next(m for n, _, m in MISTAKES if n == name)
         text = message.split(": ", 1)[1]
         assert f"`{text}`" in guide, text
+    # the kit's line moves as the kit changes: the guide writes LINE
+    kit = next(m for n, _, m in MISTAKES if n == "a wrong shape passed to the kit")
+    written = re.sub(r"tables\.py:\d+", "tables.py:LINE", kit.split(": ", 1)[1])
+    assert f"`{written}`" in guide, written
+    looping = (
+        "was still drawing after 10 s, given the state {} (from the chapter), and was stopped "
+        "here (an endless loop?)"
+    )
+    assert looping in guide  # the limits as the guide states them
+    assert limits.FIGURE_SECONDS == 10 and limits.SLOW_SECONDS == 0.2
+    assert "more than the 0.2 s a state may take" in guide and "after 180 s" in guide
 
 
 # ---- in the browser ----------------------------------------------------------------------------
@@ -337,3 +462,211 @@ def test_a_figure_that_raises_in_the_browser_logs_its_traceback(new_page, base_u
     expect(status).to_have_text(
         "The figure's Python code failed: ZeroDivisionError: word 1 divides"
     )
+
+
+# ---- time: a figure that runs too long, and one slow to draw -----------------------------------
+
+LOOPING = broken(
+    "    back = words[i - 2]", "    while i >= 0: i += 0  # noqa\n    back = words[i - 2]"
+)
+
+
+SLEEPING = broken("    back = words[i - 2]", "    time.sleep(30)\n    back = words[i - 2]").replace(
+    "from ..page.html import esc", "import time\n\nfrom ..page.html import esc"
+)
+
+
+@pytest.mark.parametrize(
+    "source,line", [(LOOPING, 16), (SLEEPING, 18)], ids=["an endless loop", "30 s a state"]
+)
+def test_a_figure_that_runs_too_long_is_stopped_at_its_line(author, monkeypatch, source, line):
+    """The build stops a figure still drawing after its time (FIGURE_SECONDS, 10 s; 1 s here)
+    and names the line it was running, the state and the block."""
+    monkeypatch.setattr(limits, "FIGURE_SECONDS", 1)
+    stops(
+        author(source),
+        f"toymodels/two_back/figure.py:{line}: figure '{MODEL}' ({BLOCK}) was still drawing "
+        "after 1 s, given the state {} (from the chapter), and was stopped here (an endless "
+        "loop?); a figure must draw a state in well under a second, since the page calls it on "
+        'every tap; render({}, "two-back") in Python shows where it is slow',
+    )
+
+
+def test_a_state_slow_to_draw_is_a_warning_naming_the_figure_state_and_time(author, monkeypatch):
+    """A state over SLOW_SECONDS of processor time (0.2 s; 0.05 s here) is a warning naming the
+    module's render line, the block, the state and the time; `check --strict` fails on it."""
+    monkeypatch.setattr(limits, "SLOW_SECONDS", 0.05)
+    slow = broken(
+        "    back = words[i - 2]",
+        "    if i == 4:\n        spent = time.process_time()\n"
+        "        while time.process_time() - spent < 0.1:\n            pass\n"
+        "    back = words[i - 2]",
+    ).replace("from ..page.html import esc", "import time\n\nfrom ..page.html import esc")
+    root = author(slow)
+    notes = []
+    site_build.build(root, root / "site", notes=notes)
+    # drawn as a word of its WORD_FIELD, then as a tap the page gets before Python (prerender)
+    assert len(notes) == 2, notes
+    assert '"word": "4"' in notes[1][2] and "(one tap from the figure's first view)" in notes[1][2]
+    path, line, message = notes[0]
+    assert (path, line) == ("toymodels/two_back/figure.py", 14)
+    assert re.fullmatch(
+        rf"figure '{re.escape(MODEL)}' \({BLOCK}\) took 0\.1\d s of processor time to draw, "
+        r'given the state \{"word": "4"\} \(a word of its WORD_FIELD\): more than the 0\.05 s a '
+        r"state may take, and a reader waits about three times as long on a tap; make render "
+        r"faster \(compute once and keep what every state needs\)",
+        message,
+    ), message
+    assert check.check(root, strict=False) == 0
+    assert check.check(root, strict=True) == 1
+
+
+def test_build_and_serve_report_a_figure_that_loops_and_serve_builds_the_next_save(tmp_path):
+    """Under `build.py serve`: a save that makes a figure loop for ever is a build that ends
+    (its figure stopped at its line, here after 2 s), with the last good site still served and
+    said so; the next save is built."""
+    root, figure, env = served_project(
+        tmp_path, "from sitebuild import limits\nlimits.FIGURE_SECONDS = 2\n"
+    )
+    with serving(root, env) as (said, get):
+        assert b"sat looks at The." in get("test.html")
+        figure.write_text(LOOPING)
+        wait_until(lambda: any("still serving" in line for line in said), 60, "no report")
+        text = "".join(said)
+        assert (
+            f"toymodels/two_back/figure.py:16: figure '{MODEL}' ({BLOCK}) was still drawing "
+            "after 2 s, given the state {} (from the chapter), and was stopped here" in text
+        ), text
+        assert re.search(r"still serving the last good site, built at \d\d:\d\d:\d\d", text)
+        assert b"sat looks at The." in get("test.html")
+        figure.write_text(FIGURE.replace("looks at", "sees"))
+        wait_until(lambda: b"sat sees The." in get("test.html"), 60, "the fix was not built")
+
+
+def test_serve_builds_a_change_saved_while_a_build_runs(tmp_path):
+    """A save while a build runs (here one whose figure loops, stopped only after 60 s) stops
+    that build and builds the newer sources at once."""
+    root, figure, env = served_project(
+        tmp_path, "from sitebuild import limits\nlimits.FIGURE_SECONDS = 60\n"
+    )
+    with serving(root, env) as (said, get):
+        start = time.monotonic()
+        figure.write_text(LOOPING)
+        wait_until(lambda: any("change seen, rebuilding" in line for line in said), 30, "unseen")
+        figure.write_text(FIGURE.replace("looks at", "sees"))
+        wait_until(lambda: b"sat sees The." in get("test.html"), 50, "the fix was not built")
+        assert time.monotonic() - start < 60
+        assert any("change seen while building: stopped that build" in line for line in said)
+
+
+def test_serve_stops_a_build_that_overruns_and_says_where_it_was(tmp_path):
+    """A build still running after serve's BUILD_SECONDS (15 s here; a figure held by code that
+    no signal stops) is stopped by serve, which names the line it was running."""
+    root, figure, env = served_project(
+        tmp_path, "from sitebuild import serve\nserve.BUILD_SECONDS = 15\n"
+    )
+    blocked = broken(
+        "    back = words[i - 2]",
+        "    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n"
+        "    while i >= 0: i += 0  # noqa\n    back = words[i - 2]",
+    ).replace("from ..page.html import esc", "import signal\n\nfrom ..page.html import esc")
+    with serving(root, env) as (said, get):
+        figure.write_text(blocked)
+        wait_until(lambda: any("still serving" in line for line in said), 60, "no report")
+        text = "".join(said)
+        assert (
+            "toymodels/two_back/figure.py:19: the build was still running after 15 s and was "
+            "stopped here; look for an endless loop" in text
+        ), text
+        assert "Traceback" not in text and "Current thread" not in text
+        figure.write_text(FIGURE.replace("looks at", "sees"))
+        wait_until(lambda: b"sat sees The." in get("test.html"), 60, "the fix was not built")
+
+
+def served_project(tmp_path, setting):
+    """A project whose toymodels/ holds the repository's packages (linked) and a package
+    two_back/ of its own, which serve watches; every Python serve starts imports it, and runs
+    SETTING. -> (root, two_back/figure.py, the environment to start serve in)."""
+    root = project(tmp_path, {"a.md": CHAPTER})
+    (root / "toymodels").unlink()
+    (root / "toymodels").mkdir()
+    for part in (ROOT / "toymodels").iterdir():
+        if part.is_dir() and part.name != "__pycache__":  # the build publishes no linked file
+            (root / "toymodels" / part.name).symlink_to(part)
+        elif part.is_file():
+            shutil.copy(part, root / "toymodels" / part.name)
+    (root / "toymodels" / "two_back").mkdir()
+    (root / "toymodels" / "two_back" / "__init__.py").write_text("")
+    figure = root / "toymodels" / "two_back" / "figure.py"
+    figure.write_text(FIGURE)
+    custom = tmp_path / "custom"
+    custom.mkdir()
+    (custom / "sitecustomize.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nimport toymodels\n"
+        f"toymodels.__path__.append({str(root / 'toymodels')!r})\n{setting}"
+    )
+    return root, figure, {**os.environ, "PYTHONPATH": str(custom), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@contextlib.contextmanager
+def serving(root, env):
+    """`build.py serve` on ROOT: (the lines it has said so far, get(path) -> the page's bytes)."""
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "build.py"), "serve", "--root", str(root), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    said = []
+    threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True).start()
+    try:
+        wait_until(
+            lambda: any("Many Heads is at" in line for line in said) or proc.poll() is not None,
+            90,
+            "serve did not start",
+        )
+        line = next((line for line in said if "Many Heads is at" in line), None)
+        assert line, f"serve exited early: {said}"
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+
+        def get(path):
+            with urllib.request.urlopen(url + path, timeout=10) as r:
+                return r.read()
+
+        yield said, get
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_the_build_ends_a_figure_no_signal_can_stop(tmp_path):
+    """Code that a signal cannot interrupt (here a figure that blocks SIGALRM, as code holding
+    Python for itself would) ends the build after BACKSTOP_SECONDS with where it was, instead
+    of hanging it."""
+    extra = tmp_path / "extra"
+    (extra / "two_back").mkdir(parents=True)
+    (extra / "two_back" / "__init__.py").write_text("")
+    blocked = broken(
+        "    back = words[i - 2]",
+        "    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n"
+        "    while i >= 0: i += 0  # noqa\n    back = words[i - 2]",
+    ).replace("from ..page.html import esc", "import signal\n\nfrom ..page.html import esc")
+    (extra / "two_back" / "figure.py").write_text(blocked)
+    root = project(tmp_path, {"a.md": CHAPTER})
+    script = (
+        "import sys, toymodels; toymodels.__path__.append(sys.argv[1]); "
+        "from sitebuild import limits; limits.FIGURE_SECONDS, limits.BACKSTOP_SECONDS = 1, 2; "
+        "sys.argv[1:] = ['--root', sys.argv[2]]; import build; sys.exit(build.main())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(extra), str(root)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("Timeout (0:00:04)!"), done.stderr
+    assert re.search(r'File ".*/two_back/figure\.py", line 19 in render', done.stderr)
+    assert not (root / "site").exists()

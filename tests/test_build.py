@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_until
 
-from sitebuild import assets, chapters
+from sitebuild import assets, chapters, check, scaffold
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError, reading_path
 
@@ -244,6 +244,60 @@ MISTAKES = [
 ]
 
 
+STATE = "alt: Three grids."  # the figure block's last line: a state line goes after it
+MISTAKES += [
+    (
+        "a state field misspelt",
+        broken(STATE, STATE + '\nstate: {"haed": "2"}'),
+        "chapters/a.md:16: figure 'toymodels.many_heads.figure:render' has no field 'haed' "
+        "(did you mean 'head'?); its fields are sentence, word, head, step",
+    ),
+    (
+        "a state value outside CHOICES",
+        broken(STATE, STATE + '\nstate: {"head": "9"}'),
+        "chapters/a.md:16: figure 'toymodels.many_heads.figure:render' has no head \"9\"; head "
+        "is one of all, 1, 2, 3",
+    ),
+    (
+        "a state value the figure would replace",
+        broken(STATE, STATE + '\nstate: {"word": "99"}'),
+        "chapters/a.md:16: figure 'toymodels.many_heads.figure:render' does not draw word "
+        '"99": it drew word "7" instead; word is one of 0, 1, 2, 3, 4, 5, 6, 7; write a value it '
+        "draws as written",
+    ),
+    (
+        "a step's field misspelt",
+        GOOD + "\n::: steps three-heads\n1. {haed=2} Dance.\n:::\n",
+        "chapters/a.md:22: figure 'three-heads' has no field 'haed' (did you mean 'head'?); its "
+        "steps set head: all, 1, 2, 3; step: qk, scores, mask, softmax, values, concat, output",
+    ),
+    (
+        "a step setting a field outside CHOICES",
+        GOOD + "\n::: steps three-heads\n1. {word=2} Dance.\n:::\n",
+        "chapters/a.md:22: figure 'three-heads' has no state word=2: a step sets only a field "
+        "of the module's CHOICES; it takes head: all, 1, 2, 3; step: qk, scores, mask, softmax, "
+        "values, concat, output",
+    ),
+    (
+        "a value from a module without PROSE_VALUES",
+        broken("Some prose", "Some {{ toymodels.many_heads.figure.SENTENCE }} prose"),
+        "chapters/a.md:10: no value 'toymodels.many_heads.figure.SENTENCE': prose reads only "
+        "the values a module lists in PROSE_VALUES; toymodels/many_heads/figure.py lists none: "
+        'add a line PROSE_VALUES = ("SENTENCE",) to it, naming every value of the module that '
+        "prose may read",
+    ),
+]
+
+
+def test_a_readers_state_is_still_put_right_quietly():
+    """Only the chapter's own state is held to the figure's fields and CHOICES: the same
+    mistakes from a reader's address are normalised, as before."""
+    from toymodels.many_heads import figure
+
+    answer = figure.render({"haed": "2", "head": "9", "word": "99"}, "three-heads")
+    assert answer["error"] is None and answer["state"]["head"] == "all"
+
+
 @pytest.mark.parametrize("name,text,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_author_mistake_stops_the_build_and_keeps_site(tmp_path, name, text, message):
     root = project(tmp_path, {"a.md": text})
@@ -352,6 +406,20 @@ def test_a_broken_link_names_the_closest_page_or_heading(tmp_path, name, link, m
         site_build.build(root, root / "site")
     assert str(e.value) == message
     assert (root / "site" / "many-heads.html").read_bytes() == before
+
+
+def test_the_guide_documents_what_a_wrong_state_or_step_says():
+    guide = (ROOT / "chapters" / "90-author-guide.md").read_text(encoding="utf-8")
+    for name in (
+        "a state field misspelt",
+        "a state value outside CHOICES",
+        "a state value the figure would replace",
+        "a step's field misspelt",
+        "a step setting a field outside CHOICES",
+        "a value from a module without PROSE_VALUES",
+    ):
+        message = next(m for n, _, m in MISTAKES if n == name)
+        assert f"`{message.split(': ', 1)[1]}`" in guide, name
 
 
 def test_the_guide_documents_how_to_link_and_what_a_broken_link_says():
@@ -582,3 +650,58 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+RECAP = "\n::: recap\n- One.\n- Two.\n- Three.\n:::\n"
+
+
+def test_check_strict_fails_on_a_path_chapter_without_a_recap(tmp_path, capsys):
+    second = GOOD.replace('slug = "test"', 'slug = "next"').replace("order = 1", "order = 2")
+    root = project(
+        tmp_path,
+        {"a.md": GOOD.rstrip("\n") + "\n" + RECAP.replace("recap", "recap Next."), "b.md": second},
+    )
+    assert check.check(root, strict=False) == 0
+    capsys.readouterr()
+    assert check.check(root, strict=True) == 1
+    said = capsys.readouterr().err
+    assert (
+        "chapters/b.md:19: warning: this chapter is on the readers' path but has no recap; end "
+        "it with '::: recap', three or four lines '- what the reader now knows' and ':::' (see "
+        "the author guide)"
+    ) in said, said
+    assert "chapters/a.md" not in said  # it has its recap
+    (root / "chapters" / "a.md").write_text(GOOD + RECAP)  # the path's last chapter now
+    (root / "chapters" / "b.md").write_text(second.replace("order = 2", "order = 95"))
+    assert check.check(root, strict=True) == 0  # an appendix has none
+
+
+def test_check_strict_fails_on_what_build_py_new_wrote_for_the_author_to_replace(tmp_path, capsys):
+    root = project(tmp_path, {"a.md": GOOD + RECAP})
+    path, led = scaffold.new_chapter(root, "Heads that wait")
+    assert led == root / "chapters" / "a.md"
+    assert check.check(root, strict=False) == 0  # the skeleton builds
+    capsys.readouterr()
+    assert check.check(root, strict=True) == 1
+    said = [line for line in capsys.readouterr().err.split("\n") if ": warning: " in line]
+    new = path.relative_to(root).as_posix()
+    wrote = "is still what `build.py new` wrote"
+    assert said == [
+        f"{new}:6: warning: 'One sentence for the home page: what the reader will understand "
+        f"after this chapter.' {wrote}: write one sentence on what the reader will understand "
+        "after this chapter",
+        f"{new}:12: warning: 'Open with the question this chapter answers, in two or three "
+        f"sentences.' {wrote}: open with the question this chapter answers",
+        f"{new}:14: warning: '::: note How to continue' {wrote}: remove this note, written for "
+        "you, not for readers",
+        f"{new}:19: warning: '## A first section' {wrote}: name the section for what it explains",
+        f"{new}:21: warning: 'Prose, maths such as $d_\\text{{head}} = d_\\text{{model}} / h$, "
+        f"and figures go here.' {wrote}: write the section",
+        f"{new}:24: warning: '- Three or four lines: what the reader now knows,' {wrote}: write "
+        "what the reader now knows",
+        f"{new}:25: warning: '- one idea each,' {wrote}: write what the reader now knows",
+        f"{new}:26: warning: '- in words the reader learnt in this chapter.' {wrote}: write what "
+        "the reader now knows",
+        "chapters/a.md:21: warning: this recap still holds the sentence `build.py new` wrote "
+        "when it added the chapter that follows; say in one sentence what that chapter adds",
+    ], said

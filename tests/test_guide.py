@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_ready
+from playwright.sync_api import expect
 
 from sitebuild import build as site_build
 from toymodels.guide import exercise
@@ -66,13 +68,10 @@ def test_render_keeps_the_contract():
     assert r["state"] == {"sentence": g.SENTENCE, "word": "3", "view": "softmax"}
     words = g.SENTENCE.split()
     # "on" sees four words: the first gets e^a/(e^a + 3), each other 1/(e^a + 3); in tenths
-    # of a point, rounded so that the four add up to 1000 (largest remainder)
-    row = [1000 * x for x in expected_shares(len(words), g.STRENGTH)[3][:4]]
-    down = [math.floor(x) for x in row]
-    for k in sorted(range(4), key=lambda k: down[k] - row[k])[: 1000 - sum(down)]:
-        down[k] += 1
+    # of a point, each rounded to the nearest
+    first = math.floor(1000 * expected_shares(len(words), g.STRENGTH)[3][0] + 0.5)
     assert r["summary"] == (
-        f"“on” gives {down[0] // 10}.{down[0] % 10}% of its attention to the first word."
+        f"“on” gives {first // 10}.{first % 10}% of its attention to the first word."
     )
     html = r["html"]
     assert html.count('class="mh-word"') == len(words) and html.count('aria-pressed="true"') == 1
@@ -226,3 +225,24 @@ def test_the_guide_page_is_pre_rendered_with_maths_values_and_sources(guide_page
     assert len(ids) == len(set(ids))
     for anchor in re.findall(r'href="#([^"]+)"', html):
         assert anchor in ids, anchor
+
+
+@pytest.mark.browser
+def test_a_weight_of_the_matrix_is_picked_then_moved_in_steps_of_a_half(page, base_url):
+    """The guide's "pick a cell, then change its weight" figure in the page: a tap picks the
+    cell, the slider (in steps of 0.5) sets that cell's weight, and a tap on another cell
+    leaves it as set."""
+    open_ready(page, base_url + "author-guide.html")
+    fig = page.locator("#kit-weights")
+    first = fig.locator('[data-key="cell"][data-value="0,0"]')
+    first.click()
+    expect(fig.locator(".mh-slider label")).to_have_text("Weight (is the first word, query 1)")
+    fig.locator("input[type=range]").evaluate(
+        "(el) => { el.value = '2.5'; el.dispatchEvent(new Event('change', { bubbles: true })); }"
+    )
+    expect(fig.locator(".mh-slider output")).to_have_text("2.5")
+    expect(first).to_have_text("2.5")
+    expect(first).to_have_class("hl")
+    fig.locator('[data-key="cell"][data-value="1,0"]').click()
+    expect(fig.locator(".mh-slider output")).to_have_text("4.0")
+    expect(first).to_have_text("2.5")

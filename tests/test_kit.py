@@ -1,5 +1,7 @@
-"""The figure kit (toymodels/page/kit): every text escaped, the accessibility structure, shares
-that add up to exactly 100.0%, and `build.py new --figure` scaffolding a figure that works."""
+"""The figure kit (toymodels/page/kit): every text escaped, the accessibility structure, each
+share rounded to its nearest tenth with the total stated apart, sliders with decimal steps, a
+cell of a matrix picked and its weight changed, and `build.py new --figure` scaffolding a figure
+that works."""
 
 import math
 import re
@@ -91,17 +93,38 @@ AWKWARD = [
 
 
 @pytest.mark.parametrize("shares", AWKWARD)
-def test_a_shares_column_adds_up_to_exactly_100_0(shares):
+def test_each_share_shows_its_nearest_tenth_and_the_total_is_stated_apart(shares):
+    """Bent to add up to 100.0% (largest remainder), one sixth showed as 16.6% beside 16.7%:
+    each share is rounded on its own, the total row is the exact shares' 100.0%, and a line
+    says so where the shown shares add up to another number."""
     words = [f"w{j}" for j in range(len(shares))]
-    html = kit.shares_table(words, [("Share", np.array(shares))], caption="c")
-    shown = [float(x) for x in re.findall(r"<td>([0-9.]+)%</td>", html)]
-    *cells, total = shown
-    assert total == 100.0 and round(sum(cells), 1) == 100.0
-    for got, p in zip(cells, shares, strict=True):  # each within a tenth of the true share
-        assert abs(got - 100 * p) < 0.1 + 1e-9
-    naive = sum(round(100 * p, 1) for p in shares)  # what rounding one by one would add up to
-    if not math.isclose(naive, 100.0):
-        assert shown[-1] == 100.0  # the kit still shows 100.0%
+    for html in (
+        kit.shares_table(words, [("Share", np.array(shares))], caption="c"),
+        kit.bars(words, np.array(shares), caption="c"),
+    ):
+        shown = [float(x) for x in re.findall(r"<td>([0-9.]+)%</td>", html)]
+        *cells, total = shown
+        assert total == 100.0
+        for got, p in zip(cells, shares, strict=True):
+            assert got == math.floor(1000 * p + 0.5) / 10  # the nearest tenth, halves up
+        note = re.findall(r'<p class="mh-rounding">(.*?)</p>', html)
+        if math.isclose(sum(cells), 100.0):
+            assert note == []
+        else:
+            assert note == [
+                "Each share is rounded to a tenth on its own, so the shares shown add up to "
+                f"{sum(cells):.1f}%; the exact ones add up to 100%."
+            ]
+    assert kit.share(np.array(shares), 0) == f"{math.floor(1000 * shares[0] + 0.5) / 10:.1f}%"
+
+
+def test_a_sixth_is_16_7_percent_everywhere_the_kit_writes_it():
+    words = [f"w{j}" for j in range(6)]
+    sixths = np.tril(np.ones((6, 6))) / np.arange(1, 7)[:, None]
+    grid = kit.attention_grid(words, shares=sixths, selected=5)
+    table = kit.shares_table(words, [("Share", sixths[5])], caption="c")
+    assert grid.count(": 16.7%") == 6 and "16.6%" not in grid + table
+    assert table.count("<td>16.7%</td>") == 6 and kit.share(sixths[5], 4) == "16.7%"
 
 
 def test_matrix_shape_highlight_and_cells_that_are_controls():
@@ -110,6 +133,94 @@ def test_matrix_shape_highlight_and_cells_that_are_controls():
     assert '<caption>M <span class="shape">(2 × 3)</span></caption>' in html
     assert html.count('class="hl"') == 1 and ">−2.00<" in html and ">3.00<" in html
     assert 'data-key="cell" data-value="1,2"' in html and html.count('tabindex="0"') == 1
+
+
+NUMBERS = [  # (what the field holds, the number read and its text), on -1 … 1 in steps of 0.05
+    ("0.35", 0.35, "0.35"),
+    ("0.3", 0.3, "0.30"),
+    ("0.30000000000000004", 0.3, "0.30"),  # what float arithmetic may send
+    ("0.07", 0.05, "0.05"),  # onto the nearest step
+    ("-0.35", -0.35, "-0.35"),
+    ("-0", 0.0, "0.00"),  # never "-0.00"
+    ("1.5", 0.5, "0.50"),  # off the scale: the default
+    ("1e3", 0.5, "0.50"),
+    ("<b>", 0.5, "0.50"),
+    ("", 0.5, "0.50"),
+]
+
+
+@pytest.mark.parametrize("text,number,written", NUMBERS, ids=[n[0] or "empty" for n in NUMBERS])
+def test_a_slider_field_is_read_on_its_scale_of_decimal_steps(text, number, written):
+    got = kit.read_number(text, low=-1, high=1, step=0.05, default=0.5)
+    assert got == (number, written)
+
+
+def test_a_slider_with_a_decimal_step_shows_its_value_as_the_reader_sees_it():
+    html = kit.slider("f", "w", "-0.35", label="Weight", low=-1, high=1, step=0.05)
+    assert 'type="range"' in html and 'step="0.05"' in html and 'value="-0.35"' in html
+    assert 'aria-valuetext="−0.35"' in html and '<output for="f-w">−0.35</output>' in html
+    tenth = kit.slider(
+        "f",
+        "s",
+        kit.read_number("2", low=0, high=9, step=0.1, default=4)[1],
+        label="Strength",
+        low=0,
+        high=9,
+        step=0.1,
+    )
+    assert 'value="2.0"' in tenth and ">2.0</output>" in tenth
+    assert kit.number_text(0.1 + 0.2, 0.1) == "0.3" and kit.number_text(3, 1) == "3"
+    said = kit.slider("f", "s", "2", label="S", low=0, high=9, step=1, said="2 degrees")
+    assert 'aria-valuetext="2 degrees"' in said and ">2</output>" in said
+
+
+WEIGHTS = {"weights": "0.0,1.0;2.0,3.0", "cell": "1,0", "at": "", "weight": ""}
+
+
+def pick_and_set(state):
+    """The state as the page sends it after a change, read as a figure reads it."""
+    state = kit.merge(WEIGHTS, state)
+    weights, picked = kit.read_weights(state, WEIGHTS, low=-4, high=4, step=0.5)
+    return weights.tolist(), picked, state
+
+
+def test_a_cell_of_a_matrix_is_picked_then_its_weight_changed():
+    """The pattern for "pick one cell, then change that weight": a tap on a cell sends the
+    cell along with the slider's last weight and the cell that weight was for, so it changes
+    nothing; a move of the slider sends the weight with its cell, which takes it."""
+    weights, picked, shown = pick_and_set({})
+    assert (weights, picked) == ([[0.0, 1.0], [2.0, 3.0]], (1, 0))
+    assert shown == {"weights": "0.0,1.0;2.0,3.0", "cell": "1,0", "at": "1,0", "weight": "2.0"}
+    tapped = {**shown, "cell": "0,1"}  # a tap on the cell (0, 1)
+    weights, picked, shown = pick_and_set(tapped)
+    assert (weights, picked) == ([[0.0, 1.0], [2.0, 3.0]], (0, 1))
+    assert (shown["at"], shown["weight"]) == ("0,1", "1.0")  # the slider now holds that cell
+    moved = {**shown, "weight": "-2.5", "at": "0,1"}  # the slider's form: its value and cell
+    weights, picked, shown = pick_and_set(moved)
+    assert weights == [[0.0, -2.5], [2.0, 3.0]] and shown["weights"] == "0.0,-2.5;2.0,3.0"
+    weights, picked, shown = pick_and_set({**shown, "cell": "1,1"})  # another cell: kept
+    assert weights == [[0.0, -2.5], [2.0, 3.0]] and shown["weight"] == "3.0"
+    for junk in ({"cell": "9,9"}, {"weights": "1,2,3"}, {"at": "0,0", "weight": "99"}):
+        assert pick_and_set(junk)[:2] == ([[0.0, 1.0], [2.0, 3.0]], (1, 0)), junk
+    html = kit.weight_editor(
+        "f",
+        np.array(weights),
+        picked,
+        ["r1", "r2"],
+        ["c1", "c2"],
+        caption="W",
+        label="Weight",
+        low=-4,
+        high=4,
+        step=0.5,
+    )
+    assert html.count('data-key="cell"') == 4 and 'class="hl"' in html
+    assert (
+        '<td class="hl" tabindex="-1" data-fk="f-cell-1-1" data-key="cell" data-value="1,1">'
+        in html
+    )
+    assert '<label for="f-weight">Weight (r2, c2)</label>' in html
+    assert '<input type="hidden" name="at" value="1,1">' in html and 'value="3.0"' in html
 
 
 def test_the_svg_pictures_are_named_images_or_decoration():

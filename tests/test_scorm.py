@@ -23,6 +23,7 @@ from test_build import GOOD, project
 
 from sitebuild import assets
 from sitebuild.build import load_chapters
+from sitebuild.needs import data_folders
 from sitebuild.policy import content_security_policy
 from sitebuild.scorm import EDITIONS, check_package, write_packages
 
@@ -177,6 +178,106 @@ def test_build_py_scorm_writes_the_packages(tmp_path):
         assert done.returncode == 0, done.stderr
         assert f"wrote {root / name}" in done.stdout
         assert check_package(root / name) == []
+
+
+def test_build_py_scorm_packages_one_chapter_when_asked(tmp_path):
+    second = GOOD.replace('slug = "test"', 'slug = "second"').replace("order = 1", "order = 2")
+    root = project(tmp_path, {"01-a.md": GOOD, "02-b.md": second})
+    command = [sys.executable, str(ROOT / "build.py"), "scorm", "--root", str(root)]
+    done = subprocess.run([*command, "--chapter", "second"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in root.glob("*.zip")) == ["manyheads-second-scorm12.zip"]
+    assert check_package(root / "manyheads-second-scorm12.zip") == []
+    with zipfile.ZipFile(root / "manyheads-second-scorm12.zip") as z:
+        assert "second.html" in z.namelist() and "test.html" not in z.namelist()
+    done = subprocess.run([*command, "--chapter", "secnd"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: no chapter 'secnd' (did you mean 'second'?); the chapters are test, second\n"
+    )
+
+
+# the data folders of toymodels/data/ each chapter's figures read in the browser
+DATA = {"real-heads": ["realheads"], "one-character": ["charmodel"]}
+DATA["heads-that-copy"] = ["smollm2"]
+
+
+def data_in(path):
+    """{top-level data folder: files} and the build's answers (prerendered/) in a package."""
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+    folders = {}
+    for name in names:
+        if name.startswith("py/data/"):
+            folders.setdefault(name.split("/")[2], []).append(name)
+    return folders, sorted(n for n in names if n.startswith("prerendered/"))
+
+
+def test_each_chapter_package_carries_only_its_own_data(packages):
+    """Every package carried all 16 MB of data of every chapter: now a chapter's package holds
+    the folders of toymodels/data/ its Python reads and its own answers, and one package of
+    them all holds all of them."""
+    for chapter in load_chapters(ROOT):
+        slug = chapter.meta["slug"]
+        folders, answers = data_in(packages["1.2"][f"manyheads-{slug}-scorm12.zip"])
+        assert sorted(folders) == DATA.get(slug, []), slug
+        for folder, files in folders.items():  # the whole folder: a reader may tap any state
+            assert len(files) == len(list((ROOT / "toymodels" / "data" / folder).rglob("*.*")))
+        assert all(a.startswith(f"prerendered/{slug}.") for a in answers) and answers, slug
+    folders, answers = data_in(packages["2004"]["manyheads-all-scorm2004.zip"])
+    assert sorted(folders) == sorted(f for fs in DATA.values() for f in fs)
+    assert len(answers) == len(load_chapters(ROOT))
+
+
+TRACE = """
+import sys
+from pathlib import Path
+from sitebuild import build, figures, prerender
+from sitebuild.pages import ChapterRenderer
+from toymodels.page import cells, data
+
+read, inside = set(), []
+def traced(run):
+    def call(*args, **kwargs):
+        inside.append(1)
+        try:
+            return run(*args, **kwargs)
+        finally:
+            inside.pop()
+    return call
+def read_bytes(rel, _read=data.read_bytes):
+    if inside:
+        read.add(rel.split("/")[0])
+    return _read(rel)
+data.read_bytes = read_bytes
+figures.Drawing.draw = traced(figures.Drawing.draw)
+cells.run = traced(cells.run)
+root = Path(sys.argv[1])
+chapters = build.load_chapters(root)
+chapter = next(c for c in chapters if c.meta["slug"] == sys.argv[2])
+renderer = ChapterRenderer(chapter, build.environment(root), root)
+body = renderer.render()
+prerender.page_answers(renderer.figures, str(body))
+print(" ".join(sorted(read)))
+"""
+
+
+@pytest.mark.parametrize("slug", [c.meta["slug"] for c in load_chapters(ROOT)])
+def test_a_chapter_package_holds_every_data_folder_its_figures_and_cells_read(slug):
+    """What a chapter's figures and cells read while the build draws them (every state it
+    declares, and those one tap away), each chapter in a Python of its own so that no other
+    chapter's reads are kept: all of it is in the chapter's package (sitebuild/needs.py)."""
+    done = subprocess.run(
+        [sys.executable, "-c", TRACE, str(ROOT), slug],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    read = done.stdout.split()
+    chapter = next(c for c in load_chapters(ROOT) if c.meta["slug"] == slug)
+    assert set(read) <= set(data_folders(chapter, ROOT)), (read, slug)
+    assert read == DATA.get(slug, [])
 
 
 # --- sessions against scorm-again ---------------------------------------------------------------

@@ -11,13 +11,13 @@ WORD_FIELD = "word"  # the build draws the figure for each word of the default s
 PROSE_VALUES = ("MAX_WORDS",)
 
 
-def first_word_head(n, strength=STRENGTH):
+def first_word_head(n, strength=STRENGTH, W_Q=None):
     """Scores, masked scores and shares for n words: three (n, n) arrays. Every word's query
     asks "are you the first word?", and only the first word's key says yes."""
     X = np.zeros((n, 2))
     X[:, 1] = 1.0  # feature 2: a constant 1 for every word
     X[0, 0] = 1.0  # feature 1: "I am the first word"
-    W_Q = np.array([[0.0, 0.0], [strength, 0.0]])  # each query: [strength, 0]
+    W_Q = np.array([[0.0, 0.0], [strength, 0.0]]) if W_Q is None else W_Q  # [strength, 0]
     W_K = np.array([[1.0, 0.0], [0.0, 0.0]])  # key: [1, 0] if first, else 0
     scores = (X @ W_Q) @ (X @ W_K).T / np.sqrt(2)  # divided by √d_head, d_head = 2
     masked = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)  # no later words

@@ -9,12 +9,16 @@ from ..page import kit
 from .first_word import first_word_head
 
 PARTS = ("sentence", "tokens", "choices", "steps", "grid", "shares", "bars", "matrix")
-PARTS += ("slider", "legend", "svg")
+PARTS += ("slider", "weights", "legend", "svg")
 DEFAULTS = {"part": "grid", "sentence": "The cat sat on the mat", "word": "3", "view": "softmax"}
-DEFAULTS["strength"] = "4"
+DEFAULTS["strength"] = "4.0"
+# the weights part: W_Q of the first-word head, one cell picked and its weight on a slider
+DEFAULTS |= {"wq": "0.0,0.0;4.0,0.0", "cell": "1,0", "at": "", "weight": ""}
+SCALE = {"low": -8, "high": 8, "step": 0.5}  # the weights' slider
 CHOICES = {"part": PARTS, "view": ("scores", "mask", "softmax")}
 WORD_FIELD = "word"
 VIEWS = (("scores", "Scores"), ("mask", "Mask"), ("softmax", "Softmax"))
+FEATURES = ("is the first word", "a constant 1")  # first_word_head's two features of a word
 
 
 def render(state=None, fid="kit"):
@@ -22,10 +26,12 @@ def render(state=None, fid="kit"):
     state, words, error = kit.read_sentence(state, DEFAULTS, CHOICES)
     if error:
         return kit.failure(state, error)
-    strength = kit.whole(state["strength"], 1)
-    state["strength"] = str(strength if strength is not None else 4)
-    scores, _, w = first_word_head(len(words), float(state["strength"]))
+    strength, state["strength"] = kit.read_number(
+        state["strength"], low=0, high=9, step=0.5, default=4
+    )
+    W_Q, picked = kit.read_weights(state, DEFAULTS, field="wq", **SCALE)
     i, view, part = int(state["word"]), state["view"], state["part"]
+    scores, _, w = first_word_head(len(words), strength, W_Q if part == "weights" else None)
     html = {
         "sentence": lambda: kit.controls(kit.sentence_form(fid, state["sentence"], help="Words.")),
         "tokens": lambda: kit.token_buttons(words, i),
@@ -38,15 +44,20 @@ def render(state=None, fid="kit"):
         "bars": lambda: kit.bars(words[: i + 1], w[i, : i + 1], caption=f"{words[i]} looks at"),
         "matrix": lambda: kit.matrix("Scores", words, words, scores, shape=True, selected=i),
         "slider": lambda: kit.slider(
-            fid,
-            "strength",
-            state["strength"],
-            label="Strength",
-            low=0,
-            high=9,
-            step=1,
-            said=f"strength {state['strength']}",
-            shown=state["strength"],
+            fid, "strength", state["strength"], label="Strength", low=0, high=9, step=0.5
+        ),
+        "weights": lambda: (
+            kit.weight_editor(
+                fid,
+                W_Q,
+                picked,
+                FEATURES,
+                ("query 1", "query 2"),
+                caption="W_Q: a row per feature of a word, a column per number of its query",
+                label="Weight",
+                **SCALE,
+            )
+            + kit.attention_grid(words, shares=w, scores=scores, selected=i)
         ),
         "legend": lambda: kit.legend(),
         "svg": lambda: (

@@ -565,7 +565,7 @@ def _weights(view, look):
     top = int(weights.argmax())
     return (
         _tape(view, "weights", "Choose a character")
-        + f"<p>Softmax turns the scores into weights that add to {pct(int(shares.sum()))}: "
+        + "<p>Softmax turns the scores into weights that add to 100%: "
         f"{esc(quoted_char(view.text[top]))} at place {top + 1} gets the most, "
         f"{pct(int(shares[top]))}. The characters after {esc(_picked(view))} are behind the "
         "shutter: the model cannot see them.</p>"

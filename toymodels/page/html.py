@@ -157,18 +157,15 @@ def quoted(text):
 
 
 def tenths(p):
-    """Percentages of a distribution in tenths of a point that add up to exactly 1000.
+    """Percentages of a distribution in tenths of a point, each the nearest to its share of the
+    whole (halves up): one sixth is 167 (16.7%), whatever its neighbours.
 
-    Largest remainder: floor every share, then give the missing tenths to the
-    shares that lost the most, so a column never shows 99.9 or 100.1.
+    Rounded one by one, a row's shown shares may add up to a tenth or two more or less than
+    1000, so a table states its total apart, the sum of the exact shares (kit.shares_table);
+    bending the shares to add up (largest remainder) showed a sixth as 16.6% beside 16.7%.
     """
-    raw = np.asarray(p, dtype=float) * 1000
-    raw = raw / raw.sum() * 1000
-    out = np.floor(raw).astype(int)
-    short = 1000 - out.sum()
-    for i in np.argsort(-(raw - out), kind="stable")[:short]:
-        out[i] += 1
-    return out
+    raw = np.asarray(p, dtype=float)
+    return np.floor(raw / raw.sum() * 1000 + 0.5).astype(int)
 
 
 def tenths_rows(p):
@@ -178,15 +175,10 @@ def tenths_rows(p):
     p = np.asarray(p, dtype=float)
     T = len(p)
     seen = np.tri(T, dtype=bool)
-    raw = np.where(seen, p, 0.0) * 1000
+    raw = np.where(seen, p, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = raw / raw.sum(axis=1, keepdims=True) * 1000
     if not np.isfinite(raw[seen]).all():  # a reader's broken softmax: row by row, as tenths does
         return [tenths(p[i, : i + 1]).tolist() for i in range(T)]
-    out = np.floor(raw).astype(int)
-    short = 1000 - out.sum(axis=1, keepdims=True)
-    rest = np.where(seen, raw - out, -np.inf)
-    rank = np.empty_like(out)
-    np.put_along_axis(rank, np.argsort(-rest, axis=1, kind="stable"), np.arange(T)[None], axis=1)
-    out += rank < short
+    out = np.floor(raw + 0.5).astype(int)
     return [out[i, : i + 1].tolist() for i in range(T)]

@@ -13,7 +13,8 @@ cells the hatched class "masked". One change here changes every figure of the si
                   sheet_mark, legend, share
     tables        matrix, shares_table
     bars          bars, bar, bars_svg
-    state         read_sentence, summary_line
+    weights       weight_editor, read_weights (pick a cell of a matrix, change its weight)
+    state         read_sentence, read_number, number_text, summary_line
 """
 
 from ..figure import failure, merge, result
@@ -21,8 +22,9 @@ from ..html import esc, whole
 from .bars import bar, bars, bars_svg
 from .controls import choices, controls, sentence_form, slider, step_list, token_buttons
 from .grid import attention_grid, heatmap_sheet, heatmap_svg, legend, share, sheet_mark
-from .state import read_sentence, summary_line
+from .state import number_text, read_number, read_sentence, summary_line
 from .tables import matrix, shares_table
+from .weights import read_weights, weight_editor
 
 __all__ = [
     "attention_grid",
@@ -39,7 +41,10 @@ __all__ = [
     "legend",
     "matrix",
     "merge",
+    "number_text",
+    "read_number",
     "read_sentence",
+    "read_weights",
     "result",
     "sentence_form",
     "share",
@@ -48,5 +53,6 @@ __all__ = [
     "step_list",
     "summary_line",
     "token_buttons",
+    "weight_editor",
     "whole",
 ]

@@ -6,6 +6,7 @@ words; the download keeps it as drawn, in the same colours.
 """
 
 from ..html import attrs, esc, pct, tenths
+from .tables import exact_total, rounding_note
 
 
 def bar(share, width=100):
@@ -19,8 +20,8 @@ def bar(share, width=100):
 
 
 def bars(labels, shares, *, caption, column="Share"):
-    """A distribution over LABELS as a table: a row per label with its share (rounded so the
-    column adds up to exactly 100.0%) and its bar."""
+    """A distribution over LABELS as a table: a row per label with its share (rounded to the
+    nearest tenth of a point, as shares_table does, with the exact total) and its bar."""
     shown = tenths(shares)
     rows = "".join(
         f'<tr><th scope="row">{esc(label)}</th><td>{pct(t)}</td><td>{bar(float(p))}</td></tr>'
@@ -30,7 +31,8 @@ def bars(labels, shares, *, caption, column="Share"):
         f'<table class="mh-matrix mh-dist"><caption>{esc(caption)}</caption>'
         f'<thead><tr><td></td><th scope="col">{esc(column)}</th><td></td></tr></thead>'
         f'<tbody>{rows}</tbody><tfoot><tr><th scope="row">Total</th>'
-        f"<td>{pct(int(shown.sum()))}</td><td></td></tr></tfoot></table>"
+        f"<td>{pct(exact_total(shares))}</td><td></td></tr></tfoot></table>"
+        + rounding_note([shown])
     )
 
 

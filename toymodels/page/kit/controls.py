@@ -7,7 +7,8 @@ pressed button is the stop) and is named for screen readers (role="group", aria-
 every focusable element has a data-fk, so focus returns to it after a redraw.
 """
 
-from ..html import esc, state_button
+from ..html import esc, num, state_button
+from .state import decimals
 
 
 def controls(*parts):
@@ -80,14 +81,36 @@ def step_list(steps, current, *, key="step", label="Step"):
     return choices(key, options, current, label=label, cls="mh-steps")
 
 
-def slider(fid, name, value, *, label, low, high, step, said, shown, cls="mh-slider"):
-    """A range input that sets state[NAME] as it moves (a live form). SAID is the value as
-    a screen reader speaks it ("30 degrees"), SHOWN as the page prints it beside the slider."""
+def slider(
+    fid,
+    name,
+    value,
+    *,
+    label,
+    low,
+    high,
+    step,
+    said=None,
+    shown=None,
+    sends=None,
+    cls="mh-slider",
+):
+    """A range input that sets state[NAME] as it moves (a live form), from LOW to HIGH in
+    steps of STEP (1, 0.1, 0.05 …); VALUE is the field's text (kit.read_number writes it).
+    SHOWN is the value as the page prints it beside the slider, by default with STEP's
+    decimals and a real minus sign ("−0.35"); SAID as a screen reader speaks it (by default
+    SHOWN). SENDS, {field: value}, are sent along with it: which cell of a matrix the value is
+    for, say (kit.weight_editor)."""
     box = f"{esc(fid)}-{name}"
+    shown = num(float(value), decimals(step)) if shown is None else shown
+    said = shown if said is None else said
+    hidden = "".join(
+        f'<input type="hidden" name="{esc(k)}" value="{esc(v)}">' for k, v in (sends or {}).items()
+    )
     return (
         f'<form class="{cls}" data-state-form="live">'
         f'<label for="{box}">{esc(label)}</label>'
         f'<input type="range" id="{box}" name="{name}" data-fk="{name}" min="{low}"'
         f' max="{high}" step="{step}" value="{esc(value)}" aria-valuetext="{esc(said)}">'
-        f'<output for="{box}">{esc(shown)}</output></form>'
+        f'<output for="{box}">{esc(shown)}</output>{hidden}</form>'
     )

@@ -39,8 +39,9 @@ def attention_grid(
     """A T×T table of one head over WORDS, captioned for screen readers "NAME, what the cells
     hold: how to read it" (or CAPTION).
 
-    VIEW "softmax" colours SHARES (each row's percentages rounded to add up to 100.0%, or
-    ROUNDED[i][j] in tenths when the figure rounds its own); "scores" writes SCORES in every
+    VIEW "softmax" colours SHARES (each share named in tenths of a point rounded to the
+    nearest, as `share` and shares_table write it, or ROUNDED[i][j] in tenths when the figure
+    rounds its own); "scores" writes SCORES in every
     cell, later words marked "future"; "mask" writes the scores a word can see and hatches the
     rest. With KEY, a tap or Enter on row i sets state[KEY] = VALUE(i); row SELECTED is marked
     and its first cell is the grid's Tab stop. Cell focus keys are FK-i-j; HEAD is data-head.
@@ -266,6 +267,6 @@ def legend(masked="masked (a later word)"):
 
 
 def share(shares, j):
-    """Entry J of a distribution as the kit's tables show it: '12.5%', each share rounded in
-    tenths so that all of them add up to exactly 100.0%."""
+    """Entry J of a distribution as the kit's tables show it: '16.7%', its share of the whole
+    rounded to the nearest tenth of a point."""
     return pct(tenths(shares)[j])

@@ -5,6 +5,8 @@ its row and column, and the download (toymodels/page/download.py) turns them int
 drawn grid as they are.
 """
 
+import numpy as np
+
 from ..html import attrs, esc, num, pct, symbols, tenths
 
 
@@ -65,8 +67,10 @@ def matrix(
 def shares_table(words, columns, *, caption, seen=None, selected=None):
     """One word's shares of attention: a row per word of WORDS, a column per (name, shares) of
     COLUMNS. Only the first SEEN words (all by default) are visible to it, the rest masked;
-    each column's percentages are rounded in tenths by largest remainder, so every column
-    adds up to exactly 100.0%. Row SELECTED (the looking word) is marked."""
+    each percentage is the share rounded to the nearest tenth of a point (`tenths`), so equal
+    shares show alike. The total row states the sum of the exact shares (100.0%); where the
+    rounded ones add up to another number, a line under the table says why. Row SELECTED (the
+    looking word) is marked."""
     seen = len(words) if seen is None else seen
     shown = [tenths(shares[:seen]) for _, shares in columns]
     names = "".join(f'<th scope="col">{esc(name)}</th>' for name, _ in columns)
@@ -76,9 +80,30 @@ def shares_table(words, columns, *, caption, seen=None, selected=None):
         cells = "".join(f"<td>{pct(col[j])}</td>" if j < seen else masked for col in shown)
         row = attrs(class_="sel" if j == selected else None)
         rows.append(f'<tr{row}><th scope="row">{esc(word)}</th>{cells}</tr>')
-    totals = "".join(f"<td>{pct(int(col.sum()))}</td>" for col in shown)
+    totals = "".join(f"<td>{pct(exact_total(shares[:seen]))}</td>" for _, shares in columns)
     return (
         f'<table class="mh-shares"><caption>{esc(caption)}</caption>'
         f'<thead><tr><th scope="col">Word</th>{names}</tr></thead><tbody>{"".join(rows)}</tbody>'
-        f'<tfoot><tr><th scope="row">Total</th>{totals}</tr></tfoot></table>'
+        f'<tfoot><tr><th scope="row">Total</th>{totals}</tr></tfoot></table>' + rounding_note(shown)
+    )
+
+
+def exact_total(shares):
+    """The sum of a distribution's exact shares, in tenths of a point: 1000 for one that adds
+    up to 1 (the shares shown are each rounded, so their sum may differ by a tenth or two)."""
+    raw = np.asarray(shares, dtype=float)
+    total = raw.sum()
+    return 1000 if np.isfinite(total) and total > 0 else 0
+
+
+def rounding_note(columns):
+    """A line saying why the rounded shares of COLUMNS (tenths, each an array) add up to
+    another total than 100.0%, if any does; else nothing."""
+    sums = sorted({int(col.sum()) for col in columns} - {1000})
+    if not sums:
+        return ""
+    said = " or ".join(pct(s) for s in sums)
+    return (
+        f'<p class="mh-rounding">Each share is rounded to a tenth on its own, so the shares '
+        f"shown add up to {said}; the exact ones add up to 100%.</p>"
     )
