@@ -114,9 +114,12 @@ def test_check_warnings_fail_only_when_strict(tmp_path):
         "chapters/a.md:25: warning: this link uses http://; use https:// so readers are not sent "
         "to an insecure page",
         "chapters/a.md:27: warning: this image has no text alternative: write ![what it shows](…)",
+        "chapters/a.md:27: warning: this chapter is on the readers' path but has no recap; end "
+        "it with '::: recap', three or four lines '- what the reader now knows' and ':::' (see "
+        "the author guide)",
     ):
         assert message in strict.stderr, strict.stderr
-    assert strict.stderr.strip().endswith("check: 0 error(s), 4 warning(s) (strict): FAILED")
+    assert strict.stderr.strip().endswith("check: 0 error(s), 5 warning(s) (strict): FAILED")
 
 
 def test_the_project_passes_its_own_strict_check():
