@@ -232,6 +232,27 @@ STATE_JS = """async () => {
   };
 }"""
 FRAMES_JS = "new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))"
+# two frames, then the page's first idle moment (or a second): what a test set off in the page
+# has run, and what it said has come back, before the page goes to another test
+FLUSH_JS = """() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() =>
+  requestIdleCallback(done, { timeout: 1000 }))))"""
+# the boxes a shared page has scrolled when it opens (scrollers.js shows a selected column), kept
+# so that each borrower gets them so, and every other box at its start
+SCROLLS_KEPT_JS = """() => {
+  window.__sharedScrolls = new Map([...document.querySelectorAll("*")]
+    .filter((el) => el.scrollLeft || el.scrollTop)
+    .map((el) => [el, [el.scrollLeft, el.scrollTop]]));
+}"""
+AS_OPENED_JS = """() => {
+  document.activeElement?.blur();
+  for (const el of document.querySelectorAll("*")) {
+    const [left, top] = window.__sharedScrolls.get(el) ?? [0, 0];
+    if (el.scrollLeft !== left || el.scrollTop !== top) {
+      el.scrollTo({ left, top, behavior: "instant" });
+    }
+  }
+  scrollTo({ left: 0, top: 0, behavior: "instant" });
+}"""
 
 
 def resized(page, width, height):
@@ -248,6 +269,7 @@ class Shared:
     relay: Relay
     viewport: dict
     state: dict = None
+    changed_by: str = None  # the test that said it changes the page, and then closes it
 
 
 class SharedPages:
@@ -255,19 +277,22 @@ class SharedPages:
     opened by the first test that asks for it and lent to one test at a time.
 
     While a test holds a page, the page's errors and requests to other origins are that test's
-    (page.watch is its watch). Before the test ends the page is given time to settle (an idle
-    moment), so that what the test set off is reported as its own; what the page does while no
-    test holds it fails the next test that borrows it, or the module's last test, naming the
-    test that held it before.
+    (page.watch is its watch). Before the test ends the page is given time to settle (two
+    frames and an idle moment), so that what the test set off is reported as its own; what the
+    page does while no test holds it fails the next test that borrows it, or the module's last
+    test, naming the test that held it before.
 
-    A borrower gets the page scrolled to the top, with nothing focused, at the viewport it was
-    opened with. It may scroll, resize (`resized`) and read; anything else it changes it puts
-    back: its address and history, its storage, its fields and its markup are compared, when it
-    gives the page back, with what they were when the page was opened, and a page that differs
-    is closed (with a warning naming the test), so the next test gets a new one. So is a page
-    whose test failed, or whose page misbehaved. A borrower adds no listeners, routes or init
-    scripts of its own to a shared page: `init_script` and `prepare` (run once, after Python is
-    ready) are part of what names the page."""
+    A borrower gets the page scrolled to the top (every box in it scrolled as when the page
+    opened), with nothing focused, at the viewport it was opened with. It may scroll, resize
+    (`resized`) and read; anything else it changes it puts back: its address and history, its
+    storage, its fields and its markup are compared, when it gives the page back, with what they
+    were when the page was opened, and a page that differs is closed (with a warning naming the
+    test), so the next test gets a new one. So is a page whose test failed, or whose page
+    misbehaved. A test that changes the page on purpose says so (`changes=True`): the page is
+    closed when it ends, without a warning (so such a test is best placed after the tests that
+    only read the page). A borrower adds no listeners, routes or init scripts of its own to a
+    shared page: `init_script` and `prepare` (run once, after Python is ready) are part of what
+    names the page."""
 
     def __init__(self, browser, base_url):
         """BASE_URL: the site's address, or a function that gives it (asked for at the first
@@ -280,7 +305,7 @@ class SharedPages:
             self._base_url = self._base_url()
         return self._base_url
 
-    def lend(self, watch, test, path, init_script=None, prepare=None, **options):
+    def lend(self, watch, test, path, init_script=None, prepare=None, changes=False, **options):
         options.setdefault("viewport", {"width": 1200, "height": 900})
         key = (path, init_script, prepare, repr(sorted(options.items())))
         shared = self.pages.get(key)
@@ -296,11 +321,9 @@ class SharedPages:
                     f"{shared.relay.after}):\n" + "\n".join(problems)
                 )
             shared.relay.hold(watch)
-            shared.page.evaluate(
-                "() => { document.activeElement?.blur(); scrollTo({ top: 0, left: 0, "
-                "behavior: 'instant' }); }"
-            )
+            shared.page.evaluate(AS_OPENED_JS)
         shared.page.watch = watch
+        shared.changed_by = test if changes else shared.changed_by
         return shared.page
 
     def _open(self, watch, path, init_script, prepare, options):
@@ -315,6 +338,7 @@ class SharedPages:
             if prepare:
                 prepare(page)
             page.evaluate(FRAMES_JS)
+            page.evaluate(SCROLLS_KEPT_JS)
             shared = Shared(page, relay, options["viewport"])
             shared.state = page.evaluate(STATE_JS)
         except BaseException:
@@ -332,8 +356,9 @@ class SharedPages:
         shared = self.pages[key]
         try:
             if not failed and not page.is_closed():
-                settled(page)
+                page.evaluate(FLUSH_JS)
                 failed = bool(shared.relay.watch.problems())
+            failed = failed or shared.changed_by == test
             if not failed and not page.is_closed():
                 if page.viewport_size != shared.viewport:
                     resized(page, **shared.viewport)
@@ -384,9 +409,10 @@ def shared_pages(browser, request):
 
 @pytest.fixture
 def ready_page(shared_pages, watch, request):
-    """ready_page(path, init_script=None, prepare=None, **context_options): the page at PATH
-    (under base_url, or a whole address) with Python ready, shared with the module's other tests
-    that ask for the same (see SharedPages); lent to this test until it ends."""
+    """ready_page(path, init_script=None, prepare=None, changes=False, **context_options): the
+    page at PATH (under base_url, or a whole address) with Python ready, shared with the
+    module's other tests that ask for the same (see SharedPages); lent to this test until it
+    ends."""
     lent = []
 
     def borrow(path, **options):

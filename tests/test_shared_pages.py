@@ -128,10 +128,22 @@ def test_10_changes_the_page(ready_page, url):
 def test_11_gets_a_new_page_after_a_change(ready_page, url):
     page = ready_page(url)
     assert page.evaluate("[window.kept, localStorage.length]") == [None, 0]
+    page.evaluate("window.kept = 11")
 
 
-def test_12_sets_off_an_error_after_the_last_test(ready_page, late_at_the_end, url):
-    ready_page(url).evaluate(LATE % "12")
+def test_12_changes_the_page_on_purpose(ready_page, url):
+    page = ready_page(url, changes=True)
+    assert page.evaluate("window.kept") == 11
+    page.evaluate("localStorage.setItem('left', 'on purpose')")
+
+
+def test_13_gets_a_new_page_after_a_change_on_purpose(ready_page, url):
+    page = ready_page(url)
+    assert page.evaluate("[window.kept, localStorage.length]") == [None, 0]
+
+
+def test_14_sets_off_an_error_after_the_last_test(ready_page, late_at_the_end, url):
+    ready_page(url).evaluate(LATE % "14")
 '''
 
 
@@ -154,7 +166,7 @@ def test_each_test_of_a_shared_page_answers_for_its_own_errors(tmp_path):
         outcomes.setdefault(case.get("name")[:7], []).extend(said)
     log = run.stdout + run.stderr
     passed = ["test_01", "test_02", "test_04", "test_06", "test_08", "test_09", "test_10"]
-    passed += ["test_11"]
+    passed += ["test_11", "test_12", "test_13"]
     for name in passed:
         assert outcomes[name] == [], (name, log)
     # an error the test logs, or sets off, is the test's, found when it ends
@@ -167,9 +179,10 @@ def test_each_test_of_a_shared_page_answers_for_its_own_errors(tmp_path):
     assert "misbehaved while no test held it" in failure and "test_06" in failure, log
     assert "late from 06" in failure, log
     # or the module's last test, when it ends
-    [error] = outcomes["test_12"]
-    assert "test_12" in error and "late from 12" in error, log
+    [error] = outcomes["test_14"]
+    assert "test_14" in error and "late from 14" in error, log
     assert "error: failed on teardown" in error, log
-    # a page given back changed is closed, and said
+    # a page given back changed is closed, and said, unless the test said it changes it
     assert "test_10_changes_the_page gave back the shared page" in log, log
     assert "changed (storage)" in log, log
+    assert "test_12" not in log, log
