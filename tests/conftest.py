@@ -463,6 +463,27 @@ def open_ready(page, url):
     return page
 
 
+def hold_python(page):
+    """Hold back PAGE's Python runtime (the WebAssembly file its worker fetches) until the
+    function returned is called: until then the page stays as a reader sees it while Python
+    loads."""
+    held, released = [], []
+
+    def hold(route):
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    def release():
+        released.append(True)
+        for route in held:
+            route.continue_()
+
+    page.route("**/pyodide.asm.wasm", hold)
+    return release
+
+
 def without_build_answers(page_or_context):
     """The pages' files of the build's answers (prerendered/) hold none: every tap is Python's,
     also before Python's first answer for a figure is in."""
