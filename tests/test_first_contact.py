@@ -2,13 +2,17 @@
 (1280x800, 1920x1080). The character model's sections fit their column and open at their start,
 an embedded figure takes its frame's width, a large screen's width goes to the figures that have
 more to show, every tap target is 44 px high on a phone, the pictures' labels stay legible, the
-loading note covers no text, and every page has a description and an outline without gaps."""
+loading note covers no text, and every page has a description and an outline without gaps.
+
+The tests that only read a chapter (or take out what they put in) share its page (conftest's
+ready_page): on a phone, one page for each chapter; on a laptop, one page resized to a large
+screen's width."""
 
 import re
 from html.parser import HTMLParser
 
 import pytest
-from conftest import open_ready
+from conftest import FRAMES_JS, hold_python, open_ready, resized
 
 from sitebuild.chapters import read
 
@@ -31,12 +35,20 @@ SHOWN = """async (el) => {
 }"""
 
 
+def on_phone(ready_page, slug):
+    return ready_page(f"{slug}.html", **PHONE)
+
+
 @pytest.mark.parametrize("screen", [PHONE, LAPTOP, WIDE], ids=["phone", "1280", "1920"])
 @pytest.mark.parametrize("section", ["numbers", "scores", "weights"])
-def test_the_characters_sections_fit_and_open_at_their_start(new_page, base_url, screen, section):
+def test_the_characters_sections_fit_and_open_at_their_start(ready_page, screen, section):
     # a text as long as a reader's after a press of "Write on"
     text = "the queen. the queen said that the queen would see her"
-    page = open_ready(new_page(**screen), f"{base_url}one-character.html?char-model.text={text}")
+    # a phone's page, or the laptop's, resized to the large screen's width
+    opened = PHONE if screen is PHONE else LAPTOP
+    page = ready_page(f"one-character.html?char-model.text={text}", **opened)
+    if screen is WIDE:
+        resized(page, **WIDE["viewport"])
     page.wait_for_function(
         "(n) => document.querySelectorAll('[data-slot=weights] th').length > n", arg=len(text)
     )
@@ -73,35 +85,45 @@ INNER_TABLE = """(slot) => {
 }"""
 
 
-def test_a_screen_reader_name_far_along_a_table_does_not_widen_its_slot(new_page, base_url):
-    page = open_ready(new_page(**PHONE), f"{base_url}one-character.html")
+# what the two tests below put in the slot, taken out (the page is shared)
+TAKE_OUT = """(s) => {
+  s.querySelectorAll("[data-test-inner], [data-test-wide]").forEach((el) => el.remove());
+  s.dispatchEvent(new Event("mh:slotdrawn", { bubbles: true }));
+}"""
+
+
+def test_a_screen_reader_name_far_along_a_table_does_not_widen_its_slot(ready_page):
+    page = on_phone(ready_page, "one-character")
     slot = page.locator("[data-slot-of=char-model][data-slot=weights]")
     slot.evaluate(SHOWN)
     slot.evaluate(INNER_TABLE)
     slot.evaluate("(s) => s.dispatchEvent(new Event('mh:slotdrawn', { bubbles: true }))")
-    page.evaluate("new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
+    page.evaluate(FRAMES_JS)
     inner = slot.locator("[data-test-inner]")
     assert inner.evaluate("(b) => b.scrollWidth > b.clientWidth + 100")  # it scrolls, itself
     assert slot.evaluate("(s) => s.scrollWidth <= s.clientWidth + 1 && s.scrollLeft === 0")
+    slot.evaluate(TAKE_OUT)
 
 
-def test_a_box_is_not_scrolled_for_the_column_of_a_box_inside_it(new_page, base_url):
-    page = open_ready(new_page(**PHONE), f"{base_url}one-character.html")
+def test_a_box_is_not_scrolled_for_the_column_of_a_box_inside_it(ready_page):
+    page = on_phone(ready_page, "one-character")
     slot = page.locator("[data-slot-of=char-model][data-slot=weights]")
     slot.evaluate(SHOWN)
     slot.evaluate(INNER_TABLE)
     # and something wide of the slot's own, so that the slot scrolls too
     slot.evaluate(
-        "(s) => { const d = document.createElement('div'); d.style.width = '900px'; s.prepend(d); }"
+        "(s) => { const d = document.createElement('div'); d.style.width = '900px';"
+        " d.dataset.testWide = ''; s.prepend(d); }"
     )
     slot.evaluate("(s) => s.dispatchEvent(new Event('mh:slotdrawn', { bubbles: true }))")
     inner = slot.locator("[data-test-inner]")
     # the inner box shows its selected column; the slot stays at its start, its text in view
     page.wait_for_function("() => document.querySelector('[data-test-inner]').scrollLeft > 100")
-    page.evaluate("new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
+    page.evaluate(FRAMES_JS)
     assert inner.evaluate("(b) => b.scrollLeft") > 100
     assert slot.evaluate("(s) => s.scrollWidth > s.clientWidth + 100")
     assert slot.evaluate("(s) => s.scrollLeft") == 0
+    slot.evaluate(TAKE_OUT)
 
 
 def test_an_embedded_figure_takes_its_frames_width(new_page, base_url):
@@ -151,10 +173,14 @@ TAPS = """async () => {
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_on_a_phone_every_tap_target_is_44px_high(new_page, base_url, slug):
-    page = open_ready(new_page(**PHONE), f"{base_url}{slug}.html")
-    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+def test_on_a_phone_every_tap_target_is_44px_high(ready_page, slug):
+    page = on_phone(ready_page, slug)
+    page.evaluate("""() => {
+      window.__shut = [...document.querySelectorAll("details:not([open])")];
+      window.__shut.forEach((d) => { d.open = true; });
+    }""")
     assert page.evaluate(TAPS) == []
+    page.evaluate("() => window.__shut.forEach((d) => { d.open = false; })")  # as it was lent
 
 
 def test_the_desktop_keeps_its_compact_controls(new_page, base_url):
@@ -184,8 +210,8 @@ SMALL_TEXT = """async () => {
 
 
 @pytest.mark.parametrize("slug", ["split-attend", "one-character", "heads-that-copy"])
-def test_on_a_phone_the_pictures_labels_are_11px_or_more(new_page, base_url, slug):
-    page = open_ready(new_page(**PHONE), f"{base_url}{slug}.html")
+def test_on_a_phone_the_pictures_labels_are_11px_or_more(ready_page, slug):
+    page = on_phone(ready_page, slug)
     assert page.evaluate(SMALL_TEXT) == []
 
 
@@ -247,17 +273,25 @@ COVERED = """() => {
 }"""
 
 
-@pytest.mark.parametrize("width", [390, 768, 1280])
-def test_the_loading_note_covers_no_text(new_page, base_url, width):
-    page = new_page(viewport={"width": width, "height": 800})
+def test_the_loading_note_covers_no_text(new_page, base_url):
+    """At a phone's, a tablet's and a laptop's width: one page, resized while Python's runtime
+    is held back (so the note stays), then let go."""
+    page = new_page(viewport={"width": 390, "height": 800})
+    release = hold_python(page)
     page.goto(f"{base_url}one-character.html")
-    page.wait_for_function("""() => {
-      const note = document.querySelector("[data-pystatus]");
-      return !note.hidden && note.textContent.includes("Loading");
-    }""")
-    assert page.locator("[data-pystatus]").bounding_box()["width"] > 100  # it is there to see
-    assert page.evaluate(COVERED) == []
-    # nor further down the page, as the reader scrolls while Python loads
-    page.evaluate("scrollTo(0, 2000)")
-    assert page.evaluate(COVERED) == []
+    for width in (390, 768, 1280):
+        resized(page, width, 800)
+        page.evaluate("scrollTo(0, 0)")
+        page.wait_for_function("""() => {
+          const note = document.querySelector("[data-pystatus]");
+          return !note.hidden && note.textContent.includes("Loading");
+        }""")
+        assert page.locator("html.py-ready").count() == 0  # still held back
+        box = page.locator("[data-pystatus]").bounding_box()
+        assert box["width"] > 100, width  # it is there to see
+        assert page.evaluate(COVERED) == [], width
+        # nor further down the page, as the reader scrolls while Python loads
+        page.evaluate("scrollTo(0, 2000)")
+        assert page.evaluate(COVERED) == [], width
+    release()
     page.wait_for_selector("html.py-ready", timeout=90_000)

@@ -1,5 +1,6 @@
 """What a reader sees and does, in Debian's Chromium: static page, taps, keys, edits, links,
-failures."""
+failures. The tests that only read the chapter share its page (conftest's ready_page); those
+that tap, type or keep an answer open their own."""
 
 from urllib.parse import quote
 
@@ -103,8 +104,8 @@ def test_tapping_a_word_highlights_its_row_in_every_head(page, base_url):
     assert page.get_by_role("button", name="it", exact=True).get_attribute("aria-pressed") == "true"
 
 
-def test_hover_shows_the_exact_share(page, base_url):
-    open_ready(page, base_url + CHAPTER)
+def test_hover_shows_the_exact_share(ready_page):
+    page = ready_page(CHAPTER)
     cell = page.locator("#three-heads td[data-fk='g2-7-4']")  # head 3, "it" looking at "key"
     tip = """(c) => { const s = getComputedStyle(c, "::after");
       return [s.content, s.content === "none" ? 0 : c.offsetWidth && parseFloat(s.width)]; }"""
@@ -330,8 +331,8 @@ def test_works_under_a_sub_path(page, site, tmp_path):
         server.shutdown()
 
 
-def test_python_errors_come_back_as_data(page, base_url):
-    open_ready(page, base_url + CHAPTER)
+def test_python_errors_come_back_as_data(ready_page):
+    page = ready_page(CHAPTER)
     message = page.evaluate("""async () => {
         const { startPython } = await import("./static/pyclient.js");
         const py = startPython({
@@ -349,10 +350,11 @@ def test_python_errors_come_back_as_data(page, base_url):
     )
 
 
-def test_what_a_functions_first_call_loaded_is_kept_out_of_the_collectors_way(page, base_url):
+def test_what_a_functions_first_call_loaded_is_kept_out_of_the_collectors_way(ready_page):
     # static/pyruntime.js: after a function's first call, a full collection (23 ms under
-    # Pyodide, in the middle of a tap) no longer walks the code and data it loaded
-    page.goto(base_url + CHAPTER)
+    # Pyodide, in the middle of a tap) no longer walks the code and data it loaded; a Python of
+    # the test's own, started in the chapter's page
+    page = ready_page(CHAPTER)
     frozen = page.evaluate("""async () => {
         const { startPython } = await import("./static/pyclient.js");
         const py = startPython({

@@ -1,12 +1,18 @@
 """The reader's experience, measured in Chromium at a laptop's, a tablet's and a phone's width:
 room for figures, nothing cut off or wider than the screen, the selected column in view, the map
 on a phone's first screen, no layout shift while Python starts, tap targets, history and state
-links, and what quizzes and code cells say (issue 21)."""
+links, and what quizzes and code cells say (issue 21).
+
+The tests that only read a chapter share its page (conftest's ready_page): one opened at 1280 x
+900 and resized for the other widths, one on a phone with touch, one on a phone without, each
+recording at its opening the layout shift while Python started. A test that taps, types or
+keeps an answer takes the chapter's page last (changes=True: it is closed after it), or opens
+one of its own."""
 
 import re
 
 import pytest
-from conftest import open_ready
+from conftest import FRAMES_JS, open_ready, resized
 from playwright.sync_api import expect
 
 from toymodels.one_character import figure as fig
@@ -15,6 +21,7 @@ pytestmark = pytest.mark.browser
 
 CHAPTERS = ["one-head", "many-heads", "split-attend", "real-heads", "one-character"]
 WIDTHS = {1280: 900, 768: 1024, 360: 780}
+DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 TOUCH = {"has_touch": True, "is_mobile": True}
 
@@ -28,13 +35,35 @@ SCROLLS = """(el) => {
 }"""
 
 
+CLS = """window.__cls = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) if (!e.hadRecentInput) window.__cls += e.value;
+}).observe({ type: "layout-shift", buffered: true });"""
+
+
+def shift_at_ready(page):
+    """The layout shift of the page's opening, two frames after Python is ready."""
+    page.evaluate(FRAMES_JS)
+    page.evaluate("window.__clsAtReady = window.__cls")
+
+
+def chapter(ready_page, slug, opened_at=DESKTOP, size=None, **options):
+    """SLUG's shared page, opened at the viewport OPENED_AT with OPTIONS, shown at SIZE."""
+    page = ready_page(
+        f"{slug}.html", init_script=CLS, prepare=shift_at_ready, viewport=opened_at, **options
+    )
+    if size and size != opened_at:
+        resized(page, size["width"], size["height"])
+    return page
+
+
 def opened(new_page, base_url, slug, width, height, **options):
     page = new_page(viewport={"width": width, "height": height}, **options)
     return open_ready(page, f"{base_url}{slug}.html")
 
 
-def test_prose_keeps_a_readable_measure_while_figures_take_the_page(new_page, base_url):
-    page = opened(new_page, base_url, "many-heads", 1280, 900)
+def test_prose_keeps_a_readable_measure_while_figures_take_the_page(ready_page):
+    page = chapter(ready_page, "many-heads")
     # the longest line of the chapter's first long paragraph, in characters
     longest = page.evaluate("""() => {
       const p = [...document.querySelectorAll(".chapter > p")]
@@ -57,8 +86,8 @@ def test_prose_keeps_a_readable_measure_while_figures_take_the_page(new_page, ba
     assert figure["width"] >= 1000 and figure["width"] > prose["width"] + 300, (figure, prose)
 
 
-def test_the_three_heads_stand_on_one_row_at_1280(new_page, base_url):
-    page = opened(new_page, base_url, "many-heads", 1280, 900)
+def test_the_three_heads_stand_on_one_row_at_1280(ready_page):
+    page = chapter(ready_page, "many-heads")
     boxes = [page.locator("#three-heads .mh-head").nth(i).bounding_box() for i in range(3)]
     grids = [page.locator("#three-heads .mh-grid").nth(i).bounding_box() for i in range(3)]
     for a, b in zip(boxes, boxes[1:], strict=False):
@@ -70,11 +99,14 @@ def test_the_three_heads_stand_on_one_row_at_1280(new_page, base_url):
 
 @pytest.mark.parametrize("width", list(WIDTHS))
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_nothing_is_wider_than_the_screen_or_clipped(new_page, base_url, slug, width):
-    page = opened(new_page, base_url, slug, width, WIDTHS[width])
-    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+def test_nothing_is_wider_than_the_screen_or_clipped(ready_page, slug, width):
+    page = chapter(ready_page, slug, size={"width": width, "height": WIDTHS[width]})
+    page.evaluate("""() => {
+      window.__shut = [...document.querySelectorAll("details:not([open])")];
+      window.__shut.forEach((d) => { d.open = true; });
+    }""")
     # two frames drawn (page.evaluate awaits the promise; wait_for_function would take it for true)
-    page.evaluate("new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
+    page.evaluate(FRAMES_JS)
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     # every element reaching past the screen's edge sits in a box that scrolls (or hides it on
     # purpose: the screen-reader text), and that box itself is on the screen
@@ -106,6 +138,7 @@ def test_nothing_is_wider_than_the_screen_or_clipped(new_page, base_url, slug, w
         "(m) => m.textContent.slice(0, 40)",
     )
     assert clipped == []
+    page.evaluate("() => window.__shut.forEach((d) => { d.open = false; })")  # as it was lent
 
 
 BLOCKS = """async () => {
@@ -131,9 +164,9 @@ BLOCKS = """async () => {
 
 
 @pytest.mark.parametrize("width", [1280, 360])
-def test_slots_laid_out_as_they_come_near_sit_where_they_would_have(new_page, base_url, width):
+def test_slots_laid_out_as_they_come_near_sit_where_they_would_have(ready_page, width):
     # content-visibility keeps a block's children's margins inside it: the page must not move
-    page = opened(new_page, base_url, "one-character", width, WIDTHS[width])
+    page = chapter(ready_page, "one-character", size={"width": width, "height": WIDTHS[width]})
     assert (
         page.evaluate(
             "[...document.querySelectorAll('.chapter > *')].filter((e) =>"
@@ -147,6 +180,12 @@ def test_slots_laid_out_as_they_come_near_sit_where_they_would_have(new_page, ba
         ".forEach((e) => e.style.setProperty('content-visibility', 'visible', 'important'))"
     )
     assert page.evaluate(BLOCKS) == late
+    page.evaluate(
+        """document.querySelectorAll('.chapter > *').forEach((e) => {
+          e.style.removeProperty('content-visibility');
+          if (!e.getAttribute('style')) e.removeAttribute('style');
+        })"""
+    )  # as it was lent
 
 
 def failing_on_screen(page, selector, ok, name):
@@ -189,13 +228,19 @@ def selected_columns_outside(page):
     )
 
 
-@pytest.mark.parametrize("width", list(WIDTHS))
-def test_the_selected_column_is_in_view(new_page, base_url, width):
-    page = opened(new_page, base_url, "many-heads", width, WIDTHS[width])
+def show_scores(page):
     page.locator(".mh-step-link", has_text="Scores.").click()
     page.wait_for_selector(".mh-step-link[aria-current=step]:has-text('Scores.')")
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_selected_column_is_in_view(ready_page, width):
+    size = {"width": width, "height": WIDTHS[width]}
+    # many heads opened at this width and its scores step drawn there (a page of its own for
+    # each width: its figure's state is not the chapter's first)
+    page = ready_page("many-heads.html", prepare=show_scores, viewport=size)
     assert selected_columns_outside(page) == []
-    page = opened(new_page, base_url, "one-character", width, WIDTHS[width])
+    page = chapter(ready_page, "one-character", size=size)
     assert selected_columns_outside(page) == []
 
 
@@ -208,35 +253,26 @@ def test_the_selected_column_is_in_view(new_page, base_url, width):
         ("one-character", "char-model", ".mh-svg"),
     ],
 )
-def test_on_a_phone_the_map_is_on_the_figures_first_screen(new_page, base_url, slug, fid, map_):
-    page = opened(new_page, base_url, slug, **PHONE, **TOUCH)
+def test_on_a_phone_the_map_is_on_the_figures_first_screen(ready_page, slug, fid, map_):
+    page = chapter(ready_page, slug, opened_at=PHONE, **TOUCH)
     page.locator(f"#{fid}").evaluate("(f) => f.scrollIntoView({ block: 'start' })")
     top = page.locator(f"#{fid} {map_}").first.evaluate("(m) => m.getBoundingClientRect().top")
     assert 0 <= top < PHONE["height"] - 100, top
 
 
-CLS = """window.__cls = 0;
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) if (!e.hadRecentInput) window.__cls += e.value;
-}).observe({ type: "layout-shift", buffered: true });"""
-
-
-@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 900}, PHONE])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE])
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_no_layout_shift_while_python_starts(new_page, base_url, slug, viewport):
-    page = new_page(viewport=viewport)
-    page.add_init_script(CLS)
-    open_ready(page, f"{base_url}{slug}.html")
-    # two frames drawn (page.evaluate awaits the promise; wait_for_function would take it for true)
-    page.evaluate("new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))")
-    assert page.evaluate("window.__cls") <= 0.05
+def test_no_layout_shift_while_python_starts(ready_page, slug, viewport):
+    # recorded as the shared page opened (shift_at_ready): two frames after Python was ready
+    page = chapter(ready_page, slug, opened_at=viewport)
+    assert page.evaluate("window.__clsAtReady") <= 0.05
     # the status note has gone from the screen, its news told
     assert page.locator("[data-pystatus]").evaluate("(b) => b.getBoundingClientRect().width") <= 1
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_tap_targets_are_at_least_24px(new_page, base_url, slug):
-    page = opened(new_page, base_url, slug, **PHONE, **TOUCH)
+def test_tap_targets_are_at_least_24px(ready_page, slug):
+    page = chapter(ready_page, slug, opened_at=PHONE, **TOUCH)
     small = page.evaluate("""() => {
       const out = [];
       const targets = "button, select, summary, input:not([type=radio]):not([type=checkbox]), "
@@ -330,8 +366,8 @@ def test_a_change_far_away_is_said_beside_its_control(new_page, base_url):
     )
 
 
-def test_write_on_shows_what_it_wrote(new_page, base_url):
-    page = opened(new_page, base_url, "one-character", 1280, 900)
+def test_write_on_shows_what_it_wrote(ready_page):
+    page = chapter(ready_page, "one-character", changes=True)
     box = page.locator("#char-model input[name=text]")
     before = box.input_value()
     page.locator("#char-model").get_by_role("button", name="Write on").click()
@@ -350,8 +386,8 @@ def test_write_on_shows_what_it_wrote(new_page, base_url):
     expect(wrote).to_have_count(0)
 
 
-def test_a_guess_is_shown_beside_the_answer(new_page, base_url):
-    page = opened(new_page, base_url, "many-heads", 1280, 900)
+def test_a_guess_is_shown_beside_the_answer(ready_page):
+    page = chapter(ready_page, "many-heads", changes=True)
     guess = page.locator(".mh-guess")
     guess.locator("label").first.click()
     guess.get_by_role("button", name="Commit my guess").click()
@@ -362,9 +398,9 @@ def test_a_guess_is_shown_beside_the_answer(new_page, base_url):
     assert guess.locator("input[type=radio]:disabled").count() == 3
 
 
-def test_check_feedback_says_right_once(new_page, base_url):
+def test_check_feedback_says_right_once(ready_page):
     for slug in ("author-guide", "one-head"):
-        page = opened(new_page, base_url, slug, 1280, 900)
+        page = chapter(ready_page, slug, changes=slug == "one-head")
         html = page.content()
         assert not re.search(r"(?i)right\.(</strong>)? right", html)  # the author's "Right." too
         assert not re.search(r"(Right\.|Not quite\.)</strong> [a-z]", html)
@@ -379,8 +415,8 @@ def test_check_feedback_says_right_once(new_page, base_url):
     assert text.startswith("Right. ") and not text.startswith("Right. Right")
 
 
-def test_code_cells_scroll_sideways_and_drop_the_keyboard_hint_on_touch(new_page, base_url):
-    page = opened(new_page, base_url, "split-attend", **PHONE, **TOUCH)
+def test_code_cells_scroll_sideways_and_drop_the_keyboard_hint_on_touch(ready_page):
+    page = chapter(ready_page, "split-attend", opened_at=PHONE, **TOUCH)
     box = page.locator("[data-cell] textarea").first
     assert box.get_attribute("wrap") == "off"
     assert box.evaluate("(b) => b.scrollHeight <= b.clientHeight + 1")  # the page scrolls, not it
@@ -390,8 +426,8 @@ def test_code_cells_scroll_sideways_and_drop_the_keyboard_hint_on_touch(new_page
 LOOP = "import js\njs.console.log('looping')\nwhile True:\n    pass"
 
 
-def test_after_stop_the_next_cell_asks_before_running_the_stopped_one(new_page, base_url):
-    page = opened(new_page, base_url, "split-attend", 1280, 900)
+def test_after_stop_the_next_cell_asks_before_running_the_stopped_one(ready_page):
+    page = chapter(ready_page, "split-attend", changes=True)
     first, second = page.locator("[data-cell]").nth(0), page.locator("[data-cell]").nth(1)
     first.locator("textarea").fill(LOOP)
     with page.context.expect_console_message(lambda m: m.text == "looping"):
