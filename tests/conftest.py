@@ -20,28 +20,17 @@ one test at a time, watched as that test's page (see SharedPages for what a borr
 """
 
 import dataclasses
-import functools
 import re
-import threading
 import time
 import warnings
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from sitebuild import build as site_build
-from sitebuild.serve import Handler, QuietHangUps
+from sitebuild.loopback import CHROMIUM, CHROMIUM_ARGS, QuietServer, serve_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 OWN_ORIGINS = ("http://127.0.0.1:", "data:", "blob:")
 
 
@@ -68,16 +57,6 @@ def wait_until(condition, timeout, message, interval=0.05):
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
     return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
-
-
-class QuietServer(QuietHangUps, ThreadingHTTPServer):
-    pass
-
-
-def serve_dir(directory):
-    server = QuietServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
 
 
 @pytest.fixture(scope="session")
