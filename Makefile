@@ -25,6 +25,9 @@ TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproje
 	print(*(p["dependencies"] if sys.argv[1] == "site" else p["optional-dependencies"][sys.argv[1]]))' $(1))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
+# pytest-xdist's workers for `make test`: two, one a CPU of CI's machine; each takes whole
+# modules (--dist loadfile), so a module's shared pages open once
+TEST_WORKERS ?= 2
 
 .PHONY: serve build test lint ci-time bench shots zip scorm export pyodide chromium corpus clean
 
@@ -37,7 +40,7 @@ build: $(SITE_STAMP) pyodide
 test: $(TEST_STAMP) pyodide chromium corpus lint
 	$(PY) build.py fetch --test-tools
 	$(PY) build.py check --strict
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(LINT_STAMP)
 	$(PY) -m ruff check .

@@ -20,6 +20,8 @@ one test at a time, watched as that test's page (see SharedPages for what a borr
 """
 
 import dataclasses
+import fcntl
+import os
 import re
 import time
 import warnings
@@ -42,6 +44,19 @@ def pytest_configure(config):
     )
 
 
+def pytest_collection_modifyitems(items):
+    """Modules with more browser and model tests first, each module's tests in their order: with
+    pytest-xdist (`make test`), each worker takes a whole module at a time (--dist loadfile, so a
+    module's shared pages open once), and the slowest ones started first end with the rest
+    rather than after it."""
+    weight, first = {}, {}
+    for i, item in enumerate(items):
+        slow = item.get_closest_marker("browser") or item.get_closest_marker("model")
+        weight[item.path] = weight.get(item.path, 0) + (10 if slow else 1)
+        first.setdefault(item.path, i)
+    items.sort(key=lambda item: (-weight[item.path], first[item.path]))
+
+
 def wait_until(condition, timeout, message, interval=0.05):
     """Wait, outside the browser, until condition() is true (a server has rebuilt, a process has
     spoken); return its value, or fail with `message` after `timeout` seconds. In the browser,
@@ -56,7 +71,18 @@ def wait_until(condition, timeout, message, interval=0.05):
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
+    """The site, built once a run: with pytest-xdist (`make test` runs two workers), the first
+    worker to ask builds it into the run's folder above the workers' own while the others wait,
+    and all of them serve that one (tests never change it)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
+    run = tmp_path_factory.getbasetemp().parent
+    with open(run / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # let go when the file closes
+        if not (run / "site.built").exists():
+            site_build.build(ROOT, run / "built" / "site")
+            (run / "site.built").touch()
+    return run / "built" / "site"
 
 
 @pytest.fixture(scope="session")
