@@ -25,9 +25,10 @@ TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproje
 	print(*(p["dependencies"] if sys.argv[1] == "site" else p["optional-dependencies"][sys.argv[1]]))' $(1))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
-# pytest-xdist's workers for `make test`: two, one a CPU of CI's machine; each takes whole
-# modules (--dist loadfile), so a module's shared pages open once
-TEST_WORKERS ?= 2
+# pytest-xdist's workers for `make test`, each taking whole modules (--dist loadfile, so a
+# module's shared pages open once): three on CI's two CPUs, since a browser test leaves its
+# CPU idle about a third of the time (waiting for frames, timers, the loopback)
+TEST_WORKERS ?= 3
 
 .PHONY: serve build test lint ci-time bench shots zip scorm export pyodide chromium corpus clean
 
