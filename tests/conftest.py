@@ -71,7 +71,7 @@ def wait_until(condition, timeout, message, interval=0.05):
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The site, built once a run: with pytest-xdist (`make test` runs two workers), the first
+    """The site, built once a run: with pytest-xdist (`make test` runs three workers), the first
     worker to ask builds it into the run's folder above the workers' own while the others wait,
     and all of them serve that one (tests never change it)."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
