@@ -133,7 +133,7 @@ async function noRoom(python, model) {
     return `${needs}, and this device has about ${device * 1024} MB in all: ${keep}`;
   }
   if (!(await python.call(ROOM, [model.memory]))) {
-    return `${needs}, more than this browser gives a page here (as on most phones): ${keep}`;
+    return `${needs}, more than this browser gives a page here (phones often give less): ${keep}`;
   }
   return "";
 }
@@ -203,6 +203,12 @@ export function setupOwnModel(python) {
     installed.add(model.key);
   }
 
+  // one load or restore of a model at a time: a second asker waits for the first
+  function once(model, start) {
+    if (!busy.has(model.key)) busy.set(model.key, start().finally(() => busy.delete(model.key)));
+    return busy.get(model.key);
+  }
+
   document.addEventListener("click", async (e) => {
     const button = e.target.closest("[data-own-load]");
     const form = button && button.closest("form");
@@ -214,12 +220,8 @@ export function setupOwnModel(python) {
     const status = box.querySelector("[data-own-status]");
     const say = (text) => { if (status.isConnected) status.textContent = text; };
     try {
-      if (!installed.has(model.key)) {
-        if (!busy.has(model.key)) {
-          busy.set(model.key, load(model, say, bar).finally(() => busy.delete(model.key)));
-        }
-        await busy.get(model.key);
-      }
+      if (busy.has(model.key)) await busy.get(model.key).catch(() => {});
+      if (!installed.has(model.key)) await once(model, () => load(model, say, bar));
       redraw(model);
     } catch (err) {
       say(err.refused ? err.message : `The model did not load: ${err.message}. Try again.`);
@@ -228,27 +230,47 @@ export function setupOwnModel(python) {
     }
   });
 
-  // A later visit: every model kept by an earlier one goes into the worker before the figures
-  // draw their state from the URL, with no download (nor a memory check's refusal: then the
-  // load button says it).
-  async function restore() {
+  // MODEL from its kept copies, with no download (nor a memory check's refusal: then the load
+  // button says it): -> whether it is in the worker now
+  async function fromKept(model) {
+    const have = await kept(model);
+    if (have.size !== model.files.length) return false;
+    try {
+      if (await noRoom(python, model)) return false;
+      const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
+      await install(python, model, files);
+      installed.add(model.key);
+      return true;
+    } catch {
+      return false; // the figure offers the load button again
+    }
+  }
+
+  const tried = new Set(); // the models whose kept copies were looked for
+  function modelsOnPage() {
     const models = new Map();
     for (const form of document.querySelectorAll("form[data-own-files]")) {
       const model = modelOf(form);
-      if (model && !installed.has(model.key)) models.set(model.key, model);
+      if (model && !tried.has(model.key)) models.set(model.key, model);
     }
-    for (const model of models.values()) {
-      const have = await kept(model);
-      if (have.size !== model.files.length) continue;
-      try {
-        if (await noRoom(python, model)) continue;
-        const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
-        await install(python, model, files);
-        installed.add(model.key);
-      } catch {
-        // the figure offers the load button again
+    return [...models.values()];
+  }
+
+  // A later visit: every model kept by an earlier one goes into the worker before the figures
+  // draw their state from the URL; a form drawn later (a figure whose state, from the URL or
+  // the reader, turns to the reader's own text) has its model restored when it appears, and
+  // its figures drawn again.
+  async function restore() {
+    for (const model of modelsOnPage()) {
+      tried.add(model.key);
+      await once(model, () => fromKept(model));
+    }
+    new MutationObserver(() => {
+      for (const model of modelsOnPage()) {
+        tried.add(model.key);
+        once(model, () => fromKept(model)).then((ok) => ok && redraw(model));
       }
-    }
+    }).observe(document.body, { childList: true, subtree: true });
   }
   return { restore };
 }

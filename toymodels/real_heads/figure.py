@@ -329,6 +329,7 @@ def _own(state, data, note, fid):
         data_own_bytes=str(m["bytes"]),
         data_own_sha256=m["sha256"],
         data_own_warm="toymodels.real_heads.live:warm",
+        data_own_memory=str(live.MEMORY_MB),
     )
     field = attrs(
         type="text",
