@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from toymodels.heads_that_copy import figure, live
+from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy.llama import softmax
 from toymodels.page.figure import check
 from toymodels.page.html import esc
@@ -236,3 +237,56 @@ def test_the_live_figure_uses_only_the_markup_the_page_keeps(llama):
         parser.feed(check(figure.render(s))["html"])
         assert parser.tags <= tags, parser.tags - tags
         assert parser.attrs <= attributes, parser.attrs - attributes
+
+
+def drawn_map(state):
+    while True:
+        answer = check(map_fig.render(state))
+        state = answer["state"]
+        if not answer.get("more"):
+            return answer
+
+
+@model_test
+def test_the_map_scores_the_readers_text_said_twice(llama):
+    text = "The cat sat on the mat because it was tired."
+    answer = drawn_map({"text": "own", "own": text, "repeat": "on", "score": "previous"})
+    once = ids_of(text)
+    P = len(once)
+    ids = once + once
+    att, logits = llama.forward(ids)
+    att = att.astype(np.float64)
+    L, H, T, _ = att.shape
+    # every head's measures by loops, as heads.py's docstring defines them
+    prev, sink, self_, ind = (np.zeros((L, H)) for _ in range(4))
+    for layer in range(L):
+        for head in range(H):
+            a = att[layer, head]
+            rows = range(2, T)
+            prev[layer, head] = sum(a[i, i - 1] for i in rows) / len(rows)
+            sink[layer, head] = sum(a[i, 0] for i in rows) / len(rows)
+            self_[layer, head] = sum(a[i, i] for i in rows) / len(rows)
+            ind[layer, head] = sum(a[i, i - P + 1] for i in range(P, 2 * P)) / P
+    own = map_fig.own_scores({"text": "own", "own": text, "repeat": "on"})
+    for name, want in (("previous", prev), ("sink", sink), ("self", self_), ("induction", ind)):
+        np.testing.assert_allclose(own["scores"][name], want, atol=1e-9)
+    top = np.unravel_index(int(np.argmax(prev)), prev.shape)
+    name = f"L{top[0] + 1}\u00a0H{top[1] + 1}"
+    assert (
+        f"Strongest: {name}, share on the token before {100 * prev[top]:.0f}%" in (answer["html"])
+    )
+    guess = logits.argmax(-1)
+    first = sum(int(guess[i] == ids[i + 1]) for i in range(P - 1))
+    second = sum(int(guess[i] == ids[i + 1]) for i in range(P, 2 * P - 1))
+    assert (
+        f"at {second} of the {P - 1} places of the second copy, against {first} of {P - 1}"
+        in answer["html"]
+    )
+
+
+@model_test
+def test_the_map_offers_induction_only_on_a_text_said_twice(llama):
+    answer = drawn_map({"text": "own", "own": TEXT, "score": "induction"})
+    assert answer["state"]["score"] == "sink"
+    assert 'data-key="score" data-value="induction"' not in answer["html"]
+    assert "coloured by share on the first token on your text" in answer["summary"]

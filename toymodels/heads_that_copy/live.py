@@ -44,6 +44,7 @@ HOME = Path("/home/pyodide/models")
 SID = "own"
 BUDGET_S = 0.2  # Python's time for one piece of a long forward, then the page draws it
 KEEP = 4  # the last few texts' runs kept
+ROWS_AT_ONCE = 8  # rows of logits computed together (best_after)
 EMPTY = "Type some text in the box first: it is empty."
 SPACES = "The box holds only spaces: type a few words."
 ONE = (
@@ -203,6 +204,7 @@ class Run:
         self.steps = llama.run(self.ids, cache=self.cache)
         self.x = None
         self.guesses = {}
+        self.best = {}  # row -> the likeliest next token (best_after)
 
     @property
     def complete(self):
@@ -210,8 +212,8 @@ class Run:
 
     def advance(self, budget=None):
         """Compute layers until BUDGET seconds (BUDGET_S) have gone (at least one layer) or
-        all are done."""
-        budget = BUDGET_S if budget is None else budget
+        all are done. A new run's first call computes one layer: the page draws it at once."""
+        budget = (BUDGET_S if self.done else 0.0) if budget is None else budget
         start = time.perf_counter()
         while not self.complete:
             i, a, x = next(self.steps)
@@ -233,6 +235,21 @@ class Run:
         """The next-token logits after token I: (V,) float32."""
         m = self.llama
         return m.logits(self.x[i : i + 1])[0]
+
+    def best_after(self, rows, budget=None):
+        """The likeliest next token after each of ROWS, ROWS_AT_ONCE rows at a time until
+        BUDGET seconds (BUDGET_S) have gone (the logits of a row cost a product with the whole
+        embedding); -> {row: token id} of the rows done so far."""
+        budget = BUDGET_S if budget is None else budget
+        start = time.perf_counter()
+        left = [i for i in rows if i not in self.best]
+        for n in range(0, len(left), ROWS_AT_ONCE):
+            some = left[n : n + ROWS_AT_ONCE]
+            for i, j in zip(some, np.argmax(self.llama.logits(self.x[some]), -1), strict=True):
+                self.best[i] = int(j)
+            if time.perf_counter() - start >= budget:
+                break
+        return self.best
 
     def top(self, i, k=5):
         """The model's K likeliest next tokens after token I: [(id, probability)], likeliest
@@ -283,7 +300,7 @@ def extend(r, nxt):
     if cache is None or len(cache) != T - 1:  # the cache went to another text: read it all
         return run(ids).finish()
     new = Run.__new__(Run)
-    new.llama, new.ids, new.guesses, new.steps = llama, ids, {}, None
+    new.llama, new.ids, new.guesses, new.best, new.steps = llama, ids, {}, {}, None
     new.maps = np.zeros((llama.n_layer, llama.n_head, T, T), np.float32)
     new.maps[:, :, : T - 1, : T - 1] = r.maps
     x = None
