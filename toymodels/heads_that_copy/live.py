@@ -205,6 +205,7 @@ class Run:
         self.x = None
         self.guesses = {}
         self.best = {}  # row -> the likeliest next token (best_after)
+        self.last_logits = (None, None)
 
     @property
     def complete(self):
@@ -232,9 +233,11 @@ class Run:
         return self
 
     def logits(self, i):
-        """The next-token logits after token I: (V,) float32."""
-        m = self.llama
-        return m.logits(self.x[i : i + 1])[0]
+        """The next-token logits after token I: (V,) float32, kept for the last row asked (the
+        guesses shown for a written token are the logits the next one is chosen from)."""
+        if self.last_logits[0] != i:
+            self.last_logits = (i, self.llama.logits(self.x[i : i + 1])[0])
+        return self.last_logits[1]
 
     def best_after(self, rows, budget=None):
         """The likeliest next token after each of ROWS, ROWS_AT_ONCE rows at a time until
@@ -256,8 +259,9 @@ class Run:
         first (ties: the lower id)."""
         if i not in self.guesses:
             p = softmax(self.logits(i).astype(np.float64))
-            order = np.lexsort((np.arange(len(p)), -p))[:k]
-            self.guesses[i] = [(int(j), float(p[j])) for j in order]
+            some = np.argpartition(-p, k)[:k]  # the K largest, in no order
+            order = sorted(some.tolist(), key=lambda j: (-p[j], j))
+            self.guesses[i] = [(j, float(p[j])) for j in order]
         return self.guesses[i]
 
 
@@ -301,6 +305,7 @@ def extend(r, nxt):
         return run(ids).finish()
     new = Run.__new__(Run)
     new.llama, new.ids, new.guesses, new.best, new.steps = llama, ids, {}, {}, None
+    new.last_logits = (None, None)
     new.maps = np.zeros((llama.n_layer, llama.n_head, T, T), np.float32)
     new.maps[:, :, : T - 1, : T - 1] = r.maps
     x = None
@@ -311,6 +316,8 @@ def extend(r, nxt):
     new.cache, new.done = cache, llama.n_layer
     _keep(tuple(ids), new)
     _written[text_of(ids)] = ids
+    while len(_written) > 4 * MAX_TOKENS:  # the texts of a few writings
+        _written.pop(next(iter(_written)))
     return new
 
 
