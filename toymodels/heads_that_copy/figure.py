@@ -118,7 +118,7 @@ def own_text(state):
         state["write"] = ""
         return out
     text, out["notes"] = live.tidy(state["own"])
-    said = live.problem(text) or (None if live.loaded() else "load")
+    said = "load" if not live.loaded() else live.problem(text)
     if said:
         out["note"], state["write"] = said, ""
         return out
@@ -350,7 +350,8 @@ def own_form(state, own, fid):
             '<span class="hc-own-status" data-own-status role="status"></span></div>'
         )
     elif note:
-        said = f'<p class="hc-own-msg" role="alert">{esc(note)}</p>'
+        alert = "" if note == live.EMPTY else ' role="alert"'
+        said = f'<p class="hc-own-msg"{alert}>{esc(note)}</p>'
     else:
         r = own["run"]
         lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]
@@ -394,7 +395,8 @@ def _progress(r, state, layer, summary):
             f"; layer {wanted} is shown when it is." if wanted - 1 > layer else "."
         )
         html = (
-            f'<p class="hc-progress" role="status"><progress max="{n}" value="{r.done}">'
+            f'<p class="hc-progress"><progress max="{n}" value="{r.done}" '
+            f'aria-label="Layers computed">'
             f"</progress> {esc(line)}</p>"
         )
         return html, f"{line} {summary}"

@@ -26,7 +26,7 @@ SCORES = (
     ("sink", "First token"),
 )
 OWN_SCORES = (("sink", "First token"), ("previous", "Previous token"), ("self", "Itself"))
-CHOICES = {"score": tuple(k for k, _ in SCORES)}
+CHOICES = {"score": tuple(k for k, _ in SCORES), "text": ("", "own")}
 SAID = {
     "induction": "induction score",
     "previous": "share on the token before",
@@ -102,7 +102,7 @@ def own_scores(state):
         return out
     state["own"] = state["own"][: live.MAX_CHARS + 1]
     text, out["notes"] = live.tidy(state["own"])
-    said = live.problem(text) or (None if live.loaded() else "load")
+    said = "load" if not live.loaded() else live.problem(text)
     if said:
         out["note"] = said
         return out
