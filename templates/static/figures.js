@@ -569,8 +569,7 @@ class LiveFigure {
     }
     this.say("");
     this.state = result.state;
-    // a piece of longer work (result.more): drawn, then asked on from it unless the reader acts
-    if (result.more) this.pending = this.more = result.state;
+    if (result.more) this.pending = this.more = result.state; // a piece: ask on (unless a tap)
     this.lookAhead();
     this.draw(result, parsed);
   }

@@ -419,7 +419,8 @@ def _guesses(r, selected):
     after = hc.spoken(live.piece(r.ids[selected]))
     items = "".join(
         f'<li><span class="hc-guess">{esc(hc.spoken(live.piece(i)))}</span> '
-        f'<meter min="0" max="1" value="{p:.4f}"></meter> {pct(round(p * 1000))}</li>'
+        f'<meter min="0" max="1" value="{p:.4f}" aria-hidden="true"></meter> '
+        f"{pct(round(p * 1000))}</li>"
         for i, p in top
     )
     label = f"After {after} (token {selected + 1}), the model’s five likeliest next tokens"
