@@ -122,11 +122,9 @@ def own_scores(state):
         )
         return out
     if r.complete:
-        maps = r.maps.astype(np.float64)
-        out["scores"] = hc.link_shares(maps)
         P = out["period"]
+        out["scores"] = _measured(r, P)
         if P:
-            out["scores"]["induction"] = hc.induction(maps, P)
             best = r.best_after(range(2 * P - 1))
             out["more"] = len(best) < 2 * P - 1
             out["copied"] = [
@@ -134,6 +132,18 @@ def own_scores(state):
                 for first in (0, P)
             ]
     return out
+
+
+def _measured(r, period):
+    """The measures of every head on the complete run R, kept with it (a tap redraws the map
+    from the same arrays, so the kit's drawn cells are reused)."""
+    kept = r.__dict__.setdefault("measured", {})
+    if period not in kept:
+        maps = r.maps.astype(np.float64)
+        kept[period] = hc.link_shares(maps)
+        if period:
+            kept[period]["induction"] = hc.induction(maps, period)
+    return kept[period]
 
 
 def copying_line(own):
