@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import open_ready
 
 from toymodels.heads_that_copy import figure, live
 from toymodels.heads_that_copy import map as map_fig
@@ -323,3 +324,85 @@ def test_a_model_too_big_for_the_browser_fails_to_load_with_the_readers_message(
             live.model()
     finally:
         live._state.update(saved)
+
+
+# In Chromium: the page's worker is handed the two files directly (fetching them with a
+# progress bar and a cache is templates/static/ownmodel.js's job, tested with it); then the
+# reader's text is typed, computed in pieces, answered, and written on.
+
+CATCH_WORKER = """
+const Native = window.Worker;
+window.Worker = class extends Native {
+  constructor(...args) { super(...args); window.__mhWorker = this; }
+};
+"""
+
+INSTALL = """async (files) => {
+  const worker = window.__mhWorker;
+  const send = (message, transfer = []) => new Promise((ok, bad) => {
+    const id = `test-${Math.random()}`;
+    const on = ({ data }) => {
+      if (data.id !== id) return;
+      worker.removeEventListener("message", on);
+      data.ok ? ok(data.result) : bad(new Error(data.error.message));
+    };
+    worker.addEventListener("message", on);
+    worker.postMessage({ ...message, id }, transfer);
+  });
+  for (const file of files) {
+    const bytes = new Uint8Array(await (await fetch(`models/${file}`)).arrayBuffer());
+    await send({ type: "file", path: `/home/pyodide/models/${file}`, bytes }, [bytes.buffer]);
+  }
+  return send({ type: "call", fn: "toymodels.heads_that_copy.live:warm", args: [] });
+}"""
+
+
+@model_test
+@pytest.mark.browser
+def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
+    llama, new_page, site, base_url
+):
+    folder = live.folder()
+    (site / "models").mkdir(exist_ok=True)
+    for f in live.files():
+        target = site / "models" / f["file"]
+        if not target.exists():
+            target.write_bytes((folder / f["file"]).read_bytes())
+    page = new_page()
+    page.add_init_script(CATCH_WORKER)
+    open_ready(page, base_url + "heads-that-copy.html")
+    page.locator("#copy-layer [data-key='text'][data-value='own']").click()
+    page.wait_for_selector("#copy-layer [data-own-load]")
+    assert page.evaluate(INSTALL, [f["file"] for f in live.files()]) == len(llama_vocab())
+    box = page.locator("#copy-layer input[name='own']")
+    box.fill(TEXT)
+    box.press("Enter")
+    page.wait_for_selector("#copy-layer .hc-progress")  # a first piece, drawn
+    page.wait_for_selector("#copy-layer .hc-cache", timeout=60_000)  # every layer
+    state = dict(figure.DEFAULTS, text="own", own=TEXT)
+    want, _ = drawn(state)
+    summary = page.locator("#copy-layer [data-summary]").text_content()
+    assert summary == want["summary"]
+    guesses = page.locator("#copy-layer .hc-guesses li").all_text_contents()
+    top = live.run(ids_of(TEXT)).top(int(want["state"]["token"]))
+    assert [g.split()[-1] for g in guesses] == [f"{round(p * 1000) / 10:.1f}%" for _, p in top]
+    page.wait_for_function("() => location.search.includes('copy-layer.own=The+cat')")
+    # write on: three tokens, then Stop
+    page.locator("#copy-layer .hc-write button[type='submit']").click()
+    page.wait_for_function(
+        "n => document.querySelector('#copy-layer input[name=own]').value.length > n",
+        arg=len(TEXT) + 8,
+        timeout=60_000,
+    )
+    page.locator("#copy-layer [data-key='write'][data-value='']").click()
+    page.wait_for_selector("#copy-layer .hc-write button[type='submit']", timeout=60_000)
+    written = page.locator("#copy-layer input[name='own']").input_value()
+    ids = ids_of(TEXT)
+    while len(live.text_of(ids)) < len(written):  # CPython's greedy tokens, as many as written
+        _, logits = llama.forward(ids, logits="last")
+        ids = ids + [int(np.argmax(logits[0]))]
+    assert live.text_of(ids) == written
+
+
+def llama_vocab():
+    return live.model()[1].tokens
