@@ -16,8 +16,10 @@ dequantised once and kept in float32 (425 MB), with the tied embedding (113 MB),
 written token costs a forward of one token and no dequantising. The weight file is read
 tensor by tensor, never whole into Python, and deleted from the file system once the model
 is built, so its 96.6 MB are not held twice. Measured with tracemalloc in CPython after
-`warm()` (model, tokenizer, one short text): 568 MB held, 573 MB at the peak; Pyodide itself
-adds its interpreter and numpy. Keeping the layers in Q4_1 instead (66 MB) would dequantise
+`warm()` (model, tokenizer, one short text): 568 MB held, 573 MB at the peak. In Pyodide
+0.27.7 under Node (numpy imported: 36 MB), the WebAssembly memory is 685 MB once the model
+is in, of which about 590 MB in use (tracemalloc: 553 MB; the memory grows in steps of up to
+96 MB). Keeping the layers in Q4_1 instead (66 MB) would dequantise
 30 layers for every written token (0.3-0.7 s in Pyodide, against the 150 ms a token may
 take). A browser that cannot give the memory gets a message (MEMORY), never a crash.
 """
