@@ -18,7 +18,7 @@ maps they come from: a written token's row appears in every head of the layer sh
 import numpy as np
 
 from ..page import kit
-from ..page.html import attrs, esc, head_name, pct, quoted, state_button, whole
+from ..page.html import attrs, esc, head_name, pct, quoted, whole
 from . import heads as hc
 from . import live
 
@@ -403,12 +403,12 @@ def _progress(r, state, layer, summary):
     if r.cache is None:
         return "", summary
     per_layer = r.cache.nbytes // n
-    per_token = per_layer // max(1, len(r.cache))
+    per_token = r.cache.nbytes // max(1, len(r.cache))
     kv, hs = r.llama.n_kv, r.llama.hs
     line = (
-        f"KV cache: {len(r.cache)} tokens, {r.cache.nbytes:,} bytes: {per_layer:,} in each of "
-        f"the {n} layers, {per_token:,} a token (keys and values: {kv} key/value heads × "
-        f"{hs} numbers × 2, 4 bytes each)."
+        f"KV cache: {len(r.cache)} tokens, {r.cache.nbytes:,} bytes ({per_layer:,} in each of "
+        f"the {n} layers): {per_token:,} bytes a token, for in each layer it keeps the "
+        f"token's keys and values, {kv} key/value heads × {hs} numbers × 2, 4 bytes each."
     )
     return f'<p class="hc-cache">{esc(line)}</p>', summary
 
@@ -442,7 +442,8 @@ def _writer(state, r):
         for t in TEMPS
     )
     if writing:
-        button = state_button("write", "", "Stop writing", True, fk="write")
+        stop = attrs(type="button", data_key="write", data_value="", data_fk="write")
+        button = f"<button{stop}>Stop writing</button>"
     else:
         button = '<button type="submit" data-fk="write">Write on</button>'
     full = len(r.ids) >= live.MAX_TOKENS
