@@ -58,6 +58,18 @@ def ids_of(text):
     return live.encode(text)[0]
 
 
+def write(state, n):
+    """Figure 1 called with write on until N tokens are written (a run that must be read
+    again first takes its pieces): -> the state."""
+    want = len(ids_of(state["own"])) + n
+    state = dict(state, write="on")
+    for _ in range(n + 40):
+        state = check(figure.render(state))["state"]
+        if len(ids_of(state["own"])) == want:
+            return state
+    raise AssertionError(f"{n} tokens were not written")
+
+
 @model_test
 def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama, monkeypatch):
     monkeypatch.setattr(live, "BUDGET_S", 0.0)  # one layer a call
@@ -132,10 +144,7 @@ def test_greedy_writing_with_the_cache_equals_a_loop_that_reads_the_text_again(l
 def test_sampling_is_the_same_for_the_same_seed(llama):
     def written(seed):
         state = drawn({"text": "own", "own": "My favourite colour is"})[0]["state"]
-        state = dict(state, write="on", how="sample", temp="1", seed=seed)
-        for _ in range(3):
-            state = check(figure.render(state))["state"]
-        return state["own"]
+        return write(dict(state, how="sample", temp="1", seed=seed), 3)["own"]
 
     assert written("7") == written("7")
     ids = ids_of("My favourite colour is")
@@ -406,3 +415,14 @@ def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
 
 def llama_vocab():
     return live.model()[1].tokens
+
+
+@model_test
+def test_writing_on_from_a_text_whose_cache_went_on_reads_it_again_in_pieces(llama):
+    text = "Two plus two is"
+    state = drawn({"text": "own", "own": text})[0]["state"]
+    once = check(figure.render(dict(state, write="on")))["state"]  # the cache goes on
+    assert len(ids_of(once["own"])) == len(ids_of(text)) + 1
+    again = check(figure.render(dict(state, write="on")))  # from the shorter text again
+    assert again["more"] is True and "Computing your text: 1 of 30 layers ready" in again["html"]
+    assert write(state, 1)["own"] == once["own"]  # pieces, then the same token written

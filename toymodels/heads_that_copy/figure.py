@@ -153,6 +153,8 @@ def _write(state, r, notes):
         notes.append(live.FULL)
         state["write"] = ""
         return r
+    if r.cache is None:  # its cache went on with another text: read it again, in pieces
+        return live.afresh(r.ids).advance()
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
     if live.piece(nxt) in END:
         notes.append(live.FINISHED)
@@ -351,7 +353,8 @@ def own_form(state, own, fid):
         )
     elif note:
         alert = "" if note == live.EMPTY else ' role="alert"'
-        said = f'<p class="hc-own-msg"{alert}>{esc(note)}</p>'
+        said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in own["notes"])
+        said += f'<p class="hc-own-msg"{alert}>{esc(note)}</p>'
     else:
         r = own["run"]
         lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]

@@ -276,6 +276,12 @@ def run(ids):
     return _runs[key]
 
 
+def afresh(ids):
+    """A new Run of IDS in place of the one kept (whose KV cache went on with a longer
+    text), computed in pieces as any other."""
+    return _keep(tuple(ids), Run(model()[0], ids))
+
+
 def _keep(key, r):
     _runs[key] = r
     _runs.move_to_end(key)
@@ -303,7 +309,7 @@ def extend(r, nxt):
     llama, T = r.llama, len(r.ids) + 1
     ids = r.ids + [int(nxt)]
     cache, r.cache = r.cache, None
-    if cache is None or len(cache) != T - 1:  # the cache went to another text: read it all
+    if cache is None or len(cache) != T - 1:  # the cache went on with another text
         return run(ids).finish()
     new = Run.__new__(Run)
     new.llama, new.ids, new.guesses, new.best, new.steps = llama, ids, {}, {}, None
