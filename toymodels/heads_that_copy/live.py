@@ -56,7 +56,7 @@ ONE = (
 FULL = f"The text has {MAX_TOKENS} tokens, the most the model here reads: writing stopped."
 FINISHED = "The model wrote its end-of-text token: it has finished, so writing stopped."
 MEMORY = (
-    "This browser did not give the model the memory it needs (about 600 MB): close other "
+    "This browser did not give the model the memory it needs (about 700 MB): close other "
     "tabs and try again, or use a computer rather than a phone."
 )
 _state = {"folder": None, "model": None, "bpe": None}
