@@ -426,3 +426,15 @@ def test_writing_on_from_a_text_whose_cache_went_on_reads_it_again_in_pieces(lla
     again = check(figure.render(dict(state, write="on")))  # from the shorter text again
     assert again["more"] is True and "Computing your text: 1 of 30 layers ready" in again["html"]
     assert write(state, 1)["own"] == once["own"]  # pieces, then the same token written
+
+
+def test_a_piece_of_longer_work_keeps_the_figure_contract():
+    from toymodels.page.figure import problems, result
+
+    piece = result("<p>1 of 30</p>", {"text": "own"}, summary="Computing", more=True)
+    assert piece["more"] is True and not problems(piece)
+    whole = result("<p>30 of 30</p>", {"text": "own"}, summary="Done")
+    assert "more" not in whole and not problems(whole)
+    assert problems(dict(whole, more=False)) == [
+        "a 'more' that is not True (leave it out when the drawing is whole)"
+    ]

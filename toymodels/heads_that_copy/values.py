@@ -559,6 +559,11 @@ def kv_bytes_per_token():
     return f"{c['n_layer'] * 2 * c['n_kv'] * hs * 4:,}"
 
 
+def float_bytes():
+    """4: the bytes of one number in float32, as the page's model keeps them."""
+    return np.dtype(np.float32).itemsize
+
+
 def kv_bytes_full():
     """'2.9 MB': the KV cache at the token limit."""
     c = live.manifest()["config"]
