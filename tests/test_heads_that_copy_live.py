@@ -411,6 +411,15 @@ def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
         _, logits = llama.forward(ids, logits="last")
         ids = ids + [int(np.argmax(logits[0]))]
     assert live.text_of(ids) == written
+    # the map on the same text, said twice: its summary and copying line as CPython's
+    page.locator("#copy-map [data-key='text'][data-value='own']").click()
+    box = page.locator("#copy-map input[name='own']")
+    box.fill(TEXT)
+    box.press("Enter")
+    page.locator("#copy-map [data-key='repeat'][data-value='on']").click()
+    page.wait_for_selector("#copy-map .hc-note:has-text('Copying: the model’s likeliest')")
+    want = drawn_map(dict(map_fig.DEFAULTS, text="own", own=TEXT, repeat="on"))
+    assert page.locator("#copy-map [data-summary]").text_content() == want["summary"]
 
 
 def llama_vocab():
