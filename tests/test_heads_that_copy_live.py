@@ -81,8 +81,9 @@ def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama
         "Computing your text: 1 of 30 layers ready; layer 3 is shown when it is." in (first["html"])
     )
     answer, calls = drawn(first["state"])
-    assert calls == 29  # the first call drew layer 1; one more per layer
     ids = ids_of(TEXT)
+    # the first call drew layer 1; one more per layer, then the guesses, 8 tokens a call
+    assert calls == 29 + -(-len(ids) // live.ROWS_AT_ONCE)
     want, _ = llama.forward(ids, logits=None)
     assert np.array_equal(live.run(ids).maps, want)
     assert answer["state"]["own"] == TEXT
@@ -96,7 +97,7 @@ def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama
 
 
 @model_test
-def test_the_guesses_are_the_top_five_of_a_softmax_of_the_logits(llama):
+def test_the_guesses_are_the_top_five_of_a_softmax_of_the_logits(llama, monkeypatch):
     ids = ids_of(TEXT)
     _, logits = llama.forward(ids)
     answer, _ = drawn({"text": "own", "own": TEXT, "token": "2"})
@@ -109,6 +110,15 @@ def test_the_guesses_are_the_top_five_of_a_softmax_of_the_logits(llama):
     for j in order:
         assert f"{round(p[j] * 1000) / 10:.1f}%" in answer["html"]
     assert "After “sat” (token 3), the model’s five likeliest next tokens" in answer["html"]
+    # every token's guesses were worked out with the maps: a tap costs no product with the
+    # embedding
+
+    def no_logits(x):
+        raise AssertionError("a tap computed logits")
+
+    monkeypatch.setattr(llama, "logits", no_logits)
+    tapped = check(figure.render(dict(answer["state"], token="5")))
+    assert "After “mat” (token 6)" in tapped["html"] and "more" not in tapped
 
 
 @model_test

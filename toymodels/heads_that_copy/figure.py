@@ -131,12 +131,15 @@ def own_text(state):
             r.advance()
         elif state["write"] == "on":
             r = _write(state, r, out["notes"])
+        elif not r.guessed():
+            r.guess_all()
     except MemoryError:
         out["note"], state["write"] = live.MEMORY, ""
         return out
     if len(r.ids) == 1:
         out["notes"].append(live.ONE)
-    out["run"], out["more"] = r, not r.complete or state["write"] == "on"
+    out["run"] = r
+    out["more"] = not r.complete or state["write"] == "on" or not r.guessed()
     out["entry"] = {
         "kind": "own",
         "text": live.text_of(r.ids),
@@ -161,6 +164,7 @@ def _write(state, r, notes):
         state["write"] = ""
         return r
     r = live.extend(r, nxt)
+    r.top(len(r.ids) - 1)  # the new token's guesses: the logits the next token comes from
     state["own"] = live.text_of(r.ids)
     state["token"] = str(len(r.ids) - 1)
     if len(r.ids) >= live.MAX_TOKENS:
@@ -403,6 +407,13 @@ def _progress(r, state, layer, summary):
             f"</progress> {esc(line)}</p>"
         )
         return html, f"{line} {summary}"
+    if not r.guessed():
+        line = f"The model’s guesses: {len(r.guesses)} of {len(r.ids)} tokens worked out."
+        html = (
+            f'<p class="hc-progress"><progress max="{len(r.ids)}" value="{len(r.guesses)}" '
+            f'aria-label="Guesses worked out"></progress> {esc(line)}</p>'
+        )
+        return html, summary
     if r.cache is None:
         return "", summary
     per_layer = r.cache.nbytes // n
