@@ -18,7 +18,7 @@ maps they come from: a written token's row appears in every head of the layer sh
 import numpy as np
 
 from ..page import kit
-from ..page.html import attrs, esc, head_name, pct, quoted, state_button, whole
+from ..page.html import attrs, esc, head_name, pct, quoted, whole
 from . import heads as hc
 from . import live
 
@@ -118,7 +118,7 @@ def own_text(state):
         state["write"] = ""
         return out
     text, out["notes"] = live.tidy(state["own"])
-    said = live.problem(text) or (None if live.loaded() else "load")
+    said = "load" if not live.loaded() else live.problem(text)
     if said:
         out["note"], state["write"] = said, ""
         return out
@@ -131,12 +131,15 @@ def own_text(state):
             r.advance()
         elif state["write"] == "on":
             r = _write(state, r, out["notes"])
+        elif not r.guessed():
+            r.guess_all()
     except MemoryError:
         out["note"], state["write"] = live.MEMORY, ""
         return out
     if len(r.ids) == 1:
         out["notes"].append(live.ONE)
-    out["run"], out["more"] = r, not r.complete or state["write"] == "on"
+    out["run"] = r
+    out["more"] = not r.complete or state["write"] == "on" or not r.guessed()
     out["entry"] = {
         "kind": "own",
         "text": live.text_of(r.ids),
@@ -153,12 +156,15 @@ def _write(state, r, notes):
         notes.append(live.FULL)
         state["write"] = ""
         return r
+    if r.cache is None:  # its cache went on with another text: read it again, in pieces
+        return live.afresh(r.ids).advance()
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
     if live.piece(nxt) in END:
         notes.append(live.FINISHED)
         state["write"] = ""
         return r
     r = live.extend(r, nxt)
+    r.top(len(r.ids) - 1)  # the new token's guesses: the logits the next token comes from
     state["own"] = live.text_of(r.ids)
     state["token"] = str(len(r.ids) - 1)
     if len(r.ids) >= live.MAX_TOKENS:
@@ -350,7 +356,9 @@ def own_form(state, own, fid):
             '<span class="hc-own-status" data-own-status role="status"></span></div>'
         )
     elif note:
-        said = f'<p class="hc-own-msg" role="alert">{esc(note)}</p>'
+        alert = "" if note == live.EMPTY else ' role="alert"'
+        said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in own["notes"])
+        said += f'<p class="hc-own-msg"{alert}>{esc(note)}</p>'
     else:
         r = own["run"]
         lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]
@@ -394,19 +402,27 @@ def _progress(r, state, layer, summary):
             f"; layer {wanted} is shown when it is." if wanted - 1 > layer else "."
         )
         html = (
-            f'<p class="hc-progress" role="status"><progress max="{n}" value="{r.done}">'
+            f'<p class="hc-progress"><progress max="{n}" value="{r.done}" '
+            f'aria-label="Layers computed">'
             f"</progress> {esc(line)}</p>"
         )
         return html, f"{line} {summary}"
+    if not r.guessed():
+        line = f"The model’s guesses: {len(r.guesses)} of {len(r.ids)} tokens worked out."
+        html = (
+            f'<p class="hc-progress"><progress max="{len(r.ids)}" value="{len(r.guesses)}" '
+            f'aria-label="Guesses worked out"></progress> {esc(line)}</p>'
+        )
+        return html, summary
     if r.cache is None:
         return "", summary
     per_layer = r.cache.nbytes // n
-    per_token = per_layer // max(1, len(r.cache))
+    per_token = r.cache.nbytes // max(1, len(r.cache))
     kv, hs = r.llama.n_kv, r.llama.hs
     line = (
-        f"KV cache: {len(r.cache)} tokens, {r.cache.nbytes:,} bytes: {per_layer:,} in each of "
-        f"the {n} layers, {per_token:,} a token (keys and values: {kv} key/value heads × "
-        f"{hs} numbers × 2, 4 bytes each)."
+        f"KV cache: {len(r.cache)} tokens, {r.cache.nbytes:,} bytes ({per_layer:,} in each of "
+        f"the {n} layers): {per_token:,} bytes a token, for in each layer it keeps the "
+        f"token's keys and values, {kv} key/value heads × {hs} numbers × 2, 4 bytes each."
     )
     return f'<p class="hc-cache">{esc(line)}</p>', summary
 
@@ -417,7 +433,8 @@ def _guesses(r, selected):
     after = hc.spoken(live.piece(r.ids[selected]))
     items = "".join(
         f'<li><span class="hc-guess">{esc(hc.spoken(live.piece(i)))}</span> '
-        f'<meter min="0" max="1" value="{p:.4f}"></meter> {pct(round(p * 1000))}</li>'
+        f'<meter min="0" max="1" value="{p:.4f}" aria-hidden="true"></meter> '
+        f"{pct(round(p * 1000))}</li>"
         for i, p in top
     )
     label = f"After {after} (token {selected + 1}), the model’s five likeliest next tokens"
@@ -439,7 +456,8 @@ def _writer(state, r):
         for t in TEMPS
     )
     if writing:
-        button = state_button("write", "", "Stop writing", True, fk="write")
+        stop = attrs(type="button", data_key="write", data_value="", data_fk="write")
+        button = f"<button{stop}>Stop writing</button>"
     else:
         button = '<button type="submit" data-fk="write">Write on</button>'
     full = len(r.ids) >= live.MAX_TOKENS

@@ -11,15 +11,17 @@ computed a few layers at a time (`Run.advance`, a time budget per call): the fig
 is ready and says "call me again" (the kit's `more`), and the other figures' taps are answered
 between the pieces.
 
-Memory (the worker's budget is 700 MB, Pyodide included; measured with tracemalloc in CPython,
-tests/test_heads_that_copy_live.py): every layer's matrices are dequantised once and kept in
-float32 (425 MB), with the tied embedding (113 MB): a written token then costs a forward of
-one token and no dequantising. The weight file is read tensor by tensor (never whole into
-Python) and deleted from the file system once the model is built, so the file's 96.6 MB are
-not held twice; building peaks at about 545 MB of numpy and Python. Keeping the layers in
-Q4_1 instead (66 MB) would dequantise 30 layers for every written token (0.3-0.7 s in
-Pyodide, against the 150 ms a token may take). A browser that cannot give the memory gets a
-message (MEMORY), never a crash.
+Memory (the worker's budget is 700 MB, Pyodide included): every layer's matrices are
+dequantised once and kept in float32 (425 MB), with the tied embedding (113 MB), so that a
+written token costs a forward of one token and no dequantising. The weight file is read
+tensor by tensor, never whole into Python, and deleted from the file system once the model
+is built, so its 96.6 MB are not held twice. Measured with tracemalloc in CPython after
+`warm()` (model, tokenizer, one short text): 568 MB held, 573 MB at the peak. In Pyodide
+0.27.7 under Node (numpy imported: 36 MB), the WebAssembly memory is 685 MB once the model
+is in, of which about 590 MB in use (tracemalloc: 553 MB; the memory grows in steps of up to
+96 MB). Keeping the layers in Q4_1 instead (66 MB) would dequantise
+30 layers for every written token (0.3-0.7 s in Pyodide, against the 150 ms a token may
+take). A browser that cannot give the memory gets a message (MEMORY), never a crash.
 """
 
 import functools
@@ -44,6 +46,7 @@ HOME = Path("/home/pyodide/models")
 SID = "own"
 BUDGET_S = 0.2  # Python's time for one piece of a long forward, then the page draws it
 KEEP = 4  # the last few texts' runs kept
+ROWS_AT_ONCE = 8  # rows of logits computed together (best_after)
 EMPTY = "Type some text in the box first: it is empty."
 SPACES = "The box holds only spaces: type a few words."
 ONE = (
@@ -53,7 +56,7 @@ ONE = (
 FULL = f"The text has {MAX_TOKENS} tokens, the most the model here reads: writing stopped."
 FINISHED = "The model wrote its end-of-text token: it has finished, so writing stopped."
 MEMORY = (
-    "This browser did not give the model the memory it needs (about 600 MB): close other "
+    "This browser did not give the model the memory it needs (about 700 MB): close other "
     "tabs and try again, or use a computer rather than a phone."
 )
 _state = {"folder": None, "model": None, "bpe": None}
@@ -203,13 +206,17 @@ class Run:
         self.steps = llama.run(self.ids, cache=self.cache)
         self.x = None
         self.guesses = {}
+        self.best = {}  # row -> the likeliest next token (best_after)
+        self.last_logits = (None, None)
 
     @property
     def complete(self):
         return self.x is not None
 
-    def advance(self, budget=BUDGET_S):
-        """Compute layers until BUDGET seconds have gone (at least one) or all are done."""
+    def advance(self, budget=None):
+        """Compute layers until BUDGET seconds (BUDGET_S) have gone (at least one layer) or
+        all are done. A new run's first call computes one layer: the page draws it at once."""
+        budget = (BUDGET_S if self.done else 0.0) if budget is None else budget
         start = time.perf_counter()
         while not self.complete:
             i, a, x = next(self.steps)
@@ -228,18 +235,60 @@ class Run:
         return self
 
     def logits(self, i):
-        """The next-token logits after token I: (V,) float32."""
-        m = self.llama
-        return m.logits(self.x[i : i + 1])[0]
+        """The next-token logits after token I: (V,) float32, kept for the last row asked (the
+        guesses shown for a written token are the logits the next one is chosen from)."""
+        if self.last_logits[0] != i:
+            self.last_logits = (i, self.llama.logits(self.x[i : i + 1])[0])
+        return self.last_logits[1]
+
+    def best_after(self, rows, budget=None):
+        """The likeliest next token after each of ROWS, ROWS_AT_ONCE rows at a time until
+        BUDGET seconds (BUDGET_S) have gone (the logits of a row cost a product with the whole
+        embedding); -> {row: token id} of the rows done so far."""
+        budget = BUDGET_S if budget is None else budget
+        start = time.perf_counter()
+        left = [i for i in rows if i not in self.best]
+        for n in range(0, len(left), ROWS_AT_ONCE):
+            some = left[n : n + ROWS_AT_ONCE]
+            for i, j in zip(some, np.argmax(self.llama.logits(self.x[some]), -1), strict=True):
+                self.best[i] = int(j)
+            if time.perf_counter() - start >= budget:
+                break
+        return self.best
 
     def top(self, i, k=5):
         """The model's K likeliest next tokens after token I: [(id, probability)], likeliest
         first (ties: the lower id)."""
         if i not in self.guesses:
-            p = softmax(self.logits(i).astype(np.float64))
-            order = np.lexsort((np.arange(len(p)), -p))[:k]
-            self.guesses[i] = [(int(j), float(p[j])) for j in order]
+            self.guesses[i] = _top(self.logits(i), k)
         return self.guesses[i]
+
+    def guessed(self):
+        return len(self.guesses) == len(self.ids)
+
+    def guess_all(self, budget=None):
+        """Every token's top 5, ROWS_AT_ONCE rows at a time until BUDGET seconds (BUDGET_S)
+        have gone, so that a tap on a token is answered without a product with the whole
+        embedding (27 ms a row in Pyodide)."""
+        budget = BUDGET_S if budget is None else budget
+        start = time.perf_counter()
+        left = [i for i in range(len(self.ids)) if i not in self.guesses]
+        for n in range(0, len(left), ROWS_AT_ONCE):
+            some = left[n : n + ROWS_AT_ONCE]
+            for i, row in zip(some, self.llama.logits(self.x[some]), strict=True):
+                self.guesses[i] = _top(row)
+            if time.perf_counter() - start >= budget:
+                break
+        return self
+
+
+def _top(logits, k=5):
+    """(V,) logits -> the K likeliest tokens [(id, probability)], likeliest first (ties: the
+    lower id)."""
+    p = softmax(logits.astype(np.float64))
+    some = np.argpartition(-p, k)[:k]  # the K largest, in no order
+    order = sorted(some.tolist(), key=lambda j: (-p[j], j))
+    return [(j, float(p[j])) for j in order]
 
 
 def run(ids):
@@ -249,6 +298,12 @@ def run(ids):
         return _keep(key, Run(model()[0], ids))
     _runs.move_to_end(key)
     return _runs[key]
+
+
+def afresh(ids):
+    """A new Run of IDS in place of the one kept (whose KV cache went on with a longer
+    text), computed in pieces as any other."""
+    return _keep(tuple(ids), Run(model()[0], ids))
 
 
 def _keep(key, r):
@@ -278,10 +333,13 @@ def extend(r, nxt):
     llama, T = r.llama, len(r.ids) + 1
     ids = r.ids + [int(nxt)]
     cache, r.cache = r.cache, None
-    if cache is None or len(cache) != T - 1:  # the cache went to another text: read it all
+    if cache is None or len(cache) != T - 1:  # the cache went on with another text
         return run(ids).finish()
     new = Run.__new__(Run)
-    new.llama, new.ids, new.guesses, new.steps = llama, ids, {}, None
+    # the rows before the new token are as they were (no token sees the tokens after it)
+    new.llama, new.ids, new.steps = llama, ids, None
+    new.guesses, new.best = dict(r.guesses), dict(r.best)
+    new.last_logits = (None, None)
     new.maps = np.zeros((llama.n_layer, llama.n_head, T, T), np.float32)
     new.maps[:, :, : T - 1, : T - 1] = r.maps
     x = None
@@ -292,6 +350,8 @@ def extend(r, nxt):
     new.cache, new.done = cache, llama.n_layer
     _keep(tuple(ids), new)
     _written[text_of(ids)] = ids
+    while len(_written) > 4 * MAX_TOKENS:  # the texts of a few writings
+        _written.pop(next(iter(_written)))
     return new
 
 

@@ -7,8 +7,10 @@ shared before the rename still opens the same view. `render` starts with `merge`
     state = merge(DEFAULTS, state, ALIASES)
 
 and ends with `result(html, state, ...)`, or `failure(state, error)` when the state cannot
-be drawn. `check` holds a figure's answer to the contract; the build calls it on every
-figure it pre-renders, and tests/test_figures.py on every figure with hostile states.
+be drawn. A drawing that is a piece of longer work says `more=True`: the page draws it and
+calls render again with the state it returned (templates/static/figures.js). `check` holds
+a figure's answer to the contract; the build calls it on every figure it pre-renders, and
+tests/test_figures.py on every figure with hostile states.
 
 Two optional declarations name the states the build draws besides the chapter's (each with
 the other fields at their defaults; sitebuild/figures.py), so a figure that fails when the
