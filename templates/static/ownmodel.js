@@ -171,6 +171,7 @@ export function setupOwnModel(python) {
   }
 
   async function load(model, say, bar) {
+    const start = performance.now();
     await python.ready;
     const refused = await noRoom(python, model);
     if (refused) throw Object.assign(new Error(refused), { refused: true });
@@ -201,6 +202,7 @@ export function setupOwnModel(python) {
     const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
     await install(python, model, files);
     installed.add(model.key);
+    performance.measure("mh-own-model-loaded", { start, detail: model.key }); // for the bench
   }
 
   // one load or restore of a model at a time: a second asker waits for the first
@@ -233,6 +235,7 @@ export function setupOwnModel(python) {
   // MODEL from its kept copies, with no download (nor a memory check's refusal: then the load
   // button says it): -> whether it is in the worker now
   async function fromKept(model) {
+    const start = performance.now();
     const have = await kept(model);
     if (have.size !== model.files.length) return false;
     try {
@@ -240,6 +243,7 @@ export function setupOwnModel(python) {
       const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
       await install(python, model, files);
       installed.add(model.key);
+      performance.measure("mh-own-model-restored", { start, detail: model.key });
       return true;
     } catch {
       return false; // the figure offers the load button again
