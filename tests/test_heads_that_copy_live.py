@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import open_ready
+from test_quality import axe_violations, describe
 
+from sitebuild import assets
 from toymodels.heads_that_copy import figure, live
 from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy.llama import softmax
@@ -441,6 +443,12 @@ def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
         _, logits = llama.forward(ids, logits="last")
         ids = ids + [int(np.argmax(logits[0]))]
     assert live.text_of(ids) == written
+    # axe-core finds nothing serious in the live parts (the guesses, writing on, the cache)
+    page.evaluate(assets.axe_script())
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        found = axe_violations(page)
+        assert not found, describe(found)
     # the map on the same text, said twice: its summary and copying line as CPython's
     page.locator("#copy-map [data-key='text'][data-value='own']").click()
     box = page.locator("#copy-map input[name='own']")
