@@ -485,3 +485,25 @@ def test_a_piece_of_longer_work_keeps_the_figure_contract():
     assert problems(dict(whole, more=False)) == [
         "a 'more' that is not True (leave it out when the drawing is whole)"
     ]
+
+
+@model_test
+def test_a_forward_that_ran_out_of_memory_is_started_again_on_the_next_try(llama, monkeypatch):
+    text = "Memory runs out in the middle"
+    plain = llama.run
+    monkeypatch.setattr(live, "BUDGET_S", 0.0)
+
+    def short(ids, ablate=(), cache=None):
+        steps = plain(ids, ablate, cache)
+        yield next(steps)
+        raise MemoryError
+
+    monkeypatch.setattr(llama, "run", short)
+    first = check(figure.render({"text": "own", "own": text}))
+    assert first["more"] is True  # layer 1 drawn
+    second = check(figure.render(first["state"]))
+    assert esc(live.MEMORY) in second["html"] and "more" not in second
+    monkeypatch.setattr(llama, "run", plain)
+    answer, _ = drawn(second["state"])  # started again, whole
+    want, _ = llama.forward(ids_of(text), logits=None)
+    assert np.array_equal(live.run(ids_of(text)).maps, want)
