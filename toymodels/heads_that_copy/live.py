@@ -219,7 +219,11 @@ class Run:
         budget = (BUDGET_S if self.done else 0.0) if budget is None else budget
         start = time.perf_counter()
         while not self.complete:
-            i, a, x = next(self.steps)
+            try:
+                i, a, x = next(self.steps)
+            except MemoryError:  # the forward is spent: a later try starts a new run
+                _runs.pop(tuple(self.ids), None)
+                raise
             self.maps[i] = a
             self.done = i + 1
             if self.done == self.llama.n_layer:
