@@ -22,13 +22,11 @@ import hashlib
 import importlib.util
 import json
 import sys
-import unicodedata
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from toymodels.heads_that_copy import bpe as shipped_bpe
 from toymodels.heads_that_copy import quants
 from toymodels.heads_that_copy.weights import ALIGN
 
@@ -42,6 +40,10 @@ GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 FOLDER = "smollm2-live"
 MANIFEST = "manifest.json"
 LIVE_JSON = Path("toymodels") / "data" / "smollm2" / "live.json"
+# the pre-tokenizer's letter and number classes as the tokenizer file holds them: Unicode
+# 14.0.0's, from Python 3.11's unicodedata (bpe.unicode_classes), kept here so that the file,
+# and live.json's sha256, do not change with the Python that builds
+CLASSES = Path(__file__).with_name("unicode_classes.json")
 
 
 def order(names):
@@ -122,7 +124,8 @@ def repack(path=None):
         )
         body += data.tobytes()
         at += data.size
-    letters, numbers = shipped_bpe.unicode_classes()
+    classes = json.loads(CLASSES.read_text("utf-8"))
+    letters, numbers = classes["letters"], classes["numbers"]
     tok = {
         "tokens": fields["tokenizer.ggml.tokens"],
         "merges": fields["tokenizer.ggml.merges"],
@@ -206,12 +209,6 @@ def _differences(made, want):
     for key in ("weights", "tokenizer"):
         if made[key] != want[key]:
             said.append(f"the {key} file is {made[key]}, live.json says {want[key]}")
-    if made["tokenizer"] != want["tokenizer"]:
-        said.append(
-            "the tokenizer file carries the letter and number classes of this Python's "
-            f"Unicode tables ({unicodedata.unidata_version}, Python "
-            f"{sys.version.split()[0]}): live.json was written with the Python of the site tier"
-        )
     rest = [k for k in made if k not in ("weights", "tokenizer") and made[k] != want.get(k)]
     if rest:
         said.append(f"{', '.join(rest)} differ")
@@ -242,14 +239,14 @@ def copy_files(root, dest):
         return
     print(f"repacking {SPEC}'s GGUF into {folder} …", file=sys.stderr)
     made, body, tok = repack()
+    _write(folder, made, body, tok)
     if made != want:
         raise assets.AssetError(
             f"the files repacked from {SPEC}'s GGUF are not those of {LIVE_JSON}: "
-            f"{_differences(made, want)}. If the change is meant, copy {folder / MANIFEST} "
-            f"to {LIVE_JSON}; else build "
-            "with the site tier's Python and packages (make build)"
+            f"{_differences(made, want)}. The repack changed (sitebuild/smollm2live.py, "
+            f"ggufread.py or unicode_classes.json): if that is meant, copy {folder / MANIFEST} "
+            f"to {LIVE_JSON}, else undo the change"
         )
-    _write(folder, made, body, tok)
     if not copied():
         raise assets.AssetError(f"{folder} changed while the build copied it; build again")
 

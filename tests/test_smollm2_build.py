@@ -4,6 +4,7 @@ cache, and the two files put into site/models/ checked against toymodels/data/sm
 a mismatch stopping the build with what to do. Nothing here reaches the network."""
 
 import json
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from sitebuild import archive, assets, ggufread, smollm2live
-from toymodels.heads_that_copy import quants
+from toymodels.heads_that_copy import bpe, quants
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -179,8 +180,21 @@ def test_a_repack_that_is_not_live_json_stops_the_build_saying_what_to_do(projec
         smollm2live.copy_files(root, tmp_path / "site")
     said = str(e.value)
     assert "are not those of toymodels/data/smollm2/live.json: the tokenizer file is" in said
-    assert "this Python's Unicode tables" in said
     assert f"copy {folder / 'manifest.json'} to toymodels/data/smollm2/live.json" in said
+    assert json.loads((folder / "manifest.json").read_text()) == manifest  # what to copy
+
+
+def test_the_tokenizers_classes_do_not_depend_on_the_building_python():
+    """The pre-tokenizer's classes come from sitebuild/unicode_classes.json (Unicode 14.0.0,
+    Python 3.11's unicodedata), so a build on another Python makes the same tokenizer file."""
+    pinned = json.loads(smollm2live.CLASSES.read_text("utf-8"))
+    assert pinned["unicode"] == "14.0.0"
+    assert [65, 90] in pinned["letters"] and [48, 57] in pinned["numbers"]
+    if unicodedata.unidata_version != pinned["unicode"]:
+        pytest.skip(f"this Python's Unicode is {unicodedata.unidata_version}")
+    letters, numbers = bpe.unicode_classes()
+    assert pinned["letters"] == [list(r) for r in letters]
+    assert pinned["numbers"] == [list(r) for r in numbers]
 
 
 def test_a_project_without_live_json_gets_no_model(tmp_path):
