@@ -232,6 +232,14 @@ export function setupOwnModel(python) {
     }
   });
 
+  // what the load boxes of MODEL's forms say (a redraw of the figure clears it)
+  function sayAll(model, text) {
+    for (const form of document.querySelectorAll("form[data-own-files]")) {
+      const status = form.querySelector("[data-own-status]");
+      if (status && modelOf(form)?.key === model.key) status.textContent = text;
+    }
+  }
+
   // MODEL from its kept copies, with no download (nor a memory check's refusal: then the load
   // button says it): -> whether it is in the worker now
   async function fromKept(model) {
@@ -240,12 +248,14 @@ export function setupOwnModel(python) {
     if (have.size !== model.files.length) return false;
     try {
       if (await noRoom(python, model)) return false;
+      sayAll(model, "Starting the model from the copy kept in your browser…");
       const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
       await install(python, model, files);
       installed.add(model.key);
       performance.measure("mh-own-model-restored", { start, detail: model.key });
       return true;
     } catch {
+      sayAll(model, "");
       return false; // the figure offers the load button again
     }
   }
