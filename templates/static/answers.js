@@ -109,7 +109,7 @@ export class Answers {
   // Python's answer RESULT for STATE, given in GENERATION, kept for the next tap on that state
   // (and on the state Python normalised it to)
   record(state, generation, result) {
-    if (!result || result.error) return;
+    if (!result || result.error || result.more) return; // `more`: a piece, asked again
     this.#taken = true;
     const slots = Object.values(result.slots);
     const chars = result.html.length + slots.reduce((n, html) => n + html.length, 0);
@@ -211,6 +211,14 @@ export class Answers {
     const taps = this.#taps;
     this.#taps = null;
     return taps;
+  }
+
+  // Python's answer for STATE, asked now: the next piece of longer work (kept once whole)
+  async fresh(state) {
+    const generation = this.python.generation;
+    const result = await this.#call(this.python, state, {});
+    this.record(state, generation, result);
+    return { result, parsed: null };
   }
 
   #call(python, state, timing) {

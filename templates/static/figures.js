@@ -553,7 +553,8 @@ class LiveFigure {
     try {
       await this.python.ready; // after a restart, the new worker must finish booting
       performance.mark("mh:call");
-      answer = await this.answers.answerFor(sent);
+      const again = sent === this.more; // the next piece: Python's, never a kept answer
+      answer = await (again ? this.answers.fresh(sent) : this.answers.answerFor(sent));
       performance.mark("mh:answer");
     } catch (err) {
       this.failed(err, sent);
@@ -568,6 +569,7 @@ class LiveFigure {
     }
     this.say("");
     this.state = result.state;
+    if (result.more) this.pending = this.more = result.state; // a piece: ask on (unless a tap)
     this.lookAhead();
     this.draw(result, parsed);
   }

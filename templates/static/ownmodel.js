@@ -1,38 +1,60 @@
-// The reader's own sentence in "Real heads": the model's file (named by the figure's form,
-// data-own-file, in the site's models/ folder) is fetched only when the reader presses the
-// load button, with a progress bar in bytes, kept in a cache of its own for later and offline
-// visits, and handed to the Python worker's file system; then the figure draws again. No maths
-// here: Python (toymodels/real_heads/live.py) does all of it.
-// The file must be the one the build recorded (data-own-bytes, data-own-sha256): a copy that
-// is not (cut short, damaged, or a network's login page kept in its place) is never used nor
-// kept; a damaged kept copy is dropped and the reader told, and the load button fetches it
-// again. The cache is named by the course's address, as the offline copies are (sw.js), so
-// two courses on one origin keep their own copies.
+// A real model for the reader's own text ("Real heads", "Heads that copy"): its files (named by
+// the figure's form, data-own-files, in the site's models/ folder) are fetched only when the
+// reader presses the load button, with a progress bar over all their bytes, kept in a cache of
+// their own for later and offline visits, and handed to the Python worker's file system; then
+// the function data-own-warm names reads them, and the figures using the model draw again.
+// No maths here: Python does all of it.
+// Each file must be the one the build recorded (data-own-bytes, data-own-sha256, one per file,
+// in the same order): a copy that is not (cut short, damaged, or a network's login page kept
+// in its place) is never used nor kept; a damaged kept copy is dropped and the reader told, and
+// the load button fetches it again. Before any byte is fetched, the worker's memory must be
+// able to grow to what the model needs (data-own-memory, in MB): where the browser cannot give
+// it (a phone), the reader is told so and nothing is downloaded.
+// The cache is named by the course's address, as the offline copies are (sw.js), so two
+// courses on one origin keep their own copies; keeping a model's files drops only the older
+// versions of those same files (the name less its -HASH part), never another model's.
 
 const SITE = new URL("../", import.meta.url).href;
 const CACHE = `mh-model ${SITE}`;
 const HOME = "/home/pyodide/models/";
 const SAFE = /^[\w.-]+$/;
+const WARM = /^[\w.]+:\w+$/;
+const ROOM = "toymodels.page.memory:room";
 
+// the model a form names: {key, files: [{file, url, bytes, sha256}], bytes, warm, memory}
 function modelOf(form) {
-  const file = form && form.dataset.ownFile;
-  if (!file || !SAFE.test(file)) return null;
-  const url = new URL(`models/${file}`, SITE).href;
-  const bytes = Number(form.dataset.ownBytes) || 0;
-  return { file, url, bytes, sha256: form.dataset.ownSha256 || "" };
+  const list = (name) => (form?.dataset[name] || "").split(/\s+/).filter(Boolean);
+  const names = list("ownFiles");
+  const sizes = list("ownBytes");
+  const hashes = list("ownSha256");
+  const warm = form?.dataset.ownWarm || "";
+  if (!names.length || !names.every((f) => SAFE.test(f)) || !WARM.test(warm)) return null;
+  if (sizes.length !== names.length || hashes.length !== names.length) return null;
+  const files = names.map((file, i) => ({
+    file,
+    url: new URL(`models/${file}`, SITE).href,
+    bytes: Number(sizes[i]) || 0,
+    sha256: hashes[i],
+  }));
+  const bytes = files.reduce((n, f) => n + f.bytes, 0);
+  const memory = Number(form.dataset.ownMemory) || 0;
+  return { key: `${warm} ${names.join(" ")}`, files, bytes, warm, memory };
 }
+
+// a file's name without its content hash: what its older versions share
+const stem = (name) => name.replace(/-[0-9a-f]{16}(\.\w+)$/, "$1");
 
 async function sha256(bytes) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// whether BYTES are the model the build recorded; without Web Crypto (a page on plain http
+// whether BYTES are the file the build recorded; without Web Crypto (a page on plain http
 // from another computer) only the size can be checked
-async function isTheModel(model, bytes) {
-  if (bytes.length !== model.bytes) return false;
+async function isTheFile(f, bytes) {
+  if (bytes.length !== f.bytes) return false;
   if (!globalThis.crypto?.subtle) return true;
-  return (await sha256(bytes)) === model.sha256;
+  return (await sha256(bytes)) === f.sha256;
 }
 
 async function openCache() {
@@ -44,16 +66,16 @@ async function openCache() {
   }
 }
 
-// the kept copy: {bytes} when it is the model, {damaged: true} (and dropped) when it is not
-async function fromCache(model) {
+// the kept copy of F: {bytes} when it is the file, {damaged: true} (and dropped) when it is not
+async function fromCache(f) {
   const cache = await openCache();
   try {
-    const hit = cache && (await cache.match(model.url));
+    const hit = cache && (await cache.match(f.url));
     if (!hit) return {};
     const bytes = new Uint8Array(await hit.arrayBuffer());
-    if (await isTheModel(model, bytes)) return { bytes };
-    await cache.delete(model.url);
-    console.warn(`Many Heads: the kept copy of ${model.file} is not the file this site was built ` +
+    if (await isTheFile(f, bytes)) return { bytes };
+    await cache.delete(f.url);
+    console.warn(`Many Heads: the kept copy of ${f.file} is not the file this site was built ` +
       "with; it was dropped and is fetched again when the model is loaded");
     return { damaged: true };
   } catch {
@@ -61,104 +83,208 @@ async function fromCache(model) {
   }
 }
 
-async function keep(model, bytes) {
+async function keep(f, bytes) {
   const cache = await openCache();
   if (!cache) return;
   try {
     for (const old of await cache.keys()) {
-      if (old.url !== model.url) await cache.delete(old); // this course's older model
+      const name = new URL(old.url).pathname.split("/").pop();
+      if (old.url !== f.url && stem(name) === stem(f.file)) await cache.delete(old);
     }
     const headers = { "Content-Type": "application/octet-stream" };
-    await cache.put(model.url, new Response(bytes, { headers }));
+    await cache.put(f.url, new Response(bytes, { headers }));
   } catch {
     // no room: the next visit downloads again
   }
 }
 
-async function download(model, onBytes) {
-  const response = await fetch(model.url, { cache: "no-cache" });
-  if (!response.ok) throw new Error(`the model file answered ${response.status}`);
+async function download(f, onBytes) {
+  const response = await fetch(f.url, { cache: "no-cache" });
+  if (!response.ok) throw new Error(`${f.file} answered ${response.status}`);
   const reader = response.body.getReader();
-  const parts = [];
+  const bytes = new Uint8Array(f.bytes);
   let got = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    parts.push(value);
+    if (got + value.length > bytes.length) throw new Error(`${f.file} is longer than it should be`);
+    bytes.set(value, got);
     got += value.length;
-    onBytes(got);
+    onBytes(value.length);
   }
-  const bytes = new Uint8Array(got);
-  let at = 0;
-  for (const part of parts) { bytes.set(part, at); at += part.length; }
-  if (!(await isTheModel(model, bytes))) {
-    throw new Error("the file that came is not the model this site was built with " +
+  if (!(await isTheFile(f, bytes.subarray(0, got)))) {
+    throw new Error(`${f.file} that came is not the file this site was built with ` +
       "(cut short, or a network's page in its place)");
   }
   return bytes;
 }
 
-async function install(python, file, bytes) {
+const mb = (n) => `${Math.round(n / 1e6)} MB`;
+
+// why the worker cannot hold the model, or "" when it can: the device's memory as the browser
+// states it (navigator.deviceMemory, in GB, where there is one), then whether the worker's
+// memory actually grows to what the model needs (toymodels/page/memory.py)
+async function noRoom(python, model) {
+  if (!model.memory) return "";
+  const device = navigator.deviceMemory;
+  const needs = `This model needs about ${model.memory} MB of memory for its computations`;
+  const keep = "nothing was downloaded; the curated texts still work.";
+  if (device && device * 1024 < 2 * model.memory) {
+    return `${needs}, and this device has about ${device * 1024} MB in all: ${keep}`;
+  }
+  if (!(await python.call(ROOM, [model.memory]))) {
+    return `${needs}, more than this browser gives a page here (phones often give less): ${keep}`;
+  }
+  return "";
+}
+
+async function install(python, model, files) {
   await python.ready;
-  await python.put(HOME + file, bytes);
-  await python.call("toymodels.real_heads.live:warm", []);
+  for (const { file, bytes } of files) await python.put(HOME + file, bytes);
+  await python.call(model.warm, []);
 }
 
 export function setupOwnModel(python) {
-  let installed = null; // the file now in the worker
-  let damaged = false; // a kept copy was dropped: the next download says so
+  const installed = new Set(); // the keys of the models now in the worker
+  const damaged = new Set(); // models of which a kept copy was dropped: the download says so
+  const busy = new Map(); // key -> the promise of the model's load under way
+
+  // every figure with a form for MODEL draws again, now that the model is in the worker
+  function redraw(model) {
+    for (const form of document.querySelectorAll("form[data-own-files]")) {
+      const figure = form.closest("figure[data-figure]");
+      if (figure && modelOf(form)?.key === model.key) {
+        figure.dispatchEvent(new CustomEvent("mh:set", { detail: {} }));
+      }
+    }
+  }
+
+  // the kept copies of MODEL's files, {file: bytes} (those missing or damaged left out)
+  async function kept(model) {
+    const out = new Map();
+    for (const f of model.files) {
+      const copy = await fromCache(f);
+      if (copy.damaged) damaged.add(model.key);
+      if (copy.bytes) out.set(f.file, copy.bytes);
+    }
+    return out;
+  }
+
+  async function load(model, say, bar) {
+    const start = performance.now();
+    await python.ready;
+    const refused = await noRoom(python, model);
+    if (refused) throw Object.assign(new Error(refused), { refused: true });
+    const have = await kept(model);
+    const missing = model.files.filter((f) => !have.has(f.file));
+    const total = missing.reduce((n, f) => n + f.bytes, 0);
+    if (missing.length) {
+      bar.max = total;
+      bar.value = 0;
+      bar.hidden = false;
+      const what = damaged.has(model.key)
+        ? "The kept copy of the model was damaged; downloading it again"
+        : "Downloading the model";
+      let got = 0;
+      say(`${what}: 0 MB of ${mb(total)}`);
+      for (const f of missing) {
+        const bytes = await download(f, (n) => {
+          got += n;
+          bar.value = got;
+          say(`${what}: ${mb(got)} of ${mb(total)}`);
+        });
+        have.set(f.file, bytes);
+      }
+      damaged.delete(model.key);
+      for (const f of missing) await keep(f, have.get(f.file));
+    }
+    say("Starting the model…");
+    const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
+    await install(python, model, files);
+    installed.add(model.key);
+    performance.measure("mh-own-model-loaded", { start, detail: model.key }); // for the bench
+  }
+
+  // one load or restore of a model at a time: a second asker waits for the first
+  function once(model, start) {
+    if (!busy.has(model.key)) busy.set(model.key, start().finally(() => busy.delete(model.key)));
+    return busy.get(model.key);
+  }
 
   document.addEventListener("click", async (e) => {
     const button = e.target.closest("[data-own-load]");
     const form = button && button.closest("form");
     const model = modelOf(form);
-    const figure = button && button.closest("figure[data-figure]");
-    if (!model || !figure || button.disabled) return;
+    if (!model || button.disabled) return;
     button.disabled = true;
     const box = button.parentElement;
     const bar = box.querySelector("[data-own-progress]");
     const status = box.querySelector("[data-own-status]");
-    const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+    const say = (text) => { if (status.isConnected) status.textContent = text; };
     try {
-      const kept = await fromCache(model);
-      damaged ||= Boolean(kept.damaged);
-      let bytes = kept.bytes;
-      if (!bytes) {
-        bar.hidden = false;
-        const again = damaged
-          ? "The kept copy of the model was damaged; downloading it again"
-          : "Downloading the model";
-        bytes = await download(model, (got) => {
-          bar.value = got;
-          status.textContent = `${again}: ${mb(got)} of ${mb(model.bytes)}`;
-        });
-        damaged = false;
-        await keep(model, bytes);
-      }
-      status.textContent = "Starting the model…";
-      await install(python, model.file, bytes);
-      installed = model.file;
-      figure.dispatchEvent(new CustomEvent("mh:set", { detail: {} }));
+      if (busy.has(model.key)) await busy.get(model.key).catch(() => {});
+      if (!installed.has(model.key)) await once(model, () => load(model, say, bar));
+      redraw(model);
     } catch (err) {
-      status.textContent = `The model did not load: ${err.message}. Try again.`;
-      button.disabled = false;
+      say(err.refused ? err.message : `The model did not load: ${err.message}. Try again.`);
+      bar.hidden = true;
+      button.disabled = Boolean(err.refused);
     }
   });
 
-  // A later visit: a model kept by an earlier one goes into the worker before the figures
-  // draw their state from the URL, with no download.
-  async function restore() {
-    const model = modelOf(document.querySelector("form[data-own-file]"));
-    if (!model || installed === model.file) return;
-    const kept = await fromCache(model);
-    damaged ||= Boolean(kept.damaged);
-    if (!kept.bytes) return;
-    try {
-      await install(python, model.file, kept.bytes);
-      installed = model.file;
-    } catch {
-      // the figure offers the load button again
+  // what the load boxes of MODEL's forms say (a redraw of the figure clears it)
+  function sayAll(model, text) {
+    for (const form of document.querySelectorAll("form[data-own-files]")) {
+      const status = form.querySelector("[data-own-status]");
+      if (status && modelOf(form)?.key === model.key) status.textContent = text;
     }
+  }
+
+  // MODEL from its kept copies, with no download (nor a memory check's refusal: then the load
+  // button says it): -> whether it is in the worker now
+  async function fromKept(model) {
+    const start = performance.now();
+    const have = await kept(model);
+    if (have.size !== model.files.length) return false;
+    try {
+      if (await noRoom(python, model)) return false;
+      sayAll(model, "Starting the model from the copy kept in your browser…");
+      const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
+      await install(python, model, files);
+      installed.add(model.key);
+      performance.measure("mh-own-model-restored", { start, detail: model.key });
+      return true;
+    } catch {
+      sayAll(model, "");
+      return false; // the figure offers the load button again
+    }
+  }
+
+  const tried = new Set(); // the models whose kept copies were looked for
+  function modelsOnPage() {
+    const models = new Map();
+    for (const form of document.querySelectorAll("form[data-own-files]")) {
+      const model = modelOf(form);
+      if (model && !tried.has(model.key)) models.set(model.key, model);
+    }
+    return [...models.values()];
+  }
+
+  // A later visit: every model kept by an earlier one goes into the worker before the figures
+  // draw their state from the URL; a form drawn later (a figure whose state, from the URL or
+  // the reader, turns to the reader's own text) has its model restored when it appears, and
+  // its figures drawn again.
+  async function restore() {
+    for (const model of modelsOnPage()) {
+      tried.add(model.key);
+      await once(model, () => fromKept(model));
+    }
+    new MutationObserver(() => {
+      for (const model of modelsOnPage()) {
+        tried.add(model.key);
+        once(model, () => fromKept(model)).then((ok) => ok && redraw(model));
+      }
+    }).observe(document.body, { childList: true, subtree: true });
   }
   return { restore };
 }

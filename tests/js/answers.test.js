@@ -479,3 +479,27 @@ describe("the lane", () => {
     assert.equal(await lane(() => "next"), "next");
   });
 });
+
+describe("a piece of longer work (an answer that says more)", () => {
+  // figures.js draws it, then asks fresh() for the next piece: never a kept answer
+  test("is not kept, and fresh() asks Python each time", async () => {
+    const py = python();
+    const fig = figure({ py });
+    let pieces = 0;
+    const plain = py.call.bind(py);
+    py.call = (fn, args, options) =>
+      plain(fn, args, options).then((r) => r && { ...r, more: ++pieces < 3 });
+    const state = { word: "2", head: "all" };
+    const first = await fig.answers.answerFor(state);
+    assert.equal(first.result.more, true);
+    const second = await fig.answers.answerFor(state); // not kept: Python is asked again
+    assert.equal(second.result.more, true);
+    const third = await fig.answers.fresh(state);
+    assert.equal(third.result.more, false);
+    assert.equal(third.parsed, null);
+    assert.deepEqual(py.words(), ["2", "2", "2"]);
+    const kept = await fig.answers.answerFor(state); // the whole answer is kept
+    assert.equal(kept.result.more, false);
+    assert.deepEqual(py.words(), ["2", "2", "2"]);
+  });
+});

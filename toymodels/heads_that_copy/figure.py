@@ -1,10 +1,18 @@
 """Figure "One layer of SmolLM2": the 9 heads of a layer as maps, grouped by the keys and values
-they share, on one of the exported texts.
+they share, on one of the exported texts or on the reader's own text.
 
-State: text (an id of the export), layer (1-based; "" opens the layer where "it" looks most at
+State: text (an id of the export, or "own": the reader's text, own, run live by the model once
+the reader has loaded it, live.py), layer (1-based; "" opens the layer where "it" looks most at
 "cat"), token (index of the token whose row is marked in every head), sink ("show", or "hide":
-leave out the first token and share each row's rest out again). The build pre-renders the
-defaults; the browser calls this function under Pyodide, which fetches a text's maps on first use.
+leave out the first token and share each row's rest out again); for the reader's text, write
+("on" while the model writes on, one token per call), how ("greedy" or "sample"), temp (the
+sampling temperature) and seed. The build pre-renders the defaults; the browser calls this
+function under Pyodide, which fetches a text's maps on first use.
+
+The reader's text is computed a few layers per call (live.Run): until all 30 are done the
+answer says `more`, the page draws it and calls again, and the figure shows the last layer
+ready. The marked token's next-token guesses and the writing on are drawn here, beside the
+maps they come from: a written token's row appears in every head of the layer shown.
 """
 
 import numpy as np
@@ -12,11 +20,25 @@ import numpy as np
 from ..page import kit
 from ..page.html import attrs, esc, head_name, pct, quoted, whole
 from . import heads as hc
+from . import live
 
-DEFAULTS = {"text": "cat", "layer": "", "token": "", "sink": "show"}
+DEFAULTS = {
+    "text": "cat",
+    "layer": "",
+    "token": "",
+    "sink": "show",
+    "own": "",
+    "write": "",
+    "how": "greedy",
+    "temp": "0.8",
+    "seed": "1",
+}
 SINK = (("show", "Show the first token"), ("hide", "Hide it and share the rest out again"))
+HOW = (("greedy", "the likeliest token"), ("sample", "a token drawn at random"))
+TEMPS = ("0.5", "0.8", "1", "1.5")
+END = ("<|endoftext|>", "<|im_end|>")  # tokens after which the model has finished
 CHOICES = {
-    "text": tuple(t["id"] for t in hc.texts()),
+    "text": tuple(t["id"] for t in hc.texts()) + (live.SID,),
     "layer": tuple(str(n) for n in range(1, hc.index()["model"]["layers"] + 1)),
     "sink": tuple(k for k, _ in SINK),
 }
@@ -61,17 +83,94 @@ def default_token(entry):
 
 
 def normalise(state):
+    """-> (state, the text's entry: pieces, att (layers, heads, T, T), text, kind; own: what
+    the reader's text needs said and done, see own_text)."""
     state = kit.merge(DEFAULTS, state)
     for key in ("text", "sink"):
         if state[key] not in CHOICES[key]:
             state[key] = DEFAULTS[key]
     if state["layer"] not in CHOICES["layer"]:
         state["layer"] = str(default_layer())
-    entry = hc.text(state["text"])
+    if state["how"] not in dict(HOW):
+        state["how"] = DEFAULTS["how"]
+    if state["temp"] not in TEMPS:
+        state["temp"] = DEFAULTS["temp"]
+    seed = whole(state["seed"], 4)
+    state["seed"] = DEFAULTS["seed"] if seed is None else str(seed)
+    own = own_text(state)
+    curated = DEFAULTS["text"] if state["text"] == live.SID else state["text"]
+    entry = own["entry"] or hc.text(curated)
     i = whole(state["token"], 4)
     if i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
         state["token"] = str(default_token(entry))
-    return state, entry
+    return state, entry, own
+
+
+def own_text(state):
+    """The reader's own text (state["text"] == "own"), run a piece further: -> {note: "load"
+    while the model is not in the browser, or a message that keeps the text from it; notes:
+    what was done to the text (cut, cleaned, written on); run: its live.Run; entry: its pieces
+    and maps as an export text's; more: whether the page should call again}. Writing on adds
+    one token to state["own"] per call."""
+    out = {"note": None, "notes": [], "run": None, "entry": None, "more": False}
+    state["own"] = state["own"][: live.MAX_CHARS + 1]
+    if state["text"] != live.SID:
+        state["write"] = ""
+        return out
+    text, out["notes"] = live.tidy(state["own"])
+    said = "load" if not live.loaded() else live.problem(text)
+    if said:
+        out["note"], state["write"] = said, ""
+        return out
+    try:
+        ids, cut = live.encode(text)
+        if cut:
+            out["notes"].append(live.cut_note(ids))
+        r = live.run(ids)
+        if not r.complete:
+            r.advance()
+        elif state["write"] == "on":
+            r = _write(state, r, out["notes"])
+        elif not r.guessed():
+            r.guess_all()
+    except MemoryError:
+        out["note"], state["write"] = live.MEMORY, ""
+        return out
+    if len(r.ids) == 1:
+        out["notes"].append(live.ONE)
+    out["run"] = r
+    out["more"] = not r.complete or state["write"] == "on" or not r.guessed()
+    out["entry"] = {
+        "kind": "own",
+        "text": live.text_of(r.ids),
+        "pieces": [live.piece(i) for i in r.ids],
+        "att": r.maps,
+    }
+    return out
+
+
+def _write(state, r, notes):
+    """One more token after the complete run R, as the state asks: -> the new text's run;
+    writing stops (state["write"] = "") at the token limit or the model's end token."""
+    if len(r.ids) >= live.MAX_TOKENS:
+        notes.append(live.FULL)
+        state["write"] = ""
+        return r
+    if r.cache is None:  # its cache went on with another text: read it again, in pieces
+        return live.afresh(r.ids).advance()
+    nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
+    if live.piece(nxt) in END:
+        notes.append(live.FINISHED)
+        state["write"] = ""
+        return r
+    r = live.extend(r, nxt)
+    r.top(len(r.ids) - 1)  # the new token's guesses: the logits the next token comes from
+    state["own"] = live.text_of(r.ids)
+    state["token"] = str(len(r.ids) - 1)
+    if len(r.ids) >= live.MAX_TOKENS:
+        state["write"] = ""
+        notes.append(live.FULL)
+    return r
 
 
 def maps(entry, layer, hide):
@@ -92,15 +191,22 @@ def row_line(pieces, row, selected, first):
 
 
 def render(state=None, fid="copy-layer"):
-    state, entry = normalise(state)
-    layer, selected = int(state["layer"]) - 1, int(state["token"])
+    state, entry, own = normalise(state)
+    selected = int(state["token"])
+    r = own["run"]
+    layer = int(state["layer"]) - 1
+    if r is not None and not r.complete:
+        layer = min(layer, r.done - 1)  # the last layer ready
     hide = state["sink"] == "hide"
     model = hc.index()["model"]
     pieces = entry["pieces"]
     first = 1 if hide else 0
     shown = maps(entry, layer, hide)
     said = quoted(hc.shown(pieces[selected]))
-    title = quoted(entry["text"]) if entry["kind"] != "repeat" else text_label(entry).lower()
+    if entry["kind"] == "own":
+        title = "your text"
+    else:
+        title = quoted(entry["text"]) if entry["kind"] != "repeat" else text_label(entry).lower()
     groups = []
     per_group = model["heads"] // model["kv_heads"]
     lines = []
@@ -137,9 +243,10 @@ def render(state=None, fid="copy-layer"):
             f"H{(g + 1) * per_group}</h3>"
             f'<ol class="hc-heads">{"".join(items)}</ol></section>'
         )
-    texts = [(t["id"], text_label(t)) for t in hc.texts()]
+    texts = [(t["id"], text_label(t)) for t in hc.texts()] + [(live.SID, "Your own text")]
     controls = kit.controls(
         kit.choices("text", texts, state["text"], label="Text", cls="mh-pick hc-texts"),
+        own_form(state, own, fid) if state["text"] == live.SID else "",
         _layer_control(fid, state, model["layers"]),
         kit.choices("sink", SINK, state["sink"], label="The first token"),
     )
@@ -169,15 +276,20 @@ def render(state=None, fid="copy-layer"):
         + ("first token hidden, rows shared out again. " if hide else "first token shown. ")
         + f"{lines[0][0]}: {lines[0][1]}"
     )
+    live_parts = ""
+    if r is not None:
+        progress, summary = _progress(r, state, layer, summary)
+        live_parts = progress + (_guesses(r, selected) + _writer(state, r) if r.complete else "")
     html = (
         controls
         + tokens
+        + live_parts
         + f'<p class="hc-note">{esc(note)}</p>'
         + f'<div class="hc-groups">{"".join(groups)}</div>'
         + kit.legend("masked (a later token)")
         + kit.summary_line(summary)
     )
-    return kit.result(html, state, summary=summary)
+    return kit.result(html, state, summary=summary, more=own["more"])
 
 
 def _picture(shares, label, row):
@@ -222,4 +334,141 @@ def _layer_control(fid, state, layers):
         + slider
         + nudge(min(layers, layer + 1), "▶", "Next layer", "layer-up")
         + "</div>"
+    )
+
+
+def own_form(state, own, fid):
+    """The box for the reader's own text, and what it says: the load button and its progress
+    bar (the model's two files, fetched by templates/static/ownmodel.js), a message, or what
+    was done to the text. Without JavaScript, a note."""
+    files = live.files()
+    size = live.size_mb()
+    note = own["note"]
+    if note == "load":
+        said = (
+            '<div class="hc-own-load"><p>Your text is not shown yet: the maps below are the '
+            "first curated text’s until the model is in your browser. This loads SmolLM2 into "
+            f"your browser: {size}, kept for your next visits.</p>"
+            f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
+            "</button> "
+            f'<progress data-own-progress max="{sum(f["bytes"] for f in files)}" value="0" '
+            "hidden></progress> "
+            '<span class="hc-own-status" data-own-status role="status"></span></div>'
+        )
+    elif note:
+        alert = "" if note == live.EMPTY else ' role="alert"'
+        said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in own["notes"])
+        said += f'<p class="hc-own-msg"{alert}>{esc(note)}</p>'
+    else:
+        r = own["run"]
+        lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]
+        said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in lines)
+    box = attrs(
+        class_="hc-own",
+        data_state_form="",
+        data_own_files=" ".join(f["file"] for f in files),
+        data_own_bytes=" ".join(str(f["bytes"]) for f in files),
+        data_own_sha256=" ".join(f["sha256"] for f in files),
+        data_own_warm="toymodels.heads_that_copy.live:warm",
+    )
+    field = attrs(
+        type="text",
+        id=f"{fid}-own",
+        name="own",
+        value=state["own"],
+        data_fk="own",
+        autocomplete="off",
+        spellcheck="false",
+        placeholder=f"up to {live.MAX_TOKENS} tokens",
+    )
+    return (
+        f"<form{box}>"
+        f'<label class="hc-what" for="{esc(fid)}-own">Your own text</label> '
+        f'<input{field}><input type="hidden" name="text" value="{live.SID}">'
+        '<input type="hidden" name="write" value=""> '
+        f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
+        '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
+        f"SmolLM2 on a text you type ({size}, loaded only when you ask).</p></noscript>"
+    )
+
+
+def _progress(r, state, layer, summary):
+    """-> (the line on the computation, or the KV cache once done; the summary, saying how
+    far the computation is)."""
+    n = r.llama.n_layer
+    if not r.complete:
+        wanted = int(state["layer"])
+        line = f"Computing your text: {r.done} of {n} layers ready" + (
+            f"; layer {wanted} is shown when it is." if wanted - 1 > layer else "."
+        )
+        html = (
+            f'<p class="hc-progress"><progress max="{n}" value="{r.done}" '
+            f'aria-label="Layers computed">'
+            f"</progress> {esc(line)}</p>"
+        )
+        return html, f"{line} {summary}"
+    if not r.guessed():
+        line = f"The model’s guesses: {len(r.guesses)} of {len(r.ids)} tokens worked out."
+        html = (
+            f'<p class="hc-progress"><progress max="{len(r.ids)}" value="{len(r.guesses)}" '
+            f'aria-label="Guesses worked out"></progress> {esc(line)}</p>'
+        )
+        return html, summary
+    if r.cache is None:
+        return "", summary
+    per_layer = r.cache.nbytes // n
+    per_token = r.cache.nbytes // max(1, len(r.cache))
+    kv, hs = r.llama.n_kv, r.llama.hs
+    line = (
+        f"KV cache: {len(r.cache)} tokens, {r.cache.nbytes:,} bytes ({per_layer:,} in each of "
+        f"the {n} layers): {per_token:,} bytes a token, for in each layer it keeps the "
+        f"token's keys and values, {kv} key/value heads × {hs} numbers × 2, 4 bytes each."
+    )
+    return f'<p class="hc-cache">{esc(line)}</p>', summary
+
+
+def _guesses(r, selected):
+    """The model's five likeliest next tokens after the marked one, with probabilities."""
+    top = r.top(selected)
+    after = hc.spoken(live.piece(r.ids[selected]))
+    items = "".join(
+        f'<li><span class="hc-guess">{esc(hc.spoken(live.piece(i)))}</span> '
+        f'<meter min="0" max="1" value="{p:.4f}" aria-hidden="true"></meter> '
+        f"{pct(round(p * 1000))}</li>"
+        for i, p in top
+    )
+    label = f"After {after} (token {selected + 1}), the model’s five likeliest next tokens"
+    return (
+        f'<section class="hc-guesses" aria-label="{esc(label)}"><h3 class="hc-kv">'
+        f"{esc(label)}</h3><ol>{items}</ol></section>"
+    )
+
+
+def _writer(state, r):
+    """Write on: how each new token is chosen, and the button (Stop while writing)."""
+    writing = state["write"] == "on"
+    how = "".join(
+        f'<option value="{k}"{" selected" if k == state["how"] else ""}>{esc(t)}</option>'
+        for k, t in HOW
+    )
+    temps = "".join(
+        f'<option value="{t}"{" selected" if t == state["temp"] else ""}>{t}</option>'
+        for t in TEMPS
+    )
+    if writing:
+        stop = attrs(type="button", data_key="write", data_value="", data_fk="write")
+        button = f"<button{stop}>Stop writing</button>"
+    else:
+        button = '<button type="submit" data-fk="write">Write on</button>'
+    full = len(r.ids) >= live.MAX_TOKENS
+    return (
+        '<form class="hc-write" data-state-form>'
+        f'<label>Each new token: <select name="how" data-fk="how">{how}</select></label> '
+        f'<label>Temperature <select name="temp" data-fk="temp">{temps}</select></label> '
+        f'<label>Seed <input type="number" name="seed" min="0" max="9999" '
+        f'value="{esc(state["seed"])}" data-fk="seed"></label>'
+        f'<input type="hidden" name="text" value="{live.SID}">'
+        '<input type="hidden" name="write" value="on"> '
+        + ("" if full and not writing else button)
+        + "</form>"
     )

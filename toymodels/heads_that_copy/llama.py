@@ -139,6 +139,26 @@ class Llama:
         alone. `logits`: "all" (T, V), "last" (1, V) or None. `each_layer(i, maps_i)` is
         called as each layer's maps (heads, T, P+T) are ready.
         """
+        T = len(ids)
+        P = len(cache) if cache is not None else 0
+        maps = np.empty((self.n_layer, self.n_head, T, P + T), np.float32)
+        x = None
+        for i, a, out in self.run(ids, ablate, cache):
+            maps[i], x = a, out
+            if each_layer is not None:
+                each_layer(i, a)
+        if logits is None:
+            return maps, None
+        return maps, self.logits(x[-1:] if logits == "last" else x)
+
+    def logits(self, x):
+        """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
+        return dot(rmsnorm(x, self.norm, self.eps), self.embed.T).astype(np.float32)
+
+    def run(self, ids, ablate=(), cache=None):
+        """The forward one layer at a time: yields (i, maps_i (heads, T, P+T), x (T, d), the
+        residual stream after layer i), so a caller can stop between layers and go on later
+        (the page computes a long text in pieces). Arguments as for `forward`."""
         ids = np.asarray(ids, dtype=np.int64)
         T, H, KV, hs = len(ids), self.n_head, self.n_kv, self.hs
         P = len(cache) if cache is not None else 0
@@ -146,7 +166,6 @@ class Llama:
         cos, sin = self.rope(P, T)
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
         x = self.embed[ids]  # (T, d)
-        maps = np.empty((self.n_layer, H, T, P + T), np.float32)
         for i in range(self.n_layer):
             L = self.layers[i] if self.layers is not None else self.layer(i)
             h = rmsnorm(x, L["attn_norm"], self.eps)
@@ -160,9 +179,6 @@ class Llama:
             k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)  # (H, P+T, hs)
             s = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(hs))  # (H, T, P+T)
             a = softmax(np.where(future, -np.inf, s)).astype(np.float32)  # (H, T, P+T)
-            maps[i] = a
-            if each_layer is not None:
-                each_layer(i, a)
             y = a @ v  # (H, T, hs)
             for layer, head in off:
                 if layer == i:
@@ -171,9 +187,4 @@ class Llama:
             h = rmsnorm(x, L["ffn_norm"], self.eps)
             g, u = np.split(dot(h, L["gate_up"]), 2, -1)  # (T, ff) each
             x = x + dot(silu(g) * u, L["down"])  # (T, d)
-        if logits is None:
-            return maps, None
-        if logits == "last":
-            x = x[-1:]
-        out = dot(rmsnorm(x, self.norm, self.eps), self.embed.T)  # (T, V)
-        return maps, out.astype(np.float32)
+            yield i, a, x

@@ -1,25 +1,32 @@
 """Figure "Every head at once": SmolLM2's 270 heads as a table of 30 layers by 9 heads, each
 cell coloured by the chosen score; a tap opens that head.
 
-State: score ("induction", "previous" or "sink"), head ("L19H7", 1-based, the head opened; ""
-opens the strongest head for the score). The scores are the export's measures
-(toymodels/heads_that_copy/heads.py), over every text; the opened head is drawn on the first
-run of repeated random tokens, where induction shows.
+State: score ("induction", "previous" or "sink"; "self" too on the reader's text), head
+("L19H7", 1-based, the head opened; "" opens the strongest head for the score), text ("" for
+the export's texts, "own" for the reader's text, own, run live once the model is loaded, as
+in Figure 1), repeat ("on": the reader's text said twice, for induction). The scores are the
+export's measures (toymodels/heads_that_copy/heads.py), over every text, or the same measures
+on the reader's text; the opened head is drawn on the first run of repeated random tokens,
+where induction shows, or on the reader's text.
 """
 
 import re
 
-from ..page import kit
-from ..page.html import attrs, esc, head_name, level
-from . import heads as hc
+import numpy as np
 
-DEFAULTS = {"score": "induction", "head": ""}
+from ..page import kit
+from ..page.html import attrs, esc, head_name, level, state_button
+from . import heads as hc
+from . import live
+
+DEFAULTS = {"score": "induction", "head": "", "text": "", "own": "", "repeat": ""}
 SCORES = (
     ("induction", "Induction"),
     ("previous", "Previous token"),
     ("sink", "First token"),
 )
-CHOICES = {"score": tuple(k for k, _ in SCORES)}
+OWN_SCORES = (("sink", "First token"), ("previous", "Previous token"), ("self", "Itself"))
+CHOICES = {"score": tuple(k for k, _ in SCORES), "text": ("", "own")}
 SAID = {
     "induction": "induction score",
     "previous": "share on the token before",
@@ -47,14 +54,110 @@ def read_head(text):
 
 
 def normalise(state):
+    """-> (state, the opened head (layer, head), the reader's text: see own_scores)."""
     state = kit.merge(DEFAULTS, state)
-    if state["score"] not in CHOICES["score"]:
-        state["score"] = DEFAULTS["score"]
+    if state["text"] != live.SID:
+        state["text"] = state["repeat"] = ""
+    state["repeat"] = "on" if state["repeat"] == "on" else ""
+    own = own_scores(state)
+    offered = scores_offered(state, own)
+    if state["score"] not in dict(offered):
+        state["score"] = offered[0][0]
     at = read_head(state["head"])
     if at is None:
-        at = hc.strongest(state["score"], 1)[0]
+        at = hc.ranked(own["scores"][state["score"]], 1)[0] if own["scores"] else None
+        at = at or hc.strongest(state["score"], 1)[0]
     state["head"] = head_value(*at)
-    return state, at
+    return state, at, own
+
+
+def scores_offered(state, own):
+    """The scores the reader may colour the map by: induction only on a text said twice."""
+    if own["scores"] is None:
+        return SCORES
+    return (SCORES[:1] if state["repeat"] else ()) + OWN_SCORES
+
+
+def own_ids(text, repeat):
+    """The reader's text as token ids, said twice with REPEAT (its first half of the token
+    limit, twice): -> (ids, the period P or None, notes)."""
+    ids, cut = live.encode(text)
+    notes = [live.cut_note(ids)] if cut and not repeat else []
+    if not repeat:
+        return ids, None, notes
+    half = live.MAX_TOKENS // 2
+    if len(ids) > half:
+        ids = ids[:half]
+        notes.append(
+            f"Said twice, a text may have up to {half} tokens: its first {half} are said twice."
+        )
+    return ids + ids, len(ids), notes
+
+
+def own_scores(state):
+    """The reader's text in the map: {note, notes, run, period, scores ({measure: (L, H)} once
+    every layer is computed, else None), more}."""
+    out = {"note": None, "notes": [], "run": None, "period": None, "scores": None, "more": False}
+    if state["text"] != live.SID:
+        return out
+    state["own"] = state["own"][: live.MAX_CHARS + 1]
+    text, out["notes"] = live.tidy(state["own"])
+    said = "load" if not live.loaded() else live.problem(text)
+    if said:
+        out["note"] = said
+        return out
+    try:
+        ids, out["period"], notes = own_ids(text, state["repeat"])
+        out["notes"] += notes
+        r = live.run(ids)
+        r.advance()
+    except MemoryError:
+        out["note"] = live.MEMORY
+        return out
+    out["run"], out["more"] = r, not r.complete
+    if len(ids) <= hc.FIRST_ROW:
+        out["note"] = (
+            f"The scores read the rows from the third token on: your text has {len(ids)} "
+            "token" + ("s" if len(ids) > 1 else "") + ". Type a few more words."
+        )
+        return out
+    if r.complete:
+        P = out["period"]
+        out["scores"] = _measured(r, P)
+        if P:
+            best = r.best_after(range(2 * P - 1))
+            out["more"] = len(best) < 2 * P - 1
+            out["copied"] = [
+                sum(best.get(i) == ids[i + 1] for i in range(first, first + P - 1))
+                for first in (0, P)
+            ]
+    return out
+
+
+def _measured(r, period):
+    """The measures of every head on the complete run R, kept with it (a tap redraws the map
+    from the same arrays, so the kit's drawn cells are reused)."""
+    kept = r.__dict__.setdefault("measured", {})
+    if period not in kept:
+        maps = r.maps.astype(np.float64)
+        kept[period] = hc.link_shares(maps)
+        if period:
+            kept[period]["induction"] = hc.induction(maps, period)
+    return kept[period]
+
+
+def copying_line(own):
+    """How often the model's likeliest next token is the right one, on each copy."""
+    P, r = own["period"], own["run"]
+    if not own.get("copied") or own["more"]:
+        done = len(r.best) if r else 0
+        return f"Copying: the model’s guesses on your text said twice, {done} of {2 * P - 1} read."
+    first, second = own["copied"]
+    return (
+        f"Copying: the model’s likeliest next token is the right one at {second} of the "
+        f"{P - 1} places of the second copy, against {first} of {P - 1} on the first, where "
+        "it can only guess."
+    )
 
 
 def _pct(p):
@@ -83,11 +186,11 @@ def _cell(L, H, values, top, opened):
 
 
 def render(state=None, fid="copy-map"):
-    state, (layer, head) = normalise(state)
-    scores = hc.scores()
+    state, (layer, head), own = normalise(state)
+    scores = own["scores"] or hc.scores()
     values = scores[state["score"]]
     model = hc.index()["model"]
-    top = hc.strongest(state["score"], 1)[0]
+    top = hc.ranked(values, 1)[0]
     said = SAID[state["score"]]
     kept = _cells.get(state["score"])
     if kept is None or kept[0] is not values:  # every cell closed, drawn once: a tap opens one
@@ -119,18 +222,77 @@ def render(state=None, fid="copy-map"):
         f"Strongest: {best}, {said} {_pct(values[top])} (marked ★). "
         f"Over all {total} heads the mean is {_pct(values.mean())}."
     )
-    html = (
-        kit.controls(kit.choices("score", SCORES, state["score"], label="Colour the heads by"))
-        + f'<p class="hc-note">{esc(lead)}</p>'
-        + f'<div class="hc-cols">{table}{_opened(layer, head)}</div>'
-        + kit.legend(None)
+    offered = scores_offered(state, own)
+    controls = kit.controls(
+        _texts(state),
+        _own_box(state, own, fid) if state["text"] == live.SID else "",
+        kit.choices("score", offered, state["score"], label="Colour the heads by"),
     )
+    on = "your text" if own["scores"] else "the curated texts"
     name = head_name(layer + 1, head + 1)
     summary = (
-        f"All {total} heads coloured by {said}; the strongest is {best} "
+        f"All {total} heads coloured by {said} on {on}; the strongest is {best} "
         f"({_pct(values[top])}). Opened: {name}, {said} {_pct(values[layer, head])}."
     )
-    return kit.result(html, state, summary=summary)
+    if state["text"] == live.SID and not own["scores"]:
+        r = own["run"]
+        if r is not None and not r.complete:
+            line = f"Computing your text: {r.done} of {r.llama.n_layer} layers ready."
+            lead = f"{line} Until then the map shows the curated texts’ scores. {lead}"
+            summary = f"{line} {summary}"
+    if own["scores"] and own["period"]:
+        lead = f"{lead} {copying_line(own)}"
+    opened = _opened_own(layer, head, own) if own["scores"] else _opened(layer, head)
+    html = (
+        controls
+        + f'<p class="hc-note">{esc(lead)}</p>'
+        + f'<div class="hc-cols">{table}{opened}</div>'
+        + kit.legend(None)
+    )
+    return kit.result(html, state, summary=summary, more=own["more"])
+
+
+def _texts(state):
+    options = (("", "The curated texts"), (live.SID, "Your own text"))
+    return kit.choices("text", options, state["text"], label="Scores measured on")
+
+
+def _own_box(state, own, fid):
+    """The reader's text box (Figure 1's, with its load button), and Repeat it."""
+    from .figure import own_form  # Figure 1 imports nothing from here
+
+    repeat = state_button(
+        "repeat",
+        "" if state["repeat"] else "on",
+        "Repeat it",
+        bool(state["repeat"]),
+        fk="repeat",
+    )
+    shown = dict(own, run=own["run"])
+    return own_form(state, shown, fid) + f'<div class="hc-repeat">{repeat}</div>'
+
+
+def _opened_own(layer, head, own):
+    """The opened head on the reader's text: its scores there and its map."""
+    r = own["run"]
+    name = head_name(layer + 1, head + 1)
+    facts = "".join(
+        f"<li>{esc(SAID[m].capitalize())}: {_pct(v[layer, head])}</li>"
+        for m, v in own["scores"].items()
+    )
+    T = len(r.ids)
+    said = "your text said twice" if own["period"] else "your text"
+    picture = kit.heatmap_svg(
+        r.maps[layer, head].astype(np.float64),
+        label=f"{name} on {said}, {T} tokens",
+        cell=max(3, min(6, 240 // T)),
+        cls="mh-mini hc-big",
+    )
+    return (
+        f'<section class="hc-opened" aria-label="{esc(name)}, opened">'
+        f"<h3>{esc(name)}</h3><ul>{facts}</ul><p>On {esc(said)} ({T} tokens):</p>"
+        f"{picture}</section>"
+    )
 
 
 def _opened(layer, head):

@@ -10,6 +10,7 @@ import numpy as np
 from ..page.html import count_words, head_name, plural_of
 from ..page.prose import public_functions
 from . import heads as hc
+from . import live
 from .figure import link
 
 COPIES = 0.3  # a head "copies" when a second-copy row gives the token to copy this much
@@ -536,6 +537,38 @@ def heads_in_words():
 def n_sentences_word():
     n = sum(t["kind"] == "sentence" for t in hc.texts())
     return f"{count_words(n)} {plural_of(n, 'sentence')}"
+
+
+# the reader's own text (live.py)
+
+
+def live_size():
+    """'97.7 MB': what the page downloads to run the model on the reader's text."""
+    return live.size_mb()
+
+
+def live_max_tokens():
+    return live.MAX_TOKENS
+
+
+def kv_bytes_per_token():
+    """'46,080': the KV cache's bytes for one token: every layer keeps the keys and values of
+    its key/value heads, in float32."""
+    c = live.manifest()["config"]
+    hs = c["d"] // c["n_head"]
+    return f"{c['n_layer'] * 2 * c['n_kv'] * hs * 4:,}"
+
+
+def float_bytes():
+    """4: the bytes of one number in float32, as the page's model keeps them."""
+    return np.dtype(np.float32).itemsize
+
+
+def kv_bytes_full():
+    """'2.9 MB': the KV cache at the token limit."""
+    c = live.manifest()["config"]
+    per = c["n_layer"] * 2 * c["n_kv"] * (c["d"] // c["n_head"]) * 4
+    return f"{per * live.MAX_TOKENS / 1e6:.1f} MB"
 
 
 PROSE_VALUES = public_functions(globals())  # every public function above

@@ -7,8 +7,10 @@ shared before the rename still opens the same view. `render` starts with `merge`
     state = merge(DEFAULTS, state, ALIASES)
 
 and ends with `result(html, state, ...)`, or `failure(state, error)` when the state cannot
-be drawn. `check` holds a figure's answer to the contract; the build calls it on every
-figure it pre-renders, and tests/test_figures.py on every figure with hostile states.
+be drawn. A drawing that is a piece of longer work says `more=True`: the page draws it and
+calls render again with the state it returned (templates/static/figures.js). `check` holds
+a figure's answer to the contract; the build calls it on every figure it pre-renders, and
+tests/test_figures.py on every figure with hostile states.
 
 Two optional declarations name the states the build draws besides the chapter's (each with
 the other fields at their defaults; sitebuild/figures.py), so a figure that fails when the
@@ -19,7 +21,7 @@ sentence, whose every value the figure drawn with its DEFAULTS offers is drawn.
 
 from collections.abc import Mapping
 
-KEYS = ("html", "slots", "state", "error", "summary")
+KEYS = ("html", "slots", "state", "error", "summary")  # and "more" (True) for a piece
 
 
 def merge(defaults, state, aliases=None, *, strip=False):
@@ -54,16 +56,22 @@ def _text(value):
         return None
 
 
-def result(html, state, *, slots=None, summary=""):
+def result(html, state, *, slots=None, summary="", more=False):
     """What a figure returns when it drew: its HTML, the state it drew, the slots' HTML and a
-    one-line summary in plain text (the page escapes it)."""
-    return {
+    one-line summary in plain text (the page escapes it). MORE: the drawing is a piece of
+    longer work (a long forward computed a few layers at a time, a text written on token by
+    token): the page draws it, then calls render again with the state it returned, unless the
+    reader acted meanwhile (templates/static/figures.js)."""
+    out = {
         "html": html,
         "slots": dict(slots or {}),
         "state": state,
         "error": None,
         "summary": summary,
     }
+    if more:
+        out["more"] = True
+    return out
 
 
 def failure(state, error):
@@ -82,9 +90,11 @@ def problems(answer):
     """What is wrong with a figure's answer, as phrases; [] when it keeps the contract."""
     if not isinstance(answer, dict):
         return [f"a {type(answer).__name__}, not a dict"]
-    if set(answer) != set(KEYS):
+    if answer.get("more", True) is not True:
+        return ["a 'more' that is not True (leave it out when the drawing is whole)"]
+    if set(answer) - {"more"} != set(KEYS):
         missing = ", ".join(k for k in KEYS if k not in answer)
-        extra = ", ".join(sorted(map(str, set(answer) - set(KEYS))))
+        extra = ", ".join(sorted(map(str, set(answer) - set(KEYS) - {"more"})))
         return [
             "a dict whose keys are not html, slots, state, error, summary"
             + (f" (missing {missing})" if missing else "")

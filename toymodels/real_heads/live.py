@@ -25,6 +25,9 @@ MAX_CHARS = 400  # 32 long words; every piece of them fits in the model's 512 po
 KEEP_CHARS = 1000  # the most of a reader's text the state keeps (a link can hold anything)
 HOME = Path("/home/pyodide/models")
 SID = "own"
+# the most memory the worker needs with the model in it (MB; bench/RESULTS.md measures it, 165):
+# a browser that cannot give it is told so before the download (static/ownmodel.js)
+MEMORY_MB = 300
 _state = {"path": None, "model": None, "wp": None}
 _done = OrderedDict()  # the last few sentences' maps, by text
 
