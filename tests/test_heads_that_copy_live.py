@@ -330,9 +330,16 @@ def test_the_map_scores_the_readers_text_said_twice(llama):
 @model_test
 def test_the_map_offers_induction_only_on_a_text_said_twice(llama):
     answer = drawn_map({"text": "own", "own": TEXT, "score": "induction"})
-    assert answer["state"]["score"] == "sink"
     assert 'data-key="score" data-value="induction"' not in answer["html"]
     assert "coloured by share on the first token on your text" in answer["summary"]
+    # the state keeps induction, so "Repeat it" pressed once the text is drawn (not only
+    # while it is computed) colours the map by induction again
+    assert answer["state"]["score"] == "induction"
+    again = drawn_map({**answer["state"], "repeat": "on"})
+    assert "coloured by induction score on your text" in again["summary"]
+    chosen = drawn_map({**answer["state"], "score": "self"})
+    assert chosen["state"]["score"] == "self"
+    assert "coloured by share on itself on your text" in chosen["summary"]
 
 
 @model_test

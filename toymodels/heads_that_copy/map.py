@@ -54,21 +54,25 @@ def read_head(text):
 
 
 def normalise(state):
-    """-> (state, the opened head (layer, head), the reader's text: see own_scores)."""
+    """-> (state, the opened head (layer, head), the reader's text: see own_scores, the score
+    shown). The state keeps a score of SCORES while it is not offered (induction, on the
+    reader's text not said twice), and the map shows the first one offered: so "Repeat it"
+    brings induction back however soon it is pressed after the text."""
     state = kit.merge(DEFAULTS, state)
     if state["text"] != live.SID:
         state["text"] = state["repeat"] = ""
     state["repeat"] = "on" if state["repeat"] == "on" else ""
     own = own_scores(state)
-    offered = scores_offered(state, own)
-    if state["score"] not in dict(offered):
-        state["score"] = offered[0][0]
+    offered = dict(scores_offered(state, own))
+    if state["score"] not in offered and state["score"] not in CHOICES["score"]:
+        state["score"] = next(iter(offered))
+    score = state["score"] if state["score"] in offered else next(iter(offered))
     at = read_head(state["head"])
     if at is None:
-        at = hc.ranked(own["scores"][state["score"]], 1)[0] if own["scores"] else None
-        at = at or hc.strongest(state["score"], 1)[0]
+        at = hc.ranked(own["scores"][score], 1)[0] if own["scores"] else None
+        at = at or hc.strongest(score, 1)[0]
     state["head"] = head_value(*at)
-    return state, at, own
+    return state, at, own, score
 
 
 def scores_offered(state, own):
@@ -186,15 +190,15 @@ def _cell(L, H, values, top, opened):
 
 
 def render(state=None, fid="copy-map"):
-    state, (layer, head), own = normalise(state)
+    state, (layer, head), own, score = normalise(state)
     scores = own["scores"] or hc.scores()
-    values = scores[state["score"]]
+    values = scores[score]
     model = hc.index()["model"]
     top = hc.ranked(values, 1)[0]
-    said = SAID[state["score"]]
-    kept = _cells.get(state["score"])
+    said = SAID[score]
+    kept = _cells.get(score)
     if kept is None or kept[0] is not values:  # every cell closed, drawn once: a tap opens one
-        kept = _cells[state["score"]] = (
+        kept = _cells[score] = (
             values,
             [
                 [_cell(L, H, values, top, False) for H in range(model["heads"])]
@@ -226,7 +230,7 @@ def render(state=None, fid="copy-map"):
     controls = kit.controls(
         _texts(state),
         _own_box(state, own, fid) if state["text"] == live.SID else "",
-        kit.choices("score", offered, state["score"], label="Colour the heads by"),
+        kit.choices("score", offered, score, label="Colour the heads by"),
     )
     on = "your text" if own["scores"] else "the curated texts"
     name = head_name(layer + 1, head + 1)
