@@ -435,11 +435,15 @@ def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
     top = live.run(ids_of(TEXT)).top(int(want["state"]["token"]))
     assert [g.split()[-1] for g in guesses] == [f"{round(p * 1000) / 10:.1f}%" for _, p in top]
     page.wait_for_function("() => location.search.includes('copy-layer.own=The+cat')")
-    # write on: three tokens, then Stop
+    # write on: ten tokens or more (the cache line counts them), then Stop
     page.locator("#copy-layer .hc-write button[type='submit']").click()
     page.wait_for_function(
-        "n => document.querySelector('#copy-layer input[name=own]').value.length > n",
-        arg=len(TEXT) + 8,
+        """n => {
+          const line = document.querySelector('#copy-layer .hc-cache')?.textContent || '';
+          const held = /KV cache: ([0-9]+) tokens/.exec(line);
+          return held && Number(held[1]) >= n;
+        }""",
+        arg=len(ids_of(TEXT)) + 10,
         timeout=60_000,
     )
     page.locator("#copy-layer [data-key='write'][data-value='']").click()

@@ -596,6 +596,20 @@ def test_a_package_offers_no_own_sentence_since_it_leaves_the_model_out(page, pa
 
 
 @pytest.mark.browser
+def test_a_package_offers_no_own_text_in_smollm2_since_it_leaves_the_model_out(page, packages, lms):
+    """Heads that copy's "Your own text" loads SmolLM2's 98 MB, which the packages do not carry:
+    inside an LMS neither figure offers it."""
+    with zipfile.ZipFile(packages["1.2"]["manyheads-heads-that-copy-scorm12.zip"]) as z:
+        assert not [n for n in z.namelist() if n.startswith("models/")]
+    frame = launch(page, lms("1.2", "heads-that-copy"), "1.2")
+    own = frame.locator("[data-key='text'][data-value='own']")
+    assert own.count() == 2  # Figure 1's text choice and Figure 2's
+    for i in range(2):
+        assert own.nth(i).is_hidden()
+    assert frame.locator("[data-own-load]").count() == 0
+
+
+@pytest.mark.browser
 def test_times_are_written_as_each_standard_says(page, lms):
     frame = launch(page, lms("1.2"), "1.2")
     values = frame.locator("html").evaluate(

@@ -278,15 +278,21 @@ def test_a_damaged_kept_file_is_dropped_said_and_fetched_again(new_page, server)
 
 
 MINILM = "real-heads.html?real-heads.sentence=own&real-heads.own=My%20own%20words."
+SMOLLM2 = "heads-that-copy.html?copy-layer.text=own&copy-layer.own=My%20own%20words."
 
 
-@pytest.mark.parametrize("how", ["wasm-limit", "device-memory"])
-def test_a_browser_without_the_memory_is_told_before_any_download(browser, watch, server, how):
+@pytest.mark.parametrize(
+    "fid,how",
+    [("copy-layer", "wasm-limit"), ("copy-layer", "device-memory"), ("real-heads", "wasm-limit")],
+)
+def test_a_browser_without_the_memory_is_told_before_any_download(browser, watch, server, fid, how):
     """Where the worker's memory cannot grow to what the model needs (Chromium's WebAssembly
     memory held under it: V8's --wasm-max-mem-pages), or the device says it has too little
-    (navigator.deviceMemory), the load button says so and nothing is fetched. MiniLM's form
-    asks for 300 MB (toymodels/real_heads/live.py MEMORY_MB)."""
-    assert minilm.MEMORY_MB == 300
+    (navigator.deviceMemory), the load button says so and nothing is fetched. SmolLM2's form
+    asks for 660 MB (toymodels/heads_that_copy/live.py MEMORY_MB), MiniLM's for 300
+    (toymodels/real_heads/live.py)."""
+    assert (live.MEMORY_MB, minilm.MEMORY_MB) == (660, 300)
+    mb, url = (660, SMOLLM2) if fid == "copy-layer" else (300, MINILM)
     args = CHROMIUM_ARGS + (["--js-flags=--wasm-max-mem-pages=4000"] if how == "wasm-limit" else [])
     small = browser.browser_type.launch(executable_path=CHROMIUM, args=args)
     try:
@@ -299,18 +305,18 @@ def test_a_browser_without_the_memory_is_told_before_any_download(browser, watch
         page = context.new_page()
         requests = []
         context.on("request", lambda r: requests.append(r.url))
-        open_ready(page, server.base + MINILM)
-        load = page.locator("#real-heads [data-own-load]")
+        open_ready(page, server.base + url)
+        load = page.locator(f"#{fid} [data-own-load]")
         load.click()
-        status = page.locator("#real-heads [data-own-status]")
-        needs = "This model needs about 300 MB of memory for its computations"
+        status = page.locator(f"#{fid} [data-own-status]")
+        needs = f"This model needs about {mb} MB of memory for its computations"
         then = "nothing was downloaded; the curated texts still work."
         if how == "wasm-limit":
             said = f"{needs}, more than this browser gives a page here (phones often give less): "
         else:
             said = f"{needs}, and this device has about 256 MB in all: "
         page.wait_for_function(
-            "() => document.querySelector('#real-heads [data-own-status]').textContent"
+            "fid => document.querySelector(`#${fid} [data-own-status]`).textContent", arg=fid
         )
         assert status.inner_text() == said + then
         assert load.is_disabled()

@@ -370,6 +370,7 @@ def own_form(state, own, fid):
         data_own_bytes=" ".join(str(f["bytes"]) for f in files),
         data_own_sha256=" ".join(f["sha256"] for f in files),
         data_own_warm="toymodels.heads_that_copy.live:warm",
+        data_own_memory=str(live.MEMORY_MB),
     )
     field = attrs(
         type="text",

@@ -41,6 +41,9 @@ from .llama import Cache, Llama, softmax
 from .weights import tokenizer
 
 MAX_TOKENS = 64
+# MB (2**20 bytes) the worker must be able to grow to before the files are fetched
+# (toymodels/page/memory.py): 656 measured with the model in (bench/run.py smollm2)
+MEMORY_MB = 660
 MAX_CHARS = 10_000  # a text is cut here before it is tokenised (never megabytes)
 HOME = Path("/home/pyodide/models")
 SID = "own"
