@@ -46,7 +46,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     """Modules with more browser and model tests first, each module's tests in their order: with
-    pytest-xdist (`make test TEST_WORKERS=4`), each worker takes a whole module at a time
+    pytest-xdist (`make test`), each worker takes a whole module at a time
     (--dist loadfile, so a module's shared pages open once), and the slowest ones started first
     end with the rest rather than after it. The other tests count for nothing: 280 of them
     (test_figures.py) take 5 s, less than one browser test."""
@@ -72,7 +72,7 @@ def wait_until(condition, timeout, message, interval=0.05):
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory):
-    """The site, built once a run: with pytest-xdist (`make test TEST_WORKERS=4`), the first
+    """The site, built once a run: with pytest-xdist (`make test`), the first
     worker to ask builds it into the run's folder above the workers' own while the others wait,
     and all of them serve that one (tests never change it)."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
