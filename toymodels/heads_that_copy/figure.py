@@ -363,14 +363,8 @@ def own_form(state, own, fid):
         r = own["run"]
         lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]
         said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in lines)
-    box = attrs(
-        class_="hc-own",
-        data_state_form="",
-        data_own_files=" ".join(f["file"] for f in files),
-        data_own_bytes=" ".join(str(f["bytes"]) for f in files),
-        data_own_sha256=" ".join(f["sha256"] for f in files),
-        data_own_warm="toymodels.heads_that_copy.live:warm",
-        data_own_memory=str(live.MEMORY_MB),
+    box = kit.own_model_attrs(
+        "hc-own", files, "toymodels.heads_that_copy.live:warm", live.MEMORY_MB
     )
     field = attrs(
         type="text",

@@ -322,15 +322,7 @@ def _own(state, data, note, fid):
         )
     else:
         said = ""
-    box = attrs(
-        class_="rh-own",
-        data_state_form="",
-        data_own_files=m["file"],
-        data_own_bytes=str(m["bytes"]),
-        data_own_sha256=m["sha256"],
-        data_own_warm="toymodels.real_heads.live:warm",
-        data_own_memory=str(live.MEMORY_MB),
-    )
+    box = kit.own_model_attrs("rh-own", [m], "toymodels.real_heads.live:warm", live.MEMORY_MB)
     field = attrs(
         type="text",
         id=f"{fid}-own",

@@ -20,7 +20,15 @@ cells the hatched class "masked". One change here changes every figure of the si
 from ..figure import failure, merge, result
 from ..html import esc, whole
 from .bars import bar, bars, bars_svg
-from .controls import choices, controls, sentence_form, slider, step_list, token_buttons
+from .controls import (
+    choices,
+    controls,
+    own_model_attrs,
+    sentence_form,
+    slider,
+    step_list,
+    token_buttons,
+)
 from .grid import attention_grid, heatmap_sheet, heatmap_svg, legend, share, sheet_mark
 from .state import number_text, read_number, read_sentence, summary_line
 from .tables import matrix, shares_table
@@ -42,6 +50,7 @@ __all__ = [
     "matrix",
     "merge",
     "number_text",
+    "own_model_attrs",
     "read_number",
     "read_sentence",
     "read_weights",

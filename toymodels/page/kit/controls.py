@@ -7,13 +7,29 @@ pressed button is the stop) and is named for screen readers (role="group", aria-
 every focusable element has a data-fk, so focus returns to it after a redraw.
 """
 
-from ..html import esc, num, state_button
+from ..html import attrs, esc, num, state_button
 from .state import decimals
 
 
 def controls(*parts):
     """Controls that need Python to work: hidden until the page's Python is ready."""
     return f'<div class="mh-controls">{"".join(parts)}</div>'
+
+
+def own_model_attrs(cls, files, warm, memory_mb):
+    """The attributes of a form whose model templates/static/ownmodel.js fetches when the
+    reader asks: FILES ({file, bytes, sha256} each, in the site's models/), the Python function
+    WARM ("module:function") called once they are in the worker, and the MB its memory must be
+    able to grow to before any byte is fetched."""
+    return attrs(
+        class_=cls,
+        data_state_form="",
+        data_own_files=" ".join(f["file"] for f in files),
+        data_own_bytes=" ".join(str(f["bytes"]) for f in files),
+        data_own_sha256=" ".join(f["sha256"] for f in files),
+        data_own_warm=warm,
+        data_own_memory=str(memory_mb),
+    )
 
 
 def sentence_form(fid, text, *, name="sentence", label="Sentence", maxlength=200, help=None):
