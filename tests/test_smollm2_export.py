@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import smollm2_reference
 
 from toymodels.export import cli, llama, smollm2
 from toymodels.heads_that_copy import heads as hc
@@ -35,11 +36,7 @@ model_test = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def gguf_path():
-    try:
-        llama.gguf_module()
-        return llama.smollm2_path()
-    except (ModuleNotFoundError, FileNotFoundError) as e:
-        pytest.skip(f"{e}: the checks against the model's own file need it")
+    return smollm2_reference.gguf_path()
 
 
 @pytest.fixture(scope="module")
@@ -66,16 +63,7 @@ def fresh(model, committed):
 
 @pytest.fixture(scope="module")
 def hf(gguf_path):
-    torch = pytest.importorskip("torch", reason="the reference check needs torch (export tier)")
-    transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
-    pytest.importorskip("accelerate", reason="transformers loads a GGUF file with accelerate")
-    torch.set_num_threads(1)
-    folder, name = str(gguf_path.parent), gguf_path.name
-    net = transformers.AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, attn_implementation="eager", dtype=torch.float32
-    ).eval()
-    tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    return torch, net, tok
+    return smollm2_reference.transformers_smollm2()
 
 
 def hf_forward(hf, ids, ablate=()):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import smollm2_reference
 
 from sitebuild import smollm2live
 from toymodels.export import llama
@@ -71,17 +72,7 @@ def bpe(repacked):
 
 @pytest.fixture(scope="module")
 def hf(gguf):
-    torch = pytest.importorskip("torch", reason="the reference check needs torch (export tier)")
-    transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
-    pytest.importorskip("accelerate", reason="transformers loads a GGUF file with accelerate")
-    torch.set_num_threads(1)
-    path = llama.smollm2_path()
-    folder, name = str(path.parent), path.name
-    net = transformers.AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, attn_implementation="eager", dtype=torch.float32
-    ).eval()
-    tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    return torch, net, tok
+    return smollm2_reference.transformers_smollm2()
 
 
 # the blocks
