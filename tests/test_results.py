@@ -11,7 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import open_ready
+from conftest import open_before_python, open_ready
 from playwright.sync_api import expect
 
 from sitebuild.serve import Handler
@@ -46,7 +46,7 @@ def download(page):
 
 @pytest.mark.browser
 def test_every_attempt_is_kept_with_its_time_and_guesses_too(page, base_url):
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     page.locator(".mh-guess label").nth(1).click()
     page.get_by_role("button", name="Commit my guess").click()
     answer_check(page, WRONG, RIGHT)
@@ -68,10 +68,10 @@ def test_every_attempt_is_kept_with_its_time_and_guesses_too(page, base_url):
 
 def answer_in_two_chapters(page, base_url):
     """Real heads' check once, then Many heads' check wrong and right; ends on Many heads."""
-    open_ready(page, base_url + "real-heads.html")
+    open_before_python(page, base_url + "real-heads.html")
     page.locator(".mh-check").get_by_text("Nothing: a head that always").click()
     page.locator(".mh-check").get_by_role("button", name="Check").click()
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     answer_check(page, WRONG, RIGHT)
 
 
@@ -102,7 +102,7 @@ def test_one_file_for_all_chapters_named_for_the_student(page, base_url):
     for r in rows:
         datetime.fromisoformat(r["time"].replace("Z", "+00:00"))
     # the name is kept for every chapter of the site
-    open_ready(page, base_url + "real-heads.html")
+    open_before_python(page, base_url + "real-heads.html")
     assert page.get_by_label("Your name").input_value() == "Ada Lovelace"
     page.get_by_label("Your name").fill("Émilie du Châtelet <b>")
     assert download(page)[0] == "many-heads-results-émilie-du-châtelet-b.csv"
@@ -128,7 +128,7 @@ def test_clearing_a_chapter_asks_first_and_keeps_the_others(page, base_url):
 
 @pytest.mark.browser
 def test_the_results_table_reads_left_aligned(page, base_url):
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     answer_check(page, RIGHT)
     aligns = page.evaluate(
         """() => [...document.querySelectorAll('[data-results] th, [data-results] td')]
@@ -301,7 +301,7 @@ def test_a_chapter_framed_by_another_site_does_not_clear(page, site, tmp_path):
     host = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(WithoutFraming, directory=site))
     threading.Thread(target=host.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{host.server_port}/"
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     answer_check(page, RIGHT)
     (tmp_path / "frame.html").write_text(
         '<!doctype html><title>another site</title><link rel="icon" href="data:,">'
@@ -314,7 +314,7 @@ def test_a_chapter_framed_by_another_site_does_not_clear(page, site, tmp_path):
     try:
         page.goto(f"http://127.0.0.1:{other.server_port}/frame.html")
         frame = page.frame_locator("iframe")
-        frame.locator("html.py-ready").wait_for(timeout=90_000)
+        frame.locator("html.js").wait_for()
         results = frame.locator("[data-results]")
         assert results.locator("tbody tr").count() == 1
         assert results.locator("[data-results-clear], [data-results-confirm]").count() == 0
@@ -364,7 +364,7 @@ def test_submitted_code_is_monospace_across_the_table_and_scrolls_sideways(page,
 @pytest.mark.parametrize("touch", [True, False], ids=["touch", "narrow"])
 def test_the_results_buttons_are_44_px_high_on_a_phone(new_page, base_url, touch):
     page = new_page(viewport={"width": 390, "height": 844}, is_mobile=touch, has_touch=touch)
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     answer_check(page, RIGHT)
     results = page.locator("[data-results]")
     results.get_by_role("button", name="Clear this chapter's results…").click()

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import serve_dir
+from conftest import hold_python, serve_dir
 from playwright.sync_api import expect
 from test_build import GOOD, project
 
@@ -310,12 +310,22 @@ def lms(packages, tmp_path_factory):
         server.shutdown()
 
 
-def launch(page, url, version, **options):
-    """Open the harness, start a session of VERSION and wait until the chapter is ready."""
+def launch(page, url, version, python=True, **options):
+    """Open the harness, start a session of VERSION and wait until the chapter is ready: with
+    Python ready, or (PYTHON false) with Python held back, the page's own behaviour wired up.
+    What the LMS is told needs no Python (checks, guesses, what is kept and restored, an
+    exercise's kept verdict), and a test that runs no code is spared Python's start (about 9 s
+    of processor time)."""
+    if not python:
+        hold_python(page)
     page.goto(url + "scorm.html")
     page.evaluate("(o) => harness.start(o)", {"version": version, **options})
     frame = page.frame_locator("#sco")
-    frame.locator("html.py-ready").wait_for(timeout=90_000)
+    if python:
+        frame.locator("html.py-ready").wait_for(timeout=90_000)
+    else:  # lms.js, then main.js, which marks the page html.js and wires its blocks at once
+        frame.locator("html.js").wait_for()
+        assert frame.locator("html.py-ready").count() == 0
     return frame
 
 
@@ -397,7 +407,7 @@ def test_a_returning_student_finds_the_answers(new_page, lms, version):
     }
     # another browser: nothing of the first visit is in its storage
     again = new_page()
-    frame = launch(again, lms(version), version, data=data)
+    frame = launch(again, lms(version), version, python=False, data=data)
     check = frame.locator("#check-1")
     assert check.get_by_label("The build stops and names the line of the block.").is_checked()
     assert check.locator(".mh-feedback.right").is_visible()
@@ -417,7 +427,7 @@ def test_a_returning_student_finds_the_answers(new_page, lms, version):
 @pytest.mark.browser
 @pytest.mark.parametrize("version", ["1.2", "2004"])
 def test_an_lms_that_refuses_values_gets_one_line_and_the_chapter_works(page, lms, version):
-    frame = launch(page, lms(version), version, refuse=True)
+    frame = launch(page, lms(version), version, python=False, refuse=True)
     line = frame.locator("[data-lms-status]")
     line.wait_for()
     code = "101" if version == "1.2" else "351"
@@ -524,7 +534,7 @@ def test_suspend_data_holds_every_answer_of_the_chapter_that_asks_most(new_page,
     page.evaluate("harness.leave()")
     page.wait_for_function("() => harness.calls.some(([name]) => name === 'LMSFinish')")
     again = new_page()
-    frame = launch(again, lms("1.2", slug), "1.2", data={"cmi.suspend_data": suspend})
+    frame = launch(again, lms("1.2", slug), "1.2", python=False, data={"cmi.suspend_data": suspend})
     for guess in frame.locator("[data-guess]").all():
         assert guess.locator("[data-your-guess]").is_visible()
     for check in frame.locator("[data-check]").all():
@@ -577,7 +587,7 @@ def test_suspend_data_stays_within_scorm_12s_limit_when_every_answer_is_long(new
     page.evaluate("harness.leave()")
     page.wait_for_function("() => harness.calls.some(([name]) => name === 'LMSFinish')")
     again = new_page()
-    frame = launch(again, lms("1.2"), "1.2", data={"cmi.suspend_data": suspend})
+    frame = launch(again, lms("1.2"), "1.2", python=False, data={"cmi.suspend_data": suspend})
     assert frame.locator("#exercise-1 textarea").input_value() == long
     rows = frame.locator("[data-results] tbody tr:not(.mh-results-code-row)")
     assert rows.count() == 1 + 42 + 3  # the guess, every try at the check, three runs
@@ -611,7 +621,7 @@ def test_a_package_offers_no_own_text_in_smollm2_since_it_leaves_the_model_out(p
 
 @pytest.mark.browser
 def test_times_are_written_as_each_standard_says(page, lms):
-    frame = launch(page, lms("1.2"), "1.2")
+    frame = launch(page, lms("1.2"), "1.2", python=False)
     values = frame.locator("html").evaluate(
         """async () => {
           // the module the page runs (content-addressed), not a second copy under the plain name
@@ -778,7 +788,7 @@ def test_damaged_suspend_data_is_ignored(new_page, lms, suspend):
     """Suspend data the page did not write (or an LMS damaged) is passed over: the chapter
     starts, its questions unanswered as far as the damage goes, and works."""
     page = new_page()
-    frame = launch(page, lms("1.2"), "1.2", data={"cmi.suspend_data": suspend})
+    frame = launch(page, lms("1.2"), "1.2", python=False, data={"cmi.suspend_data": suspend})
     rows = frame.locator("[data-results] tbody tr:not(.mh-results-code-row)")
     assert rows.count() <= 2, rows.count()
     check = frame.locator("#check-1")
