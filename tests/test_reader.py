@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from conftest import open_ready, url_with
+from conftest import open_before_python, open_ready, url_with
 
 from toymodels.many_heads import model as heads
 from toymodels.page.html import tenths
@@ -264,7 +264,7 @@ def test_how_it_works_steps_drive_the_figure(page, base_url):
 
 
 def test_guess_first_then_explanation(page, base_url):
-    open_ready(page, base_url + CHAPTER)
+    open_before_python(page, base_url + CHAPTER)
     explain = page.locator("details.mh-explain")
     assert not explain.is_visible()
     page.locator(".mh-guess label").nth(1).click()
@@ -276,12 +276,12 @@ def test_guess_first_then_explanation(page, base_url):
         .startswith("Your guess: One softmax has to split")
     )
     page.reload()
-    page.wait_for_selector("html.py-ready")
+    page.wait_for_selector("html.js")
     assert page.locator("details.mh-explain").is_visible()  # the committed guess is remembered
 
 
 def test_check_yourself_gives_feedback(page, base_url):
-    open_ready(page, base_url + CHAPTER)
+    open_before_python(page, base_url + CHAPTER)
     check = page.locator(".mh-check")
     check.get_by_text("Working out which noun").click()
     check.get_by_role("button", name="Check").click()

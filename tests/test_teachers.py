@@ -10,7 +10,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import open_ready, serve_dir
+from conftest import open_before_python, open_ready, serve_dir
 from playwright.sync_api import expect
 from test_build import GOOD, project
 
@@ -129,7 +129,7 @@ def test_the_project_passes_its_own_strict_check():
 
 @pytest.mark.browser
 def test_embed_button_gives_a_snippet_in_the_current_state(page, base_url):
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     page.get_by_role("button", name="kept", exact=True).click()
     page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
     page.locator("#three-heads [data-embed]").click()
@@ -187,7 +187,7 @@ def test_a_figure_embedded_on_another_origin_sizes_itself_and_works(page, base_u
 
 @pytest.mark.browser
 def test_print_shows_the_pre_rendered_figures_without_controls(page, base_url):
-    open_ready(page, base_url + "many-heads.html")
+    open_before_python(page, base_url + "many-heads.html")
     page.get_by_role("button", name="kept", exact=True).click()
     page.wait_for_selector(".mh-shares caption:has-text('“kept”')")
     page.emulate_media(media="print")
