@@ -166,28 +166,33 @@ def test_exercise_reports_the_check(page, base_url):
     )  # the edit was kept
 
 
-@pytest.mark.parametrize(
-    "code",
-    [
-        "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\n"
-        "x.open('GET', '{target}/steal', False)\nx.send()",
-        "from pyodide.http import open_url\nopen_url('{target}/steal')",
-    ],
+STEALS = (
+    "from js import XMLHttpRequest\nx = XMLHttpRequest.new()\n"
+    "x.open('GET', '{target}/steal', False)\nx.send()",
+    "from pyodide.http import open_url\nopen_url('{target}/steal')",
 )
-def test_python_in_the_page_cannot_reach_another_origin(page, base_url, code):
+
+
+def test_python_in_the_page_cannot_reach_another_origin(page, base_url):
+    """Each way Python in the page could send a request, tried in turn in the same cell."""
     from test_netguard import Recorder  # another origin: a server on another loopback port
 
     open_ready(page, base_url + CHAPTER)
     cell = page.locator("[data-cell]").first
-    with Recorder() as other:
-        cell.locator("textarea").fill(code.format(target=other.origin))
-        cell.get_by_role("button", name="Run").click()
-        cell.locator("pre.error").wait_for()
-        assert (
-            "blocked by Many Heads' policy: this page may only contact its own origin, "
-            f"not {other.origin}" in cell.locator("pre.error").inner_text()
-        )
-        assert other.hits == []
+    for code in STEALS:
+        with Recorder() as other:
+            cell.locator("textarea").fill(code.format(target=other.origin))
+            cell.locator("[data-output] *").evaluate_all(
+                "(all) => all.forEach((el) => el.setAttribute('data-before', ''))"
+            )
+            cell.get_by_role("button", name="Run").click()
+            error = cell.locator("pre.error:not([data-before])")
+            error.wait_for()
+            assert (
+                "blocked by Many Heads' policy: this page may only contact its own origin, "
+                f"not {other.origin}" in error.inner_text()
+            ), code
+            assert other.hits == [], code
     assert page.watch.foreign == []
 
 
