@@ -7,7 +7,7 @@
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
 #   make lint                 the lint tier only (ruff, no site or test tier), then ruff
 #   make ci-time              times `bash .ci/run` in a clean clone of HEAD into bench/RESULTS.md
-#   make export               re-exports "Real heads" and "Heads that copy" from the pretrained models (export tier)
+#   make export               re-exports "Real heads", "Heads that copy" and "What a head does" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
 
@@ -71,10 +71,13 @@ $(TEST_STAMP): $(SITE_STAMP) $(LINT_STAMP)
 pyodide: $(SITE_STAMP)
 	$(PY) build.py fetch
 
-# "Real heads" (toymodels/data/realheads/) and "Heads that copy" (toymodels/data/smollm2/): every head of the curated texts
+# "Real heads" (toymodels/data/realheads/) and "Heads that copy" (toymodels/data/smollm2/): every head of the curated texts;
+# "What a head does" (toymodels/data/what_a_head_does/): every head patched on curated pairs
 export: $(TEST_STAMP)
 	$(PY) -m toymodels.export minilm
 	$(PY) -m toymodels.export smollm2
+	# one BLAS thread: on a busy machine more made its small products ten times slower
+	OPENBLAS_NUM_THREADS=1 $(PY) -m toymodels.export patching
 
 # Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
 FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'

@@ -24,6 +24,7 @@ ORDER = (
     "real_heads",
     "one_character",
     "heads_that_copy",
+    "what_a_head_does",
 )
 ALONE = ("guide",)
 

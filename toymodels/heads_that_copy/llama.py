@@ -131,19 +131,19 @@ class Llama:
         ang = np.concatenate([ang, ang], -1)  # (T, hs)
         return np.cos(ang), np.sin(ang)
 
-    def forward(self, ids, ablate=(), cache=None, logits="all", each_layer=None):
+    def forward(self, ids, ablate=(), cache=None, logits="all", each_layer=None, tap=None):
         """Token ids -> (attention (layers, heads, T, P+T), logits), float32.
 
         `ablate`: (layer, head) pairs whose output is zeroed before the output projection.
         `cache`: a Cache holding P tokens read before these (appended to); None reads `ids`
         alone. `logits`: "all" (T, V), "last" (1, V) or None. `each_layer(i, maps_i)` is
-        called as each layer's maps (heads, T, P+T) are ready.
+        called as each layer's maps (heads, T, P+T) are ready. `tap`: as for `run`.
         """
         T = len(ids)
         P = len(cache) if cache is not None else 0
         maps = np.empty((self.n_layer, self.n_head, T, P + T), np.float32)
         x = None
-        for i, a, out in self.run(ids, ablate, cache):
+        for i, a, out in self.run(ids, ablate, cache, tap):
             maps[i], x = a, out
             if each_layer is not None:
                 each_layer(i, a)
@@ -155,36 +155,56 @@ class Llama:
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
         return dot(rmsnorm(x, self.norm, self.eps), self.embed.T).astype(np.float32)
 
-    def run(self, ids, ablate=(), cache=None):
+    def run(self, ids, ablate=(), cache=None, tap=None, start=0, x=None):
         """The forward one layer at a time: yields (i, maps_i (heads, T, P+T), x (T, d), the
         residual stream after layer i), so a caller can stop between layers and go on later
-        (the page computes a long text in pieces). Arguments as for `forward`."""
+        (the page computes a long text in pieces). Arguments as for `forward`, and:
+
+        `tap(i, y)`: called with layer i's heads' outputs y (H, T, hs), before the output
+        projection and after any ablation; what it returns (same shape) goes on instead, None
+        keeps y. What "What a head does" reads each head's output with, and patches one.
+        `start`, `x`: begin at layer `start` with `x` (T, d), the residual stream a run
+        yielded for layer start - 1 (no cache: the layers below would not have written it).
+        `x` may be (B, T, d), B variants of the text run at once (each shape above then has
+        B in front; not under Pyodide): one read of each layer's weights serves them all.
+        """
         ids = np.asarray(ids, dtype=np.int64)
         T, H, KV, hs = len(ids), self.n_head, self.n_kv, self.hs
         P = len(cache) if cache is not None else 0
+        if start and (cache is not None or x is None):
+            raise ValueError("starting at a later layer takes its input x and no cache")
         off = set(map(tuple, ablate))
         cos, sin = self.rope(P, T)
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
-        x = self.embed[ids]  # (T, d)
-        for i in range(self.n_layer):
+        x = self.embed[ids] if x is None else x  # (T, d), or (B, T, d) from `x`
+        lead = x.shape[:-2]  # (): one text; (B,): B variants of it (the export's patching)
+
+        def mm(t, w):
+            # (..., T, n) @ (n, m) as one product of (B*T, n)
+            return dot(t.reshape(-1, t.shape[-1]), w).reshape(*t.shape[:-1], w.shape[1])
+
+        for i in range(start, self.n_layer):
             L = self.layers[i] if self.layers is not None else self.layer(i)
             h = rmsnorm(x, L["attn_norm"], self.eps)
-            qkv = dot(h, L["qkv"])  # (T, (H+2KV)*hs)
-            q = qkv[:, : H * hs].reshape(T, H, hs).transpose(1, 0, 2)  # (H, T, hs)
-            k = qkv[:, H * hs : (H + KV) * hs].reshape(T, KV, hs).transpose(1, 0, 2)  # (KV, T, hs)
-            v = qkv[:, (H + KV) * hs :].reshape(T, KV, hs).transpose(1, 0, 2)  # (KV, T, hs)
+            qkv = mm(h, L["qkv"])  # (T, (H+2KV)*hs)
+            q = qkv[..., : H * hs].reshape(*lead, T, H, hs).swapaxes(-2, -3)  # (H, T, hs)
+            k = qkv[..., H * hs : (H + KV) * hs].reshape(*lead, T, KV, hs).swapaxes(-2, -3)
+            v = qkv[..., (H + KV) * hs :].reshape(*lead, T, KV, hs).swapaxes(-2, -3)  # (KV, T, hs)
             q, k = rotate(q, cos, sin), rotate(k, cos, sin)
             if cache is not None:
                 k, v = cache.add(i, k, v)  # (KV, P+T, hs)
-            k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)  # (H, P+T, hs)
-            s = q @ k.transpose(0, 2, 1) / np.float32(np.sqrt(hs))  # (H, T, P+T)
+            k, v = np.repeat(k, H // KV, -3), np.repeat(v, H // KV, -3)  # (H, P+T, hs)
+            s = q @ k.swapaxes(-1, -2) / np.float32(np.sqrt(hs))  # (H, T, P+T)
             a = softmax(np.where(future, -np.inf, s)).astype(np.float32)  # (H, T, P+T)
             y = a @ v  # (H, T, hs)
             for layer, head in off:
                 if layer == i:
-                    y[head] = 0.0
-            x = x + dot(y.transpose(1, 0, 2).reshape(T, H * hs), L["o"])  # (T, d)
+                    y[..., head, :, :] = 0.0
+            if tap is not None:
+                z = tap(i, y)
+                y = y if z is None else z
+            x = x + mm(y.swapaxes(-2, -3).reshape(*lead, T, H * hs), L["o"])  # (T, d)
             h = rmsnorm(x, L["ffn_norm"], self.eps)
-            g, u = np.split(dot(h, L["gate_up"]), 2, -1)  # (T, ff) each
-            x = x + dot(silu(g) * u, L["down"])  # (T, d)
+            g, u = np.split(mm(h, L["gate_up"]), 2, -1)  # (T, ff) each
+            x = x + mm(silu(g) * u, L["down"])  # (T, d)
             yield i, a, x

