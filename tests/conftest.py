@@ -172,14 +172,22 @@ def watch(request):
         assert not problems, "the pages of this test misbehaved:\n" + "\n".join(problems)
 
 
+# A page whose Python is ready registers the site's service worker, whose install fetches and
+# keeps the whole site (about 450 files, 45 MB): 2-3 s of processor time for Chromium and the
+# test's server, a fifth of what the page costs, for a copy no other test reads. So the test
+# pages block it; the tests of the offline copy allow it (service_workers="allow"), or make
+# their own contexts.
+NO_OFFLINE_COPY = {"service_workers": "block"}
+
+
 @pytest.fixture
 def new_page(browser, watch):
     """new_page(**context_options): a page in a new browser context, watched; closed after the
-    test."""
+    test. The site's service worker is blocked unless the test allows it (NO_OFFLINE_COPY)."""
     contexts = []
 
     def open_page(**options):
-        context = browser.new_context(**options)
+        context = browser.new_context(**{**NO_OFFLINE_COPY, **options})
         contexts.append(context)
         watch.attach(context)
         page = context.new_page()
@@ -333,7 +341,7 @@ class SharedPages:
         return shared.page
 
     def _open(self, watch, path, init_script, prepare, options):
-        context = self.browser.new_context(**options)
+        context = self.browser.new_context(**{**NO_OFFLINE_COPY, **options})
         relay = Relay(context)
         relay.hold(watch)
         try:

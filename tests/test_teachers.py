@@ -266,7 +266,7 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(new_p
     server = serve_dir(tmp_path / "www")
     outside = f"http://127.0.0.1:{server.server_port}/outside.html"
     url = f"http://127.0.0.1:{server.server_port}/manyheads/many-heads.html"
-    page = new_page()
+    page = new_page(service_workers="allow")
     try:
         open_ready(page, url)
         first = wait_for_offline_copy(page)
@@ -307,7 +307,7 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(new_p
 def test_a_visit_to_the_home_page_alone_keeps_the_site_offline(new_page, site):
     server = serve_dir(site)
     base = f"http://127.0.0.1:{server.server_port}/"
-    page = new_page()
+    page = new_page(service_workers="allow")
     page.goto(base)
     assert wait_for_offline_copy(page)
     server.shutdown()
