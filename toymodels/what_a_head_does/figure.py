@@ -83,7 +83,7 @@ def signed_level(v, scale):
 def logits(v):
     """A logit difference or attribution with its sign: '+2.86', '−0.40'."""
     text = num(v)
-    return text if text.startswith("−") or float(v) == 0 else "+" + text
+    return text if text.startswith("−") or float(text) == 0 else "+" + text
 
 
 def percent(v):
