@@ -136,11 +136,12 @@ def test_every_state_draws_and_junk_falls_back():
 
 
 def test_the_colour_scales():
-    assert fig.signed_level(0.04, 1.0) == "wh-z"
-    assert fig.signed_level(0.3, 1.0) == "wh-p2"
-    assert fig.signed_level(-0.8, 1.0) == "wh-m4"
-    assert fig.signed_level(-5, 1.0) == "wh-m4"
-    assert fig.signed_level(0.1, 0.5) == "wh-p1"
+    assert fig.signed_level(0.04, 1.0) == fig.signed_level(-0.04, 1.0) == "l0"
+    assert fig.signed_level(0.3, 1.0) == "l5"
+    assert fig.signed_level(-0.3, 1.0) == "neg2"
+    assert fig.signed_level(-0.8, 1.0) == fig.signed_level(-5, 1.0) == "neg4"
+    assert fig.signed_level(0.8, 1.0) == fig.signed_level(5, 1.0) == "l9"
+    assert fig.signed_level(0.1, 0.5) == "l3"
 
 
 # ---- the values the prose quotes -----------------------------------------------------------------

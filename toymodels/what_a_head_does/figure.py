@@ -72,12 +72,14 @@ def differing(p, text):
 
 
 def signed_level(v, scale):
-    """A signed value -> a colour class of the two-way scale: wh-z near zero, wh-p1 … wh-p4
-    towards a (positive), wh-m1 … wh-m4 towards b."""
+    """A signed value -> a colour class of the two-way scale (site.css): l0 near zero, the
+    blues l3, l5, l7, l9 towards a (positive), the oranges neg1 … neg4 towards b; darkest from
+    SCALE on."""
     t = abs(float(v)) / scale
     if t < 0.05:
-        return "wh-z"
-    return ("wh-p" if v > 0 else "wh-m") + str(min(4, 1 + int(t * 4)))
+        return "l0"
+    k = min(4, 1 + int(t * 4))
+    return f"l{2 * k + 1}" if v > 0 else f"neg{k}"
 
 
 def logits(v):
@@ -152,9 +154,8 @@ def _map(key, title, values, colour, said, opened):
 def signed_legend(low, high):
     """The two-way colour scale, LOW to HIGH through zero (for the eye: every cell names its
     own value)."""
-    swatches = "".join(f'<span class="sw wh-m{k}"></span>' for k in (4, 3, 2, 1))
-    swatches += '<span class="sw wh-z"></span>'
-    swatches += "".join(f'<span class="sw wh-p{k}"></span>' for k in (1, 2, 3, 4))
+    swatches = "".join(f'<span class="sw neg{k}"></span>' for k in (4, 3, 2, 1))
+    swatches += "".join(f'<span class="sw l{k}"></span>' for k in (0, 3, 5, 7, 9))
     return (
         '<p class="mh-legend" aria-hidden="true">'
         f"<span>{esc(low)}</span>{swatches}<span>{esc(high)}</span></p>"
