@@ -16,6 +16,7 @@ from conftest import open_ready, url_with
 from toymodels.page.figure import check
 from toymodels.page.html import count_words, head_name
 from toymodels.what_a_head_does import figure as fig
+from toymodels.what_a_head_does import scatter
 from toymodels.what_a_head_does import values as v
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,6 +145,28 @@ def test_the_colour_scales():
     assert fig.signed_level(0.1, 0.5) == "l3"
 
 
+@pytest.mark.parametrize("family", scatter.CHOICES["family"])
+def test_the_scatter_draws_every_head_away_from_zero_and_its_correlations(family):
+    index = raw_index()
+    fam = {p["id"]: p["family"] for p in index["pairs"]}
+    ns = [n for n, pid in enumerate(index["kept"]) if family in ("all", fam[pid])]
+    att, patch = raw_all("att_clean")[ns].ravel(), raw_all("patch")[ns].ravel()
+    away = (att >= 0.05) | (np.abs(patch) >= 0.05)
+    r = check(scatter.render({"family": family}))
+    assert r["state"] == {"family": family}
+    assert r["html"].count("<circle ") == away.sum() > 0
+    summary = r["summary"]
+    rho = f"{rank_corr(att, patch):.2f}".replace("-", "−").replace("−0.00", "0.00")
+    assert f"rank correlation {rho}, {rank_corr(att, np.abs(patch)):.2f} against" in summary
+    assert f"{(~away).sum():,} of {att.size:,} points" in summary
+    # the first point drawn sits where its numbers say (x across 0..1, y from −0.6 to 0.7)
+    x, y = (float(c) for c in re.search(r'<circle cx="([^"]+)" cy="([^"]+)"', r["html"]).groups())
+    i = int(np.flatnonzero(away)[0])
+    assert x == pytest.approx(48 + att[i] * (420 - 48 - 12), abs=0.06)
+    assert y == pytest.approx(300 - 40 - (patch[i] + 0.6) / 1.3 * (300 - 10 - 40), abs=0.06)
+    assert check(scatter.render({"family": "<b>"}))["state"] == {"family": "all"}
+
+
 # ---- the values the prose quotes -----------------------------------------------------------------
 
 
@@ -174,6 +197,8 @@ def test_values_read_the_example_and_the_rank_correlations():
     assert v.rho_attention() == f"{rank_corr(att, patch):.2f}" == "0.08"
     assert v.rho_attention_size() == f"{rank_corr(att, np.abs(patch)):.2f}" == "0.37"
     assert v.rho_dla() == f"{rank_corr(dla, patch):.2f}"
+    # "direct attribution ranks the heads hardly better"
+    assert rank_corr(att, patch) < rank_corr(dla, patch) < 0.3
     assert raw_index()["spearman"]["all"]["attention"] == pytest.approx(
         rank_corr(att, patch), abs=1e-3
     )
