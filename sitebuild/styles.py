@@ -14,7 +14,14 @@ from .chapters import AuthorError
 
 ROOT = Path(__file__).resolve().parent.parent
 # the files of templates/styles/, in their cascade order: a later rule wins a tie
-CASCADE = ("site.css", "realheads.css", "charmodel.css", "onehead.css", "copyheads.css")
+CASCADE = (
+    "site.css",
+    "realheads.css",
+    "charmodel.css",
+    "onehead.css",
+    "copyheads.css",
+    "whathead.css",
+)
 
 
 def text(root=ROOT):

@@ -22,7 +22,7 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobil
 LAPTOP = {"viewport": {"width": 1280, "height": 800}}
 WIDE = {"viewport": {"width": 1920, "height": 1080}}
 CHAPTERS = ["one-head", "many-heads", "split-attend", "real-heads", "one-character"]
-CHAPTERS += ["heads-that-copy", "author-guide"]
+CHAPTERS += ["heads-that-copy", "what-a-head-does", "author-guide"]
 
 # bring ELEMENT to the middle of the screen and wait until the browser has laid it out (the
 # character model's sections are laid out only near the screen: charmodel.css)

@@ -200,6 +200,7 @@ def test_build_py_scorm_packages_one_chapter_when_asked(tmp_path):
 # the data folders of toymodels/data/ each chapter's figures read in the browser
 DATA = {"real-heads": ["realheads"], "one-character": ["charmodel"]}
 DATA["heads-that-copy"] = ["smollm2"]
+DATA["what-a-head-does"] = ["what_a_head_does"]
 
 
 def data_in(path):

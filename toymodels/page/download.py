@@ -54,11 +54,15 @@ INK, MUTED, LINE, PANEL, ACCENT = (
     "var(--panel)",
     "var(--accent)",
 )
+# the shades l0 … l9 (0-9), then neg1 … neg4 (10-13), the other side of a two-way scale
 SHADES = ["var(--bg)"] + [f"var(--l{i})" for i in range(1, 10)]
+SHADES += [f"var(--neg{i})" for i in range(1, 5)]
+DARK_SHADES = {6, 7, 8, 9, 12, 13}  # white text reads on these
 LIGHT = {"--fg": "#1b1e23", "--muted": "#5a6270", "--line": "#d5d9e0", "--panel": "#f3f5f8"}
 LIGHT |= {"--accent": "#0b5cad", "--bg": "#fdfdfc", "--l1": "#f7fbff", "--l2": "#deebf7"}
 LIGHT |= {"--l3": "#c6dbef", "--l4": "#9ecae1", "--l5": "#6baed6", "--l6": "#4292c6"}
 LIGHT |= {"--l7": "#2171b5", "--l8": "#08519c", "--l9": "#08306b"}
+LIGHT |= {"--neg1": "#fdd0a2", "--neg2": "#fdae6b", "--neg3": "#e6550d", "--neg4": "#a63603"}
 # what a figure shows but a picture of it leaves out: its controls (their state is written
 # under the picture), text for screen readers only, and anything hidden
 SKIP_TAGS = {"form", "noscript", "script", "style", "template", "input", "select", "textarea"}
@@ -200,7 +204,7 @@ class _Reader(HTMLParser):
             self.part = "caption" if tag == "caption" else "head" if self.in_head else tag
             self.text = []
             self.label = (a.get("aria-label") or "") if tag == "td" else ""
-            shades = [int(c[1:]) for c in classes if re.fullmatch(r"l\d", c)]
+            shades = _shades(classes)
             self.shade = MASKED if "masked" in classes else shades[0] if shades else None
 
     def handle_startendtag(self, tag, attrs):
@@ -290,9 +294,20 @@ class _Reader(HTMLParser):
 
     def _swatch(self, classes):
         """A colour of a legend (<span class="sw l3">): a square of that colour."""
-        shades = [int(c[1:]) for c in classes if re.fullmatch(r"l\d", c)]
+        shades = _shades(classes)
         if "sw" in classes and shades and not self.skipped():
             self.runs.append(("■", shades[0]))
+
+
+def _shades(classes):
+    """The shades among an element's classes: l0 … l9 as 0-9, neg1 … neg4 as 10-13."""
+    out = []
+    for c in classes:
+        if re.fullmatch(r"l\d", c):
+            out.append(int(c[1:]))
+        elif re.fullmatch(r"neg[1-4]", c):
+            out.append(9 + int(c[3:]))
+    return out
 
 
 def _pictures(items):
@@ -501,7 +516,7 @@ def table_svg(t, top):
                 pw, ph = _size(pic.markup)
                 parts.append(_placed(pic, x + 4, y + (CELL_H - ph) / 2)[0])
             else:
-                ink = "#ffffff" if shade is not None and shade >= 6 else INK
+                ink = "#ffffff" if shade in DARK_SHADES else INK
                 parts.append(
                     f'<text x="{x + w / 2}" y="{y + 17}" '
                     f'style="font-size:12px;text-anchor:middle;fill:{ink}">'

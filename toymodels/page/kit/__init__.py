@@ -12,14 +12,14 @@ cells the hatched class "masked". One change here changes every figure of the si
     grid          attention_grid, heatmap_svg, heatmap_sheet (many maps, one picture),
                   sheet_mark, legend, share
     tables        matrix, shares_table
-    bars          bars, bar, bars_svg
+    bars          bars, bar, bars_svg, scatter_svg (points on two axes)
     weights       weight_editor, read_weights (pick a cell of a matrix, change its weight)
     state         read_sentence, read_number, number_text, summary_line
 """
 
 from ..figure import failure, merge, result
 from ..html import esc, whole
-from .bars import bar, bars, bars_svg
+from .bars import bar, bars, bars_svg, scatter_svg
 from .controls import (
     choices,
     controls,
@@ -55,6 +55,7 @@ __all__ = [
     "read_sentence",
     "read_weights",
     "result",
+    "scatter_svg",
     "sentence_form",
     "share",
     "shares_table",

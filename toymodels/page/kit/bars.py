@@ -70,3 +70,45 @@ def bars_svg(labels, shares, *, title, top=5, keys=None):
         aria_label=f"{title}: {said}",
     )
     return f'<svg{markup} width="{w * n}" height="{h}">{"".join(body)}</svg>'
+
+
+def scatter_svg(xs, ys, *, x_range, y_range, x_label, y_label, title, x_ticks, y_ticks):
+    """Points (xs[i], ys[i]) as an SVG scatter plot, 420 × 300 px: axes over X_RANGE and
+    Y_RANGE (low, high), a line at y = 0 when it is in range, ticks at (value, text) of
+    X_TICKS and Y_TICKS, the axes named X_LABEL and Y_LABEL, and TITLE for screen readers (the
+    points are too many to read out: say in TITLE what they show). Points outside the ranges
+    are drawn on their edge."""
+    W, H, left, bottom, top, right = 420, 300, 48, 40, 10, 12
+    (x0, x1), (y0, y1) = x_range, y_range
+
+    def px(x):
+        return left + (min(max(float(x), x0), x1) - x0) / (x1 - x0) * (W - left - right)
+
+    def py(y):
+        return H - bottom - (min(max(float(y), y0), y1) - y0) / (y1 - y0) * (H - top - bottom)
+
+    body = [
+        f'<rect class="frame" x="{left}" y="{top}" width="{W - left - right}" '
+        f'height="{H - top - bottom}"/>'
+    ]
+    if y0 < 0 < y1:
+        body.append(
+            f'<line class="axis" x1="{left}" y1="{py(0):.1f}" x2="{W - right}" y2="{py(0):.1f}"/>'
+        )
+    for v, text in x_ticks:
+        body.append(f'<text class="tick" x="{px(v):.1f}" y="{H - bottom + 14}">{esc(text)}</text>')
+    for v, text in y_ticks:
+        body.append(f'<text class="end" x="{left - 4}" y="{py(v) + 4:.1f}">{esc(text)}</text>')
+    body.append(
+        f'<text class="tick" x="{(left + W - right) / 2}" y="{H - 6}">{esc(x_label)}</text>'
+    )
+    body.append(
+        f'<text class="tick" transform="translate(12 {(top + H - bottom) / 2}) rotate(-90)">'
+        f"{esc(y_label)}</text>"
+    )
+    dots = "".join(
+        f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.2"/>' for x, y in zip(xs, ys, strict=True)
+    )
+    body.append(f'<g class="dot">{dots}</g>')
+    markup = attrs(class_="mh-svg mh-scatter", viewBox=f"0 0 {W} {H}", role="img", aria_label=title)
+    return f'<svg{markup} width="{W}" height="{H}">{"".join(body)}</svg>'
