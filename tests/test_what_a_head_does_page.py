@@ -268,3 +268,19 @@ def test_a_reader_picks_a_pair_and_taps_a_head(page, base_url):
     page.keyboard.press("Enter")
     page.wait_for_selector("#what-head [data-fk='patch-29-2'].open")
     assert opened.locator("h3").inner_text() == head_name(29, 2)
+
+
+def test_a_missing_export_names_the_command_that_writes_it(monkeypatch):
+    """An author without the export is told the exporter's own name, as the export CLI takes it."""
+    from toymodels.what_a_head_does import heads
+
+    def missing(rel):
+        raise FileNotFoundError(f"toymodels/data/{rel} is missing")
+
+    monkeypatch.setattr(heads.data, "read_bytes", missing)
+    with pytest.raises(heads.MissingData) as e:
+        heads._read("index.json")
+    command = re.search(r"run `python -m toymodels\.export (\w+)`", str(e.value))
+    assert command, str(e.value)
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    assert f"-m toymodels.export {command.group(1)}\n" in makefile, command.group(1)

@@ -7,7 +7,7 @@ choice between two next tokens, read from the same forward the page runs
                     the embedding's and the MLPs' share beside it; the rank correlation the
                     chapter compares it and attention with
 
-The export (toymodels/data/what_a_head_does/, written by `python -m toymodels.export heads`)
+The export (toymodels/data/what_a_head_does/, written by `python -m toymodels.export patching`)
 holds curated pairs of texts and, for every head, what patching it from one into the other
 recovers (toymodels/export/patching.py, build-only).
 """

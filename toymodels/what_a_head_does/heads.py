@@ -2,7 +2,7 @@
 resolves, three numbers for every head of SmolLM2-135M-Instruct (30 layers × 9 heads).
 
 The export (toymodels/data/what_a_head_does/, written at build time by `python -m
-toymodels.export heads`, toymodels/export/patching.py) holds index.json, every pair's texts,
+toymodels.export patching`, toymodels/export/patching.py) holds index.json, every pair's texts,
 tokens, the two candidate answers a and b and the model's logit differences
 logit[a] - logit[b] after each text (the kept pairs listed in "kept"), and heads.npz, one
 float32 array (kept pairs, layers, heads) per measure:
@@ -43,7 +43,7 @@ def _read(rel):
     try:
         return data.read_bytes(f"{DIR}/{rel}")
     except FileNotFoundError as e:
-        raise MissingData(f"{e}; run `python -m toymodels.export heads` to write it") from None
+        raise MissingData(f"{e}; run `python -m toymodels.export patching` to write it") from None
 
 
 def index():
