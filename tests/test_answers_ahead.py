@@ -83,29 +83,22 @@ def states_sent(page):
     )
 
 
-def wait_sent(page, words):
-    """Wait until the figure has sent WORDS, in that order, after what it had sent before."""
+def wait_sent(page, words, first=False):
+    """Wait until the figure has sent WORDS, in that order, after what it had sent before; or
+    (FIRST) as the first of all it has sent (on a busy machine the idle ones after them may
+    already have gone when the page is next looked at)."""
+    test = (
+        "slice(0, want.length).join() === want.join()" if first else "join().endsWith(want.join())"
+    )
     try:
         page.wait_for_function(
-            f"([fid, want]) => ({WORDS_SENT})(fid).join() .endsWith(want.join())",
+            f"([fid, want]) => ({WORDS_SENT})(fid).{test}",
             arg=[FID, words],
             timeout=15_000,
         )
     except PlaywrightTimeout:
-        raise AssertionError(f"sent {words_sent(page)}, not ending with {words}") from None
-
-
-def wait_began(page, words):
-    """Wait until the figure's sends begin with WORDS (on a busy machine the idle ones after
-    them may already have gone when the page is next looked at)."""
-    try:
-        page.wait_for_function(
-            f"([fid, want]) => ({WORDS_SENT})(fid).slice(0, want.length).join() === want.join()",
-            arg=[FID, words],
-            timeout=15_000,
-        )
-    except PlaywrightTimeout:
-        raise AssertionError(f"sent {words_sent(page)}, not beginning with {words}") from None
+        where = "beginning" if first else "ending"
+        raise AssertionError(f"sent {words_sent(page)}, not {where} with {words}") from None
 
 
 # the words the figure had sent to Python when each redraw was done (mh:drawn, from draw itself);
@@ -158,7 +151,9 @@ def test_taps_are_drawn_from_the_answers_ahead_and_kept_as_python_draws_them(pag
     tap_word(page, 3)  # drawn from the answer worked out ahead, the next word already asked
     assert drawn_at(page) == ["2", "3", "1", "4", "0", "5"]
     assert drawn_as_python_says(page, 3)
-    wait_began(page, ["2", "3", "1", "4", "0", "5", "6"])  # the words beside 3 not answered yet
+    wait_sent(
+        page, ["2", "3", "1", "4", "0", "5", "6"], first=True
+    )  # the words beside 3 not answered yet
     tap_word(page, 2)  # drawn from Python's answer kept from the start
     assert drawn_as_python_says(page, 2)
     assert words_sent(page).count("2") == 1
