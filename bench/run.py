@@ -17,6 +17,8 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
 - live: the reader's own sentence in all-MiniLM-L6-v2 ("Real heads").
 - smollm2: the reader's own text in SmolLM2-135M-Instruct ("Heads that copy"): the download,
   the model ready from the page's cache, the forward in the worker, its memory.
+- whathead: the reader's own pair in SmolLM2 ("What a head does"): the maps after the load,
+  taps on tokens and patches, the figure's steps in the worker.
 - train: Train it yourself, in Pyodide and CPython, and taps while it trains.
 
 Each part's numbers go into its section of bench/RESULTS.md (bench/results.py), with the date,
@@ -704,6 +706,113 @@ def chapters_markdown(results):
     return "\n".join(lines) + "\n"
 
 
+# "What a head does", the reader's own pair (issue 48): the figure's pair, and a longer one
+OWN_PAIRS = (
+    (
+        "After Lucy and Mark finished dinner, Mark passed the salt to",
+        "After Lucy and Mark finished dinner, Lucy passed the salt to",
+        "Lucy",
+        "Mark",
+    ),
+    (
+        "The old lighthouse keeper and his two children spent the whole evening watching the storm "
+        "roll in over the harbour, counting the fishing boats as they came home one by one. When "
+        "Lucy and Mark finally climbed the narrow stairs to light the great lamp, Mark handed the "
+        "matches to",
+        "The old lighthouse keeper and his two children spent the whole evening watching the storm "
+        "roll in over the harbour, counting the fishing boats as they came home one by one. When "
+        "Lucy and Mark finally climbed the narrow stairs to light the great lamp, Lucy handed the "
+        "matches to",
+        "Lucy",
+        "Mark",
+    ),
+)
+OWN_PAIR_TAPS = 6
+
+
+def live_own_pair(browser, base):
+    """The reader's own pair in "What a head does" (Figure 3): in the chapter's page, with the
+    longer pair in its boxes, from the load button to the maps drawn (download, start, the
+    forward of both texts); then taps on tokens (each a new attribution and attention map, no
+    forward), on "Patch all of layer 1" and on a typed head of layer 30, each to the paint after
+    the figure's redraw, with the forward's time the table of patches reports. Then in a Python
+    of its own, the figure's steps on both pairs (in_pyodide/own_pair.py)."""
+    from toymodels.heads_that_copy import live
+
+    clean, corrupt, _, _ = OWN_PAIRS[1]
+    query = f"what-own.clean={quote(clean)}&what-own.corrupt={quote(corrupt)}"
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.goto(f"{base}what-a-head-does.html?{query}#own")
+    page.wait_for_selector("html.py-ready", timeout=120_000)
+    t0 = time.perf_counter()
+    page.click("#what-own [data-own-load]")
+    page.wait_for_selector("#what-own table.wh-map", timeout=300_000)
+    loaded = (time.perf_counter() - t0) * 1000
+    tap = page_function("tap-control.js")
+    n = page.locator("#what-own [data-key=token]").count()
+    taps = [
+        page.evaluate(tap, ["what-own", f'[data-key=token][data-value="{i}"]'])
+        for i in range(n - 2, n - 2 - OWN_PAIR_TAPS, -1)
+    ]
+    rows = page.locator("#what-own table.wh-patches tbody tr")
+    patches = {}
+    page.locator("#what-own td[data-fk='dla-1-1']").click()
+    page.locator("#what-own section.hc-opened h3", has_text="L1\u00a0H1").wait_for()
+    for name, selector in (("L1", '[data-key=patch][data-value="L1"]'), ("L30H1", None)):
+        if selector is None:
+            page.locator("#what-own input[name=patch]").fill("L30H1")
+            selector = "form.wh-patch button[type=submit]"
+        done = rows.count()
+        painted = page.evaluate(tap, ["what-own", selector])
+        page.wait_for_function(
+            "n => document.querySelectorAll('#what-own .wh-patches tbody tr').length > n",
+            arg=done,
+            timeout=120_000,
+        )
+        forward = rows.first.locator("td").last.inner_text()  # "175 ms, layers 20–30"
+        patches[name] = {"first_paint_ms": painted, "forward_ms": int(forward.split()[0])}
+    urls = [base + "models/" + f["file"] for f in live.files()]
+    code = in_pyodide("own_pair.py", [list(x) for x in OWN_PAIRS], SMOLLM2_REPEAT)
+    m = page.evaluate(page_function("smollm2-worker.js"), [urls, code])
+    context.close()
+    return {
+        "load_to_maps_ms": loaded,
+        "tokens": n,
+        "token_taps_ms": taps,
+        "patches": patches,
+        "worker": answer(m["value"]),
+        "repeat": SMOLLM2_REPEAT,
+    }
+
+
+def own_pair_markdown(r):
+    w = r["worker"]
+    short, long = (w[k] for k in sorted(w, key=int))
+    n_short, n_long = sorted(w, key=int)
+    taps = sorted(r["token_taps_ms"])
+
+    def steps(x, n):
+        return (
+            f"{n} tokens: both texts' forward {x['forward']:.0f} ms; then every head's direct "
+            f"attribution {x['attribution']:.0f} ms and the whole figure {x['figure']:.0f} ms "
+            f"(target ≤ 1 s); a patch from layer 1 {x['L1H1']:.0f} ms (all nine heads of layer 1 "
+            f"together {x['L1']:.0f} ms), from layer 15 {x['L15H1']:.0f} ms, from layer 30 "
+            f"{x['L30H1']:.0f} ms"
+        )
+
+    return (
+        f"In the chapter's page, the {r['tokens']}-token pair: from the load button to the maps "
+        f"drawn {r['load_to_maps_ms'] / 1000:.1f} s (the download from 127.0.0.1, the model's "
+        f"start, both texts' forward). A tap on a token, to the paint after the new maps: "
+        f"median {statistics.median(taps):.0f} ms, slowest {taps[-1]:.0f} ms, over {len(taps)} "
+        "taps (answers worked out ahead while the page was idle count, as a reader gets them). "
+        f"Patch all of layer 1: the forward {r['patches']['L1']['forward_ms']} ms as the table "
+        f"says it; a typed L30H1: {r['patches']['L30H1']['forward_ms']} ms. In a Python of its "
+        f"own (medians of {r['repeat']}): {steps(short, n_short)}; {steps(long, n_long)}.\n"
+    )
+
+
 # each part: what it measures (Playwright, the browser, the site folder, its URL, the options)
 # and how its section of RESULTS.md reads it
 PARTS = {
@@ -720,6 +829,10 @@ PARTS = {
     "smollm2": (
         lambda p, browser, site, base, args: live_smollm2(browser, base),
         smollm2_markdown,
+    ),
+    "whathead": (
+        lambda p, browser, site, base, args: live_own_pair(browser, base),
+        own_pair_markdown,
     ),
     "train": (lambda p, browser, site, base, args: train_speed(p, browser, base), train_markdown),
 }

@@ -542,3 +542,44 @@ def settled(page):
       requestIdleCallback(go, { timeout: 1000 });
     })""")
     assert idle, "the page had no idle moment with 40 ms to spare in 20 s (an endless animation?)"
+
+
+def one_blas_thread():
+    """numpy's OpenBLAS held to one thread (for a test module) -> a function that gives the
+    threads back. Writing on is a long series of one-token products: on a busy machine,
+    OpenBLAS's threads waiting on each other made them ten times slower (45 s against 10 s
+    for this module at a load of 6). Does nothing where numpy's OpenBLAS is not found."""
+    import ctypes
+    import glob
+
+    import numpy as np
+
+    found = glob.glob(str(Path(np.__file__).parent.parent / "numpy.libs" / "*openblas*.so*"))
+    try:
+        lib = ctypes.CDLL(found[0])
+        get, put = lib.scipy_openblas_get_num_threads64_, lib.scipy_openblas_set_num_threads64_
+    except (IndexError, OSError, AttributeError):
+        return lambda: None
+    before = get()
+    put(1)
+    return lambda: put(before)
+
+
+@pytest.fixture(scope="module")
+def llama():
+    """SmolLM2's live model (toymodels/heads_that_copy/live.py) from the repacked files
+    (sitebuild.smollm2live.files()), built once for a test module; skips where the files cannot
+    be made."""
+    from toymodels.heads_that_copy import live
+
+    try:
+        from sitebuild import smollm2live
+
+        folder, _ = smollm2live.files()
+    except (ModuleNotFoundError, FileNotFoundError) as e:
+        pytest.skip(f"{e}: the live model's files need the export tier")
+    give_back = one_blas_thread()
+    live.use(folder)
+    yield live.model()[0]
+    live._state.update(folder=None, model=None, bpe=None)
+    give_back()

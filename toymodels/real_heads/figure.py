@@ -323,20 +323,11 @@ def _own(state, data, note, fid):
     else:
         said = ""
     box = kit.own_model_attrs("rh-own", [m], "toymodels.real_heads.live:warm", live.MEMORY_MB)
-    field = attrs(
-        type="text",
-        id=f"{fid}-own",
-        name="own",
-        value=state["own"],
-        data_fk="own",
-        autocomplete="off",
-        spellcheck="false",
-        placeholder=f"up to {live.MAX_WORDS} words",
-    )
+    field = kit.text_box(fid, "own", state["own"], placeholder=f"up to {live.MAX_WORDS} words")
     return (
         f"<form{box}>"
         f'<label class="rh-what" for="{esc(fid)}-own">Your own sentence</label> '
-        f'<input{field}><input type="hidden" name="sentence" value="{live.SID}"> '
+        f'{field}<input type="hidden" name="sentence" value="{live.SID}"> '
         f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
         f'<noscript><p class="rh-own-msg">Your own sentence: with JavaScript on, this figure '
         f"runs the model on a sentence you type ({size}, loaded only when you ask).</p>"

@@ -17,6 +17,8 @@ Freezing r is what makes it "direct": a head also changes r, and everything afte
 indirect paths are what patching (the export's) measures instead.
 """
 
+import time
+
 import numpy as np
 
 
@@ -24,21 +26,39 @@ class Trace:
     """One forward of `model` (a heads_that_copy.llama.Llama) on `ids`, kept whole:
     y (layers, H, T, hs) every head's output before the output projection, x (layers+1, T, d)
     the residual stream entering each layer and (last) leaving the model, maps
-    (layers, H, T, T) the attention. float32, as the forward computed them."""
+    (layers, H, T, T) the attention. float32, as the forward computed them. With `lazy`, the
+    layers are computed by `advance` a few at a time (the page's long forwards), `done` of them
+    so far."""
 
-    def __init__(self, model, ids):
+    def __init__(self, model, ids, lazy=False):
         n, T = model.n_layer, len(ids)
         self.model, self.ids = model, list(ids)
         self.y = np.empty((n, model.n_head, T, model.hs), np.float32)
         self.x = np.empty((n + 1, T, model.d), np.float32)
         self.maps = np.empty((n, model.n_head, T, T), np.float32)
         self.x[0] = model.embed[np.asarray(ids, dtype=np.int64)]
+        self.done = 0
 
         def keep(i, y):
             self.y[i] = y
 
-        for i, a, x in model.run(ids, tap=keep):
-            self.maps[i], self.x[i + 1] = a, x
+        self._steps = model.run(ids, tap=keep)
+        if not lazy:
+            self.advance(float("inf"))
+
+    @property
+    def complete(self):
+        return self.done == self.model.n_layer
+
+    def advance(self, budget=0.0):
+        """Compute layers until BUDGET seconds have gone (at least one layer) or all are
+        done; -> self."""
+        start = time.perf_counter()
+        for i, a, x in self._steps:
+            self.maps[i], self.x[i + 1], self.done = a, x, i + 1
+            if time.perf_counter() - start >= budget:
+                break
+        return self
 
 
 def out_proj(model, i):

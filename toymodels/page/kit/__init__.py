@@ -27,6 +27,7 @@ from .controls import (
     sentence_form,
     slider,
     step_list,
+    text_box,
     token_buttons,
 )
 from .grid import attention_grid, heatmap_sheet, heatmap_svg, legend, share, sheet_mark
@@ -62,6 +63,7 @@ __all__ = [
     "slider",
     "step_list",
     "summary_line",
+    "text_box",
     "token_buttons",
     "weight_editor",
     "whole",

@@ -32,6 +32,23 @@ def own_model_attrs(cls, files, warm, memory_mb):
     )
 
 
+def text_box(fid, name, value, **extra):
+    """A text box for state[NAME]: '<input …>' with the id FID-NAME (for its label) and the
+    focus key NAME, holding VALUE; no autocomplete nor spell check (a reader types text for a
+    model, not prose to correct). EXTRA: more attributes (placeholder, maxlength, …)."""
+    box = attrs(
+        type="text",
+        id=f"{fid}-{name}",
+        name=name,
+        value=value,
+        data_fk=name,
+        autocomplete="off",
+        spellcheck="false",
+        **extra,
+    )
+    return f"<input{box}>"
+
+
 def sentence_form(fid, text, *, name="sentence", label="Sentence", maxlength=200, help=None):
     """A text box and an Update button; on submit the box's text becomes state[NAME].
     FID makes the box's id unique on the page; HELP is a line under it, read with the box."""

@@ -1,0 +1,107 @@
+"""The reader's own pair of texts in SmolLM2, live: the same three measures as the export's,
+computed in the page on two texts and two candidate next words the reader types (issue 48).
+
+The model is "Heads that copy"'s (heads_that_copy/live.py): the same two files, fetched when
+the reader asks and kept, the same forward. A pair is two Traces (attribution.py) computed a
+few layers per call, so the page draws progress and answers other taps between the pieces;
+then, for the token the reader taps, every head's direct logit attribution and its attention
+to the word that differs, both read from the kept traces (no forward); and the patches the
+reader asks for (patching.py), each one forward, also computed in pieces and timed.
+"""
+
+from collections import OrderedDict
+
+from ..heads_that_copy import live as smollm2
+from .attribution import Trace, attribute, logit_diff
+from .patching import Patch
+
+KEEP = 2  # the last pairs' traces kept (two traces of up to 64 tokens: about 18 MB each pair)
+MAX_PATCHES = 40  # patches kept per pair (each holds its final residual stream, T x 576)
+NO_CORRUPT = "Type the second text: the first with one word changed."
+NO_CANDIDATES = "Type the two candidate next words, a and b."
+SAME_CANDIDATES = (
+    "The two candidates are the same token, so the difference between their logits is always "
+    "0: type two different words."
+)
+SAME_TEXTS = "The two texts are the same: change one word in the second."
+_pairs = OrderedDict()  # (clean ids, corrupt ids) -> Pair
+
+
+class Pair:
+    """The clean and corrupted texts' traces, computed a piece at a time, and the patches
+    asked for on them."""
+
+    def __init__(self, llama, clean, corrupt):
+        self.traces = (Trace(llama, clean, lazy=True), Trace(llama, corrupt, lazy=True))
+        self.differ = [n for n, (i, j) in enumerate(zip(clean, corrupt, strict=True)) if i != j]
+        self.patches = OrderedDict()  # heads (tuple of (layer, head)) -> Patch
+
+    @property
+    def layers(self):
+        """(layers computed, layers in all) over both texts."""
+        return sum(t.done for t in self.traces), 2 * self.traces[0].model.n_layer
+
+    @property
+    def complete(self):
+        return all(t.complete for t in self.traces)
+
+    def advance(self, budget=None):
+        """Compute the clean text's layers, then the corrupted one's, until BUDGET seconds
+        (smollm2.BUDGET_S) have gone; a new pair's first call computes one layer."""
+        if budget is None:
+            budget = smollm2.BUDGET_S if self.layers[0] else 0.0
+        for t in self.traces:
+            if not t.complete:
+                t.advance(budget)
+                break
+        return self
+
+    def finish(self):
+        while not self.complete:
+            self.advance(float("inf"))
+        return self
+
+    def attribution(self, t, a, b):
+        """Every part's direct share of logit[a] - logit[b] at token t of the clean text
+        (attribution.attribute)."""
+        return attribute(self.traces[0], t, a, b)
+
+    def attention(self, t):
+        """(layers, heads): each head's attention from token t of the clean text to the tokens
+        that differ (those before or at t; 0 where none is)."""
+        seen = [j for j in self.differ if j <= t]
+        return self.traces[0].maps[:, :, t, seen].sum(-1)
+
+    def logit_diffs(self, t, a, b):
+        """logit[a] - logit[b] at token t in the clean and the corrupted text."""
+        return tuple(logit_diff(tr.model, tr.x[-1, t], a, b) for tr in self.traces)
+
+    def patch(self, heads):
+        """The Patch of HEADS on this pair, kept (maybe not complete yet)."""
+        key = tuple(sorted(set(heads)))
+        if key not in self.patches:
+            self.patches[key] = Patch(*self.traces, key)
+            while len(self.patches) > MAX_PATCHES:
+                self.patches.popitem(last=False)
+        self.patches.move_to_end(key)
+        return self.patches[key]
+
+
+def candidate(word):
+    """The token a typed candidate WORD names: (its token ids, the word as read). A word is
+    read with a space before it, as a word that follows another is; one already starting with
+    a space or punctuation is read as typed."""
+    word = word.strip()
+    text = word if not word or not word[0].isalnum() else " " + word
+    return smollm2.encode(text)[0], text
+
+
+def pair(clean, corrupt):
+    """The Pair of two token-id lists of the same length (kept for the last KEEP pairs)."""
+    key = (tuple(clean), tuple(corrupt))
+    if key not in _pairs:
+        _pairs[key] = Pair(smollm2.model()[0], clean, corrupt)
+        while len(_pairs) > KEEP:
+            _pairs.popitem(last=False)
+    _pairs.move_to_end(key)
+    return _pairs[key]
