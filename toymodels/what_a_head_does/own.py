@@ -329,11 +329,50 @@ def render(state=None, fid="what-own"):
     return _measured(state, own, said, fid)
 
 
+def advance_patches(p, asked, heads):
+    """The first of the patches ASKED for that is not done goes a piece further -> (the line
+    saying how far it is, or "" once it is done; whether any is still to be done)."""
+    working = ""
+    for c in asked:
+        patch = p.patch(c)
+        if not patch.complete:
+            patch.advance(smollm2.BUDGET_S)
+            if not patch.complete:
+                working = (
+                    f'<p class="hc-progress">Patching {esc(patch_name(c, heads))}: layer '
+                    f"{patch.done} of {p.traces[0].model.n_layer}…</p>"
+                )
+            break
+    return working, any(not p.patch(c).complete for c in asked)
+
+
+def two_maps(att, dla, at, measured, to):
+    """The attention map and the direct attribution map, side by side, AT opened."""
+    maps = (
+        ("att", f"Attention from {measured} to {to}", att, level, percent, "attention"),
+        ("dla", f"Direct logit attribution at {measured}", dla, signed, logits, "attribution"),
+    )
+    drawn = []
+    for key, title, values, colour, shown, name in maps:
+        legend = (
+            kit.legend(None)
+            if key == "att"
+            else signed_legend(f"−{DLA_SCALE:g}", f"+{DLA_SCALE:g} logit")
+        )
+        table = _map(key, title, values, colour, lambda v, s=shown, n=name: f"{n} {s(v)}", at)
+        drawn.append(f'<div class="wh-one">{table}{legend}</div>')
+    return f'<div class="wh-maps">{"".join(drawn)}</div>'
+
+
+def signed(v):
+    return signed_level(v, DLA_SCALE)
+
+
 def _measured(state, own, said, fid):
-    """The figure once both texts have run: the token, the two maps, the opened head and the
-    patches (the one asked for computed a piece further)."""
+    """The figure once both texts have run: the tokens, the two texts' logit differences, the
+    two maps, the opened head and the patches (the first not done computed a piece further)."""
     p, t, a, b = own["pair"], own["token"], own["a"], own["b"]
-    layers, heads = p.traces[0].model.n_layer, p.traces[0].model.n_head
+    heads = p.traces[0].model.n_head
     lds = p.logit_diffs(t, a, b)
     dla = p.attribution(t, a, b)["heads"]
     att = p.attention(t)
@@ -344,19 +383,9 @@ def _measured(state, own, said, fid):
     if chosen:
         state["patch"] = text
     asked, state["patched"] = history(state)
-    working = ""
-    for c in asked:  # the first patch not done yet goes a piece further (a link's, oldest last)
-        patch = p.patch(c)
-        if not patch.complete:
-            patch.advance(smollm2.BUDGET_S)
-            if not patch.complete:
-                working = (
-                    f'<p class="hc-progress">Patching {esc(patch_name(c, heads))}: layer '
-                    f"{patch.done} of {layers}…</p>"
-                )
-            break
-    more = any(not p.patch(c).complete for c in asked)
-    measured = quoted(word(smollm2.piece(own["ids"][t])) or smollm2.piece(own["ids"][t]))
+    working, more = advance_patches(p, asked, heads)
+    piece = smollm2.piece(own["ids"][t])
+    measured = quoted(word(piece) or piece)
     tokens = kit.token_buttons(
         [smollm2.piece(i) for i in own["ids"]],
         t,
@@ -365,45 +394,18 @@ def _measured(state, own, said, fid):
         fk="t",
         group="hc-tokens",
     )
-    maps = [
-        (
-            "att",
-            f"Attention from {measured} to {to}",
-            att,
-            level,
-            lambda v: f"attention {percent(v)}",
-        ),
-        (
-            "dla",
-            f"Direct logit attribution at {measured}",
-            dla,
-            lambda v: signed_level(v, DLA_SCALE),
-            lambda v: f"attribution {logits(v)}",
-        ),
-    ]
-    drawn = []
-    for key, title, values, colour, spoken in maps:
-        legend = (
-            kit.legend(None)
-            if key == "att"
-            else signed_legend(f"−{DLA_SCALE:g}", f"+{DLA_SCALE:g} logit")
-        )
-        drawn.append(
-            f'<div class="wh-one">{_map(key, title, values, colour, spoken, at)}{legend}</div>'
-        )
     opened, facts = head_section(state, own, at, att, dla, to)
-    before = t < p.differ[0]
     note = (
         f'<p class="hc-note">The two texts are the same up to the token measured, so nothing '
         f"differs for patching to recover: choose {to} or a token after it.</p>"
-        if before
+        if t < p.differ[0]
         else ""
     )
     html = (
         form(state, said, fid)
         + tokens
         + pair_table(own, lds)
-        + f'<div class="wh-maps">{"".join(drawn)}</div>'
+        + two_maps(att, dla, at, measured, to)
         + opened
         + patch_form(state, fid, error)
         + working
