@@ -13,7 +13,14 @@ import threading
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, QuietServer, open_ready, url_with
+from conftest import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    QuietServer,
+    hold_python,
+    open_ready,
+    url_with,
+)
 
 from sitebuild import smollm2live
 from sitebuild.serve import Handler
@@ -360,9 +367,16 @@ def test_the_readers_own_pair_measured_tapped_and_patched(new_page, server, cpyt
     from toymodels.what_a_head_does import own
 
     page = new_page(viewport={"width": 1200, "height": 900})
-    open_ready(page, server.base + WHAT + "#own")
+    release = hold_python(page)  # the reader presses Load before Python is ready
+    page.goto(server.base + WHAT + "#own")
+    page.wait_for_selector("html.js")
     fig = page.locator("#what-own")
     fig.locator("[data-own-load]").click()
+    status = fig.locator("[data-own-status]")
+    assert status.inner_text() == (
+        "Python is still starting: the download begins as soon as it is ready…"
+    )
+    release()
     fig.locator("table.wh-map").first.wait_for(timeout=240_000)
 
     def same_as_cpython():

@@ -122,11 +122,6 @@ def test_check_warnings_fail_only_when_strict(tmp_path):
     assert strict.stderr.strip().endswith("check: 0 error(s), 5 warning(s) (strict): FAILED")
 
 
-def test_the_project_passes_its_own_strict_check():
-    done = run("check", "--strict", root=ROOT)
-    assert done.returncode == 0, done.stderr
-
-
 @pytest.mark.browser
 def test_embed_button_gives_a_snippet_in_the_current_state(page, base_url):
     open_before_python(page, base_url + "many-heads.html")

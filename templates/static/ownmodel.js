@@ -20,6 +20,7 @@ const HOME = "/home/pyodide/models/";
 const SAFE = /^[\w.-]+$/;
 const WARM = /^[\w.]+:\w+$/;
 const ROOM = "toymodels.page.memory:room";
+const WAITING = "Python is still starting: the download begins as soon as it is ready…";
 
 // the model a form names: {key, files: [{file, url, bytes, sha256}], bytes, warm, memory}
 function modelOf(form) {
@@ -172,6 +173,7 @@ export function setupOwnModel(python) {
 
   async function load(model, say, bar) {
     const start = performance.now();
+    if (!document.documentElement.classList.contains("py-ready")) say(WAITING);
     await python.ready;
     const refused = await noRoom(python, model);
     if (refused) throw Object.assign(new Error(refused), { refused: true });
