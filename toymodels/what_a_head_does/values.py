@@ -7,7 +7,7 @@ gives, never typed in. The example pair is Figure 1's first, EXAMPLE.
 
 import numpy as np
 
-from ..page.html import count_words, head_name, quoted
+from ..page.html import count_words, head_name, num, quoted
 from ..page.prose import public_functions
 from . import heads as wh
 from .attribution import spearman
@@ -361,6 +361,41 @@ def patch_sum_median():
 def patch_sum_range():
     s = _all("patch").sum((1, 2))
     return f"{percent(s.min())} to {percent(s.max())}"
+
+
+# pair by pair
+
+
+def _per_pair():
+    """Each kept pair's rank correlation over its heads of attention with patching:
+    [(rho, pair id)], lowest first."""
+    att, patch = _all("att_clean"), _all("patch")
+    return sorted((spearman(att[n], patch[n]), pid) for n, pid in enumerate(wh.kept()))
+
+
+def _pair_text(pid):
+    return quoted(wh.pair(pid)["clean"] + "…")
+
+
+def agree_least_rho():
+    return num(_per_pair()[0][0])
+
+
+def agree_least_text():
+    return _pair_text(_per_pair()[0][1])
+
+
+def agree_most_rho():
+    return num(_per_pair()[-1][0])
+
+
+def agree_most_text():
+    return _pair_text(_per_pair()[-1][1])
+
+
+def n_pairs_opposed():
+    """Kept pairs whose heads rank the other way round by attention than by patching."""
+    return sum(rho < 0 for rho, _ in _per_pair())
 
 
 PROSE_VALUES = public_functions(globals())  # every public function above
