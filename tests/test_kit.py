@@ -45,6 +45,7 @@ def pieces():
         "heatmap_svg": kit.heatmap_svg(SHARES, label=HOSTILE),
         "bars_svg": kit.bars_svg(WORDS, SHARES[2], title=HOSTILE, keys=WORDS),
         "summary_line": kit.summary_line(HOSTILE),
+        "text_box": kit.text_box(HOSTILE, "own", HOSTILE, placeholder=HOSTILE),
     }
 
 

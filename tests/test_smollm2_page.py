@@ -21,8 +21,9 @@ from conftest import (
     open_ready,
     url_with,
 )
+from test_quality import axe_violations, describe
 
-from sitebuild import smollm2live
+from sitebuild import assets, smollm2live
 from sitebuild.serve import Handler
 from toymodels.heads_that_copy import figure as hc_figure
 from toymodels.heads_that_copy import live
@@ -363,7 +364,7 @@ def test_the_readers_own_pair_measured_tapped_and_patched(new_page, server, cpyt
     button; both maps equal CPython's; a tap on a token measures there, a tap on a head opens
     it, its Patch button patches it, and a typed handful of heads is patched together from the
     keyboard, each row with its share and the time its forward took, as CPython computes them
-    (the time aside)."""
+    (the time aside); axe-core finds nothing serious in the figure, light or dark."""
     from toymodels.what_a_head_does import own
 
     page = new_page(viewport={"width": 1200, "height": 900})
@@ -429,3 +430,9 @@ def test_the_readers_own_pair_measured_tapped_and_patched(new_page, server, cpyt
     want = same_as_cpython()
     assert f"<td>{latest[1]}</td><td>{latest[2]}</td>" in want["html"]
     assert box.input_value() == "L20 L24H4"
+    # axe-core finds nothing serious in the measured figure (maps, opened head, patches)
+    page.evaluate(assets.axe_script())
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        found = axe_violations(page)
+        assert not found, describe(found)
