@@ -41,7 +41,7 @@ build: $(SITE_STAMP) pyodide
 test: $(TEST_STAMP) pyodide chromium corpus lint
 	$(PY) build.py fetch --test-tools
 	$(PY) build.py check --strict
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: $(LINT_STAMP)
 	$(PY) -m ruff check .
