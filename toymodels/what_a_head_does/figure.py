@@ -124,7 +124,9 @@ def measures(p):
     )
 
 
-def _map(key, title, values, colour, said, opened):
+def head_map(key, title, values, colour, said, opened):
+    """A map of every head, a row per layer and a column per head, each cell coloured by
+    COLOUR(its value) and named by SAID(its value); OPENED (layer, head) is the tab stop."""
     layers, heads = values.shape
     rows = []
     for L in range(layers):
@@ -238,7 +240,7 @@ def render(state=None, fid="what-head"):
             else signed_legend(f"−{PATCH_SCALE:.0%}", f"+{PATCH_SCALE:.0%}")
         )
         maps.append(
-            f'<div class="wh-one">{_map(key, title, values, colour, said, at)}{legend}</div>'
+            f'<div class="wh-one">{head_map(key, title, values, colour, said, at)}{legend}</div>'
         )
     name = head_name(at[0] + 1, at[1] + 1)
     facts = head_facts(p, at)

@@ -22,7 +22,7 @@ from ..page.html import esc, head_name, level, quoted, state_button, whole
 from . import live
 from .figure import (
     DLA_SCALE,
-    _map,
+    head_map,
     head_value,
     logits,
     percent,
@@ -89,11 +89,12 @@ def patch_text(chosen, heads):
 
 def patch_name(chosen, heads):
     """How a patch is said: 'L24 H4', 'layer 24 (all 9 heads)', 'L20 H3 and L24 H4'."""
-    parts = [
-        p if "H" in p else f"layer {p[1:]} (all {heads} heads)"
-        for p in patch_text(chosen, heads).split()
-    ]
-    parts = [head_name(*map(int, re.findall(r"\d+", p))) if p.startswith("L") else p for p in parts]
+    parts = []
+    for item in patch_text(chosen, heads).split():
+        layer, _, head = item[1:].partition("H")
+        parts.append(
+            head_name(int(layer), int(head)) if head else f"layer {layer} (all {heads} heads)"
+        )
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
@@ -359,7 +360,7 @@ def two_maps(att, dla, at, measured, to):
             if key == "att"
             else signed_legend(f"−{DLA_SCALE:g}", f"+{DLA_SCALE:g} logit")
         )
-        table = _map(key, title, values, colour, lambda v, s=shown, n=name: f"{n} {s(v)}", at)
+        table = head_map(key, title, values, colour, lambda v, s=shown, n=name: f"{n} {s(v)}", at)
         drawn.append(f'<div class="wh-one">{table}{legend}</div>')
     return f'<div class="wh-maps">{"".join(drawn)}</div>'
 
