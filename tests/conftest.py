@@ -481,7 +481,7 @@ def open_before_python(page, url):
     """Open a page with its Python held back (for good: the page is as a reader finds it before
     Python is ready) and wait until its own behaviour is wired up (main.js marks it html.js as
     it does so). For tests of what needs no Python: checks, guesses, "Your results", what an LMS
-    is told. They are spared Python's start, about 9 s of processor time a page."""
+    is told. They are spared Python's start, about 5 s of processor time a page."""
     if not getattr(page, "python_held", False):
         hold_python(page)
         page.python_held = True

@@ -25,6 +25,7 @@ from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy.llama import softmax
 from toymodels.page.figure import check
 from toymodels.page.html import esc
+from toymodels.page.recent import Recent
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "The cat sat on the mat because it was tired. The cat"
@@ -67,7 +68,7 @@ def write(state, n):
 @model_test
 def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama, monkeypatch):
     monkeypatch.setattr(live, "BUDGET_S", 0.0)  # one layer a call
-    monkeypatch.setattr(live, "_runs", type(live._runs)())
+    monkeypatch.setattr(live, "_runs", Recent(live.KEEP))
     state = {"text": "own", "own": TEXT, "layer": "3"}
     first = check(figure.render(state))
     assert first["more"] is True

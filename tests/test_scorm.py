@@ -315,7 +315,7 @@ def launch(page, url, version, python=True, **options):
     """Open the harness, start a session of VERSION and wait until the chapter is ready: with
     Python ready, or (PYTHON false) with Python held back, the page's own behaviour wired up.
     What the LMS is told needs no Python (checks, guesses, what is kept and restored, an
-    exercise's kept verdict), and a test that runs no code is spared Python's start (about 9 s
+    exercise's kept verdict), and a test that runs no code is spared Python's start (about 5 s
     of processor time)."""
     if not python:
         hold_python(page)

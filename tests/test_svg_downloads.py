@@ -5,6 +5,7 @@ the page has light fills, the page's words and the numbers of its tables and pic
 every line of text inside the picture, and bars in the rows they belong to. Its name says the
 chapter, the figure and its state, in safe characters."""
 
+import base64
 import re
 from pathlib import Path
 
@@ -93,17 +94,21 @@ def download_svg(page, fid):
     return done.value.suggested_filename, Path(done.value.path()).read_text(encoding="utf-8")
 
 
-def alone(new_page, base_url, svg, shot):
-    """What Chromium draws of the file SVG by itself, beside the page's picture SHOT."""
+def blank(new_page, base_url):
+    """A blank page of 127.0.0.1, in a context of its own: no style sheet of the site's."""
     page = new_page(viewport={"width": 1400, "height": 900})
     page.route(
         base_url + BLANK,
         lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body>"),
     )
     page.goto(base_url + BLANK)
-    import base64
+    return page
 
-    return page.evaluate(ALONE, [svg, base64.b64encode(shot).decode()])
+
+def alone(blank_page, svg, shot):
+    """What Chromium draws of the file SVG by itself (in BLANK_PAGE, in place of the file
+    before it), beside the page's picture SHOT."""
+    return blank_page.evaluate(ALONE, [svg, base64.b64encode(shot).decode()])
 
 
 def words(texts):
@@ -120,13 +125,14 @@ def test_every_svg_download_looks_as_on_the_page_when_opened_alone(
         "figure[data-figure]:has([data-download])", "fs => fs.map((f) => f.id)"
     )
     assert figures, f"{chapter} offers no download"
+    empty = blank(new_page, base_url)
     for fid in figures:
         figure = page.locator(f"#{fid}")
         shown = figure.evaluate(PAGE_TEXT)
         controls = figure.locator(CONTROLS)  # not in the picture: its state is written there
         shot = figure.screenshot(mask=[controls], mask_color="#ffffff")
         name, svg = download_svg(page, fid)
-        got = alone(new_page, base_url, svg, shot)
+        got = alone(empty, svg, shot)
         where = f"{chapter}#{fid} ({name})"
         # the page's light fills stay light: no large dark areas the page does not have
         assert got["file"]["dark"] <= 2 * got["page"]["dark"] + 0.03, (where, got["file"]["dark"])
@@ -154,7 +160,7 @@ def test_one_heads_bars_sit_in_their_rows_and_its_keys_are_whole(page, new_page,
     keys = figure.locator("tbody td:nth-child(2)").all_inner_texts()
     name, svg = download_svg(page, "move-query")
     assert name == "one-head-figure-2-angle-0-length-2.svg"
-    got = alone(new_page, base_url, svg, figure.screenshot())
+    got = alone(blank(new_page, base_url), svg, figure.screenshot())
     assert len(keys) == 4 and all(k in got["texts"] for k in keys), (keys, got["texts"])
     # each bar beside its own row's word (the values' square, with the same words at its
     # corners, is drawn after the table)

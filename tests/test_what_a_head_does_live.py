@@ -52,7 +52,7 @@ def token(text):
 def test_the_pair_is_run_in_pieces_and_its_attribution_adds_up_to_the_models_logits(llama):
     answer, calls = drawn({})
     assert calls > 2, "the two texts were not run a piece at a time"
-    a, b = (live.candidate(w)[0][0] for w in ("Lucy", "Mark"))
+    a, b = (live.candidate(w)[0] for w in ("Lucy", "Mark"))
     ids, bad = token(CLEAN), token(CORRUPT)
     p = live.pair(ids, bad)
     whole = Trace(llama, ids)
@@ -77,7 +77,7 @@ def test_the_pair_is_run_in_pieces_and_its_attribution_adds_up_to_the_models_log
 
 def test_a_live_patch_equals_the_exports_batched_patch_and_a_forward_from_layer_1(llama):
     ids, bad = token(CLEAN), token(CORRUPT)
-    a, b = (live.candidate(w)[0][0] for w in ("Lucy", "Mark"))
+    a, b = (live.candidate(w)[0] for w in ("Lucy", "Mark"))
     tc, tk = Trace(llama, ids), Trace(llama, bad)
     chosen = [(0, 2), (15, 4), (23, 3), (29, 8)]
     batched = patch_heads(llama, tc, tk, a, b, heads=chosen)
@@ -105,7 +105,7 @@ def test_a_live_patch_equals_the_exports_batched_patch_and_a_forward_from_layer_
 def test_the_reader_patches_a_head_a_layer_and_several_and_sees_each_forwards_time(llama):
     state = drawn({})[0]["state"]
     p = live.pair(token(CLEAN), token(CORRUPT))
-    a, b = (live.candidate(w)[0][0] for w in ("Lucy", "Mark"))
+    a, b = (live.candidate(w)[0] for w in ("Lucy", "Mark"))
     lds = p.logit_diffs(len(p.traces[0].ids) - 1, a, b)
     for asked, canonical, said in (
         ("L24H4", "L24H4", "L24\u00a0H4"),

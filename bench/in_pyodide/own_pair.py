@@ -31,7 +31,7 @@ PATCHES = (
 def one_round(clean, corrupt, a, b):
     """Each step once on a new pair -> {step: ms}."""
     ids, bad = smollm2.encode(clean)[0], smollm2.encode(corrupt)[0]
-    ta, tb = live.candidate(a)[0][0], live.candidate(b)[0][0]
+    ta, tb = live.candidate(a)[0], live.candidate(b)[0]
     live._pairs.clear()
     p = live.pair(ids, bad)
     out = {"forward": ms(p.finish)}

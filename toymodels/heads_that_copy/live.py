@@ -28,13 +28,13 @@ import functools
 import json
 import time
 import unicodedata
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from ..page import data
 from ..page.linalg import IN_BROWSER
+from ..page.recent import Recent
 from . import quants
 from .bpe import split
 from .llama import Cache, Llama, softmax
@@ -63,7 +63,7 @@ MEMORY = (
     "tabs and try again, or use a computer rather than a phone."
 )
 _state = {"folder": None, "model": None, "bpe": None}
-_runs = OrderedDict()  # ids (tuple) -> Run
+_runs = Recent(KEEP)  # ids (tuple) -> Run
 _written = {}  # text written on by the model -> its ids (the model's own tokens, kept)
 
 
@@ -300,25 +300,13 @@ def _top(logits, k=5):
 
 def run(ids):
     """The Run of these token ids (kept for the last KEEP texts), maybe not complete yet."""
-    key = tuple(ids)
-    if key not in _runs:
-        return _keep(key, Run(model()[0], ids))
-    _runs.move_to_end(key)
-    return _runs[key]
+    return _runs.keep(tuple(ids), lambda: Run(model()[0], ids))
 
 
 def afresh(ids):
     """A new Run of IDS in place of the one kept (whose KV cache went on with a longer
     text), computed in pieces as any other."""
-    return _keep(tuple(ids), Run(model()[0], ids))
-
-
-def _keep(key, r):
-    _runs[key] = r
-    _runs.move_to_end(key)
-    while len(_runs) > KEEP:
-        _runs.popitem(last=False)
-    return r
+    return _runs.put(tuple(ids), Run(model()[0], ids))
 
 
 def choose(r, how="greedy", temperature=1.0, seed=0):
@@ -355,7 +343,7 @@ def extend(r, nxt):
         x = out
     new.x = np.concatenate([r.x, x])
     new.cache, new.done = cache, llama.n_layer
-    _keep(tuple(ids), new)
+    _runs.put(tuple(ids), new)
     _written[text_of(ids)] = ids
     while len(_written) > 4 * MAX_TOKENS:  # the texts of a few writings
         _written.pop(next(iter(_written)))

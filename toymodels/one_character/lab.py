@@ -15,11 +15,11 @@ calculations, and the benchmark times `look` on its own.
 import json
 import math
 import zlib
-from collections import OrderedDict
 
 import numpy as np
 
 from ..page import data
+from ..page.recent import Recent
 from . import model as cm
 
 RUNS = (
@@ -50,9 +50,9 @@ SPACES_AT = (
 INDUCTION_AT = 0.30  # mean attention to "what came next last time" on repeated nonsense
 COPY_DEFAULT = "qzxv kplw qzxv kp"
 
-_checkpoints = OrderedDict()  # (run, step) -> (params, cfg); the last few used
-_passes = OrderedDict()  # (what, id(params), text, ablate) -> (params, the forward pass)
 _KEEP = 8
+_checkpoints = Recent(_KEEP)  # (run, step) -> (params, cfg); the last few used
+_passes = Recent(_KEEP)  # (what, id(params), text, ablate) -> (params, the forward pass)
 _meta = {}
 
 
@@ -83,18 +83,7 @@ def nearest_step(run, step):
 def checkpoint(run, step):
     """(params, cfg) of one shipped checkpoint, read once and kept while it is among the last
     used."""
-    return _kept(_checkpoints, (run, int(step)), lambda: cm.load(run, step)[:2])
-
-
-def _kept(table, key, make):
-    """TABLE[KEY], made by MAKE() if it is not there; TABLE keeps the _KEEP entries used last."""
-    if key in table:
-        table.move_to_end(key)
-    else:
-        table[key] = make()
-        while len(table) > _KEEP:
-            table.popitem(last=False)
-    return table[key]
+    return _checkpoints.keep((run, int(step)), lambda: cm.load(run, step)[:2])
 
 
 def measured(run, step):
@@ -188,10 +177,8 @@ def kept_forward(what, params, cfg, text, ablate=()):
     the reader's snapshot are copies), so the same object is the same model; an entry holds its
     params, so their id stays theirs while it is kept."""
     key = (what, id(params), text, tuple(map(tuple, ablate)))
-    made = _kept(
-        _passes,
-        key,
-        lambda: (params, cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True)),
+    made = _passes.keep(
+        key, lambda: (params, cm.forward(params, cfg, cm.encode(text), ablate=ablate, keep=True))
     )
     return made[1]
 

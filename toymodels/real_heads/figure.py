@@ -11,7 +11,6 @@ which fetches a sentence's JSON on first use (toymodels.page.data).
 """
 
 import re
-from collections import OrderedDict
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import attrs, esc, pct, quoted, state_button, whole
 from ..page.kit.grid import FRAME, mark_row
+from ..page.recent import Recent
 from . import live
 from . import maps as rh
 
@@ -51,7 +51,7 @@ SHORT = {
 # where a kept drawing's maps mark the chosen token's row (no escaped text holds a "<")
 MARK = "<!--row-->"
 KEEP = 8  # the drawings of the last few sentences, layers and views kept
-_kept = OrderedDict()  # (model, sentence, text, what) -> (the sentence's data, what was drawn)
+_kept = Recent(KEEP)  # (model, sentence, text, what) -> (the sentence's data, what was drawn)
 
 
 def kept(data, what, draw):
@@ -59,13 +59,9 @@ def kept(data, what, draw):
     (a live sentence computed again is drawn again): the maps, labels and summaries of a
     sentence do not change when the reader taps a token, only the marked row does (MARK)."""
     key = (data["model"], data["id"], data["text"], what)
-    got = _kept.get(key)
-    if got is None or got[0] is not data:
-        got = _kept[key] = (data, draw())
-        while len(_kept) > KEEP:
-            _kept.popitem(last=False)
-    _kept.move_to_end(key)
-    return got[1]
+    if key in _kept and _kept[key][0] is not data:  # drawn from data since computed again
+        del _kept[key]
+    return _kept.keep(key, lambda: (data, draw()))[1]
 
 
 def _tenths(p):

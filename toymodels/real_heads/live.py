@@ -11,11 +11,11 @@ names the file instead.
 
 import functools
 import json
-from collections import OrderedDict
 from pathlib import Path
 
 from ..page import data
 from ..page.linalg import IN_BROWSER
+from ..page.recent import Recent
 from .bert import Bert
 from .compact import Compact
 from .wordpiece import WordPiece
@@ -29,7 +29,7 @@ SID = "own"
 # a browser that cannot give it is told so before the download (static/ownmodel.js)
 MEMORY_MB = 300
 _state = {"path": None, "model": None, "wp": None}
-_done = OrderedDict()  # the last few sentences' maps, by text
+_done = Recent(4)  # the last few sentences' maps, by text
 
 
 @functools.cache
@@ -98,9 +98,10 @@ def tokens(text):
 def sentence(text):
     """The reader's TEXT as maps.sentence gives a curated one: tokens, sinks, att
     (layers, heads, T, T) in float64. Raises ValueError with the reader's message."""
-    if text in _done:
-        _done.move_to_end(text)
-        return _done[text]
+    return _done.keep(text, lambda: _run(text))
+
+
+def _run(text):
     said = problem(text)
     if said:
         raise ValueError(said)
@@ -108,7 +109,7 @@ def sentence(text):
     pieces, ids = wp.encode(text)
     if len(pieces) <= 2:
         raise ValueError("The model finds no word in that text: try letters or digits.")
-    d = {
+    return {
         "v": 1,
         "model": manifest()["model"],
         "id": SID,
@@ -118,10 +119,6 @@ def sentence(text):
         "causal": False,
         "att": bert.attentions(ids),
     }
-    _done[text] = d
-    while len(_done) > 4:
-        _done.popitem(last=False)
-    return d
 
 
 def attentions(text):

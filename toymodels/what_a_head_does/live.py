@@ -9,9 +9,8 @@ to the word that differs, both read from the kept traces (no forward); and the p
 reader asks for (patching.py), each one forward, also computed in pieces and timed.
 """
 
-from collections import OrderedDict
-
 from ..heads_that_copy import live as smollm2
+from ..page.recent import Recent
 from .attribution import Trace, attribute, logit_diff
 from .patching import Patch
 
@@ -24,7 +23,7 @@ SAME_CANDIDATES = (
     "0: type two different words."
 )
 SAME_TEXTS = "The two texts are the same: change one word in the second."
-_pairs = OrderedDict()  # (clean ids, corrupt ids) -> Pair
+_pairs = Recent(KEEP)  # (clean ids, corrupt ids) -> Pair
 
 
 class Pair:
@@ -34,7 +33,7 @@ class Pair:
     def __init__(self, llama, clean, corrupt):
         self.traces = (Trace(llama, clean, lazy=True), Trace(llama, corrupt, lazy=True))
         self.differ = [n for n, (i, j) in enumerate(zip(clean, corrupt, strict=True)) if i != j]
-        self.patches = OrderedDict()  # heads (tuple of (layer, head)) -> Patch
+        self.patches = Recent(MAX_PATCHES)  # heads (tuple of (layer, head)) -> Patch
 
     @property
     def layers(self):
@@ -79,29 +78,18 @@ class Pair:
     def patch(self, heads):
         """The Patch of HEADS on this pair, kept (maybe not complete yet)."""
         key = tuple(sorted(set(heads)))
-        if key not in self.patches:
-            self.patches[key] = Patch(*self.traces, key)
-            while len(self.patches) > MAX_PATCHES:
-                self.patches.popitem(last=False)
-        self.patches.move_to_end(key)
-        return self.patches[key]
+        return self.patches.keep(key, lambda: Patch(*self.traces, key))
 
 
 def candidate(word):
-    """The token a typed candidate WORD names: (its token ids, the word as read). A word is
-    read with a space before it, as a word that follows another is; one already starting with
-    a space or punctuation is read as typed."""
+    """The token ids a typed candidate WORD reads as (one, for a word the model reads whole). A
+    word is read with a space before it, as a word that follows another is; one already
+    starting with a space or punctuation is read as typed."""
     word = word.strip()
-    text = word if not word or not word[0].isalnum() else " " + word
-    return smollm2.encode(text)[0], text
+    return smollm2.encode(word if not word or not word[0].isalnum() else " " + word)[0]
 
 
 def pair(clean, corrupt):
     """The Pair of two token-id lists of the same length (kept for the last KEEP pairs)."""
     key = (tuple(clean), tuple(corrupt))
-    if key not in _pairs:
-        _pairs[key] = Pair(smollm2.model()[0], clean, corrupt)
-        while len(_pairs) > KEEP:
-            _pairs.popitem(last=False)
-    _pairs.move_to_end(key)
-    return _pairs[key]
+    return _pairs.keep(key, lambda: Pair(smollm2.model()[0], clean, corrupt))

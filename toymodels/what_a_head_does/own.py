@@ -117,7 +117,7 @@ def read(state):
         return out | {"note": note}
     cands = []
     for w in words:
-        ids, text = live.candidate(w)
+        ids = live.candidate(w)
         if len(ids) != 1:
             pieces = ", ".join(quoted(smollm2.piece(i)) for i in ids)
             return out | {
