@@ -102,6 +102,7 @@ def sentence(text):
 
 
 def _run(text):
+    """TEXT's maps, worked out (sentence() keeps the last few)."""
     said = problem(text)
     if said:
         raise ValueError(said)
