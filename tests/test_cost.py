@@ -1,0 +1,74 @@
+"""tests/cost.py (`pytest -p tests.cost`): each module's processor time, its child processes'
+included (living or reaped), and its Python starts, counted by the GETs of the runtime its
+servers answered, in one process or in pytest-xdist's workers."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BUSY = r"""
+import subprocess, sys, urllib.request
+from sitebuild.loopback import serve_dir
+
+SPIN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass"
+
+
+def test_a_start_and_a_second_in_two_children(tmp_path):
+    (tmp_path / "pyodide.asm.wasm").write_bytes(b"\0asm")
+    server = serve_dir(tmp_path)
+    url = f"http://127.0.0.1:{server.server_port}/pyodide.asm.wasm"
+    urllib.request.urlopen(urllib.request.Request(url, method="HEAD")).read()
+    urllib.request.urlopen(url).read()
+    urllib.request.urlopen(url + "?v=2").read()
+    server.shutdown()
+    subprocess.run([sys.executable, "-c", SPIN], check=True)  # ended and reaped
+    alive = subprocess.Popen(
+        [sys.executable, "-c", SPIN + "\nprint(flush=True)\ntime.sleep(60)"],
+        stdout=subprocess.PIPE,
+    )
+    alive.stdout.readline()  # its half second spent, it lives on past the test
+    with open("alive.pid", "a") as f:
+        f.write(f"{alive.pid}\n")
+"""
+
+# the child left alive ends with the run
+CONFTEST = """
+import os, signal
+
+def pytest_unconfigure():
+    if os.path.exists("alive.pid"):
+        for pid in open("alive.pid").read().split():
+            os.kill(int(pid), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_each_module_gets_its_processor_time_and_python_starts(tmp_path, workers):
+    (tmp_path / "test_busy.py").write_text(BUSY)
+    (tmp_path / "test_idle.py").write_text("def test_nothing():\n    pass\n")
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.cost", "-p", "no:cacheprovider", *workers],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {
+        m[4]: (float(m[1]), int(m[2]), int(m[3]))
+        for m in re.finditer(r"^\s+([\d.]+)\s+(\d+)\s+(\d+)  (\S.*)$", run.stdout, re.M)
+    }
+    busy, idle = rows["test_busy.py"], rows["test_idle.py"]
+    total = rows[f"in all, on {os.cpu_count()} CPUs"]
+    # both children's seconds; two GETs of the runtime (the HEAD before a start is no start)
+    assert busy[0] >= 0.95 and busy[1:] == (2, 1), run.stdout
+    assert idle[0] < 0.3 and idle[1:] == (0, 1), run.stdout
+    assert total[1:] == (2, 2), run.stdout
