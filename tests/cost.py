@@ -58,13 +58,17 @@ def pytest_configure(config):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    item.stash[START] = (tree_seconds(), _fetched[0])  # before its fixtures are made
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Each test's processor time and Python starts, from its setup to its teardown, go with its
-    teardown's report (to the run's main process under pytest-xdist)."""
+    """Each test's processor time and Python starts, from the start of its setup to the end of
+    its teardown, go with its teardown's report (to the run's main process under xdist)."""
     report = yield
-    if call.when == "setup":
-        item.stash[START] = (tree_seconds(), _fetched[0])
-    elif call.when == "teardown" and START in item.stash:
+    if call.when == "teardown" and START in item.stash:
         seconds, fetched = item.stash[START]
         report.user_properties += [
             ("cost_seconds", max(0.0, tree_seconds() - seconds)),
