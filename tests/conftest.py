@@ -26,9 +26,12 @@ import dataclasses
 import fcntl
 import os
 import re
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from profiles import Profiles
@@ -60,6 +63,29 @@ def pytest_collection_modifyitems(items):
         weight[item.path] = weight.get(item.path, 0) + (1 if slow else 0)
         first.setdefault(item.path, i)
     items.sort(key=lambda item: (-weight[item.path], first[item.path]))
+
+
+def outcomes_of(folder, module):
+    """Run MODULE (a test module's text, with this conftest's fixtures) in a pytest of its own in
+    FOLDER -> ({a test's name's first seven characters: what its report says went wrong}, the
+    run's output): for tests of the fixtures themselves, whose tests must fail on purpose."""
+    (folder / "test_inner.py").write_text(module)
+    report = folder / "report.xml"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider"]
+        + ["-q", "-W", "always", f"--junitxml={report}", "test_inner.py"],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    outcomes = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        said = [f"{e.tag}: {e.get('message')} {e.text}" for e in case if e.tag != "properties"]
+        said = [s for s in said if not s.startswith("system-")]
+        outcomes.setdefault(case.get("name")[:7], []).extend(said)
+    return outcomes, run.stdout + run.stderr
 
 
 def wait_until(condition, timeout, message, interval=0.05):

@@ -2,28 +2,21 @@
 still starts as in a new browser context: a module of tests runs in a pytest of its own, where a
 test finds none of the storage, cookies or routes the test before it left in the same profile,
 two pages open at once keep their storage apart (the second one's new profile starting with the
-first one's caches), a page closed in a test leaves the test's next
-page nothing, and a failed test's profile is not lent again."""
-
-import os
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
+first one's caches), a page closed in a test leaves the test's next page nothing, and a failed
+test's profile is not lent again."""
 
 import pytest
-from conftest import ROOT
+from conftest import outcomes_of
 
 pytestmark = pytest.mark.browser
 
 MODULE = '''
-from functools import partial
 from pathlib import Path
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-import threading
 
 import pytest
+from conftest import serve_dir
 
-PAGE = """<!doctype html><title>profiles</title><link rel="icon" href="data:,">"""
+PAGE = """<!doctype html><title>profiles</title>"""
 WRITE = """async () => {
   localStorage.setItem("k", "1");
   document.cookie = "c=1; max-age=3600";
@@ -45,18 +38,13 @@ ROUTED = "() => fetch('routed').then((r) => r.status)"
 seen = {}  # what the tests before saw: their pages' contexts (a profile is one context)
 
 
-class Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
     root = tmp_path_factory.mktemp("host")
     (root / "page.html").write_text(PAGE)
     (root / "routed").write_text("the server's")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (root / "favicon.ico").write_bytes(b"")  # asked for by Chromium
+    server = serve_dir(root)
     yield f"http://127.0.0.1:{server.server_port}/page.html"
     server.shutdown()
 
@@ -117,22 +105,7 @@ def test_05_a_failed_tests_profile_is_not_lent_again(new_page, url):
 
 
 def test_each_test_of_a_warm_profile_starts_with_nothing_of_the_test_before(tmp_path):
-    (tmp_path / "test_warm.py").write_text(MODULE)
-    report = tmp_path / "report.xml"
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider"]
-        + ["-q", f"--junitxml={report}", "test_warm.py"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    outcomes = {}
-    for case in ET.parse(report).iter("testcase"):
-        said = [f"{e.tag}: {e.get('message')}" for e in case if e.tag != "properties"]
-        outcomes[case.get("name")[:7]] = [s for s in said if not s.startswith("system-")]
-    log = run.stdout + run.stderr
+    outcomes, log = outcomes_of(tmp_path, MODULE)
     for name in ("test_01", "test_02", "test_03", "test_05"):
         assert outcomes[name] == [], (name, log)
     [failure] = outcomes["test_04"]
