@@ -17,17 +17,24 @@ Python takes seconds to start in a new page, so a test that only reads a chapter
 what it changes) borrows one with `ready_page(path, **context_options)`: opened with Python
 ready once for all the tests of its module that ask for the same path and options, and lent to
 one test at a time, watched as that test's page (see SharedPages for what a borrower may do).
+
+Both are pages of warm browser profiles (tests/profiles.py): each starts with no storage, as in a
+new browser context, but finds Pyodide's runtime already compiled.
 """
 
 import dataclasses
 import fcntl
 import os
 import re
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
+from profiles import Profiles
 
 from sitebuild import build as site_build
 from sitebuild.loopback import CHROMIUM, CHROMIUM_ARGS, QuietServer, serve_dir  # noqa: F401
@@ -56,6 +63,29 @@ def pytest_collection_modifyitems(items):
         weight[item.path] = weight.get(item.path, 0) + (1 if slow else 0)
         first.setdefault(item.path, i)
     items.sort(key=lambda item: (-weight[item.path], first[item.path]))
+
+
+def outcomes_of(folder, module):
+    """Run MODULE (a test module's text, with this conftest's fixtures) in a pytest of its own in
+    FOLDER -> ({a test's name's first seven characters: what its report says went wrong}, the
+    run's output): for tests of the fixtures themselves, whose tests must fail on purpose."""
+    (folder / "test_inner.py").write_text(module)
+    report = folder / "report.xml"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider"]
+        + ["-q", "-W", "always", f"--junitxml={report}", "test_inner.py"],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    outcomes = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        said = [f"{e.tag}: {e.get('message')} {e.text}" for e in case if e.tag != "properties"]
+        said = [s for s in said if not s.startswith("system-")]
+        outcomes.setdefault(case.get("name")[:7], []).extend(said)
+    return outcomes, run.stdout + run.stderr
 
 
 def wait_until(condition, timeout, message, interval=0.05):
@@ -94,13 +124,25 @@ def base_url(site):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def playwright():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright):
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def profiles(playwright, tmp_path_factory):
+    kept = Profiles(playwright, Relay, tmp_path_factory.mktemp("profiles"))
+    yield kept
+    kept.close()
 
 
 class Watch:
@@ -181,27 +223,41 @@ NO_OFFLINE_COPY = {"service_workers": "block"}
 
 
 @pytest.fixture
-def new_page(browser, watch):
-    """new_page(**context_options): a page in a new browser context, watched; closed after the
-    test. The site's service worker is blocked unless the test allows it (NO_OFFLINE_COPY)."""
-    contexts = []
+def new_page(profiles, watch, request):
+    """new_page(**context_options): a page as in a new browser context (a warm profile's:
+    tests/profiles.py), watched; closed after the test. The site's service worker is blocked
+    unless the test allows it (NO_OFFLINE_COPY)."""
+    lent = []
 
     def open_page(**options):
-        context = browser.new_context(**{**NO_OFFLINE_COPY, **options})
-        contexts.append(context)
-        watch.attach(context)
-        page = context.new_page()
+        profile, page = profiles.lend(watch, lent, {**NO_OFFLINE_COPY, **options})
+        if profile not in lent:
+            lent.append(profile)
         page.watch = watch
         return page
 
     yield open_page
-    for context in contexts:
-        context.close()
+    failed = request.node.stash.get(CALL_FAILED, False)
+    for profile in lent:
+        profiles.give_back(profile, request.node.nodeid, failed)
 
 
 @pytest.fixture
 def page(new_page):
     return new_page(viewport={"width": 1200, "height": 900})
+
+
+@pytest.fixture
+def cold_page(browser, watch):
+    """A page (1200 x 900) in a new browser context, caches cold: for a test that waits for an
+    idle moment (settled()). Under load, in two clean-clone CI runs, a warm profile's page went
+    20 s without one (docs/testing.md); a new context's never has."""
+    context = browser.new_context(**NO_OFFLINE_COPY, viewport={"width": 1200, "height": 900})
+    watch.attach(context)
+    page = context.new_page()
+    page.watch = watch
+    yield page
+    context.close()
 
 
 class Relay:
@@ -280,6 +336,7 @@ def resized(page, width, height):
 @dataclasses.dataclass
 class Shared:
     page: object
+    profile: object  # tests/profiles.py's Profile, the page's alone
     relay: Relay
     viewport: dict
     state: dict = None
@@ -308,10 +365,11 @@ class SharedPages:
     shared page: `init_script` and `prepare` (run once, after Python is ready) are part of what
     names the page."""
 
-    def __init__(self, browser, base_url):
-        """BASE_URL: the site's address, or a function that gives it (asked for at the first
-        path under it, so a module whose pages are all elsewhere builds no site)."""
-        self.browser, self._base_url, self.pages = browser, base_url, {}
+    def __init__(self, profiles, base_url):
+        """PROFILES: tests/profiles.py's, whose pages these are; BASE_URL: the site's address,
+        or a function that gives it (asked for at the first path under it, so a module whose
+        pages are all elsewhere builds no site)."""
+        self.profiles, self._base_url, self.pages = profiles, base_url, {}
 
     @property
     def base_url(self):
@@ -324,7 +382,7 @@ class SharedPages:
         key = (path, init_script, prepare, repr(sorted(options.items())))
         shared = self.pages.get(key)
         if shared is None:
-            shared = self.pages[key] = self._open(watch, path, init_script, prepare, options)
+            shared = self.pages[key] = self._open(watch, test, path, init_script, prepare, options)
         else:
             shared.page.evaluate("0")  # a round trip: what the page said till now is delivered
             problems = shared.relay.watch.problems()
@@ -340,12 +398,9 @@ class SharedPages:
         shared.changed_by = test if changes else shared.changed_by
         return shared.page
 
-    def _open(self, watch, path, init_script, prepare, options):
-        context = self.browser.new_context(**{**NO_OFFLINE_COPY, **options})
-        relay = Relay(context)
-        relay.hold(watch)
+    def _open(self, watch, test, path, init_script, prepare, options):
+        profile, page = self.profiles.lend(watch, object(), {**NO_OFFLINE_COPY, **options})
         try:
-            page = context.new_page()
             if init_script:
                 page.add_init_script(init_script)
             open_ready(page, path if "://" in path else self.base_url + path)
@@ -353,10 +408,10 @@ class SharedPages:
                 prepare(page)
             page.evaluate(FRAMES_JS)
             page.evaluate(SCROLLS_KEPT_JS)
-            shared = Shared(page, relay, options["viewport"])
+            shared = Shared(page, profile, profile.relay, options["viewport"])
             shared.state = page.evaluate(STATE_JS)
         except BaseException:
-            context.close()
+            self.profiles.give_back(profile, test, failed=True)
             raise
         return shared
 
@@ -396,8 +451,8 @@ class SharedPages:
 
     def _close(self, key):
         shared = self.pages.pop(key)
-        shared.relay.release(shared.relay.after)  # closing is nobody's misbehaviour
-        shared.page.context.close()
+        # closing is nobody's misbehaviour
+        self.profiles.give_back(shared.profile, shared.relay.after, failed=False)
 
     def close(self):
         """Close every page; fail if one misbehaved after its last test gave it back."""
@@ -415,8 +470,8 @@ class SharedPages:
 
 
 @pytest.fixture(scope="module")
-def shared_pages(browser, request):
-    pages = SharedPages(browser, lambda: request.getfixturevalue("base_url"))
+def shared_pages(profiles, request):
+    pages = SharedPages(profiles, lambda: request.getfixturevalue("base_url"))
     yield pages
     pages.close()
 
@@ -536,14 +591,19 @@ def settled(page):
     First the page is scrolled, instantly, to where it already is. After a few quick taps
     that Playwright scrolled to ("Real heads": sentence, view, view), headless Chromium here
     ran no idle callback for ten minutes while the page did 5 ms of work in 2 s and stayed
-    where it was; a scroll to the same place ended that, and it changes nothing a test reads."""
+    where it was; a scroll to the same place ended that, and it changes nothing a test reads.
+    Under load, a page in a warm profile (tests/profiles.py) had none in 20 s even with the
+    scroll made again each second it waited: wait on the page of `cold_page`."""
     page.evaluate("() => window.scrollTo({ left: scrollX, top: scrollY, behavior: 'instant' })")
     idle = page.evaluate("""() => new Promise((done) => {
       const until = performance.now() + 20_000; // a page never idle fails the test, never hangs it
       const go = (idle) => {
         if (idle.timeRemaining() >= 40) done(true);
         else if (performance.now() > until) done(false);
-        else requestIdleCallback(go, { timeout: 1000 });
+        else {
+          if (idle.didTimeout) scrollTo({ left: scrollX, top: scrollY, behavior: "instant" });
+          requestIdleCallback(go, { timeout: 1000 });
+        }
       };
       requestIdleCallback(go, { timeout: 1000 });
     })""")

@@ -43,7 +43,8 @@ def drawn_as_python_says(page, fid, render):
     return state
 
 
-def test_each_redraw_is_pythons_markup_and_keeps_what_did_not_change(page, base_url):
+def test_each_redraw_is_pythons_markup_and_keeps_what_did_not_change(cold_page, base_url):
+    page = cold_page
     open_ready(page, base_url + "real-heads.html")
     fid = "real-heads"
     page.click(f'#{fid} [data-key="view"][data-value="model"]')

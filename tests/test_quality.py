@@ -74,7 +74,7 @@ def test_axe_finds_nothing_serious(new_page, ready_page, site, base_url, axe):
         page.evaluate(axe)
         assert page.locator("html.py-ready").count() == 0, name  # still held back
         problems += schemes_checked(page, f"{name}, before Python")
-        page.context.close()
+        page.close()
         if name in chapters(site):
             ready = ready_page(name)
             if not ready.evaluate("'axe' in window"):
@@ -123,7 +123,7 @@ def test_reduced_motion_turns_transitions_off(new_page, base_url):
           figure.setAttribute("aria-busy", "true");
           return getComputedStyle(figure.querySelector(".mh-body")).transitionDuration;
         }""")
-        page.context.close()
+        page.close()
     assert durations == {"no-preference": "0.2s", "reduce": "0s"}
 
 

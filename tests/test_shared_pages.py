@@ -3,13 +3,8 @@ that share one page runs in a pytest of its own, and each test passes or fails a
 a page of its own; what a page does after its test has given it back fails the next borrower,
 or the module's end, naming that test; a page given back changed is not lent again."""
 
-import os
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
-
 import pytest
-from conftest import ROOT
+from conftest import outcomes_of
 
 pytestmark = pytest.mark.browser
 
@@ -148,23 +143,7 @@ def test_14_sets_off_an_error_after_the_last_test(ready_page, late_at_the_end, u
 
 
 def test_each_test_of_a_shared_page_answers_for_its_own_errors(tmp_path):
-    (tmp_path / "test_sharing.py").write_text(MODULE)
-    report = tmp_path / "report.xml"
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider"]
-        + ["-q", "-W", "always", f"--junitxml={report}", "test_sharing.py"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    outcomes = {}
-    for case in ET.parse(report).iter("testcase"):
-        said = [f"{e.tag}: {e.get('message')} {e.text}" for e in case if e.tag != "properties"]
-        said = [s for s in said if not s.startswith("system-")]
-        outcomes.setdefault(case.get("name")[:7], []).extend(said)
-    log = run.stdout + run.stderr
+    outcomes, log = outcomes_of(tmp_path, MODULE)
     passed = ["test_01", "test_02", "test_04", "test_06", "test_08", "test_09", "test_10"]
     passed += ["test_11", "test_12", "test_13"]
     for name in passed:
