@@ -337,10 +337,13 @@ def resized(page, width, height):
 class Shared:
     page: object
     profile: object  # tests/profiles.py's Profile, the page's alone
-    relay: Relay
     viewport: dict
     state: dict = None
     changed_by: str = None  # the test that said it changes the page, and then closes it
+
+    @property
+    def relay(self):
+        return self.profile.relay
 
 
 class SharedPages:
@@ -408,7 +411,7 @@ class SharedPages:
                 prepare(page)
             page.evaluate(FRAMES_JS)
             page.evaluate(SCROLLS_KEPT_JS)
-            shared = Shared(page, profile, profile.relay, options["viewport"])
+            shared = Shared(page, profile, options["viewport"])
             shared.state = page.evaluate(STATE_JS)
         except BaseException:
             self.profiles.give_back(profile, test, failed=True)
