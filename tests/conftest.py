@@ -597,6 +597,8 @@ def settled(page):
     where it was; a scroll to the same place ended that, and it changes nothing a test reads.
     Under load, a page in a warm profile (tests/profiles.py) had none in 20 s even with the
     scroll made again each second it waited: wait on the page of `cold_page`."""
+    warm = hasattr(page, "profile")  # set on the pages tests/profiles.py lends
+    assert not warm, "settled() waits on a page of a new context: take cold_page"
     page.evaluate("() => window.scrollTo({ left: scrollX, top: scrollY, behavior: 'instant' })")
     idle = page.evaluate("""() => new Promise((done) => {
       const until = performance.now() + 20_000; // a page never idle fails the test, never hangs it

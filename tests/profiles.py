@@ -73,6 +73,7 @@ class Profile:
         self.owner = owner
         self.relay.hold(watch)
         page = self.context.new_page()
+        page.profile = self
         if viewport:
             page.set_viewport_size(viewport)
         return page
