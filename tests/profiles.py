@@ -1,7 +1,7 @@
 """Warm browser profiles for test pages: a page's Python starts without compiling Pyodide again.
 
-Chromium keeps the machine code it compiled for a page's WebAssembly (Pyodide's runtime, numpy's
-libraries) in its profile's code cache, beside the HTTP cache; a new browser context
+Chromium keeps the machine code it compiled for a page's WebAssembly (Pyodide's runtime, compiled
+as it streams in) in its profile's code cache, beside the HTTP cache; a new browser context
 (Playwright's `new_context`) is off the record and has neither, so each test's page compiled the
 10 MB runtime again: about 2 of the 6 processor-seconds a Python start took (docs/testing.md).
 
