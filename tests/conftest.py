@@ -595,7 +595,7 @@ def settled(page):
     that Playwright scrolled to ("Real heads": sentence, view, view), headless Chromium here
     ran no idle callback for ten minutes while the page did 5 ms of work in 2 s and stayed
     where it was; a scroll to the same place ended that, and it changes nothing a test reads.
-    Under load, a page in a warm profile (tests/profiles.py) had none in 20 s even with the
+    Under load, a page in a warm profile (tests/profiles.py) had none in 20 s even with that
     scroll made again each second it waited: wait on the page of `cold_page`."""
     warm = hasattr(page, "profile")  # set on the pages tests/profiles.py lends
     assert not warm, "settled() waits on a page of a new context: take cold_page"
@@ -605,10 +605,7 @@ def settled(page):
       const go = (idle) => {
         if (idle.timeRemaining() >= 40) done(true);
         else if (performance.now() > until) done(false);
-        else {
-          if (idle.didTimeout) scrollTo({ left: scrollX, top: scrollY, behavior: "instant" });
-          requestIdleCallback(go, { timeout: 1000 });
-        }
+        else requestIdleCallback(go, { timeout: 1000 });
       };
       requestIdleCallback(go, { timeout: 1000 });
     })""")
