@@ -1,8 +1,8 @@
 # Two commands set everything up on a fresh machine: `make serve` and `make test`.
 # Each bootstraps, idempotently, what it needs: the virtual env (.venv/) with the tiers of
 # pyproject.toml it uses, Pyodide and its numpy (verified by sha256 into ~/.cache/manyheads),
-# and, for tests, Debian's Chromium and the Jane Austen corpus of the character model
-# (Debian's r-cran-janeaustenr).
+# and, for tests, Debian's Chromium and its headless shell and the Jane Austen corpus of the
+# character model (Debian's r-cran-janeaustenr).
 #   make serve / make build   the site tier only: what the build and the site need
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
 #   make lint                 the lint tier only (ruff, no site or test tier), then ruff
@@ -84,8 +84,10 @@ FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'
 corpus: $(TEST_STAMP)
 	$(FETCH_CORPUS) || { $(SUDO) apt-get update -qq && $(FETCH_CORPUS); }
 
+# the browser (the bench's) and the same build's headless shell (the tests', sitebuild/loopback.py)
 chromium:
-	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromium-headless-shell ] || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-headless-shell; }
 
 clean:
 	rm -rf site site.* $(VENV)

@@ -1,6 +1,11 @@
 """A built site served on 127.0.0.1, and Debian's Chromium to open it with: what the tests
 (tests/conftest.py) and the bench (bench/) share, so that neither reaches into the other.
 
+The bench times what a reader waits for, so it runs the browser (`chromium`). The tests run the
+same build's headless shell (`chromium-headless-shell`: the same Blink and V8, without the
+browser's own interface, which Playwright too runs headless by default): a page costs it about
+15% less processor time, and a test run here is bound by its processor time (docs/testing.md).
+
 The server is `build.py serve`'s handler (its MIME types, policy header and hardening) over any
 folder, on a free port, in a thread; hang-ups by the browser are not printed."""
 
@@ -10,7 +15,8 @@ from http.server import ThreadingHTTPServer
 
 from .serve import Handler, QuietHangUps
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = "/usr/bin/chromium"  # the bench's
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"  # the tests'
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

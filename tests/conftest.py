@@ -37,7 +37,7 @@ import pytest
 from profiles import Profiles
 
 from sitebuild import build as site_build
-from sitebuild.loopback import CHROMIUM, CHROMIUM_ARGS, QuietServer, serve_dir  # noqa: F401
+from sitebuild.loopback import CHROMIUM_ARGS, HEADLESS_SHELL, QuietServer, serve_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_ORIGINS = ("http://127.0.0.1:", "data:", "blob:")
@@ -133,7 +133,7 @@ def playwright():
 
 @pytest.fixture(scope="session")
 def browser(playwright):
-    b = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    b = playwright.chromium.launch(executable_path=HEADLESS_SHELL, args=CHROMIUM_ARGS)
     yield b
     b.close()
 

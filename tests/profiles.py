@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sitebuild.loopback import CHROMIUM, CHROMIUM_ARGS
+from sitebuild.loopback import CHROMIUM_ARGS, HEADLESS_SHELL
 
 DEFAULT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's, for a context that names none
 CACHES = ("Default/Cache", "Default/Code Cache")  # in a profile's folder: HTTP, compiled code
@@ -44,7 +44,7 @@ class Profile:
             except (OSError, shutil.Error):  # none yet, or a file going as it was copied
                 shutil.rmtree(Path(self.folder) / cache, ignore_errors=True)
         self.context = playwright.chromium.launch_persistent_context(
-            self.folder, executable_path=CHROMIUM, args=CHROMIUM_ARGS, **options
+            self.folder, executable_path=HEADLESS_SHELL, args=CHROMIUM_ARGS, **options
         )
         self.keeper = self.context.pages[0]  # the profile's first page, kept open and blank
         self.cdp = self.context.new_cdp_session(self.keeper)

@@ -14,8 +14,8 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
 from conftest import (
-    CHROMIUM,
     CHROMIUM_ARGS,
+    HEADLESS_SHELL,
     QuietServer,
     hold_python,
     open_ready,
@@ -303,7 +303,7 @@ def test_a_browser_without_the_memory_is_told_before_any_download(browser, watch
     assert (live.MEMORY_MB, minilm.MEMORY_MB) == (660, 300)
     mb, url = (660, SMOLLM2) if fid == "copy-layer" else (300, MINILM)
     args = CHROMIUM_ARGS + (["--js-flags=--wasm-max-mem-pages=4000"] if how == "wasm-limit" else [])
-    small = browser.browser_type.launch(executable_path=CHROMIUM, args=args)
+    small = browser.browser_type.launch(executable_path=HEADLESS_SHELL, args=args)
     try:
         context = small.new_context()
         watch.attach(context)
