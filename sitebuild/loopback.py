@@ -2,9 +2,9 @@
 (tests/conftest.py) and the bench (bench/) share, so that neither reaches into the other.
 
 The bench times what a reader waits for, so it runs the browser (`chromium`). The tests run the
-same build's headless shell (`chromium-headless-shell`: the same Blink and V8, without the
-browser's own interface, which Playwright too runs headless by default): a page costs it about
-15% less processor time, and a test run here is bound by its processor time (docs/testing.md).
+same build's headless shell (`chromium-headless-shell`: the same Blink and V8 without the
+browser's own layer, what Playwright itself runs headless since 1.49): their pages cost it 14%
+less processor time, and a test run here lasts as long as its processor time (docs/testing.md).
 
 The server is `build.py serve`'s handler (its MIME types, policy header and hardening) over any
 folder, on a free port, in a thread; hang-ups by the browser are not printed."""
