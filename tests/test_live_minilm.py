@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from conftest import open_ready, serve_dir
+from conftest import open_ready, serve_dir, with_own_python
 from test_offline import wait_for_offline_copy
 from test_realheads import TRICKY
 
@@ -190,17 +190,12 @@ def test_before_the_model_is_loaded_the_curated_sentence_shows_with_the_load_but
 
 # ---- in Chromium -------------------------------------------------------------------------------
 
-IN_WORKER = """async ([url, text]) => {
-  const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
-  const py = startPython({
-    pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
-  });
-  await py.ready;
+IN_WORKER = with_own_python("""async ([url, text]) => {
   const hit = await (await caches.open("mh-model " + new URL("./", location.href).href)).match(url);
   const bytes = new Uint8Array(await hit.arrayBuffer());
   await py.put("/home/pyodide/models/" + url.split("/").pop(), bytes);
   return JSON.stringify(await py.call("toymodels.real_heads.live:attentions", [text]));
-}"""
+}""")
 
 
 def own_url(base, text, **more):

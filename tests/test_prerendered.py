@@ -10,21 +10,16 @@ import json
 import re
 
 import pytest
-from conftest import url_with
+from conftest import url_with, with_own_python
 
 from sitebuild import prerender
 
 CHAPTER = "many-heads.html"
-RUN_IN_PYODIDE = """async ([calls]) => {
-  const { startPython } = await import("./static/pyclient.js");
-  const py = startPython({
-    pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
-  });
-  await py.ready;
+RUN_IN_PYODIDE = with_own_python("""async ([calls]) => {
   const out = [];
   for (const [fn, state, fid] of calls) out.push(JSON.stringify(await py.call(fn, [state, fid])));
   return out;
-}"""
+}""")
 # the figure's drawn body, and the same markup parsed as the page parses Python's answers
 BODY_IS = """([fid, html]) => {
   const t = document.createElement("template");

@@ -6,7 +6,7 @@ from urllib.parse import quote
 
 import numpy as np
 import pytest
-from conftest import open_before_python, open_ready, url_with
+from conftest import open_before_python, open_ready, url_with, with_own_python
 
 from toymodels.many_heads import model as heads
 from toymodels.page.html import tenths
@@ -333,18 +333,15 @@ def test_works_under_a_sub_path(page, site, tmp_path):
 
 def test_python_errors_come_back_as_data(ready_page):
     page = ready_page(CHAPTER)
-    message = page.evaluate("""async () => {
-        const { startPython } = await import("./static/pyclient.js");
-        const py = startPython({
-            pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
-        });
-        await py.ready;
+    message = page.evaluate(
+        with_own_python("""async () => {
         try { await py.call("toymodels.many_heads.model:split_words", [42]); return "no error"; }
         catch (err) {
             const traced = err.traceback.includes("Traceback");
             return `${err.constructor.name} | ${err.message} | ${traced}`;
         }
     }""")
+    )
     assert (
         message == "PythonError | TypeError: expected string or bytes-like object, got 'int' | true"
     )
@@ -355,15 +352,12 @@ def test_what_a_functions_first_call_loaded_is_kept_out_of_the_collectors_way(re
     # Pyodide, in the middle of a tap) no longer walks the code and data it loaded; a Python of
     # the test's own, started in the chapter's page
     page = ready_page(CHAPTER)
-    frozen = page.evaluate("""async () => {
-        const { startPython } = await import("./static/pyclient.js");
-        const py = startPython({
-            pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
-        });
-        await py.ready;
+    frozen = page.evaluate(
+        with_own_python("""async () => {
         const code = "import gc; gc.get_freeze_count()";
         const ask = async () =>
           (await py.call("toymodels.page.cells:run", [code, "t", null])).value;
         return [await ask(), await ask()];
     }""")
+    )
     assert int(frozen[1]) > int(frozen[0]) + 10_000, frozen

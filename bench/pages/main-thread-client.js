@@ -8,10 +8,10 @@ export class PythonError extends Error {
     this.traceback = traceback;
   }
 }
-export function startPython({ pyodideURL, pyURL, onProgress }) {
+export function startPython({ pyodideURL, pyURL, bytecodeURL, onProgress }) {
   let callPython = null;
   const progress = (step, label) => onProgress?.(step, 3, label);
-  const ready = boot({ pyodideURL, pyURL }, progress).then((call) => {
+  const ready = boot({ pyodideURL, pyURL, bytecodeURL }, progress).then((call) => {
     callPython = (fn, args) => {
       try {
         return Promise.resolve(call(fn, args));

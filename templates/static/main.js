@@ -31,9 +31,11 @@ function status(text, value) {
 
 const cellCount = document.querySelectorAll("[data-cell]").length;
 if (figures.count || cellCount) {
-  const pyodide = document.querySelector('meta[name="mh-pyodide"]').content;
+  const meta = (name) =>
+    new URL(document.querySelector(`meta[name="${name}"]`).content, document.baseURI);
   const python = startPython({
-    pyodideURL: new URL(pyodide, document.baseURI),
+    pyodideURL: meta("mh-pyodide"),
+    bytecodeURL: meta("mh-bytecode"),
     pyURL: new URL("../py/", import.meta.url),
     onProgress: (step, steps, label) => {
       status(`Loading ${label} (${step} of ${steps})…`, step - 1);

@@ -28,7 +28,7 @@ function workerSource() {
   return URL.createObjectURL(blob);
 }
 
-export function startPython({ pyodideURL, pyURL, onProgress }) {
+export function startPython({ pyodideURL, pyURL, bytecodeURL, onProgress }) {
   if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
     const ready = Promise.reject(new Error("this browser has no WebAssembly or Web Workers"));
     ready.catch(() => {});
@@ -78,7 +78,8 @@ export function startPython({ pyodideURL, pyURL, onProgress }) {
         data.ok ? resolve(data.result) : reject(new PythonError(data.error));
       }
     };
-    worker.postMessage({ type: "init", pyodideURL: String(pyodideURL), pyURL: String(pyURL) });
+    const urls = [pyodideURL, pyURL, bytecodeURL].map(String);
+    worker.postMessage({ type: "init", pyodideURL: urls[0], pyURL: urls[1], bytecodeURL: urls[2] });
     return ready;
   }
 

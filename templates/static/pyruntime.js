@@ -1,6 +1,8 @@
 // Boots Pyodide, numpy and the site's own Python modules, and returns a function that
-// calls one Python function with JSON arguments. Used inside worker.js (the benchmark also
-// loads it on the page's thread, through a client of its own, to measure what the worker buys).
+// calls one Python function with JSON arguments. The standard library and numpy's modules come
+// as bytecode the build compiled (sitebuild/bytecode.py), so no start compiles their source.
+// Used inside worker.js (the benchmark also loads it on the page's thread, through a client of
+// its own, to measure what the worker buys).
 
 // A function's first call imports its code and loads its data, which stay for the page's life:
 // then everything alive is moved out of the garbage collector's sight (gc.freeze), so a later
@@ -20,37 +22,44 @@ def _mh_call(name, args_json):
 _mh_call
 `;
 
-async function fetchText(url) {
+async function fetchOk(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-  return response.text();
+  return response;
 }
+const fetchText = async (url) => (await fetchOk(url)).text();
 
 // Pyodide waits forever when its .wasm cannot be fetched, so look before loading.
-async function checkRuntime(pyodideURL) {
-  const names = [
-    "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json",
-  ];
-  const look = (name) => fetch(new URL(name, pyodideURL), { method: "HEAD" }).then(
-    (r) => (r.ok ? null : `${name} answered ${r.status}`),
-    () => `${name} could not be fetched`,
+async function checkRuntime(pyodideURL, stdLibURL) {
+  const names = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "pyodide-lock.json"];
+  const urls = [...names.map((name) => new URL(name, pyodideURL)), stdLibURL];
+  const look = (url) => fetch(url, { method: "HEAD" }).then(
+    (r) => (r.ok ? null : `${url.pathname.split("/").pop()} answered ${r.status}`),
+    () => `${url.pathname.split("/").pop()} could not be fetched`,
   );
-  const answers = await Promise.all(names.map(look));
+  const answers = await Promise.all(urls.map(look));
   const missing = answers.filter(Boolean);
   if (missing.length) throw new Error(`the Python runtime is incomplete (${missing.join(", ")})`);
 }
 
-export async function boot({ pyodideURL, pyURL }, progress) {
+export async function boot({ pyodideURL, pyURL, bytecodeURL }, progress) {
   progress(1, "the Python runtime");
-  await checkRuntime(pyodideURL);
+  const stdLibURL = new URL("python_stdlib.zip", bytecodeURL);
+  await checkRuntime(pyodideURL, stdLibURL);
   const { loadPyodide } = await import(new URL("pyodide.mjs", pyodideURL).href);
   const quiet = () => {};
-  const pyodide = await loadPyodide({ indexURL: String(pyodideURL), stdout: quiet, stderr: quiet });
+  const options = { indexURL: String(pyodideURL), stdLibURL: String(stdLibURL) };
+  const pyodide = await loadPyodide({ ...options, stdout: quiet, stderr: quiet });
   progress(2, "numpy");
   const failures = [];
   const errorCallback = (m) => failures.push(m);
+  const numpyBytecode = fetchOk(new URL("numpy.zip", bytecodeURL)).then((r) => r.arrayBuffer());
+  numpyBytecode.catch(() => {}); // awaited below, once numpy is in
   await pyodide.loadPackage("numpy", { messageCallback: quiet, errorCallback });
   if (failures.length) throw new Error(`numpy did not load: ${failures.join("; ")}`);
+  // numpy's bytecode beside its sources, in the __pycache__ folders Python looks in
+  const sitePackages = pyodide.runPython("import site; site.getsitepackages()[0]");
+  pyodide.unpackArchive(await numpyBytecode, "zip", { extractDir: sitePackages });
   progress(3, "the models");
   const home = "/home/pyodide/site-py";
   // the site's Python in one archive (one request, not one per file); a folder without it

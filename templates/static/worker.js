@@ -1,4 +1,4 @@
-// Runs Pyodide off the main thread. Messages in: {type:"init", pyodideURL, pyURL} and
+// Runs Pyodide off the main thread. Messages in: {type:"init", pyodideURL, pyURL, bytecodeURL} and
 // {type:"call", id, fn:"toymodels.mod:func", args:[...]} and {type:"file", id, path, bytes} (a file
 // for Python's file system, e.g. the reader's own model). Messages out: progress, ready,
 // failed, and {id, ok, result | error} for each call, with ms, Python's time, when it answered.
