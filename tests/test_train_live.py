@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import open_ready
+from conftest import open_ready, with_own_python
 
 from toymodels.one_character import train_live as tl
 from toymodels.one_character import trainstep
@@ -190,14 +190,9 @@ def test_the_figure_without_javascript_says_training_needs_it():
 
 # ---- in Chromium -------------------------------------------------------------------------------
 
-IN_WORKER = """async ([recipe, n]) => {
-  const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
-  const py = startPython({
-    pyodideURL: new URL("pyodide/", location.href), pyURL: new URL("py/", location.href),
-  });
-  await py.ready;
+IN_WORKER = with_own_python("""async ([recipe, n]) => {
   return JSON.stringify(await py.call("toymodels.one_character.train_live:log", [recipe, n]));
-}"""
+}""")
 
 
 @pytest.mark.browser

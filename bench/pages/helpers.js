@@ -19,12 +19,16 @@ async function timeToPaint(fig, act) {
   return performance.now() - t0;
 }
 
-// a Python of its own, started as the site starts it (static/pyclient.js: a worker), once ready
+// a Python of its own, started as the site starts it (static/pyclient.js: a worker; the runtime
+// and the bytecode the page's <meta>s name), once ready
 async function readyPython() {
   const { startPython } = await import(new URL("static/pyclient.js", location.href).href);
+  const meta = (name) =>
+    new URL(document.querySelector(`meta[name="${name}"]`).content, document.baseURI);
   const py = startPython({
-    pyodideURL: new URL("pyodide/", location.href),
+    pyodideURL: meta("mh-pyodide"),
     pyURL: new URL("py/", location.href),
+    bytecodeURL: meta("mh-bytecode"),
   });
   await py.ready;
   return py;
