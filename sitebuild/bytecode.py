@@ -1,11 +1,12 @@
 """Bytecode compiled ahead for the reader's Python. Pyodide's standard library and numpy come as
 source, and every start compiled each module it imports: in a warm browser profile, a chapter's
-Python took 3.1 s and 3.6 processor-seconds to be ready from source, 1.7 s and 2.4 from bytecode
-(docs/performance.md). So the build compiles, once per machine and pins, inside the pinned
-Pyodide itself (Node runs it: bytecode.mjs, bytecode_in_pyodide.py), the modules a start imports:
-Pyodide's own, and those of AHEAD with theirs. The site serves them from bytecode/HASH/, named
-by their content so that a reader's copy survives the site's updates (static/pyruntime.js loads
-them); the standard library's source zip is then left out of the site's pyodide/."""
+Python took 2.5-3.1 s and 2.8-4.3 processor-seconds to be ready from source, 1.6 s and 1.8-2.8
+from bytecode (docs/performance.md). So the build compiles, once per machine and pins, inside the
+pinned Pyodide itself (Node runs it: bytecode.mjs, bytecode_in_pyodide.py), the modules a start
+imports: Pyodide's own, and those of AHEAD with theirs. The site serves them from
+bytecode/HASH/, named by their content so that a reader's copy survives the site's updates
+(static/pyruntime.js loads them); the standard library's source zip is then left out of the
+site's pyodide/."""
 
 import fcntl
 import hashlib
