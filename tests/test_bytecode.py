@@ -30,8 +30,8 @@ def assert_compiled_from(pyc, source, name):
 
 
 def test_the_standard_library_is_the_pinned_one_with_what_starts_import_compiled(site):
-    pinned = zipfile.ZipFile(assets.runtime_dir() / "python_stdlib.zip")
-    original = {i.filename: pinned.read(i) for i in pinned.infolist() if not i.is_dir()}
+    with zipfile.ZipFile(assets.runtime_dir() / "python_stdlib.zip") as pinned:
+        original = {i.filename: pinned.read(i) for i in pinned.infolist() if not i.is_dir()}
     with zipfile.ZipFile(served(site) / "python_stdlib.zip") as z:
         ours = {name: z.read(name) for name in z.namelist()}
     compiled = {name[:-1] for name in ours if name.endswith(".pyc")}
@@ -39,6 +39,7 @@ def test_the_standard_library_is_the_pinned_one_with_what_starts_import_compiled
     needed = {"asyncio/base_events.py", "json/__init__.py", "dataclasses.py", "decimal.py"}
     needed |= {"xml/etree/ElementTree.py", "html/parser.py", "ast.py", "inspect.py"}
     assert needed <= compiled and len(compiled) > 150, sorted(needed - compiled)
+    assert not compiled & set(ours), "a compiled module kept its source"
     assert set(original) == (set(ours) - {n + "c" for n in compiled}) | compiled
     for name, data in original.items():
         if name in compiled:
