@@ -78,8 +78,10 @@ export function startPython({ pyodideURL, pyURL, bytecodeURL, onProgress }) {
         data.ok ? resolve(data.result) : reject(new PythonError(data.error));
       }
     };
-    const urls = [pyodideURL, pyURL, bytecodeURL].map(String);
-    worker.postMessage({ type: "init", pyodideURL: urls[0], pyURL: urls[1], bytecodeURL: urls[2] });
+    worker.postMessage({
+      type: "init", pyodideURL: String(pyodideURL), pyURL: String(pyURL),
+      bytecodeURL: String(bytecodeURL),
+    });
     return ready;
   }
 
