@@ -1,8 +1,8 @@
 # Two commands set everything up on a fresh machine: `make serve` and `make test`.
 # Each bootstraps, idempotently, what it needs: the virtual env (.venv/) with the tiers of
 # pyproject.toml it uses, Pyodide and its numpy (verified by sha256 into ~/.cache/manyheads,
-# where Node compiles their Python to bytecode), and, for tests, Debian's Chromium and its headless shell and the Jane Austen corpus of the
-# character model (Debian's r-cran-janeaustenr).
+# where Node compiles their Python to bytecode), and, for tests, Debian's Chromium and its
+# headless shell and the Jane Austen corpus of the character model (Debian's r-cran-janeaustenr).
 #   make serve / make build   the site tier only: what the build and the site need
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
 #   make lint                 the lint tier only (ruff, no site or test tier), then ruff

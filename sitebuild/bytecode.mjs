@@ -1,6 +1,6 @@
 // Node's part of sitebuild/bytecode.py: `node bytecode.mjs RUNTIME OUT MODULE...` starts the
 // pinned Pyodide of the folder RUNTIME with numpy, runs bytecode_in_pyodide.py inside it for
-// MODULES and copies what that wrote (python_stdlib.zip, numpy.zip) into the folder OUT.
+// MODULES and copies what that wrote (bytecode.py's FILES) into the folder OUT.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -21,7 +21,7 @@ pyodide.runPython(fs.readFileSync(new URL("bytecode_in_pyodide.py", import.meta.
 pyodide.FS.mkdirTree("/ahead");
 const compileAhead = pyodide.globals.get("compile_ahead");
 const compiled = compileAhead("/ahead", pyodide.toPy(modules));
-for (const name of ["python_stdlib.zip", "numpy.zip"]) {
+for (const name of pyodide.FS.readdir("/ahead").filter((n) => n !== "." && n !== "..")) {
   fs.writeFileSync(path.join(out, name), pyodide.FS.readFile(`/ahead/${name}`));
 }
 say(`${compiled} modules compiled ahead`);

@@ -43,30 +43,31 @@ def project_modules():
     return {module_name(p): p for p in files}
 
 
-def imports(path, name, known):
-    """The project modules that the file imports, at its top or inside functions."""
+def imported(path, name, known):
+    """Every module the file (module NAME) imports, at its top or inside functions, by its
+    absolute name; `from pkg import x` imports pkg.x when that is one of the KNOWN modules."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            yield from (a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
-            # `from pkg import mod` imports pkg.mod when that is a module
-            targets = [
-                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
-            ]
-        else:
-            continue
-        for target in targets:
-            while target and target not in known:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                found.add(target)
+            for a in node.names:
+                yield f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+
+
+def imports(path, name, known):
+    """The project modules that the file imports, at its top or inside functions."""
+    found = set()
+    for target in imported(path, name, known):
+        while target and target not in known:
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            found.add(target)
     return found
 
 
@@ -126,13 +127,10 @@ def test_shipped_code_never_reaches_build_only_code():
 def test_the_bytecode_compiled_ahead_covers_what_the_shipped_code_imports():
     """sitebuild/bytecode.py's AHEAD names exactly the standard-library and numpy modules the
     shipped Python imports: one it missed would be compiled from source at every start."""
-    found = set()
+    known, found = project_modules(), set()
     for f in shipped_python(ROOT):
-        for node in ast.walk(ast.parse((ROOT / f["path"]).read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                found.add(node.module)
+        path = ROOT / f["path"]
+        found.update(imported(path, module_name(path), known))
     outside = {n for n in found if n.split(".")[0] in (*sys.stdlib_module_names, "numpy")}
     assert sorted(outside) == sorted(bytecode.AHEAD), (
         "set sitebuild/bytecode.py's AHEAD to these modules: " + ", ".join(sorted(outside))

@@ -33,10 +33,13 @@ const fetchText = async (url) => (await fetchOk(url)).text();
 async function checkRuntime(pyodideURL, stdLibURL) {
   const names = ["pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "pyodide-lock.json"];
   const urls = [...names.map((name) => new URL(name, pyodideURL)), stdLibURL];
-  const look = (url) => fetch(url, { method: "HEAD" }).then(
-    (r) => (r.ok ? null : `${url.pathname.split("/").pop()} answered ${r.status}`),
-    () => `${url.pathname.split("/").pop()} could not be fetched`,
-  );
+  const look = (url) => {
+    const name = url.pathname.split("/").pop();
+    return fetch(url, { method: "HEAD" }).then(
+      (r) => (r.ok ? null : `${name} answered ${r.status}`),
+      () => `${name} could not be fetched`,
+    );
+  };
   const answers = await Promise.all(urls.map(look));
   const missing = answers.filter(Boolean);
   if (missing.length) throw new Error(`the Python runtime is incomplete (${missing.join(", ")})`);
