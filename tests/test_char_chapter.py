@@ -351,6 +351,20 @@ def test_the_copying_comparison_leaves_out_a_head_that_breaks_the_model(site):
     assert "L1 H4 (61" not in text  # its copying cost is not quoted as a feeder's
 
 
+def test_where_the_model_comes_from_waits_in_a_go_deeper_box(site):
+    """The provenance (the published recipe, the search, the space bets) is a Go deeper box; the
+    two scores the later sections use are defined outside it, before the first slot."""
+    html = (site / "one-character.html").read_text(encoding="utf-8")
+    section = html[html.index('id="reference"') : html.index('id="numbers"')]
+    deeper = re.search(r'<details class="mh-deeper">.*?</details>', section, re.S).group(0)
+    outside = section.replace(deeper, "")
+    assert "Go deeper: Where this model comes from" in deeper
+    for said in ("a published explainer", "training-results.html#the-search", "bets on a space"):
+        assert said in deeper and said not in outside, said
+    assert "<strong>copying test</strong>" in outside
+    assert "<strong>bits per character</strong>" in outside
+
+
 def test_page_is_complete_without_javascript(site):
     html = (site / "one-character.html").read_text(encoding="utf-8")
     assert np.allclose(drawn_probs(html), cpython_probs(lab.DEFAULT_RUN, None, TEXT), atol=1e-7)
