@@ -276,6 +276,17 @@ def test_words_count_prose_and_leave_code_and_figures_out(tmp_path):
     assert reading.prose_words(ch.body) == 2 + 4 + 7  # the prose, the caption, the check
 
 
+# the most words (reading.prose_words) a chapter of the path may have: the first chapter, where
+# most readers start, is held to its length
+LONGEST = {"one-head": 2810}
+
+
+def test_a_held_chapter_stays_within_its_length():
+    words = {ch.meta["slug"]: reading.prose_words(ch.body) for ch in chapters()}
+    for slug, most in LONGEST.items():
+        assert words[slug] <= most, f"{slug}: {words[slug]:,} words, at most {most:,}"
+
+
 def test_minutes_round_to_the_nearest_at_the_stated_pace():
     wpm = reading.WORDS_PER_MINUTE
     assert wpm == 200
