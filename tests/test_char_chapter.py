@@ -2,6 +2,7 @@
 figure's state, and the page in Chromium against CPython (probabilities, attention, ablation,
 the drum, the models)."""
 
+import json
 import math
 import re
 from html import unescape
@@ -321,6 +322,47 @@ def test_run_stories_and_prose_numbers_come_from_the_evaluation():
         if lab.manifest(run)["config"] == cm.REFERENCE
     }
     assert min(small, key=small.get) == "reference"  # "the best of the small ones on plain text"
+
+
+def test_the_copying_comparison_leaves_out_a_head_that_breaks_the_model(site):
+    """Pulling out a head that ruins plain text too says little about copying: the chapter
+    compares two layer-1 heads that cost plain text alike, and names the one that breaks it."""
+    path = evaluate.SHIP.parents[1] / "data" / "charmodel" / "evaluation.json"
+    ab = json.loads(path.read_text(encoding="utf-8"))["runs"][lab.DEFAULT_RUN]["ablation"]
+    whole, uniform = ab["none"]["valid_bits"], math.log2(len(cm.VOCAB))
+    broken = [k for k in ("L1H1", "L1H2", "L1H3", "L1H4") if ab[k]["valid_bits"] > 4]
+    assert broken == ["L1H4"] and (ab["L1H4"]["valid_bits"] - whole) / (uniform - whole) > 0.5
+    assert (
+        char_values.layer1_broken()
+        == f"L1\u00a0H4 ({ab['L1H4']['valid_bits']:.2f} bits a character)"
+    )
+    one, two = ab["L1H1"], ab["L1H2"]  # cost plain text alike, copying not
+    assert abs(one["valid_bits"] - two["valid_bits"]) < 0.1 < two["copying"] - one["copying"]
+    assert char_values.layer1_feeder() == f"L1\u00a0H1 ({100 * one['copying']:.1f}%)"
+    assert char_values.layer1_sharp() == f"L1\u00a0H2 ({100 * two['copying']:.1f}%)"
+    bits = f"{one['valid_bits']:.2f} and {two['valid_bits']:.2f}"
+    assert char_values.layer1_pair_bits() == bits
+    text = " ".join(
+        unescape(re.sub(r"<[^>]+>", "", (site / "one-character.html").read_text())).split()
+    )
+    # (split() splits at the no-break space of a head's name too)
+    assert f"pulling out L1 H1 ({100 * one['copying']:.1f}%) costs copying" in text
+    assert f"({bits} bits a character, against {whole:.2f} with every head)" in text
+    assert "L1 H4 (61" not in text  # its copying cost is not quoted as a feeder's
+
+
+def test_where_the_model_comes_from_waits_in_a_go_deeper_box(site):
+    """The provenance (the published recipe, the search, the space bets) is a Go deeper box; the
+    two scores the later sections use are defined outside it, before the first slot."""
+    html = (site / "one-character.html").read_text(encoding="utf-8")
+    section = html[html.index('id="reference"') : html.index('id="numbers"')]
+    deeper = re.search(r'<details class="mh-deeper">.*?</details>', section, re.S).group(0)
+    outside = section.replace(deeper, "")
+    assert "Go deeper: Where this model comes from" in deeper
+    for said in ("a published explainer", "training-results.html#the-search", "bets on a space"):
+        assert said in deeper and said not in outside, said
+    assert "<strong>copying test</strong>" in outside
+    assert "<strong>bits per character</strong>" in outside
 
 
 def test_page_is_complete_without_javascript(site):

@@ -20,7 +20,7 @@ from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy import values as v
 from toymodels.page import kit
 from toymodels.page.figure import check
-from toymodels.page.html import head_name
+from toymodels.page.html import count_words, head_name
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "toymodels" / "data" / "smollm2"
@@ -137,6 +137,57 @@ def test_the_plain_text_control_values_read_the_stored_losses():
     assert v.plain_loss_induction() == f"{np.mean(list(loss[ind].values())):.2f}"
     assert v.glass_loss_previous() == f"{loss['previous']['glass']:.2f}"
     assert v.elinor_loss_induction() == f"{loss[ind]['elinor']:.2f}"
+
+
+def test_the_random_heads_cost_what_the_stored_runs_say():
+    index = raw_index()
+    runs = [t for t in index["texts"] if "period" in t]
+    conds = index["copying"]["conditions"]
+    ind = sorted(map(tuple, index["copying"]["induction_heads"]))
+    induction = next(c for c in conds if sorted(map(tuple, c["heads"])) == ind)
+    right = {c["id"]: count_right(c, runs)[0] for c in conds}
+    lost = right["none"] - right["control"]
+    assert 0 < lost < right["none"] - right[induction["id"]]
+    assert v.control_lost() == f"{lost} of {right['none']}"
+    assert v.induction_lost() == str(right["none"] - right[induction["id"]])
+    # on the curated texts the random heads cost more than the induction heads, as rounded
+    loss = index["copying"]["plain"]["loss"]
+    control, induction_loss = (
+        round(np.mean(list(loss[c].values())) / 1000, 2) for c in ("control", induction["id"])
+    )
+    assert control > induction_loss
+    assert v.control_against_induction_plain() == "more than"
+    # the texts that open with the runs' first token, counted from the export's ids
+    curated = [t for t in index["texts"] if "period" not in t]
+    n = sum(t["ids"][0] == runs[0]["ids"][0] for t in curated)
+    assert 0 < n < len(curated)
+    assert v.texts_opening_first() == f"{count_words(n)} of the {count_words(len(curated))}"
+
+
+def test_the_opened_head_says_how_many_random_tokens_are_said_twice():
+    run = next(t for t in raw_index()["texts"] if "period" in t)
+    P = run["period"]
+    assert len(run["ids"]) == run["start"] + 2 * P  # the first token, then P tokens twice
+    html = check(map_fig.render({}))["html"]
+    assert f"On “The” and {P} random tokens said twice (seed {run['seed']})" in html
+    assert f"on {P} random tokens said twice: an induction head lights a stripe {P - 1}" in html
+    assert f" {2 * P} random tokens" not in html
+
+
+def test_the_chapter_says_what_the_random_heads_cost(site):
+    text = re.sub(r"<[^>]+>", "", (site / CHAPTER).read_text(encoding="utf-8"))
+    text = " ".join(text.split())
+    assert "as it was" not in text and "people preferred" not in text
+    lost, kept = v.control_lost(), v.copy_without_control()
+    assert f"costs copying {lost} right guesses, the induction heads {v.induction_lost()}." in text
+    assert f"random heads cost it {lost} right guesses" in text  # the recap
+    assert f"cost {lost} right guesses, against {v.induction_lost()} for the induction" in text
+    assert f"the model is still right {kept} times" in text
+    assert (
+        f"cost the plain texts {v.control_against_induction_plain()} the induction heads do "
+        f"({v.plain_loss_control()} against {v.plain_loss_induction()} nats)" in text
+    )
+    assert f"a plain “The” in {v.texts_opening_first()} texts here" in text
 
 
 def test_the_induction_switches_toggle_stored_runs():

@@ -474,3 +474,7 @@ def test_figure_2_draws_values_only_after_the_chapter_introduces_them(site):
     assert figure < defined < square
     assert "oh-square" not in html[figure : html.index("</figure>", figure)]
     assert "oh-square" in html[square : square + 4000]
+    # the values section points ahead to where the square is drawn, not back to the figure
+    section = html[defined : html.index("<h2", defined)]
+    drawn_in = re.findall(r'<h2 id="([^"]+)"', html[:square])[-1]
+    assert f'href="#{drawn_in}"' in section and "Figure 2" not in section

@@ -3,6 +3,7 @@ author guide apart as an appendix, the home page's order and reading times; pros
 starts a sentence in lower case; counts and head names from one helper each."""
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -67,6 +68,30 @@ def test_the_home_page_shows_the_path_in_order_with_reading_times(site):
         c.meta["slug"] for c in appendices
     ]
     assert "min to read" not in apart.group(1)
+
+
+# what each folder of toymodels/data holds, as the footer names it: numbers read from a file
+READ_FROM_FILES = {
+    "realheads": "MiniLM's and SmolLM2's attention maps",
+    "smollm2": "SmolLM2's runs with heads pulled out",
+    "what_a_head_does": "its patching shares",
+    "charmodel": "the character model's trained weights and training curves",
+}
+
+
+def test_the_footer_and_the_home_page_say_which_numbers_are_read_from_files(site):
+    data = ROOT / "toymodels" / "data"
+    assert sorted(p.name for p in data.iterdir() if p.is_dir()) == sorted(READ_FROM_FILES)
+    for page in ("index.html", "heads-that-copy.html", "one-head.html"):
+        html = (site / page).read_text(encoding="utf-8")
+        footer = unescape(re.search(r'<footer class="site-footer">(.*?)</footer>', html).group(1))
+        assert "Every number" not in footer, page
+        for said in READ_FROM_FILES.values():
+            assert said in footer, (page, said)
+    index = (site / "index.html").read_text(encoding="utf-8")
+    lede = unescape(re.search(r'<p class="lede">(.*?)</p>', index).group(1))
+    assert "two real language models, MiniLM and SmolLM2, whose maps" in lede
+    assert "exported ahead" in lede
 
 
 # ---- the recap at the end of every chapter -----------------------------------------------------
@@ -249,6 +274,17 @@ def test_words_count_prose_and_leave_code_and_figures_out(tmp_path):
     )
     (ch,) = site_build.load_chapters(root)
     assert reading.prose_words(ch.body) == 2 + 4 + 7  # the prose, the caption, the check
+
+
+# the most words (reading.prose_words) a chapter of the path may have: the first chapter, where
+# most readers start, is held to its length
+LONGEST = {"one-head": 2810}
+
+
+def test_a_held_chapter_stays_within_its_length():
+    words = {ch.meta["slug"]: reading.prose_words(ch.body) for ch in chapters()}
+    for slug, most in LONGEST.items():
+        assert words[slug] <= most, f"{slug}: {words[slug]:,} words, at most {most:,}"
 
 
 def test_minutes_round_to_the_nearest_at_the_stated_pace():

@@ -461,6 +461,31 @@ def test_prose_numbers_come_from_the_data(fresh_cache):
     assert rv.induction_share().endswith("%") and rv.induction_head().startswith("L")
 
 
+def test_the_copy_measure_pairs_each_repeat_with_its_last_earlier_occurrence(site, fresh_cache):
+    d = rh.sentence(rv.model()["id"], "fox")
+    toks = d["tokens"]
+    pairs = []
+    for i, token in enumerate(toks):
+        earlier = [j for j in range(i) if toks[j] == token]
+        if earlier and token not in ("[CLS]", "[SEP]", ",", "."):
+            pairs.append((i, earlier[-1]))
+    second = toks.index("quick", toks.index("quick") + 1)
+    # not every pair is second copy -> first copy: a "the" of the second copy meets a later "the"
+    assert any(j >= second - 1 for _, j in pairs) and any(i < second - 1 for i, _ in pairs)
+    share = np.mean([d["att"][:, :, i, j] for i, j in pairs], axis=0)
+    layer, head = np.unravel_index(int(np.argmax(share)), share.shape)
+    assert rv.copy_head() == f"L{layer + 1}\u00a0H{head + 1}"
+    assert rv.copy_share() == f"{round(100 * share.max())}%"
+    text = " ".join(
+        html.unescape(re.sub(r"<[^>]+>", "", (site / "real-heads.html").read_text())).split()
+    )
+    assert (
+        f"gives on average {rv.copy_share()} of its attention to its last earlier occurrence"
+        in text
+    )
+    assert "in the first copy" not in text
+
+
 def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatch, fresh_cache):
     """Rendering only reads: missing data is an error naming `make export`, never an export run."""
     monkeypatch.setattr(data, "HERE", tmp_path / "empty")

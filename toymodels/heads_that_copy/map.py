@@ -317,7 +317,7 @@ def _opened(layer, head):
     picture = kit.heatmap_svg(
         hc.text(run["id"])["att"][layer, head],
         label=(
-            f"{name} on {2 * P} random tokens said twice: an induction head lights a stripe "
+            f"{name} on {P} random tokens said twice: an induction head lights a stripe "
             f"{P - 1} tokens below the diagonal"
         ),
         cell=4,
@@ -326,6 +326,6 @@ def _opened(layer, head):
     return (
         f'<section class="hc-opened" aria-label="{esc(name)}, opened">'
         f"<h3>{esc(name)}</h3><ul>{facts}</ul><p>{esc(shares)}</p>"
-        f"<p>On {hc.spoken(run['pieces'][0])} and {2 * P} random tokens said twice "
+        f"<p>On {hc.spoken(run['pieces'][0])} and {P} random tokens said twice "
         f"(seed {run['seed']}):</p>{picture}</section>"
     )

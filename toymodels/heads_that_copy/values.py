@@ -91,6 +91,15 @@ def first_token():
     return hc.spoken(hc.runs()[0]["pieces"][0])
 
 
+def texts_opening_first():
+    """How many of the curated texts (all but the random runs) open with the runs' first token,
+    out of how many: 'four of the six'."""
+    first = hc.runs()[0]["pieces"][0]
+    curated = [t for t in hc.texts() if "period" not in t]
+    n = sum(t["pieces"][0] == first for t in curated)
+    return f"{count_words(n, among=(len(curated),))} of the {count_words(len(curated))}"
+
+
 def pool_size():
     """How many word tokens the random runs are drawn from."""
     return f"{_copying()['pool']:,}"
@@ -446,6 +455,30 @@ def copy_without_previous():
 
 def copy_without_control():
     return _said(_acc(_copying()["control_heads"]))
+
+
+def _lost(heads):
+    """Right guesses on the second copy that pulling HEADS out costs."""
+    return _acc()[0] - _acc(heads)[0]
+
+
+def control_lost():
+    """Right guesses the random heads cost, out of those the whole model makes: '16 of 192'."""
+    return f"{_lost(_copying()['control_heads'])} of {_acc()[0]}"
+
+
+def induction_lost():
+    """Right guesses the induction heads cost: '192'."""
+    return str(_lost(_copying()["induction_heads"]))
+
+
+def control_against_induction_plain():
+    """How the random heads' mean loss on the curated texts compares with the induction heads',
+    as the table rounds them: 'more than', 'as much as' or 'less than'."""
+    control, induction = float(plain_loss_control()), float(plain_loss_induction())
+    if control == induction:
+        return "as much as"
+    return "more than" if control > induction else "less than"
 
 
 def previous_cost():

@@ -15,6 +15,7 @@ from . import copy_test, lab
 from . import model as cm
 
 SHOWN = lab.DEFAULT_RUN
+BREAKS = 0.5  # a head "breaks" the model when its removal costs this share of the way to uniform
 
 
 def _end(run):
@@ -208,15 +209,57 @@ def _named(key):
     return head_name(int(layer), int(head))
 
 
-def layer1_feeders():
-    ab, first, sharp = _feeders()
-    worst = [k for k in first[:2] if k not in sharp]
-    return " or ".join(f"{_named(k)} ({_pct(ab[k]['copying'], 1)})" for k in worst)
+def _breaks(key):
+    """Whether pulling out head KEY breaks the model: its held-out bits a character go more than
+    BREAKS of the way from the whole model's to a uniform guess's. Such a head's copying cost
+    says little about copying, since the model then guesses badly everywhere."""
+    ab = lab.evaluation()["runs"][SHOWN]["ablation"]
+    whole, uniform = ab["none"]["valid_bits"], math.log2(len(cm.VOCAB))
+    return ab[key]["valid_bits"] - whole > BREAKS * (uniform - whole)
+
+
+def _feeder():
+    """The layer-1 head, not the sharpest previous-character one and not one whose removal
+    breaks the model, whose removal costs copying most."""
+    _, first, sharp = _feeders()
+    return next(k for k in first if k not in sharp and not _breaks(k))
+
+
+def _said(key):
+    ab = _feeders()[0]
+    return f"{_named(key)} ({_pct(ab[key]['copying'], 1)})"
+
+
+def _bits(key):
+    return f"{_feeders()[0][key]['valid_bits']:.2f}"
+
+
+def layer1_feeder():
+    """The layer-1 head copying needs most, with copying without it: 'L1 H1 (59.9%)'."""
+    return _said(_feeder())
 
 
 def layer1_sharp():
-    ab, first, sharp = _feeders()
-    return f"{_named(sharp[0])} ({_pct(ab[sharp[0]]['copying'], 1)})" if sharp else "none"
+    _, _, sharp = _feeders()
+    return _said(sharp[0]) if sharp else "none"
+
+
+def layer1_pair_bits():
+    """Held-out bits a character without the feeder and without the sharpest previous-character
+    head, in that order: '3.06 and 3.00'."""
+    return f"{_bits(_feeder())} and {_bits(_feeders()[2][0])}"
+
+
+def whole_bits():
+    """Held-out bits a character of the model shown first, every head in (the evaluation's)."""
+    return _bits("none")
+
+
+def layer1_broken():
+    """The layer-1 heads whose removal breaks the model, with their bits: 'L1 H4 (4.11 bits a
+    character)'."""
+    broken = [k for k in _feeders()[1] if _breaks(k)]
+    return " and ".join(f"{_named(k)} ({_bits(k)} bits a character)" for k in broken)
 
 
 def vocab_size():

@@ -188,8 +188,9 @@ def it_cat_share():
 
 
 def _repeats():
-    """The sentence with a repeated phrase, and (i, j) for each token i of its second copy with
-    j the last earlier occurrence of the same token (special tokens and punctuation left out)."""
+    """The sentence with a repeated phrase, and (i, j) for each token i that came before with j
+    its last earlier occurrence (special tokens and punctuation left out): the words of the
+    second copy, and every "the" after the first."""
     d = sentence(model()["id"], "fox")
     toks = d["tokens"]
     pairs = []
@@ -210,8 +211,8 @@ def _strongest(d, pairs):
 
 
 def _copy():
-    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at
-    their first copy."""
+    """In the sentence with a repeated phrase: the head whose repeated tokens look most at their
+    last earlier occurrence (for a "the" of the second copy, that may be in the second copy)."""
     d, pairs = _repeats()
     return (*_strongest(d, pairs), len(pairs))
 
@@ -330,8 +331,8 @@ def previous_heads_found():
 
 
 def _induction():
-    """In the sentence with a repeated phrase: the head whose second-copy tokens look most at the
-    token just after their earlier occurrence, what an induction head attends to."""
+    """In the sentence with a repeated phrase: the head whose repeated tokens look most at the
+    token just after their last earlier occurrence, what an induction head attends to."""
     d, pairs = _repeats()
     after = [(i, j + 1) for i, j in pairs if j + 1 < i and j + 1 not in d["sinks"]]
     return _strongest(d, after)
