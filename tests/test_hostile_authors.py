@@ -154,6 +154,17 @@ CASES = [
         "chapters/a.md:10: the address 'javascript:alert(1)' is not allowed",
     ),
     (
+        "a link to a script in TeX",
+        broken(PROSE, r"Some $\href{javascript:alert(1)}{x}$ prose"),
+        "chapters/a.md:10: the address 'javascript:alert(1)' is not allowed",
+    ),
+    (
+        "a style in TeX",
+        broken(PROSE, "Some prose\nwith $\\style{background:url(//example.org/a.png)}{x}$"),
+        "chapters/a.md:11: <mrow> may not carry the attribute 'style' in a chapter (TeX's "
+        "\\style included); a chapter's HTML runs no script and loads nothing",
+    ),
+    (
         "HTML in the sources",
         broken('"Someone (2020). A paper."', '"Someone (2020). <img src=x onerror=alert(1)>"'),
         "chapters/a.md:7: raw HTML <img> is not allowed in a chapter",
@@ -173,6 +184,50 @@ def test_allowed_raw_html_and_a_byte_order_mark_build(tmp_path):
     root = project(tmp_path, {"a.md": text})
     html = (site_build.build(root, root / "site") / "test.html").read_text()
     assert "Press <kbd>Ctrl</kbd>+<kbd>Enter</kbd>, H<sub>2</sub>O" in html
+
+
+# issue 66 (1): latex2mathml wrote the text of \\text{…} as markup, put into the page after the
+# chapter's HTML was checked: this line sent every reader away, from prose and captions alike
+TEX_REFRESH = r'$\text{<select><meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/">}$'
+
+
+def test_text_in_tex_reaches_the_page_as_text(tmp_path):
+    text = broken(PROSE, f"Some prose with {TEX_REFRESH} maths.")
+    text = text.replace("caption: A caption.", f"caption: A caption with {TEX_REFRESH}")
+    root = project(tmp_path, {"a.md": text})
+    site = site_build.build(root, root / "site")
+    shown = (
+        '<mtext>&lt;select&gt;&lt;meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/"'
+        "&gt;</mtext>"
+    )
+    for page, times in (("test.html", 2), ("embed/test/three-heads.html", 1)):
+        html = (site / page).read_text(encoding="utf-8")
+        assert html.count(shown) == times, page
+        assert "<select" not in html and "<meta/" not in html, page
+
+
+@pytest.mark.parametrize(
+    "tex,shown",
+    [
+        (r"\textbf{<b>&}", '<mtext mathvariant="bold">&lt;b&gt;&amp;</mtext>'),
+        (
+            r"\mbox{</p><img/src=x>}",
+            '<mstyle displaystyle="false" scriptlevel="0"><mtext>&lt;/p&gt;&lt;img/src=x&gt;'
+            "</mtext></mstyle>",
+        ),
+        (r"a & b", "<mi>a</mi><mi>&amp;</mi><mi>b</mi>"),
+        (r'\color{"><meta>}x', '<mstyle mathcolor="&quot;&gt;&lt;meta&gt;"><mi>x</mi></mstyle>'),
+        (r"x \le \alpha", "<mi>x</mi><mo>\u2264</mo><mi>\u03b1</mi>"),
+    ],
+)
+def test_tex_text_and_attributes_are_escaped(tex, shown):
+    """What latex2mathml copies from TeX (text, a colour) is escaped once; its own symbols are
+    the characters they stand for."""
+    html = markup.Prose("chapters/a.md").inline(f"${tex}$", 1)
+    assert html == (
+        f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow>{shown}'
+        "</mrow></math>"
+    )
 
 
 def test_a_chapter_that_links_out_of_the_tree(tmp_path):
