@@ -422,16 +422,50 @@ def tags(html):
     return parser.found
 
 
-def elements(html, document=False, text=False):
-    """(tag, {attribute: value}) for every element of HTML, parsed as a browser parses it (by
-    html5lib, which follows the HTML standard's parser: comments, raw text, foreign content),
-    a fragment unless DOCUMENT; with TEXT, (tag, attributes, the element's own first text).
-    Tags and attribute names are lower case, xlink:href so named."""
-    parse = html5lib.parse if document else html5lib.parseFragment
-    for el in parse(html, treebuilder="etree", namespaceHTMLElements=False).iter():
+def parsed(html, document=False):
+    """HTML parsed as a browser parses it (by html5lib, which follows the HTML standard's
+    parser: comments, raw text, foreign content), a document or else a fragment: -> (its root,
+    an ElementTree element with tags and attributes named {namespace}name but for HTML's, and
+    the parser's errors, each ((line, column), code, details))."""
+    parser = html5lib.HTMLParser(tree=html5lib.getTreeBuilder("etree"), namespaceHTMLElements=False)
+    root = parser.parse(html) if document else parser.parseFragment(html)
+    return root, parser.errors
+
+
+def elements(html, document=False, text=False, root=None):
+    """(tag, {attribute: value}) for every element of HTML (or of ROOT, as `parsed` made it),
+    parsed as a browser parses it, a fragment unless DOCUMENT; with TEXT, (tag, attributes, the
+    element's own first text). Tags and attribute names are lower case, xlink:href so named."""
+    root = parsed(html, document)[0] if root is None else root
+    for el in root.iter():
         if isinstance(el.tag, str) and el.tag != "DOCUMENT_FRAGMENT":
             found = _local(el.tag), {_attribute(k): v for k, v in el.attrib.items()}
             yield (*found, el.text or "") if text else found
+
+
+# what html5lib says of markup in a <select> it did not keep, by the code of its parse error
+IN_SELECT = {
+    "unexpected-start-tag-in-select": "<{name}>",
+    "unexpected-table-element-start-tag-in-select-in-table": "<{name}>",
+    "unexpected-end-tag-in-select": "</{name}>",
+    "unexpected-table-element-end-tag-in-select-in-table": "</{name}>",
+    "unexpected-input-in-select": "an <input>, <keygen> or <textarea>",
+    "unexpected-select-in-select": "another <select>",
+    "eof-in-select": "no </select>",
+}
+
+
+def in_select(errors):
+    """(line, what) for each piece of markup in a <select> other than <option> and <optgroup>
+    and their text, from the ERRORS of `parsed`. html5lib 1.1 follows the HTML standard of
+    2020, which drops any other tag there; Chromium, which the site targets, keeps them since
+    its customizable <select> (a <meta> refresh or an <img> included), so the checks would not
+    see what the reader's browser does: such markup is refused, not read."""
+    return [
+        (at[0], IN_SELECT[code].format(name=(details or {}).get("name", "?")))
+        for at, code, details in errors
+        if code in IN_SELECT
+    ]
 
 
 XLINK = "{http://www.w3.org/1999/xlink}"

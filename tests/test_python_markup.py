@@ -10,6 +10,7 @@ import json
 
 import pytest
 from conftest import open_ready
+from test_hostile_authors import KIT_ONLY
 from test_netguard import CHAPTER, Handler, PlainHost, Recorder, run_cell, serve
 
 pytestmark = pytest.mark.browser
@@ -140,7 +141,8 @@ def markup_in(value):
 
 def test_the_sanitizer_keeps_all_the_kit_emits(page, base_url, site):
     """The allow-list covers the figure kit: every stored answer of the build comes through the
-    sanitizer as it went in (no element, attribute or value lost)."""
+    sanitizer as it went in (no element, attribute or value lost); and what the build refuses
+    in a figure's first view by the same rules (sitebuild/sanitizer.py) is what it changes."""
     pieces = [
         m
         for f in sorted((site / "prerendered").glob("*.json"))
@@ -149,4 +151,7 @@ def test_the_sanitizer_keeps_all_the_kit_emits(page, base_url, site):
     assert len(pieces) > 100
     (sanitizer,) = (site / "static").glob("sanitize.*.js")
     page.goto(base_url + CHAPTER)
-    assert page.evaluate(KIT_KEEPS, [base_url + "static/" + sanitizer.name, pieces]) == []
+    url = base_url + "static/" + sanitizer.name
+    assert page.evaluate(KIT_KEEPS, [url, pieces]) == []
+    refused = [html for html, _ in KIT_ONLY]
+    assert len(page.evaluate(KIT_KEEPS, [url, refused])) == len(refused)
