@@ -451,7 +451,7 @@ IN_SELECT = {
     "unexpected-table-element-end-tag-in-select-in-table": "</{name}>",
     "unexpected-input-in-select": "an <input>, <keygen> or <textarea>",
     "unexpected-select-in-select": "another <select>",
-    "eof-in-select": "no </select>",
+    "eof-in-select": "the end of the markup (no </select>)",
 }
 
 
