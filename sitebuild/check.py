@@ -13,9 +13,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import sanitizer
 from .build import build, environment
 from .chapters import APPENDIX_ORDER, AuthorError, Block, read
-from .markup import elements
+from .markup import elements, in_select, parsed
 from .pages import ChapterRenderer
 from .scaffold import placeholders
 
@@ -54,8 +55,6 @@ PRESENTATION = {"fill", "stroke", "mask", "clip-path", "filter", "cursor"} | {
 # way round (it reads \ as /), once it has dropped tabs and line breaks anywhere and spaces and
 # control characters at the ends
 OFF_SITE = re.compile(r"^(?:(?!data:|blob:)[a-z][a-z0-9+.-]*:|[/\\]{2})", re.I)
-# the allow-list of what Python's markup may hold in the page (static/sanitize.js)
-SANITIZER = Path(__file__).resolve().parent.parent / "templates" / "static" / "sanitize.js"
 
 
 def warnings(root):
@@ -133,7 +132,9 @@ def foreign(site):
     """(file, what) for everything a page, its styles, a stylesheet or one of the build's stored
     answers (prerendered/*.json) would load from another origin, or would do to send the
     reader away: a <meta> refresh or a <base> (none of which the site uses), a form or a link
-    ping to another origin, or an on* handler. Pages are read as a browser parses them."""
+    ping to another origin, or an on* handler; markup in a <select> that browsers read
+    differently; and in stored answers, whatever the page's sanitizer would drop. Pages are
+    read as a browser parses them."""
     out = []
     for page in sorted(site.rglob("*.html")):
         rel = page.relative_to(site).as_posix()
@@ -144,26 +145,15 @@ def foreign(site):
             for u in _css_urls(css.read_text(encoding="utf-8"))
             if off_site(u)
         ]
-    tags, _ = kit_allow_list()
     for stored in sorted(site.glob("prerendered/*.json")):
         rel = stored.relative_to(site).as_posix()
         for html in sorted(set(markup_in(json.loads(stored.read_text(encoding="utf-8"))))):
             out += [(rel, what) for what in _away(html)]
             out += [
-                (rel, f"<{tag}>, which a figure's markup may not hold (static/sanitize.js)")
-                for tag in sorted({t for t, _ in elements(html)} - tags)
+                (rel, f"{what}, which a figure's markup may not hold (static/sanitize.js)")
+                for _, what in sanitizer.refused(html, select=False)
             ]
     return out
-
-
-def kit_allow_list():
-    """The elements and attributes of Python's markup that static/sanitize.js lets through."""
-    code = SANITIZER.read_text(encoding="utf-8")
-    lists = [
-        json.loads(re.sub(r",\s*\]$", "]", m))
-        for m in re.findall(r"^export const \w+ = (\[.*?\]);", code, re.S | re.M)
-    ]
-    return set(lists[0]), set(lists[1])
 
 
 def markup_in(value):
@@ -178,8 +168,16 @@ def markup_in(value):
 
 
 def _away(html, document=False):
-    """What HTML would load from another origin, or do to leave the page."""
-    for tag, named, text in elements(html, document, text=True):
+    """What HTML would load from another origin, or do to leave the page; and markup in a
+    <select> that the reader's browser would read otherwise than this check (markup.in_select)."""
+    root, errors = parsed(html, document)
+    for line, what in in_select(errors):
+        yield (
+            f"line {line}: {what} inside a <select>, which Chromium keeps and this check's "
+            "parser drops (a <meta> refresh there sends the reader away); a <select> holds "
+            "only <option> and <optgroup>"
+        )
+    for tag, named, text in elements(html, document, text=True, root=root):
         if tag == "meta" and (named.get("http-equiv") or "").strip().lower() == "refresh":
             yield f"a <meta> refresh ({named.get('content')!r}) sends the reader away; remove it"
         if tag == "base":

@@ -10,7 +10,8 @@ figure with a reader's text in each field, which must come back escaped. Each mo
 once per process.
 
 Every call is held to what the browser needs of it: it keeps the contract, it draws the
-chapter's state the same way twice, its markup carries no inline style or script, it is
+chapter's state the same way twice (into markup that holds only what the page's sanitizer
+keeps, sitebuild/sanitizer.py), its markup carries no inline style or script, it is
 stopped after FIGURE_SECONDS, and a state that takes more than SLOW_SECONDS of processor time
 is noted as a warning (sitebuild/limits.py). The chapter's own `state:` may name only the
 module's fields, with values the figure draws as written.
@@ -31,7 +32,7 @@ import toymodels
 from toymodels import BUILD_ONLY
 from toymodels.page import figure as contract
 
-from . import blame, limits
+from . import blame, limits, sanitizer
 from .chapters import AuthorError, suggest
 from .markup import tags
 
@@ -93,6 +94,7 @@ def call_figure(rel, line, model, fid, state, root, *, own=(), state_line=None, 
             raise AuthorError(rel, line, f"figure '{model}' rejected its state: {answer['error']}")
         authored_state(drawing, state, answer, (rel, state_line or line))
         drawing.same(state, answer, "from the chapter")
+        drawing.kit_only(answer, state, "from the chapter")
         if _tried.get(model, (None, None))[:2] != (module, fn):
             _try_declared(drawing, module)
             _probe(drawing, module)
@@ -262,6 +264,21 @@ class Drawing:
                             "templates/styles/site.css (toymodels.page.html.level for a share's "
                             "colour) and the data-key attributes the page reads",
                         )
+
+    def kit_only(self, answer, state, why):
+        """The answer's markup holds only what the page's sanitizer lets through unchanged
+        (sitebuild/sanitizer.py): the build puts this answer into the chapter and its embed
+        page itself, where no sanitizer sees it."""
+        for markup in (answer["html"] or "", *answer["slots"].values()):
+            for line, what in sanitizer.refused(markup):
+                at, figure = self.site(blame.defined_at(self.fn))
+                where = f" (line {line} of its markup)" if line else ""
+                raise AuthorError(
+                    *at,
+                    f"{figure} wrote {what}{where}, {_given(state, why)}; the page's sanitizer "
+                    "(templates/static/sanitize.js) keeps only what the figure kit makes, so "
+                    "build the figure from toymodels/page/kit/ and toymodels.page.html",
+                )
 
     def site(self, at):
         """Where to report a mistake (AT in toymodels/, else the chapter's block) and how to

@@ -9,11 +9,12 @@ prose, so no number in the text has to be typed by hand.
 import importlib
 import inspect
 import re
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import html5lib
 import markdown
-from latex2mathml.converter import convert as tex_to_mathml
+from latex2mathml.converter import convert_to_element
 
 from toymodels import BUILD_ONLY
 
@@ -125,9 +126,7 @@ class Prose:
                     out = "&#36;"
                 else:
                     tex = m.group("block") or m.group("inline")
-                    out = tex_to_mathml(
-                        tex.strip(), display="block" if m.group("block") else "inline"
-                    )
+                    out = mathml(tex.strip(), display="block" if m.group("block") else "inline")
                     unknown = re.search(r">(\\[A-Za-z]+)<", out)
                     if unknown:
                         raise ValueError(f"unknown TeX command {unknown.group(1)}")
@@ -145,7 +144,10 @@ class Prose:
         return TOKENS.sub(sub, text), held
 
     def block(self, text, line):
-        """Markdown that may hold paragraphs, lists, headings -> HTML."""
+        """Markdown that may hold paragraphs, lists, headings -> HTML. The rules of what a
+        chapter's HTML may hold are checked on the source (`_raw_html`) and on the result with
+        its maths put back (`_as_parsed`, `_links`), so that TeX adds nothing but MathML."""
+        source = text
         text, held = self._hold(text, line)
         self.md.reset()
         try:
@@ -159,13 +161,13 @@ class Prose:
                 "look for a long run of [ or ` and write it as code or with \\ before each one",
             ) from None
         self._raw_html(text, line)
-        self._as_parsed(html, text, line)
-        self._links(html, text, line)
-        # a code block that scrolls sideways must take focus
-        html = html.replace("<pre>", '<pre tabindex="0">')
-        return HELD.sub(
+        html = HELD.sub(
             lambda m: (m.group(1) or "") + held[int(m.group(2))] + (m.group(3) or ""), html
         )
+        self._as_parsed(html, source, line)
+        self._links(html, source, line)
+        # a code block that scrolls sideways must take focus
+        return html.replace("<pre>", '<pre tabindex="0">')
 
     def inline(self, text, line):
         """One line of Markdown (a caption, a choice) -> HTML without the wrapping <p>."""
@@ -196,11 +198,12 @@ class Prose:
                     )
 
     def _as_parsed(self, html, text, line):
-        """What Markdown made of the piece, read as a browser reads it (a comment such as
-        `<!-->` ends at once, and an escaped backtick starts no code), may hold only
-        PROSE_HTML's elements and attributes: `_raw_html` reads the source, this the result."""
+        """What Markdown made of the piece, its maths put back, read as a browser reads it (a
+        comment such as `<!-->` ends at once, and an escaped backtick starts no code), may hold
+        only PROSE_HTML's elements and attributes, and MATHML's: `_raw_html` reads the source,
+        this the result."""
         for tag, attributes in elements(html):
-            if tag not in PROSE_HTML:
+            if tag not in PROSE_HTML and tag not in MATHML:
                 raise AuthorError(
                     self.rel,
                     _line_of(text, f"<{tag}", line),
@@ -208,25 +211,32 @@ class Prose:
                     "HTML); write Markdown or a block, or use one of the tags the author guide "
                     f"lists: {', '.join(sorted(RAW_HTML))}",
                 )
+            maths = tag not in PROSE_HTML
             for name, value in attributes.items():
-                allowed = name in PROSE_HTML[tag] or name in PROSE_ATTRIBUTES
+                allowed = name in PROSE_ATTRIBUTES or name in (
+                    MATHML_ATTRIBUTES if maths else PROSE_HTML[tag]
+                )
                 if name == "style":
                     allowed = allowed and TABLE_ALIGN.match(value)
                 if name.startswith("on") or not allowed:
+                    how = (
+                        f"TeX's \\{name} included"
+                        if maths
+                        else "an attribute list such as {: name=…} included"
+                    )
                     raise AuthorError(
                         self.rel,
                         _line_of(text, name, line),
-                        f"<{tag}> may not carry the attribute '{name}' in a chapter (an "
-                        "attribute list such as {: name=…} included); a chapter's HTML runs no "
-                        "script and loads nothing",
+                        f"<{tag}> may not carry the attribute '{name}' in a chapter ({how}); a "
+                        "chapter's HTML runs no script and loads nothing",
                     )
 
     def _links(self, html, text, line):
-        """Links and images lead to web pages (http, https), mail, or this site: no
-        javascript: or data: address."""
+        """Links (a maths' \\href too) and images lead to web pages (http, https), mail, or this
+        site: no javascript: or data: address."""
         for tag, attributes in elements(html):
             for name, value in attributes.items():
-                if (tag, name) in (("a", "href"), ("img", "src")) and not SAFE_URL.match(
+                if (name == "href" or (tag, name) == ("img", "src")) and not SAFE_URL.match(
                     value or ""
                 ):
                     at = line + text.count("\n", 0, max(text.find(value or ""), 0))
@@ -294,11 +304,95 @@ PROSE_HTML = {
     "td": ("style", "align"),
 }
 PROSE_ATTRIBUTES = ("id", "class", "title")
+# what latex2mathml makes of TeX: MathML's elements, and the attributes any of them may carry
+# (not \style's style="…": the pages' policy ignores it)
+MATHML = {
+    "math",
+    "menclose",
+    "mfrac",
+    "mi",
+    "mn",
+    "mo",
+    "mover",
+    "mpadded",
+    "mphantom",
+    "mroot",
+    "mrow",
+    "mspace",
+    "msqrt",
+    "mstyle",
+    "msub",
+    "msubsup",
+    "msup",
+    "mtable",
+    "mtd",
+    "mtext",
+    "mtr",
+    "munder",
+    "munderover",
+    "none",
+}
+MATHML_ATTRIBUTES = (
+    "xmlns",
+    "display",
+    "mathvariant",
+    "displaystyle",
+    "scriptlevel",
+    "stretchy",
+    "fence",
+    "largeop",
+    "movablelimits",
+    "form",
+    "lspace",
+    "rspace",
+    "accent",
+    "accentunder",
+    "minsize",
+    "maxsize",
+    "symmetric",
+    "columnalign",
+    "columnlines",
+    "rowlines",
+    "columnspacing",
+    "rowspacing",
+    "linethickness",
+    "width",
+    "height",
+    "depth",
+    "voffset",
+    "notation",
+    "mathcolor",
+    "mathbackground",
+    "mathsize",
+    "href",
+)
 TABLE_ALIGN = re.compile(r"^text-align: (left|right|center);$")
 CODE_OR_AUTOLINK = re.compile(
     r"^(```|~~~).*?^\1|`[^`\n]+`|<(?:https?|mailto):[^>\s]*>", re.M | re.S
 )
 SAFE_URL = re.compile(r"^(?:https?:|mailto:|[^:]*$|[^:/?#]*[/?#])", re.I)
+
+
+# a character latex2mathml writes into its tree as a reference, e.g. &#x0003C; for <
+REFERENCE = re.compile(r"&#x([0-9A-Fa-f]+);")
+
+
+def mathml(tex, display="inline"):
+    """TeX -> MathML markup. latex2mathml's own `convert` writes the text of \\text{…} (and of
+    \\mbox, \\textbf, …) and of attributes (\\color, \\href) as raw markup; here its tree
+    is written out by ElementTree, which escapes every text and attribute, once the references
+    latex2mathml put into the tree are read as the characters they stand for."""
+    math = convert_to_element(tex, display=display)
+
+    def char(m):
+        return chr(int(m.group(1), 16))
+
+    for el in math.iter():
+        el.text = el.text and REFERENCE.sub(char, el.text)
+        el.tail = el.tail and REFERENCE.sub(char, el.tail)
+        for name, value in el.attrib.items():
+            el.set(name, REFERENCE.sub(char, value))
+    return ET.tostring(math, encoding="unicode")
 
 
 class _Tags(HTMLParser):
@@ -328,16 +422,50 @@ def tags(html):
     return parser.found
 
 
-def elements(html, document=False, text=False):
-    """(tag, {attribute: value}) for every element of HTML, parsed as a browser parses it (by
-    html5lib, which follows the HTML standard's parser: comments, raw text, foreign content),
-    a fragment unless DOCUMENT; with TEXT, (tag, attributes, the element's own first text).
-    Tags and attribute names are lower case, xlink:href so named."""
-    parse = html5lib.parse if document else html5lib.parseFragment
-    for el in parse(html, treebuilder="etree", namespaceHTMLElements=False).iter():
+def parsed(html, document=False):
+    """HTML parsed as a browser parses it (by html5lib, which follows the HTML standard's
+    parser: comments, raw text, foreign content), a document or else a fragment: -> (its root,
+    an ElementTree element with tags and attributes named {namespace}name but for HTML's, and
+    the parser's errors, each ((line, column), code, details))."""
+    parser = html5lib.HTMLParser(tree=html5lib.getTreeBuilder("etree"), namespaceHTMLElements=False)
+    root = parser.parse(html) if document else parser.parseFragment(html)
+    return root, parser.errors
+
+
+def elements(html, document=False, text=False, root=None):
+    """(tag, {attribute: value}) for every element of HTML (or of ROOT, as `parsed` made it),
+    parsed as a browser parses it, a fragment unless DOCUMENT; with TEXT, (tag, attributes, the
+    element's own first text). Tags and attribute names are lower case, xlink:href so named."""
+    root = parsed(html, document)[0] if root is None else root
+    for el in root.iter():
         if isinstance(el.tag, str) and el.tag != "DOCUMENT_FRAGMENT":
             found = _local(el.tag), {_attribute(k): v for k, v in el.attrib.items()}
             yield (*found, el.text or "") if text else found
+
+
+# what html5lib says of markup in a <select> it did not keep, by the code of its parse error
+IN_SELECT = {
+    "unexpected-start-tag-in-select": "<{name}>",
+    "unexpected-table-element-start-tag-in-select-in-table": "<{name}>",
+    "unexpected-end-tag-in-select": "</{name}>",
+    "unexpected-table-element-end-tag-in-select-in-table": "</{name}>",
+    "unexpected-input-in-select": "an <input>, <keygen> or <textarea>",
+    "unexpected-select-in-select": "another <select>",
+    "eof-in-select": "the end of the markup (no </select>)",
+}
+
+
+def in_select(errors):
+    """(line, what) for each piece of markup in a <select> other than <option> and <optgroup>
+    and their text, from the ERRORS of `parsed`. html5lib 1.1 follows the HTML standard of
+    2020, which drops any other tag there; Chromium, which the site targets, keeps them since
+    its customizable <select> (a <meta> refresh or an <img> included), so the checks would not
+    see what the reader's browser does: such markup is refused, not read."""
+    return [
+        (at[0], IN_SELECT[code].format(name=(details or {}).get("name", "?")))
+        for at, code, details in errors
+        if code in IN_SELECT
+    ]
 
 
 XLINK = "{http://www.w3.org/1999/xlink}"

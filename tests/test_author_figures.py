@@ -241,6 +241,14 @@ MISTAKES += [
         "reads",
     ),
     (
+        "markup the page's sanitizer drops",
+        broken("return result(buttons,", "return result(buttons + '<img src=\"cat.png\">',"),
+        f"toymodels/two_back/figure.py:12: figure '{MODEL}' ({BLOCK}) wrote <img>, an element "
+        "the figure kit does not make, given the state {} (from the chapter); the page's "
+        "sanitizer (templates/static/sanitize.js) keeps only what the figure kit makes, so build "
+        "the figure from toymodels/page/kit/ and toymodels.page.html",
+    ),
+    (
         "a reader's text left unescaped",
         broken("{esc(w)}</button>", "{w}</button>"),
         f"toymodels/two_back/figure.py:12: figure '{MODEL}' ({BLOCK}) wrote a reader's text into "
@@ -399,6 +407,7 @@ def test_the_guide_documents_every_message():
         "WORD_FIELD with no word buttons",
         "an answer that changes for the same state",
         "an inline style",
+        "markup the page's sanitizer drops",
         "a reader's text left unescaped",
     ):
         message = next(m for n, _, m in MISTAKES if n == name)

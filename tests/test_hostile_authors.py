@@ -154,6 +154,17 @@ CASES = [
         "chapters/a.md:10: the address 'javascript:alert(1)' is not allowed",
     ),
     (
+        "a link to a script in TeX",
+        broken(PROSE, r"Some $\href{javascript:alert(1)}{x}$ prose"),
+        "chapters/a.md:10: the address 'javascript:alert(1)' is not allowed",
+    ),
+    (
+        "a style in TeX",
+        broken(PROSE, "Some prose\nwith $\\style{background:url(//example.org/a.png)}{x}$"),
+        "chapters/a.md:11: <mrow> may not carry the attribute 'style' in a chapter (TeX's "
+        "\\style included); a chapter's HTML runs no script and loads nothing",
+    ),
+    (
         "HTML in the sources",
         broken('"Someone (2020). A paper."', '"Someone (2020). <img src=x onerror=alert(1)>"'),
         "chapters/a.md:7: raw HTML <img> is not allowed in a chapter",
@@ -173,6 +184,50 @@ def test_allowed_raw_html_and_a_byte_order_mark_build(tmp_path):
     root = project(tmp_path, {"a.md": text})
     html = (site_build.build(root, root / "site") / "test.html").read_text()
     assert "Press <kbd>Ctrl</kbd>+<kbd>Enter</kbd>, H<sub>2</sub>O" in html
+
+
+# issue 66 (1): latex2mathml wrote the text of \\text{…} as markup, put into the page after the
+# chapter's HTML was checked: this line sent every reader away, from prose and captions alike
+TEX_REFRESH = r'$\text{<select><meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/">}$'
+
+
+def test_text_in_tex_reaches_the_page_as_text(tmp_path):
+    text = broken(PROSE, f"Some prose with {TEX_REFRESH} maths.")
+    text = text.replace("caption: A caption.", f"caption: A caption with {TEX_REFRESH}")
+    root = project(tmp_path, {"a.md": text})
+    site = site_build.build(root, root / "site")
+    shown = (
+        '<mtext>&lt;select&gt;&lt;meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/"'
+        "&gt;</mtext>"
+    )
+    for page, times in (("test.html", 2), ("embed/test/three-heads.html", 1)):
+        html = (site / page).read_text(encoding="utf-8")
+        assert html.count(shown) == times, page
+        assert "<select" not in html and "<meta/" not in html, page
+
+
+@pytest.mark.parametrize(
+    "tex,shown",
+    [
+        (r"\textbf{<b>&}", '<mtext mathvariant="bold">&lt;b&gt;&amp;</mtext>'),
+        (
+            r"\mbox{</p><img/src=x>}",
+            '<mstyle displaystyle="false" scriptlevel="0"><mtext>&lt;/p&gt;&lt;img/src=x&gt;'
+            "</mtext></mstyle>",
+        ),
+        (r"a & b", "<mi>a</mi><mi>&amp;</mi><mi>b</mi>"),
+        (r'\color{"><meta>}x', '<mstyle mathcolor="&quot;&gt;&lt;meta&gt;"><mi>x</mi></mstyle>'),
+        (r"x \le \alpha", "<mi>x</mi><mo>\u2264</mo><mi>\u03b1</mi>"),
+    ],
+)
+def test_tex_text_and_attributes_are_escaped(tex, shown):
+    """What latex2mathml copies from TeX (text, a colour) is escaped once; its own symbols are
+    the characters they stand for."""
+    html = markup.Prose("chapters/a.md").inline(f"${tex}$", 1)
+    assert html == (
+        f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow>{shown}'
+        "</mrow></math>"
+    )
 
 
 def test_a_chapter_that_links_out_of_the_tree(tmp_path):
@@ -284,6 +339,14 @@ OFF_SITE = [
     ('<input type=image src="https://example.org/i.png">', "loads https://example.org/i.png"),
     ('<a href="#x"><img src="javascript:alert(1)"></a>', "loads javascript:alert(1)"),
     ('<svg><script href="https://example.org/s.js"></script></svg>', "loads https://example"),
+    # issue 66 (2): what Chromium keeps in a <select> and html5lib drops
+    (
+        '<select><meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/"></select>',
+        "line 1: <meta> inside a <select>, which Chromium keeps and this check's parser drops",
+    ),
+    ('<select><option>a</option><base href="//example.org/"></select>', "line 1: <base> inside"),
+    ("<select><img src=//example.org/a.png></select>", "line 1: <img> inside a <select>"),
+    ('<select>\n<iframe src="//example.org/"></select>', "line 2: <iframe> inside"),
 ]
 
 
@@ -328,3 +391,48 @@ def test_a_figure_that_returns_no_dict(monkeypatch):
         "given the state {} (from the chapter); a figure returns "
         "toymodels.page.figure.result(html, state, slots=..., summary=...) or failure(state, error)"
     )
+
+
+# issue 66 (2): a figure's first view goes into its chapter and embed page as the build drew it,
+# where no sanitizer sees it: it may hold only what the page's sanitizer keeps
+KIT_ONLY = [
+    (
+        '<select name="a"><meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/">'
+        "<option>1</option></select>",
+        "<meta> inside a <select>, which browsers read differently; a <select> holds only "
+        "<option> and <optgroup> (line 1 of its markup)",
+    ),
+    (
+        '<p>Hi</p><iframe src="//example.org/"></iframe>',
+        "<iframe>, an element the figure kit does not make",
+    ),
+    (
+        '<p><a href="https://example.org/">out</a></p>',
+        "<a href='https://example.org/'>, a link out of the figure (an href starts with #)",
+    ),
+    (
+        '<svg><rect fill="url(//example.org/f.svg#g)"/></svg>',
+        "<rect fill='url(//example.org/f.svg#g)'>, a value with a quote, colon, slash or escape",
+    ),
+    ('<p name="length">x</p>', "<p name='length'>, a name on what is not a form control"),
+    ("<p formaction=x>x</p>", "<p formaction='x'>, an attribute the figure kit does not write"),
+]
+
+
+@pytest.mark.parametrize("html,said", KIT_ONLY, ids=[str(i) for i in range(len(KIT_ONLY))])
+def test_a_figure_may_write_only_what_the_sanitizer_keeps(monkeypatch, html, said):
+    from toymodels.page import figure
+
+    module = types.ModuleType("toymodels.hostile_figure")
+    module.render = lambda state, fid: figure.result(html, state, summary="A probe.")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    with pytest.raises(AuthorError) as caught:
+        pages.call_figure("chapters/a.md", 13, "toymodels.hostile_figure:render", "f", {}, ROOT)
+    assert str(caught.value).startswith(
+        f"chapters/a.md:13: figure 'toymodels.hostile_figure:render' wrote {said}"
+    ), str(caught.value)
+    assert str(caught.value).endswith(
+        "given the state {} (from the chapter); the page's sanitizer "
+        "(templates/static/sanitize.js) keeps only what the figure kit makes, so build the "
+        "figure from toymodels/page/kit/ and toymodels.page.html"
+    ), str(caught.value)

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from conftest import open_ready
+from test_hostile_authors import KIT_ONLY
 from test_netguard import CHAPTER, Handler, PlainHost, Recorder, run_cell, serve
 
 pytestmark = pytest.mark.browser
@@ -20,6 +21,8 @@ HOSTILE = """
 <base href="{o}/base/">
 <a href="{o}/a" class="mh-probe-link">away</a>
 <form action="{o}/form" method="post"><button formaction="{o}/formaction">go</button></form>
+<form class="mh-probe-plain"><input name="q" aria-label="q">
+<button type="submit">send</button></form>
 <img src="{o}/img" onerror="location='{o}/onerror'">
 <svg><use href="{o}/use.svg#x"/><rect fill="url({o}/fill#x)" width="1" height="1"/></svg>
 <style>@import url({o}/style);</style>
@@ -41,6 +44,13 @@ LEFT_OVER = """(figure) => {
     }
   }
   return found;
+}"""
+
+# whether each form submission's default (a navigation) was prevented, once the page's own
+# listeners have run
+SUBMITS = """() => {
+  window.mhSubmits = [];
+  addEventListener("submit", (e) => window.mhSubmits.push(e.defaultPrevented));
 }"""
 
 BY_RENDER = """
@@ -102,6 +112,13 @@ def test_python_markup_cannot_take_the_page_away(browser, host, recorder, how):
     # Python's answer is drawn (before the fix, the page was refreshed instead)
     figure.locator(f"p.{mark}").wait_for(state="attached", timeout=20_000)
     assert figure.evaluate(LEFT_OVER) == []
+    # a form from Python submits nothing, by a click or by Enter: the page would reload (issue 66)
+    page.evaluate(SUBMITS)
+    go, send = (figure.get_by_role("button", name=n, exact=True) for n in ("go", "send"))
+    enter = figure.locator("form.mh-probe-plain input")
+    for n, submit in enumerate((go.click, send.click, lambda: enter.press("Enter")), 1):
+        submit()
+        assert page.evaluate("window.mhSubmits") == [True] * n
     assert page.url.startswith(host + CHAPTER)
     # a round trip to the page and to Python after the drawing: a refresh of 0 s would have gone
     assert "still" in run_cell(page, "print('still here')", "still here")
@@ -140,7 +157,8 @@ def markup_in(value):
 
 def test_the_sanitizer_keeps_all_the_kit_emits(page, base_url, site):
     """The allow-list covers the figure kit: every stored answer of the build comes through the
-    sanitizer as it went in (no element, attribute or value lost)."""
+    sanitizer as it went in (no element, attribute or value lost); and what the build refuses
+    in a figure's first view by the same rules (sitebuild/sanitizer.py) is what it changes."""
     pieces = [
         m
         for f in sorted((site / "prerendered").glob("*.json"))
@@ -149,4 +167,7 @@ def test_the_sanitizer_keeps_all_the_kit_emits(page, base_url, site):
     assert len(pieces) > 100
     (sanitizer,) = (site / "static").glob("sanitize.*.js")
     page.goto(base_url + CHAPTER)
-    assert page.evaluate(KIT_KEEPS, [base_url + "static/" + sanitizer.name, pieces]) == []
+    url = base_url + "static/" + sanitizer.name
+    assert page.evaluate(KIT_KEEPS, [url, pieces]) == []
+    refused = [html for html, _ in KIT_ONLY]
+    assert len(page.evaluate(KIT_KEEPS, [url, refused])) == len(refused)

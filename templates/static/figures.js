@@ -771,6 +771,12 @@ export function setupFigures() {
   for (const el of document.querySelectorAll("figure[data-figure]")) {
     figures.set(el.id, new LiveFigure(el));
   }
+  // a form in Python's markup never submits, in a live figure or not: it would reload the page
+  // (the sanitizer drops any action) and lose the reader's place; a form marked data-state-form
+  // sets its figure's state instead (LiveFigure.onSubmit)
+  document.addEventListener("submit", (e) => {
+    if (e.target.closest(".mh-figure, [data-slot-of]")) e.preventDefault();
+  });
   // a link holding a figure's state opens the page at that figure (unless it names a place itself)
   const linked = [...figures.values()].find((f) => Object.keys(readURLState(f.id)).length);
   if (linked && !location.hash) {
