@@ -6,10 +6,13 @@ formula after a space or in full width, and clients that send their headers a by
 Every server listens on 127.0.0.1."""
 
 import functools
+import os
 import socket
 import threading
 import tomllib
+import urllib.error
 import urllib.request
+from contextlib import contextmanager, suppress
 
 import pytest
 from conftest import wait_until
@@ -157,3 +160,120 @@ def test_clients_sending_headers_a_byte_at_a_time_do_not_block_the_server(tmp_pa
             s.close()
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def dev_server(directory, server_class=Server):
+    """`build.py serve`'s server over DIRECTORY on a free port of 127.0.0.1, in a thread."""
+    server = server_class(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def slow_readers(port, path, count):
+    """COUNT connections that ask for PATH with a small receive window and each take 8 KB of
+    the answer every 0.2 s (never silent, never done), until stop.set()."""
+    stop, readers = threading.Event(), []
+    for _ in range(count):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)  # before connect: the window
+        s.connect(("127.0.0.1", port))
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        s.setblocking(False)
+        readers.append(s)
+
+    def read():
+        while not stop.wait(0.2):
+            for s in readers:
+                with suppress(BlockingIOError, OSError):
+                    s.recv(8192)
+        for s in readers:
+            s.close()
+
+    threading.Thread(target=read, daemon=True).start()
+    return stop
+
+
+def fetch(port, path):
+    """(status, headers, body) of one GET."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
+            return r.status, r.headers, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read()
+
+
+def test_slow_downloads_hold_no_thread_that_pages_need(tmp_path):
+    """Issue 66 (3): more slow downloads of a model than the server has threads, and a page is
+    still answered; so is the whole model, byte for byte, to a reader who takes it at once."""
+    (tmp_path / "index.html").write_text("<p>ok</p>")
+    model = os.urandom(4 << 20)  # more than a connection's socket buffers hold
+    (tmp_path / "model.bin").write_bytes(model)
+    with dev_server(tmp_path) as port:
+        stop = slow_readers(port, "/model.bin", Server.max_threads + 8)
+        try:
+            answered = []
+            threading.Thread(target=lambda: answered.append(fetch(port, "/")), daemon=True).start()
+            assert wait_until(lambda: answered, 30, "a page was never answered")
+            assert answered[0][0] == 200 and answered[0][2] == b"<p>ok</p>"
+            status, headers, body = fetch(port, "/model.bin")
+            assert status == 200 and int(headers["Content-Length"]) == len(model)
+            assert body == model
+        finally:
+            stop.set()
+
+
+def answer_to(port, request):
+    """All the server sends back to the bytes REQUEST, until it hangs up."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(request)
+        said = b""
+        while chunk := s.recv(65536):
+            said += chunk
+    return said
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", b"414"),
+        (b"GARBAGE\r\n\r\n", b"400"),
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", b"400"),  # a TLS hello
+        (b"GET / HTTP/1.1 extra\r\n\r\n", b"400"),
+        (b"GET / HTTP/9.9\r\n\r\n", b"505"),
+    ],
+    ids=["long-line", "garbage", "tls-hello", "four-words", "version"],
+)
+def test_malformed_requests_are_answered_without_a_traceback(
+    tmp_path, capsys, request_bytes, status
+):
+    (tmp_path / "index.html").write_text("<p>ok</p>")
+    with dev_server(tmp_path) as port:
+        said = answer_to(port, request_bytes)
+        assert said.split(b"\r\n", 1)[0].startswith(b"HTTP/1.0 " + status + b" "), said[:200]
+        assert b"frame-ancestors 'self'" in said  # the policy header, as on every answer
+        assert answer_to(port, b"GET / HTTP/1.0\r\n\r\n").endswith(b"\r\n\r\n<p>ok</p>")
+    assert capsys.readouterr().err == ""
+
+
+def test_beyond_max_transfers_a_download_is_told_to_come_back(tmp_path):
+    """With `max_transfers` files being sent, one more request is answered 503 with
+    Retry-After, at once; when those readers hang up, their places are free again."""
+    (tmp_path / "index.html").write_text("<p>ok</p>")
+    (tmp_path / "model.bin").write_bytes(os.urandom(4 << 20))
+
+    class Two(Server):
+        max_transfers = 2
+
+    with dev_server(tmp_path, Two) as port:
+        stop = slow_readers(port, "/model.bin", 2)
+        busy = wait_until(lambda: (a := fetch(port, "/"))[0] == 503 and a, 30, "never full")
+        status, headers, body = busy
+        assert headers["Retry-After"] == str(Server.retry_seconds)
+        assert body == b"Too many downloads at once; try again in a few seconds.\n"
+        stop.set()  # the readers hang up
+        assert wait_until(lambda: fetch(port, "/")[0] == 200, 30, "no place was freed")
