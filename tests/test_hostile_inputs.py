@@ -7,12 +7,15 @@ Every server listens on 127.0.0.1."""
 
 import functools
 import os
+import re
 import socket
 import threading
 import tomllib
+import tracemalloc
 import urllib.error
 import urllib.request
 from contextlib import contextmanager, suppress
+from pathlib import Path
 
 import pytest
 from conftest import wait_until
@@ -23,7 +26,9 @@ from sitebuild import build as site_build
 from sitebuild import scaffold
 from sitebuild.chapters import AuthorError
 from sitebuild.serve import Handler, Server
-from toymodels.page import download
+from toymodels.page import cells, download
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("slug", ["index", "training-results"])
@@ -277,3 +282,54 @@ def test_beyond_max_transfers_a_download_is_told_to_come_back(tmp_path):
         assert body == b"Too many downloads at once; try again in a few seconds.\n"
         stop.set()  # the readers hang up
         assert wait_until(lambda: fetch(port, "/")[0] == 200, 30, "no place was freed")
+
+
+# ---- what a live cell shows (issue 66, 4) ----------------------------------------------------
+
+
+def test_a_cell_printing_200_000_lines_shows_the_first_and_counts_the_rest():
+    n = cells.OUTPUT_LINES
+    cells.forget("t")
+    got = cells.run("for i in range(200_000):\n    print(i)", "t")["stdout"]
+    shown = "".join(f"{i}\n" for i in range(n))
+    assert got == shown + f"[output cut at {n:,} lines, {200_000 - n:,} more]\n"
+    # a last line without its end counts too
+    got = cells.run("print('a\\n' * 1500 + 'tail', end='')", "t")["stdout"]
+    assert got == "a\n" * n + f"[output cut at {n:,} lines, {1500 - n + 1:,} more]\n"
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"cut at {n:,} lines and {cells.OUTPUT_CHARS:,} characters" in readme
+
+
+def test_a_cell_printing_100_mb_keeps_only_what_it_shows():
+    """The text cut is counted as it is written, never kept: the cell's peak memory stays far
+    below the 100 MB it prints (a piece at a time)."""
+    c = cells.OUTPUT_CHARS
+    cells.forget("t")
+    tracemalloc.start()
+    try:
+        got = cells.run("for _ in range(1000):\n    print('y' * 100_000)", "t")["stdout"]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert got == "y" * c + f"\n[output cut at {c:,} characters, {1000 * 100_001 - c:,} more]\n"
+    assert peak < 10 << 20, peak
+
+
+def test_a_cells_value_and_error_are_cut_too():
+    c = cells.OUTPUT_CHARS
+    cells.forget("t")
+    value = cells.run("'v' * 300_000", "t")["value"]
+    assert (
+        value == "'" + "v" * (c - 1) + f"\n[output cut at {c:,} characters, {300_002 - c:,} more]\n"
+    )
+    error = cells.run("raise ValueError('z' * 300_000)", "t")["error"]
+    said = "ValueError: " + "z" * 300_000 + "\n"
+    assert error.endswith(
+        "\n" + said[:c] + f"\n[output cut at {c:,} characters, {len(said) - c:,} more]\n"
+    )
+    # a traceback of 2,000 lines keeps its first frames and the error itself
+    error = cells.run("def f(n): return g(n)\ndef g(n): return f(n)\nf(1)", "t")["error"]
+    lines = error.splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and len(lines) == cells.OUTPUT_LINES + 2
+    assert re.fullmatch(r"\[output cut at 1,000 lines, [\d,]+ more\]", lines[-2])
+    assert lines[-1] == "RecursionError: maximum recursion depth exceeded"
