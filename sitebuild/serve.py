@@ -7,7 +7,9 @@ sources, and one still running after BUILD_SECONDS is stopped and reported at th
 toymodels/ it was running (the build prints where it was when stopped, faulthandler), so the
 next saved change builds again. The server stays responsive under a classroom's worth of
 browsers: a deep accept queue, a bounded number of threads, silent connections closed after a
-while, no folder listings, and a 400 for a path it cannot hold.
+while, files' bytes sent by one thread for every download at once (a slow download of a model
+holds no thread), no folder listings, a 400 for a path it cannot hold, and an answer without a
+traceback to a request it cannot read.
 """
 
 import contextlib
@@ -48,6 +50,9 @@ class Handler(SimpleHTTPRequestHandler):
     }
 
     csp = content_security_policy()
+    # a request line it cannot read is answered with a status line and headers (the default,
+    # HTTP/0.9, would send the error page bare)
+    default_request_version = "HTTP/1.0"
     timeout = 10  # seconds a connection may stay silent before it is closed
     # seconds a request's line and headers may take in all: a client that sends them a byte at
     # a time, never silent for `timeout`, would hold one of the server's threads for ever
@@ -70,6 +75,36 @@ class Handler(SimpleHTTPRequestHandler):
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
 
+    def do_GET(self):
+        """Under `Server`, the file's bytes are left to the server's sending thread (a reader
+        who takes them slowly holds none of the threads that answer requests), and a 503 with
+        Retry-After says so when it already sends `Server.max_transfers` files."""
+        server = self.server
+        if not isinstance(server, Server):  # the tests' and the bench's server
+            return super().do_GET()
+        if not server.reserve():
+            return self._busy()
+        body = None
+        try:
+            body = self.send_head()
+        finally:
+            if body is None:
+                server.release()
+        if body is not None:
+            server.later(self.connection, body)
+            self.close_connection = True
+
+    def _busy(self):
+        message = b"Too many downloads at once; try again in a few seconds.\n"
+        self.send_response(HTTPStatus.SERVICE_UNAVAILABLE)
+        self.send_header("Retry-After", str(Server.retry_seconds))
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(message)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(message)
+        self.close_connection = True
+
     def send_head(self):
         """A path with a NUL byte gets a 400 instead of an error that drops the connection."""
         if "\x00" in unquote(self.path.split("?", 1)[0].split("#", 1)[0]):
@@ -83,7 +118,9 @@ class Handler(SimpleHTTPRequestHandler):
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Content-Security-Policy", f"{self.csp}; {framing(self.path)}")
+        # a request whose line could not be read has no path: its error page is framed as a page
+        path = getattr(self, "path", "/")
+        self.send_header("Content-Security-Policy", f"{self.csp}; {framing(path)}")
         super().end_headers()
 
     def log_message(self, fmt, *args):
@@ -99,22 +136,115 @@ class QuietHangUps:
             super().handle_error(request, client_address)
 
 
+class Transfer:
+    """A file being sent on one connection: what is left of the chunk read last, and when the
+    reader last took any of it."""
+
+    chunk = 64 * 1024
+
+    def __init__(self, body):
+        self.body, self.left, self.moved = body, b"", time.monotonic()
+
+    def step(self, connection):
+        """Send what the connection takes now; -> whether the whole file is sent."""
+        if not self.left:
+            self.left = memoryview(self.body.read(self.chunk))
+            if not self.left:
+                return True
+        with contextlib.suppress(BlockingIOError):
+            self.left = self.left[connection.send(self.left) :]
+            self.moved = time.monotonic()
+        return False
+
+
 class Server(QuietHangUps, ThreadingHTTPServer):
     """Many browsers at once, with bounded means. A burst of connections waits in a deep accept
     queue instead of being refused; a connection that has sent nothing yet waits in one
     selector, not in a thread, and is closed after `idle_timeout` seconds; at most
-    `max_threads` threads answer the connections that have spoken."""
+    `max_threads` threads answer the connections that have spoken. They only read the request
+    and write the headers: one more thread sends every file's bytes, each as fast as its reader
+    takes them, so that slow downloads (a classroom fetching a 97 MB model over a slow
+    network) hold none of the threads that answer pages. A reader that takes nothing for
+    `idle_timeout` seconds is hung up on; beyond `max_transfers` files at once (bounding the
+    open files and the memory, one chunk each), a request is answered 503 with Retry-After."""
 
     request_queue_size = 1024
     max_threads = 32
     idle_timeout = 10
+    max_transfers = 256
+    retry_seconds = 5
 
     def server_activate(self):
         super().server_activate()
         self.pool = ThreadPoolExecutor(self.max_threads, thread_name_prefix="serve")
         self.silent, self.silent_lock = selectors.DefaultSelector(), threading.Lock()
         self.closed = False
+        self.sending, self.sending_lock = selectors.DefaultSelector(), threading.Lock()
+        self.held, self.pending = 0, {}
+        self.wake_up, self.waker = socket.socketpair()  # a new transfer ends the sender's wait
+        self.waker.setblocking(False)
+        self.sending.register(self.wake_up, selectors.EVENT_READ)
         threading.Thread(target=self._dispatch, daemon=True).start()
+        threading.Thread(target=self._send, daemon=True).start()
+
+    def reserve(self):
+        """A place among the files being sent, if there is one left; -> whether there was."""
+        with self.silent_lock:
+            if self.held >= self.max_transfers:
+                return False
+            self.held += 1
+            return True
+
+    def release(self):
+        with self.silent_lock:
+            self.held -= 1
+
+    def later(self, request, body):
+        """Send the open file BODY on REQUEST once its handler is done with the connection."""
+        with self.silent_lock:
+            self.pending[request] = body
+
+    def shutdown_request(self, request):
+        """A connection whose handler is done: closed, or handed to the sending thread."""
+        with self.silent_lock:
+            body = self.pending.pop(request, None)
+        if body is None:
+            super().shutdown_request(request)
+            return
+        request.setblocking(False)
+        with self.sending_lock:
+            self.sending.register(request, selectors.EVENT_WRITE, Transfer(body))
+        with contextlib.suppress(OSError):  # full: the sender is awake already
+            self.waker.send(b"\0")
+
+    def _send(self):
+        """Send every file being sent as its reader takes it; hang up on a reader that took
+        nothing for `idle_timeout` seconds."""
+        while not self.closed:
+            for key, _ in self.sending.select(timeout=0.5):
+                if key.fileobj is self.wake_up:
+                    with contextlib.suppress(OSError):
+                        self.wake_up.recv(4096)
+                    continue
+                try:
+                    done = key.data.step(key.fileobj)
+                except OSError:  # the reader hung up
+                    done = True
+                if done:
+                    self._sent(key)
+            now = time.monotonic()
+            with self.sending_lock:
+                keys = list(self.sending.get_map().values())
+            for key in keys:
+                if key.data and now - key.data.moved > self.idle_timeout:
+                    self._sent(key)
+
+    def _sent(self, key):
+        with self.sending_lock:
+            self.sending.unregister(key.fileobj)
+        key.data.body.close()
+        super().shutdown_request(key.fileobj)
+        self.release()
 
     def process_request(self, request, client_address):
         with self.silent_lock:
@@ -142,6 +272,8 @@ class Server(QuietHangUps, ThreadingHTTPServer):
         self.closed = True
         super().server_close()
         self.pool.shutdown(wait=False)
+        self.wake_up.close()
+        self.waker.close()
 
 
 def snapshot(root):

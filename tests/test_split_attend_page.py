@@ -115,6 +115,16 @@ def test_cells_run_like_the_build_and_show_tracebacks(page, base_url, site):
     assert error.startswith("Traceback (most recent call last):") and error.endswith(
         "NameError: name 'undefined_name' is not defined\n"
     )
+    # a flood of output (issue 66, 4): the page shows what the build would, cut as Python cut it
+    flood = "for i in range(20_000):\n    print(i)"
+    box.fill(flood)
+    box.press("Control+Enter")
+    cell.locator("pre.stdout").wait_for()
+    shown = cell.locator("pre.stdout").inner_text()
+    assert shown == cells.run(flood, "check")["stdout"]
+    assert shown.endswith(
+        f"\n[output cut at {cells.OUTPUT_LINES:,} lines, {20_000 - cells.OUTPUT_LINES:,} more]\n"
+    )
     cell.get_by_role("button", name="Reset").click()
     assert box.input_value() == codes[1]
 

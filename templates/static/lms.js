@@ -312,10 +312,19 @@ function answerOf(b, tries) {
   if (b.kind === "guess") {
     if (Number.isInteger(last.choice)) return { short: `#${last.choice}`, long: "" };
     const text = String(last.answer ?? "");
+    // the longest start of the text that "~" and its escapes hold within N characters, in one
+    // pass (escaping ever shorter starts until one fitted took minutes for a text of "|"s),
+    // never half of a character
     const cut = (n) => {
-      let t = text.slice(0, Math.max(0, n - 1));
-      while (t && escape(t).length + 1 > n) t = t.slice(0, -1);
-      return t ? `~${escape(t)}` : "";
+      let size = 1;
+      let end = 0;
+      for (; end < text.length; end++) {
+        const width = text[end] === "%" || text[end] === "|" ? 3 : 1;
+        if (size + width > n) break;
+        size += width;
+      }
+      if (/[\ud800-\udbff]/.test(text[end - 1] ?? "")) end--;
+      return end > 0 ? `~${escape(text.slice(0, end))}` : "";
     };
     return { short: "", long: `~${escape(text)}`, cut };
   }
@@ -331,12 +340,20 @@ function answerOf(b, tries) {
 // is not a count but damage, and restoring that many placeholders would stop the page.
 export const MAX_TRIES = 999;
 
+// The most suspend data read: the most any edition lets a package write (SCORM 2004's
+// 64,000 characters; 1.2 reads its own 4,096), and all that encode writes.
+export const MAX_SUSPEND = EDITIONS["2004"].limit;
+
 // {id: {kind, n, first, last, answer}} from suspend data; what it cannot read (a record of
-// another shape, a count beyond MAX_TRIES) is passed over.
-export function decode(text) {
+// another shape, a count beyond MAX_TRIES) is passed over, and so is whatever lies beyond
+// LIMIT characters (never written by encode, which keeps within the edition's limit): what is
+// read, and kept, is at most LIMIT characters, in time linear in them.
+export function decode(text, limit = MAX_SUSPEND) {
   const out = {};
   const kinds = { c: "check", g: "guess", e: "exercise" };
-  const parts = String(text || "").split("|");
+  const all = String(text || "");
+  const parts = all.slice(0, limit).split("|");
+  if (all.length > limit && all[limit] !== "|") parts.pop(); // the record the limit cuts
   if (parts[0] !== "m1") return out;
   for (const record of parts.slice(1)) {
     const m = /^([cge])(\d{1,6})\.([0-9a-z]{1,2})\.([01-])([01-])\.(.*)$/s.exec(record);
@@ -544,7 +561,7 @@ export function connect(version) {
   keepInMemory();
   resultsForLMS();
   try {
-    restore(decode(session.get(edition.suspend)));
+    restore(decode(session.get(edition.suspend), edition.limit));
   } catch {
     // suspend data the page cannot read is ignored: the chapter starts afresh
   }
