@@ -12,7 +12,7 @@ one of its own."""
 import re
 
 import pytest
-from conftest import FRAMES_JS, open_ready, resized
+from conftest import FRAMES_JS, open_before_python, open_ready, resized
 from playwright.sync_api import expect
 
 from toymodels.one_character import figure as fig
@@ -139,6 +139,21 @@ def test_nothing_is_wider_than_the_screen_or_clipped(ready_page, slug, width):
     )
     assert clipped == []
     page.evaluate("() => window.__shut.forEach((d) => { d.open = false; })")  # as it was lent
+
+
+def test_no_page_of_the_site_is_wider_than_a_phone(new_page, base_url, site):
+    # every page the build writes (chapters, the author guide, the training report, embeds), as
+    # a phone shows it before Python is ready: a page wider than the screen pans sideways
+    page = new_page(viewport=PHONE, **TOUCH)
+    paths = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    assert len(paths) > 30 and "training-results.html" in paths
+    wide = {}
+    for path in paths:
+        open_before_python(page, base_url + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            wide[path] = width
+    assert wide == {}
 
 
 BLOCKS = """async () => {

@@ -64,9 +64,11 @@ LIGHT |= {"--l3": "#c6dbef", "--l4": "#9ecae1", "--l5": "#6baed6", "--l6": "#429
 LIGHT |= {"--l7": "#2171b5", "--l8": "#08519c", "--l9": "#08306b"}
 LIGHT |= {"--neg1": "#fdd0a2", "--neg2": "#fdae6b", "--neg3": "#e6550d", "--neg4": "#a63603"}
 # what a figure shows but a picture of it leaves out: its controls (their state is written
-# under the picture), text for screen readers only, and anything hidden
+# under the picture), text for screen readers only, anything hidden, and the part of a picture
+# a narrow screen shows instead of the whole (the picture holds the whole)
 SKIP_TAGS = {"form", "noscript", "script", "style", "template", "input", "select", "textarea"}
 SKIP_CLASSES = {"sr", "mh-controls", "mh-pick", "mh-download-panel", "mh-fig-buttons"}
+SKIP_CLASSES |= {"mh-narrow-only"}
 BLOCKS = {"p", "div", "li", "ol", "ul", "dl", "dt", "dd", "section", "h2", "h3", "h4", "figure"}
 VOID = {"br", "img", "wbr", "hr", "meta", "link", "col", "source", "input"}
 # a raised letter (W<sup>Q</sup>) travels through the reader between these two marks, and is
@@ -156,6 +158,7 @@ class _Reader(HTMLParser):
         self.text, self.shade, self.in_head = [], None, False
         self.label = ""  # a cell's exact value when it is the cell's name (kit.attention_grid)
         self.svg_depth, self.svg, self.open = 0, [], []
+        self.svg_skipped = False  # the picture being read is one a download leaves out
 
     def skipped(self):
         return any(e[2] for e in self.stack)
@@ -170,6 +173,9 @@ class _Reader(HTMLParser):
         if tag == "svg" or self.svg_depth:
             if tag == "svg" and not self.svg_depth:
                 self.flush()
+                self.svg_skipped = bool(
+                    SKIP_CLASSES & set((dict(attrs).get("class") or "").split())
+                )
             self.svg_depth += tag == "svg"
             written = self.get_starttag_text()
             self.open.append(re.match(r"<([^\s/>]+)", written).group(1))  # its case, for XML
@@ -222,7 +228,8 @@ class _Reader(HTMLParser):
             if tag == "svg":
                 self.svg_depth -= 1
                 if not self.svg_depth:
-                    self._picture(clean_svg("".join(self.svg)))
+                    if not self.svg_skipped:
+                        self._picture(clean_svg("".join(self.svg)))
                     self.svg = []
             return
         if tag == "sup":
