@@ -1,23 +1,23 @@
 """A figure to take away: its picture as SVG and the numbers behind it as CSV.
 
 Both come from the figure's own `render(state, fid)`, the function that draws it on screen, so
-the files hold exactly the numbers the reader sees: `files` calls it with the reader's state
-and reads what it returned (the figure's HTML and its slots). Each table becomes CSV rows, one
-per cell (its table, row, column, the number in it and the cell's text as shown), under a header
+the files hold exactly the numbers the reader sees: `files` calls it with the reader's state and
+reads what it returned (the figure's HTML and its slots). Each table becomes CSV rows, one per
+cell (its table, row, column, the number in it and the cell's text as shown), under a header
 naming the figure, its state and its source. The SVG stands alone: it shows what the page shows
 of the figure, in the page's order (its text, its tables as grids shaded as on screen with the
 bars in their rows, the pictures the figure drew as SVG, the items of a list of pictures side by
-side with their labels), leaves out its controls (their state is written under the picture),
-wraps every line to its width, and carries the rules of the page's style sheet that its pictures
-use (the light theme's colours; only what an SVG draws with; no @import, no url(), no script).
-The files are named by chapter, figure and state (`one-head-figure-2-angle-0-length-2`), never
-by the site's name, which is also a chapter's ("Many heads"). A figure that draws numbers as
-one picture rather than as tables (Real heads' "All 72 heads") offers them to the CSV with an
-optional `download_tables(state, fid)` in its module, made from the same data it draws: a list
-of tables, each {"caption", "columns", "rows": [(label, [cell text, …])], "words": [columns
-that hold words, never a number]}, whose cells become rows as a table's do. Nothing here
-computes a number of its own, and the browser only saves what this returns: nothing is sent
-anywhere.
+side with their labels), leaves out its controls (their state is written under the picture) and
+what a narrow screen shows in place of a whole picture (`mh-narrow-only`), wraps every line to
+its width, and carries the rules of the page's style sheet that its pictures use (the light
+theme's colours; only what an SVG draws with; no @import, no url(), no script). The files are
+named by chapter, figure and state (`one-head-figure-2-angle-0-length-2`), never by the site's
+name, which is also a chapter's ("Many heads"). A figure that draws numbers as one picture
+rather than as tables (Real heads' "All 72 heads") offers them to the CSV with an optional
+`download_tables(state, fid)` in its module, made from the same data it draws: a list of tables,
+each {"caption", "columns", "rows": [(label, [cell text, …])], "words": [columns that hold
+words, never a number]}, whose cells become rows as a table's do. Nothing here computes a number
+of its own, and the browser only saves what this returns: nothing is sent anywhere.
 
 Every piece of text goes through escaping (a reader's own sentence may hold anything), SVG the
 figure drew passes through `clean_svg`, and a CSV field that a spreadsheet would run as a
