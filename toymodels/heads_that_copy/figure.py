@@ -467,3 +467,44 @@ def _writer(state, r):
         + ("" if full and not writing else button)
         + "</form>"
     )
+
+
+def download_tables(state, fid="copy-layer"):
+    """The numbers the layer's maps draw as pictures, for the download's CSV
+    (toymodels.page.download): the marked token's row in each of the layer's heads, in tenths of
+    a percent as the line under each map gives them, the first token left out and each row
+    shared out again when the figure hides it. The reader's text is read as drawn, never
+    written on (`write` off)."""
+    state, entry, own = normalise({**state, "write": ""})
+    r = own["run"]
+    layer = int(state["layer"]) - 1
+    if r is not None and not r.complete:
+        layer = min(layer, r.done - 1)
+    hide = state["sink"] == "hide"
+    first = 1 if hide else 0
+    selected = int(state["token"])
+    if selected < first:
+        return []
+    said = [quoted(hc.shown(p)) for p in entry["pieces"][first:]]
+    me = said[selected - first]
+
+    def cell(row, j):
+        if j > selected - first:
+            return f"{me} cannot see {said[j]}: masked"
+        return f"{me} → {said[j]}: {kit.share(row[: selected - first + 1], j)}"
+
+    shown = maps(entry, layer, hide)
+    return [
+        {
+            "caption": f"Where {me} (token {selected}) looks in each head of layer {layer + 1}: "
+            "a row is a head, a column a token looked at, a cell its share of the attention",
+            "columns": said,
+            "rows": [
+                (
+                    head_name(layer + 1, h + 1),
+                    [cell(shown[h][selected - first], j) for j in range(len(said))],
+                )
+                for h in range(len(shown))
+            ],
+        }
+    ]

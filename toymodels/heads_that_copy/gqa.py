@@ -8,7 +8,7 @@ random tokens said twice.
 """
 
 from ..page import kit
-from ..page.html import attrs, esc, head_name
+from ..page.html import attrs, esc, head_name, pct, quoted, tenths_rows
 from . import heads as hc
 
 DEFAULTS = {"head": "", "layer": ""}
@@ -134,3 +134,54 @@ def render(state=None, fid="copy-gqa"):
         + kit.legend("masked (a later token)")
     )
     return kit.result(html, state, summary=line)
+
+
+def download_tables(state, fid="copy-gqa"):
+    """The numbers behind the figure, for the download's CSV (toymodels.page.download): the
+    sharing heads' scores as the lines under their maps give them, and each head's map (every
+    token's row, in tenths of a percent as the kit's grids show shares) on the run drawn."""
+    state = normalise(state)
+    head, layer = int(state["head"]) - 1, int(state["layer"]) - 1
+    sharing = hc.siblings(head)
+    run = hc.text(hc.runs()[0]["id"])
+    scores = hc.scores()
+    names = [head_name(layer + 1, h + 1) for h in sharing]
+    said = [quoted(hc.shown(p)) for p in run["pieces"]]
+    tables = [
+        {
+            "caption": f"The query heads sharing key/value head {hc.kv_head(head) + 1} of layer "
+            f"{layer + 1}: their scores on random tokens said twice",
+            "columns": ["induction", "first token"],
+            "rows": [
+                (
+                    name,
+                    [
+                        f"{100 * float(scores[kind][layer, h]):.0f}%"
+                        for kind in ("induction", "sink")
+                    ],
+                )
+                for h, name in zip(sharing, names, strict=True)
+            ],
+        }
+    ]
+    for h, name in zip(sharing, names, strict=True):
+        rows = tenths_rows(run["att"][layer, h])
+        tables.append(
+            {
+                "caption": f"{name}'s map on random tokens said twice (row: token looking)",
+                "columns": said,
+                "rows": [
+                    (
+                        f"{i} {said[i]}",
+                        [
+                            f"{said[i]} → {said[j]}: {pct(t)}"
+                            if j <= i
+                            else f"{said[i]} cannot see {said[j]}: masked"
+                            for j, t in enumerate(row + [0] * (len(said) - len(row)))
+                        ],
+                    )
+                    for i, row in enumerate(rows)
+                ],
+            }
+        )
+    return tables
