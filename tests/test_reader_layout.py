@@ -156,6 +156,33 @@ def test_no_page_of_the_site_is_wider_than_a_phone(new_page, base_url, site):
     assert wide == {}
 
 
+# each "Guess first"'s height as the page is parsed, before its script runs (module scripts
+# run after the document reaches "interactive")
+GUESS_AT_PARSE = """document.addEventListener("readystatechange", () => {
+  if (document.readyState !== "interactive") return;
+  window.__guessAtParse = [...document.querySelectorAll(".mh-guess")]
+    .map((g) => Math.round(g.getBoundingClientRect().height));
+});"""
+
+
+def test_a_guess_first_takes_its_room_before_the_script_runs(new_page, base_url, site):
+    page = new_page(viewport={"width": 1280, "height": 900})
+    page.add_init_script(GUESS_AT_PARSE)
+    slugs = [p.stem for p in sorted(site.glob("*.html"))]
+    grew, seen = {}, 0
+    for slug in slugs:
+        open_before_python(page, f"{base_url}{slug}.html")
+        page.evaluate(FRAMES_JS)
+        before = page.evaluate("window.__guessAtParse")
+        after = page.locator(".mh-guess").evaluate_all(
+            "(gs) => gs.map((g) => Math.round(g.getBoundingClientRect().height))"
+        )
+        seen += len(after)
+        if before != after:
+            grew[slug] = (before, after)
+    assert grew == {} and seen >= 6
+
+
 BLOCKS = """async () => {
   const frame = () => new Promise((ok) => requestAnimationFrame(ok));
   const blocks = [...document.querySelectorAll(".chapter > *")];
