@@ -40,6 +40,10 @@ def test_a_head_tapped_in_the_map_stays_put_and_the_page_says_where_its_head_ope
     tap(page, "copy-map", '#copy-map [data-key="head"][data-value="L1H2"]')
     note = page.locator("#copy-map .mh-effect")
     assert re.fullmatch(r"What this changed is (below|above)\. Show it [↓↑]", note.inner_text())
+    # after the map, not in the tapped cell's row, whose grid it would distort
+    assert note.evaluate(
+        "(n) => !n.closest('table') && n.previousElementSibling.matches('.hc-scroll')"
+    )
     # the note's button goes there
     note.get_by_role("button").click()
     opened = page.locator("#copy-map section.hc-opened")

@@ -781,7 +781,14 @@ class LiveFigure {
     });
     note.append(go);
     this.areas.forEach((a) => a.querySelectorAll(".mh-effect").forEach((n) => n.remove()));
-    (at.closest("form, [role=group], .mh-pick, fieldset") || at).after(note);
+    // after the control's group; a cell's, after its table (and the box it scrolls in), never
+    // in the table's row, which it would widen
+    let place = at.closest("form, [role=group], .mh-pick, fieldset, table") || at;
+    const box = place.parentElement;
+    if (place.matches("table") && box.childElementCount === 1) {
+      if (/auto|scroll/.test(getComputedStyle(box).overflowX)) place = box;
+    }
+    place.after(note);
   }
 }
 
