@@ -181,6 +181,28 @@ def test_grouped_query_heads_share_by_h_over_3():
     assert svg.count(">K, V ") == 3 and svg.count(">H7<") == 1
 
 
+def test_the_ten_runs_of_random_tokens_are_one_text_button_and_a_row_of_seeds():
+    def pressed(html, cls):
+        group = re.search(f'<div class="mh-pick {cls}".*?</div>', html, re.S)
+        if not group:
+            return None
+        found = re.findall(r'data-value="([^"]+)"[^>]*aria-pressed="(\w+)"', group[0])
+        return [v for v, on in found if on == "true"], [v for v, _ in found]
+
+    html = layer_fig.render({"text": "cat"})["html"]
+    on, values = pressed(html, "hc-texts")
+    assert on == ["cat"] and values[0] == "own" and values[-1] == "repeat1" and len(values) == 8
+    assert pressed(html, "hc-seed") is None
+    html = layer_fig.render({"text": "repeat7"})["html"]
+    on, values = pressed(html, "hc-texts")
+    assert on == ["repeat7"] and values[-1] == "repeat7"
+    on, values = pressed(html, "hc-seed")
+    assert on == ["repeat7"] and values == [f"repeat{n}" for n in range(1, 11)]
+    # every button of the figure keeps a focus key of its own
+    keys = re.findall(r'data-fk="([^"]+)"', html)
+    assert len(keys) == len(set(keys))
+
+
 def marked_rows(html):
     """The row each of the figure's maps marks, counted in the map (None: no mark)."""
     out = []

@@ -156,6 +156,27 @@ def test_no_page_of_the_site_is_wider_than_a_phone(new_page, base_url, site):
     assert wide == {}
 
 
+def test_on_a_phone_heads_that_copy_offers_its_texts_and_layers_compactly(new_page, base_url):
+    # before Python: the controls take their room from the first paint
+    page = open_before_python(new_page(viewport=PHONE, **TOUCH), f"{base_url}heads-that-copy.html")
+    texts = page.locator("#copy-layer .hc-texts")
+    # one button for the ten runs of random tokens, in a row a third as wide as before (4,737
+    # px), and "Your own text" in view at its start (the 17th button, at the end, before)
+    assert texts.locator("button").count() == 8
+    assert texts.evaluate("(t) => t.scrollWidth") < 4737 / 3
+    own = texts.locator("button").first
+    assert own.inner_text() == "Your own text"
+    assert own.evaluate(
+        "(b) => b.getBoundingClientRect().right <= b.parentElement.getBoundingClientRect().right"
+    )
+    # the layer stepper (◀, the slider and its value, ▶) on one line (four before)
+    tops = page.locator("#copy-layer .hc-layer").evaluate(
+        """(l) => [...l.querySelectorAll("button, input, output, label")]
+          .map((e) => e.getBoundingClientRect()).map((r) => Math.round(r.top + r.height / 2))"""
+    )
+    assert len(tops) == 5 and max(tops) - min(tops) <= 2, tops
+
+
 # each "Guess first"'s height as the page is parsed, before its script runs (module scripts
 # run after the document reaches "interactive")
 GUESS_AT_PARSE = """document.addEventListener("readystatechange", () => {

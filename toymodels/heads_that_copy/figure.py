@@ -243,9 +243,8 @@ def render(state=None, fid="copy-layer"):
             f"H{(g + 1) * per_group}</h3>"
             f'<ol class="hc-heads">{"".join(items)}</ol></section>'
         )
-    texts = [(t["id"], text_label(t)) for t in hc.texts()] + [(live.SID, "Your own text")]
     controls = kit.controls(
-        kit.choices("text", texts, state["text"], label="Text", cls="mh-pick hc-texts"),
+        text_choices(state["text"]),
         own_form(state, own, fid) if state["text"] == live.SID else "",
         _layer_control(fid, state, model["layers"]),
         kit.choices("sink", SINK, state["sink"], label="The first token"),
@@ -290,6 +289,42 @@ def render(state=None, fid="copy-layer"):
         + kit.summary_line(summary)
     )
     return kit.result(html, state, summary=summary, more=own["more"])
+
+
+def text_choices(current):
+    """The text control: "Your own text", a button per sentence, one for the passage and one
+    for the ten runs of random tokens (the run shown, else the first); with a run shown, a row
+    of its ten seeds under it. A button per run made the row 4,737 px wide on a phone, with
+    "Your own text" the seventeenth, at its end."""
+    runs = [t for t in hc.texts() if t["kind"] == "repeat"]
+    ids = {t["id"] for t in runs}
+    run = current if current in ids else runs[0]["id"]
+    options = [(live.SID, "Your own text")]
+    options += [(t["id"], text_label(t)) for t in hc.texts() if t["id"] not in ids]
+    options += [(run, LABELS["repeat"])]
+    row = kit.choices(
+        "text",
+        options,
+        run if current in ids else current,
+        label="Text",
+        cls="mh-pick hc-texts",
+        fk=lambda v: "text-repeat" if v in ids else f"text-{v}",
+    )
+    if current not in ids:
+        return row
+    seeds = [(t["id"], str(t["seed"])) for t in runs]
+    return row + (
+        '<div class="hc-seeds"><span aria-hidden="true">Seed:</span>'
+        + kit.choices(
+            "text",
+            seeds,
+            current,
+            label="Seed of the random tokens",
+            cls="mh-pick hc-seed",
+            fk=lambda v: f"seed-{v}",
+        )
+        + "</div>"
+    )
 
 
 def _picture(shares, label, row):
