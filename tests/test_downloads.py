@@ -219,3 +219,24 @@ def test_the_svg_carries_the_page_styles_its_pictures_use_and_no_others():
     for selector in rules:
         for part in selector.split(","):
             assert set(re.findall(r"\.([\w-]+)", part)) <= used, part
+
+
+def test_a_picture_draws_pieces_apart_the_masked_hatch_small_maps_readable_and_bold_words():
+    css = site_css()
+    got = files("toymodels.heads_that_copy.figure:render", {"text": "puff"}, "l", "F", "s", css)
+    texts = [
+        " ".join("".join(el.itertext()).split()) for el in parse_svg(got["svg"]).iter(f"{SVG}text")
+    ]
+    # a tokenizer's pieces apart ("Puff" is two: not the two words "P uff"), no mark at the end
+    assert "P · uff · found · a · shiny · key · and · kept · it · ." in texts
+    # the legend's hatch of a masked cell, apart from "100%"
+    assert any(t.endswith("100% ▨ masked (a later token)") for t in texts), texts
+    # nine maps of ten tokens (7 px a token, shown at least 13rem wide on the page): 150 px wide
+    maps = re.findall(r'<svg [^>]*class="mh-svg mh-mini hc-map"[^>]*>', got["svg"])
+    assert len(maps) == 9 and all('width="150" height="150"' in m for m in maps), maps
+    # "What a head does", Figure 1: the word that differs, bold in the picture as on the page
+    got = files("toymodels.what_a_head_does.figure:render", {}, "w", "F", "s", css)
+    assert 'store,<tspan style="font-weight:700"> John</tspan> gave' in got["svg"]
+    _, rows = parse_csv(got["csv"])
+    clean = next(r for r in rows if r["row"] == "Clean" and r["column"] == "Text")
+    assert clean["text"] == "When Mary and John went to the store, John gave a drink to…"

@@ -256,6 +256,7 @@ def render(state=None, fid="copy-layer"):
         label="Tokens: choose one to mark its row in every head",
         fk="t",
         group="hc-tokens",
+        pieces=True,
     )
     if hide:
         note = (
