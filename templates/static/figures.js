@@ -711,11 +711,12 @@ class LiveFigure {
   // A step tapped in a "How it works" list, now drawn, brings into view what it changed (the
   // part nearest the list among those that changed: a slot beside the list that every step
   // leaves as it was is not it), with the list docked beside it; a step that changed nothing
-  // (tapped again) shows what the list's last step did. CHANGES: swap()'s
+  // (tapped again) shows what the list's last step did; a step drawn once the reader has left
+  // its list (kept until Python was ready) moves nothing. CHANGES: swap()'s
   showStep(changes) {
     const list = this.stepList;
     this.stepList = null;
-    if (!list?.isConnected) return;
+    if (!list?.isConnected || !inView(list)) return;
     const shown = (a) => a.getClientRects().length; // not in a closed "Go deeper"
     const changed = this.areas.filter((a) => changes.get(a)?.length && shown(a));
     if (changed.length) this.stepShows.set(list, this.nearest(list, changed));
