@@ -3,6 +3,7 @@ from the figure's own render function (toymodels/page/download.py), and saved by
 
 import csv
 import io
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import open_ready
 
+from sitebuild.chapters import APPENDIX_ORDER, Block, read
 from sitebuild.figures import figure_modules
 from toymodels.page.download import file_name, files, safe, value
 
@@ -33,6 +35,45 @@ def parse_csv(text):
     lines = list(csv.reader(io.StringIO(text)))
     head = [line[0] for line in lines[:3]]
     return head, [dict(zip(lines[3], line, strict=True)) for line in lines[4:]]
+
+
+def live_figures():
+    """(chapter, figure id, model, state) of every figure on the readers' path that offers its
+    downloads (every one but `live: no`), in the state the chapter opens it in."""
+    out = []
+
+    def walk(rel, pieces):
+        for b in pieces:
+            if not isinstance(b, Block):
+                continue
+            walk(rel, b.children)
+            if b.name != "figure":
+                continue
+            given = dict(re.findall(r"^(\w+)\s*:\s*(.*)$", "\n".join(t for _, t in b.lines), re.M))
+            if given.get("live") != "no":
+                out.append((rel, b.args, given["model"], json.loads(given.get("state", "{}"))))
+
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        chapter = read(path, ROOT)
+        if chapter.meta["order"] < APPENDIX_ORDER:  # the guide's kit examples show no numbers
+            walk(chapter.path, chapter.body)
+    return out
+
+
+# measures nothing until the reader loads SmolLM2 in the browser: the numbers come with it
+MEASURES_NOTHING_YET = {"what-own"}
+
+
+LIVE = live_figures()
+
+
+@pytest.mark.parametrize(("chapter", "fid", "model", "state"), LIVE, ids=[f[1] for f in LIVE])
+def test_every_figures_csv_holds_numbers(chapter, fid, model, state):
+    _, rows = parse_csv(files(model, state, fid, "Figure", "s")["csv"])
+    if fid in MEASURES_NOTHING_YET:
+        assert rows == []
+        return
+    assert [r for r in rows if r["value"]], f"{chapter}: #{fid}'s CSV holds no number"
 
 
 def test_value_reads_the_number_a_cell_shows():
@@ -178,3 +219,24 @@ def test_the_svg_carries_the_page_styles_its_pictures_use_and_no_others():
     for selector in rules:
         for part in selector.split(","):
             assert set(re.findall(r"\.([\w-]+)", part)) <= used, part
+
+
+def test_a_picture_draws_pieces_apart_the_masked_hatch_small_maps_readable_and_bold_words():
+    css = site_css()
+    got = files("toymodels.heads_that_copy.figure:render", {"text": "puff"}, "l", "F", "s", css)
+    texts = [
+        " ".join("".join(el.itertext()).split()) for el in parse_svg(got["svg"]).iter(f"{SVG}text")
+    ]
+    # a tokenizer's pieces apart ("Puff" is two: not the two words "P uff"), no mark at the end
+    assert "P · uff · found · a · shiny · key · and · kept · it · ." in texts
+    # the legend's hatch of a masked cell, apart from "100%"
+    assert any(t.endswith("100% ▨ masked (a later token)") for t in texts), texts
+    # nine maps of ten tokens (7 px a token, shown at least 13rem wide on the page): 150 px wide
+    maps = re.findall(r'<svg [^>]*class="mh-svg mh-mini hc-map"[^>]*>', got["svg"])
+    assert len(maps) == 9 and all('width="150" height="150"' in m for m in maps), maps
+    # "What a head does", Figure 1: the word that differs, bold in the picture as on the page
+    got = files("toymodels.what_a_head_does.figure:render", {}, "w", "F", "s", css)
+    assert 'store,<tspan style="font-weight:700"> John</tspan> gave' in got["svg"]
+    _, rows = parse_csv(got["csv"])
+    clean = next(r for r in rows if r["row"] == "Clean" and r["column"] == "Text")
+    assert clean["text"] == "When Mary and John went to the store, John gave a drink to…"

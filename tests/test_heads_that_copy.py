@@ -18,7 +18,7 @@ from toymodels.heads_that_copy import figure as layer_fig
 from toymodels.heads_that_copy import heads as hc
 from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy import values as v
-from toymodels.page import kit
+from toymodels.page import download, kit
 from toymodels.page.figure import check
 from toymodels.page.html import count_words, head_name
 
@@ -218,7 +218,40 @@ def test_grouped_query_heads_share_by_h_over_3():
         assert re.findall(r'data-head="(\d)"', html) == [str(3 * g + k + 1) for k in range(3)]
     r = check(gqa.render({"head": "8", "layer": "19"}))
     assert r["summary"].startswith("L19\u00a0H8 shares its keys and values with L19\u00a0H7 and")
-    assert r["html"].count('class="q on"') == 3 and r["html"].count('class="kv on"') == 1
+    # the whole diagram (nine query heads, three key/value heads), and for a narrow screen the
+    # chosen head's group alone, which a download leaves out
+    whole, group = re.findall(r"<svg[^>]*hc-gqa.*?</svg>", r["html"], re.S)
+    assert "mh-wide-only" in whole and "mh-narrow-only" in group
+    assert whole.count('class="q on"') == 3 and whole.count('class="kv on"') == 1
+    assert whole.count('class="q"') == 6 and whole.count('class="kv"') == 2
+    assert re.findall(r">(H\d|K, V \d)</text>", group) == ["H7", "H8", "H9", "K, V 3"]
+    assert group.count(" on") == 7  # three wires, three query heads, one key/value head
+    assert 'width="156"' in group  # three boxes of 44 px and their gaps: on a phone's screen
+    model = "toymodels.heads_that_copy.gqa:render"
+    svg = download.files(model, {"head": "8", "layer": "19"}, "copy-gqa", "Figure 3", "x")["svg"]
+    assert svg.count(">K, V ") == 3 and svg.count(">H7<") == 1
+
+
+def test_the_ten_runs_of_random_tokens_are_one_text_button_and_a_row_of_seeds():
+    def pressed(html, cls):
+        group = re.search(f'<div class="mh-pick {cls}".*?</div>', html, re.S)
+        if not group:
+            return None
+        found = re.findall(r'data-value="([^"]+)"[^>]*aria-pressed="(\w+)"', group[0])
+        return [v for v, on in found if on == "true"], [v for v, _ in found]
+
+    html = layer_fig.render({"text": "cat"})["html"]
+    on, values = pressed(html, "hc-texts")
+    assert on == ["cat"] and values[0] == "own" and values[-1] == "repeat1" and len(values) == 8
+    assert pressed(html, "hc-seed") is None
+    html = layer_fig.render({"text": "repeat7"})["html"]
+    on, values = pressed(html, "hc-texts")
+    assert on == ["repeat7"] and values[-1] == "repeat7"
+    on, values = pressed(html, "hc-seed")
+    assert on == ["repeat7"] and values == [f"repeat{n}" for n in range(1, 11)]
+    # every button of the figure keeps a focus key of its own
+    keys = re.findall(r'data-fk="([^"]+)"', html)
+    assert len(keys) == len(set(keys))
 
 
 def marked_rows(html):

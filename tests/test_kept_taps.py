@@ -99,11 +99,14 @@ def test_a_step_tapped_before_python_is_kept_too(base_url, page):
     step = page.locator(f'[data-target="{FIG}"][data-key="step"][data-value="qk"]').first
     step.click()
     page.wait_for_selector(f'[data-target="{FIG}"][data-value="qk"].mh-pending')
+    page.evaluate("scrollTo({ top: 0, behavior: 'instant' })")  # the reader reads on elsewhere
     release()
     page.wait_for_selector("html.py-ready", timeout=90_000)
     wait_pressed(page, "step", "qk")
     url_with(page, f"{FIG}.step=qk")
     assert page.locator(".mh-pending").count() == 0
+    # drawn once Python is ready, the step does not take the reader back to its figure
+    assert page.evaluate("scrollY") == 0
 
 
 class Fig:

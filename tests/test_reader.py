@@ -56,9 +56,10 @@ def test_without_javascript_the_page_is_complete(new_page, base_url):
     assert_close(shares(page), heads.split_words(SENTENCE), 7)
     assert page.locator("math").count() > 5
     assert not page.locator("[data-pystatus]").is_visible()
-    assert (
-        page.locator("details.mh-explain").count() == 1
-    )  # the guess's explanation is still reachable
+    # the guess's explanation is reachable, and no choice is offered that nothing would keep
+    assert page.locator("details.mh-explain").is_visible()
+    assert page.locator(".mh-guess-form").count() == 1
+    assert not page.locator(".mh-guess-form").is_visible()
 
 
 def test_home_page_lists_chapters_in_order(page, base_url):

@@ -12,7 +12,7 @@ one of its own."""
 import re
 
 import pytest
-from conftest import FRAMES_JS, open_ready, resized
+from conftest import FRAMES_JS, open_before_python, open_ready, resized
 from playwright.sync_api import expect
 
 from toymodels.one_character import figure as fig
@@ -139,6 +139,73 @@ def test_nothing_is_wider_than_the_screen_or_clipped(ready_page, slug, width):
     )
     assert clipped == []
     page.evaluate("() => window.__shut.forEach((d) => { d.open = false; })")  # as it was lent
+
+
+def test_no_page_of_the_site_is_wider_than_a_phone(new_page, base_url, site):
+    # every page the build writes (chapters, the author guide, the training report, embeds), as
+    # a phone shows it before Python is ready: a page wider than the screen pans sideways; and
+    # its tap targets, the embeds' too, keep the site's least size
+    page = new_page(viewport=PHONE, **TOUCH)
+    paths = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    assert len(paths) > 30 and "training-results.html" in paths
+    wide, small = {}, {}
+    for path in paths:
+        open_before_python(page, base_url + path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            wide[path] = width
+        if targets := page.evaluate(SMALL_TARGETS):
+            small[path] = targets
+    assert wide == {}
+    assert small == {}
+
+
+def test_on_a_phone_heads_that_copy_offers_its_texts_and_layers_compactly(new_page, base_url):
+    # before Python: the controls take their room from the first paint
+    page = open_before_python(new_page(viewport=PHONE, **TOUCH), f"{base_url}heads-that-copy.html")
+    texts = page.locator("#copy-layer .hc-texts")
+    # one button for the ten runs of random tokens, in a row a third as wide as before (4,737
+    # px), and "Your own text" in view at its start (the 17th button, at the end, before)
+    assert texts.locator("button").count() == 8
+    assert texts.evaluate("(t) => t.scrollWidth") < 4737 / 3
+    own = texts.locator("button").first
+    assert own.inner_text() == "Your own text"
+    assert own.evaluate(
+        "(b) => b.getBoundingClientRect().right <= b.parentElement.getBoundingClientRect().right"
+    )
+    # the layer stepper (◀, the slider and its value, ▶) on one line (four before)
+    tops = page.locator("#copy-layer .hc-layer").evaluate(
+        """(l) => [...l.querySelectorAll("button, input, output, label")]
+          .map((e) => e.getBoundingClientRect()).map((r) => Math.round(r.top + r.height / 2))"""
+    )
+    assert len(tops) == 5 and max(tops) - min(tops) <= 2, tops
+
+
+# each "Guess first"'s height as the page is parsed, before its script runs (module scripts
+# run after the document reaches "interactive")
+GUESS_AT_PARSE = """document.addEventListener("readystatechange", () => {
+  if (document.readyState !== "interactive") return;
+  window.__guessAtParse = [...document.querySelectorAll(".mh-guess")]
+    .map((g) => Math.round(g.getBoundingClientRect().height));
+});"""
+
+
+def test_a_guess_first_takes_its_room_before_the_script_runs(new_page, base_url, site):
+    page = new_page(viewport={"width": 1280, "height": 900})
+    page.add_init_script(GUESS_AT_PARSE)
+    slugs = [p.stem for p in sorted(site.glob("*.html"))]
+    grew, seen = {}, 0
+    for slug in slugs:
+        open_before_python(page, f"{base_url}{slug}.html")
+        page.evaluate(FRAMES_JS)
+        before = page.evaluate("window.__guessAtParse")
+        after = page.locator(".mh-guess").evaluate_all(
+            "(gs) => gs.map((g) => Math.round(g.getBoundingClientRect().height))"
+        )
+        seen += len(after)
+        if before != after:
+            grew[slug] = (before, after)
+    assert grew == {} and seen >= 6
 
 
 BLOCKS = """async () => {
@@ -273,22 +340,26 @@ def test_no_layout_shift_while_python_starts(ready_page, slug, viewport, device)
     assert page.locator("[data-pystatus]").evaluate("(b) => b.getBoundingClientRect().width") <= 1
 
 
+# every target a reader taps smaller than 24 px either way (WCAG 2.5.8; site.css gives 44 px on a
+# touch screen where the row has room)
+SMALL_TARGETS = """() => {
+  const out = [];
+  const targets = "button, select, summary, input:not([type=radio]):not([type=checkbox]), "
+    + "label:has(> input[type=radio]), label:has(> input[type=checkbox]), [data-key], .pager a";
+  for (const el of document.querySelectorAll(targets)) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || getComputedStyle(el).visibility === "hidden" || el.closest(".sr")) continue;
+    const what = `${el.outerHTML.slice(0, 60)} ${r.width}x${r.height}`;
+    if (r.width < 24 || r.height < 24) out.push(what);
+  }
+  return out.slice(0, 8);
+}"""
+
+
 @pytest.mark.parametrize("slug", CHAPTERS)
 def test_tap_targets_are_at_least_24px(ready_page, slug):
     page = chapter(ready_page, slug, opened_at=PHONE, **TOUCH)
-    small = page.evaluate("""() => {
-      const out = [];
-      const targets = "button, select, summary, input:not([type=radio]):not([type=checkbox]), "
-        + "label:has(> input[type=radio]), label:has(> input[type=checkbox]), [data-key], .pager a";
-      for (const el of document.querySelectorAll(targets)) {
-        const r = el.getBoundingClientRect();
-        if (!r.width || getComputedStyle(el).visibility === "hidden" || el.closest(".sr")) continue;
-        const what = `${el.outerHTML.slice(0, 60)} ${r.width}x${r.height}`;
-        if (r.width < 24 || r.height < 24) out.push(what);
-      }
-      return out.slice(0, 8);
-    }""")
-    assert small == []
+    assert page.evaluate(SMALL_TARGETS) == []
 
 
 def test_back_undoes_a_figure_visit_in_one_press_and_stays_in_the_chapter(new_page, base_url):

@@ -6,7 +6,7 @@ sight is said beside the control, naming where it is, with a button that goes th
 import re
 
 import pytest
-from conftest import open_ready
+from conftest import open_before_python, open_ready
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 # a control's top on the screen once its figure has redrawn and painted
@@ -40,6 +40,10 @@ def test_a_head_tapped_in_the_map_stays_put_and_the_page_says_where_its_head_ope
     tap(page, "copy-map", '#copy-map [data-key="head"][data-value="L1H2"]')
     note = page.locator("#copy-map .mh-effect")
     assert re.fullmatch(r"What this changed is (below|above)\. Show it [↓↑]", note.inner_text())
+    # after the map, not in the tapped cell's row, whose grid it would distort
+    assert note.evaluate(
+        "(n) => !n.closest('table') && n.previousElementSibling.matches('.hc-scroll')"
+    )
     # the note's button goes there
     note.get_by_role("button").click()
     opened = page.locator("#copy-map section.hc-opened")
@@ -104,3 +108,22 @@ def test_a_step_list_stays_on_the_screen_with_its_figure(new_page, base_url, opt
     # away from the figure, the list goes back into the page
     page.evaluate("scrollTo(0, 0)")
     page.wait_for_function("() => !document.querySelector('.mh-howto.is-docked')")
+
+
+def test_a_step_brings_into_view_the_part_of_its_figure_it_changed(new_page, base_url):
+    # "Many heads": each step changes Figure 1 (the map), not the shares table between it and
+    # the list, which is the same for every step; drawn from the build's answers before Python
+    page = open_before_python(
+        new_page(viewport={"width": 1280, "height": 800}), f"{base_url}many-heads.html"
+    )
+    steps = page.locator('.mh-howto [data-target="three-heads"]')
+    for i, step in ((1, "scores"), (4, "values")):
+        steps.nth(i).scroll_into_view_if_needed()
+        steps.nth(i).click()
+        page.wait_for_url(f"**three-heads.step={step}*")
+        page.wait_for_function(
+            f"() => ({IN_VIEW})(document.querySelector('#three-heads [data-body]'))"
+            " && document.querySelector('.mh-howto.is-docked')"
+        )
+        # the tapped step on the screen too, for the next one
+        assert steps.nth(i).evaluate(IN_VIEW)

@@ -133,8 +133,8 @@ function stepState(el) {
 
 // A step list in use and its figure on the screen together: the list is docked (sticky, compact)
 // at the screen's edge on the figure's far side while the figure is in view, and the figure (the
-// part of it nearest the list: the figure itself or one of its slots) is brought into the room
-// left, its top first where it does not fit
+// part of it the step changed nearest the list: the figure itself or one of its slots; see
+// LiveFigure.showStep) is brought into the room left, its top first where it does not fit
 const docked = new WeakMap(); // list -> the observer that undocks it
 function showWithSteps(figure, list) {
   const after = figure.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_FOLLOWING;
@@ -255,6 +255,8 @@ class LiveFigure {
     });
     this.marked = []; // controls shown as pending
     this.lastStep = null; // the "How it works" step tapped last, while no other control is used
+    this.stepList = null; // its list, until the step is drawn (showStep)
+    this.stepShows = new WeakMap(); // a step list -> the part of the figure its last step changed
     this.status = el.querySelector("[data-fig-status]");
     this.slots = [...document.querySelectorAll(`[data-slot-of="${CSS.escape(this.id)}"]`)];
     this.areas = [el, ...this.slots]; // a slot's controls drive its figure too
@@ -516,6 +518,7 @@ class LiveFigure {
     const { control = null, typing = false, history: how = "push", at = null } = options;
     if (this.isOff) return; // Python could not start: the page says the figures stay as built
     this.lastStep = at?.matches("[data-target]") ? at : null; // the step list's own mark
+    this.stepList = this.lastStep?.closest(".mh-howto") || null; // shown with its change, drawn
     if (!this.live) return this.setEarly(patch, origin, { control, typing, how, at });
     if (!typing) this.typingIn = null;
     this.answers.acted(patch);
@@ -612,6 +615,7 @@ class LiveFigure {
     writeURLState(push);
     performance.mark("mh:url");
     this.markSteps();
+    this.showStep(changes);
     this.showWritten(typedBefore, focus?.typing ?? null);
     if (act.control) this.showEffects(changes, origin, act);
     this.el.dispatchEvent(new CustomEvent("mh:drawn", { bubbles: true }));
@@ -697,11 +701,26 @@ class LiveFigure {
     }
   }
 
-  // the part of this figure (itself or a slot) nearest EL on the page
-  nearest(el) {
+  // the part of this figure (itself or a slot; among AREAS) nearest EL on the page
+  nearest(el, areas = this.areas) {
     const at = el.getBoundingClientRect().top;
     const far = (a) => Math.abs(a.getBoundingClientRect().top - at);
-    return this.areas.reduce((a, b) => (far(b) < far(a) ? b : a));
+    return areas.reduce((a, b) => (far(b) < far(a) ? b : a));
+  }
+
+  // A step tapped in a "How it works" list, now drawn, brings into view what it changed (the
+  // part nearest the list among those that changed: a slot beside the list that every step
+  // leaves as it was is not it), with the list docked beside it; a step that changed nothing
+  // (tapped again) shows what the list's last step did; a step drawn once the reader has left
+  // its list (kept until Python was ready) moves nothing. CHANGES: swap()'s
+  showStep(changes) {
+    const list = this.stepList;
+    this.stepList = null;
+    if (!list?.isConnected || !inView(list)) return;
+    const shown = (a) => a.getClientRects().length; // not in a closed "Go deeper"
+    const changed = this.areas.filter((a) => changes.get(a)?.length && shown(a));
+    if (changed.length) this.stepShows.set(list, this.nearest(list, changed));
+    showWithSteps(this.stepShows.get(list) || this.nearest(list), list);
   }
 
   // the control the reader acted on, in AREA as it is now
@@ -763,7 +782,14 @@ class LiveFigure {
     });
     note.append(go);
     this.areas.forEach((a) => a.querySelectorAll(".mh-effect").forEach((n) => n.remove()));
-    (at.closest("form, [role=group], .mh-pick, fieldset") || at).after(note);
+    // after the control's group; a cell's, after its table (and the box it scrolls in), never
+    // in the table's row, which it would widen
+    let place = at.closest("form, [role=group], .mh-pick, fieldset, table") || at;
+    const box = place.parentElement;
+    if (place.matches("table") && box.childElementCount === 1) {
+      if (/auto|scroll/.test(getComputedStyle(box).overflowX)) place = box;
+    }
+    place.after(note);
   }
 }
 
@@ -799,9 +825,8 @@ export function setupFigures() {
     const fig = target && figures.get(target.dataset.target);
     if (!fig) return;
     fig.set(stepState(target), fig.el, { at: target });
-    const list = target.closest(".mh-howto");
-    if (list) showWithSteps(fig.nearest(list), list);
-    else fig.el.scrollIntoView({ block: "nearest" });
+    // a step list's figure is shown once the step is drawn, where it changed (showStep)
+    if (!target.closest(".mh-howto")) fig.el.scrollIntoView({ block: "nearest" });
   });
   window.addEventListener("beforeprint", () => {
     writeURLNow(); // every part drawn as it is now, to be put back after printing

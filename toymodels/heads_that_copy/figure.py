@@ -243,9 +243,8 @@ def render(state=None, fid="copy-layer"):
             f"H{(g + 1) * per_group}</h3>"
             f'<ol class="hc-heads">{"".join(items)}</ol></section>'
         )
-    texts = [(t["id"], text_label(t)) for t in hc.texts()] + [(live.SID, "Your own text")]
     controls = kit.controls(
-        kit.choices("text", texts, state["text"], label="Text", cls="mh-pick hc-texts"),
+        text_choices(state["text"]),
         own_form(state, own, fid) if state["text"] == live.SID else "",
         _layer_control(fid, state, model["layers"]),
         kit.choices("sink", SINK, state["sink"], label="The first token"),
@@ -257,6 +256,7 @@ def render(state=None, fid="copy-layer"):
         label="Tokens: choose one to mark its row in every head",
         fk="t",
         group="hc-tokens",
+        pieces=True,
     )
     if hide:
         note = (
@@ -290,6 +290,42 @@ def render(state=None, fid="copy-layer"):
         + kit.summary_line(summary)
     )
     return kit.result(html, state, summary=summary, more=own["more"])
+
+
+def text_choices(current):
+    """The text control: "Your own text", a button per sentence, one for the passage and one
+    for the ten runs of random tokens (the run shown, else the first); with a run shown, a row
+    of its ten seeds under it. A button per run made the row 4,737 px wide on a phone, with
+    "Your own text" the seventeenth, at its end."""
+    runs = [t for t in hc.texts() if t["kind"] == "repeat"]
+    ids = {t["id"] for t in runs}
+    run = current if current in ids else runs[0]["id"]
+    options = [(live.SID, "Your own text")]
+    options += [(t["id"], text_label(t)) for t in hc.texts() if t["id"] not in ids]
+    options += [(run, LABELS["repeat"])]
+    row = kit.choices(
+        "text",
+        options,
+        run if current in ids else current,
+        label="Text",
+        cls="mh-pick hc-texts",
+        fk=lambda v: "text-repeat" if v in ids else f"text-{v}",
+    )
+    if current not in ids:
+        return row
+    seeds = [(t["id"], str(t["seed"])) for t in runs]
+    return row + (
+        '<div class="hc-seeds"><span aria-hidden="true">Seed:</span>'
+        + kit.choices(
+            "text",
+            seeds,
+            current,
+            label="Seed of the random tokens",
+            cls="mh-pick hc-seed",
+            fk=lambda v: f"seed-{v}",
+        )
+        + "</div>"
+    )
 
 
 def _picture(shares, label, row):
@@ -467,3 +503,44 @@ def _writer(state, r):
         + ("" if full and not writing else button)
         + "</form>"
     )
+
+
+def download_tables(state, fid="copy-layer"):
+    """The numbers the layer's maps draw as pictures, for the download's CSV
+    (toymodels.page.download): the marked token's row in each of the layer's heads, in tenths of
+    a percent as the line under each map gives them, the first token left out and each row
+    shared out again when the figure hides it. The reader's text is read as drawn, never
+    written on (`write` off)."""
+    state, entry, own = normalise({**state, "write": ""})
+    r = own["run"]
+    layer = int(state["layer"]) - 1
+    if r is not None and not r.complete:
+        layer = min(layer, r.done - 1)
+    hide = state["sink"] == "hide"
+    first = 1 if hide else 0
+    selected = int(state["token"])
+    if selected < first:
+        return []
+    said = [quoted(hc.shown(p)) for p in entry["pieces"][first:]]
+    me = said[selected - first]
+
+    def cell(row, j):
+        if j > selected - first:
+            return f"{me} cannot see {said[j]}: masked"
+        return f"{me} → {said[j]}: {kit.share(row[: selected - first + 1], j)}"
+
+    shown = maps(entry, layer, hide)
+    return [
+        {
+            "caption": f"Where {me} (token {selected}) looks in each head of layer {layer + 1}: "
+            "a row is a head, a column a token looked at, a cell its share of the attention",
+            "columns": said,
+            "rows": [
+                (
+                    head_name(layer + 1, h + 1),
+                    [cell(shown[h][selected - first], j) for j in range(len(said))],
+                )
+                for h in range(len(shown))
+            ],
+        }
+    ]

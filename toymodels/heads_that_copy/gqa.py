@@ -8,7 +8,7 @@ random tokens said twice.
 """
 
 from ..page import kit
-from ..page.html import attrs, esc, head_name
+from ..page.html import attrs, esc, head_name, pct, quoted, tenths_rows
 from . import heads as hc
 
 DEFAULTS = {"head": "", "layer": ""}
@@ -29,39 +29,50 @@ def normalise(state):
     return state
 
 
-def diagram(head, heads, kv):
+def diagram(head, heads, kv, *, group_only=False):
     """The wiring as SVG: a box per query head on top, a box per key/value head below, a wire
-    from each query head to the key/value head it reads; HEAD's group drawn on (0-based)."""
+    from each query head to the key/value head it reads; HEAD's group drawn on (0-based).
+    GROUP_ONLY draws HEAD's group alone (its query heads and the key/value head they read):
+    what a phone shows, where the nine do not fit beside each other at a readable size."""
     w, gap, top, low = 44, 8, 8, 96
-    width = heads * (w + gap)
     group = heads // kv
     mine = hc.kv_head(head)
+    first = mine * group
+    shown = range(first, first + group) if group_only else range(heads)
+    kvs = [mine] if group_only else range(kv)
+    width = len(shown) * (w + gap)
+
+    def left(h):  # the x of query head h's box
+        return (h - shown[0]) * (w + gap)
+
     body = []
-    for h in range(heads):
+    for h in shown:
         k = h // group
-        x = h * (w + gap) + w / 2
-        kx = (k * group + (group - 1) / 2) * (w + gap) + w / 2
+        x = left(h) + w / 2
+        kx = left(k * group + (group - 1) / 2) + w / 2
         on = " on" if k == mine else ""
         body.append(f'<line class="wire{on}" x1="{x:g}" y1="{top + 24}" x2="{kx:g}" y2="{low}"/>')
-    for h in range(heads):
+    for h in shown:
         on = " on" if hc.kv_head(h) == mine else ""
-        x = h * (w + gap)
+        x = left(h)
         body.append(f'<rect class="q{on}" x="{x}" y="{top}" width="{w}" height="24" rx="4"/>')
         body.append(f'<text x="{x + w / 2:g}" y="{top + 16}" text-anchor="middle">H{h + 1}</text>')
-    for k in range(kv):
+    for k in kvs:
         on = " on" if k == mine else ""
-        x = (k * group + (group - 1) / 2) * (w + gap) - 20
+        x = left(k * group + (group - 1) / 2) - 20
         box = f'x="{x:g}" y="{low}" width="{w + 40}" height="26"'
         body.append(f'<rect class="kv{on}" {box} rx="4"/>')
         mid = f'x="{x + (w + 40) / 2:g}" y="{low + 17}"'
         body.append(f'<text {mid} text-anchor="middle">K, V {k + 1}</text>')
-    first = mine * group
     label = (
-        f"Nine query heads above, three key/value heads below. Query heads H{first + 1} to "
-        f"H{first + group} all read key/value head {mine + 1}."
+        f"Query heads H{first + 1} to H{first + group} all read key/value head {mine + 1}."
+        if group_only
+        else f"Nine query heads above, three key/value heads below. Query heads H{first + 1} "
+        f"to H{first + group} all read key/value head {mine + 1}."
     )
     markup = attrs(
-        class_="mh-svg hc-gqa",
+        # the group alone on a narrow screen (site.css), never in a download
+        class_="mh-svg hc-gqa mh-narrow-only" if group_only else "mh-svg hc-gqa mh-wide-only",
         viewBox=f"0 0 {width} {low + 30}",
         role="img",
         aria_label=label,
@@ -90,7 +101,7 @@ def render(state=None, fid="copy-gqa"):
         for to, t, fk in steps
     )
     controls = kit.controls(
-        kit.choices("head", options, state["head"], label="Query head"),
+        kit.choices("head", options, state["head"], label="Query head", cls="mh-pick hc-gqa-pick"),
         f'<div class="hc-out"><span>Layer {layer + 1} of {layers}</span>{nudges}</div>',
     )
     maps = []
@@ -117,8 +128,60 @@ def render(state=None, fid="copy-gqa"):
     html = (
         controls
         + diagram(head, heads, kv)
+        + diagram(head, heads, kv, group_only=True)
         + f'<p class="hc-note">{esc(line)}</p>'
-        + f'<ol class="hc-heads">{"".join(maps)}</ol>'
+        + f'<ol class="hc-heads hc-gqa-heads">{"".join(maps)}</ol>'
         + kit.legend("masked (a later token)")
     )
     return kit.result(html, state, summary=line)
+
+
+def download_tables(state, fid="copy-gqa"):
+    """The numbers behind the figure, for the download's CSV (toymodels.page.download): the
+    sharing heads' scores as the lines under their maps give them, and each head's map (every
+    token's row, in tenths of a percent as the kit's grids show shares) on the run drawn."""
+    state = normalise(state)
+    head, layer = int(state["head"]) - 1, int(state["layer"]) - 1
+    sharing = hc.siblings(head)
+    run = hc.text(hc.runs()[0]["id"])
+    scores = hc.scores()
+    names = [head_name(layer + 1, h + 1) for h in sharing]
+    said = [quoted(hc.shown(p)) for p in run["pieces"]]
+    tables = [
+        {
+            "caption": f"The query heads sharing key/value head {hc.kv_head(head) + 1} of layer "
+            f"{layer + 1}: their scores on random tokens said twice",
+            "columns": ["induction", "first token"],
+            "rows": [
+                (
+                    name,
+                    [
+                        f"{100 * float(scores[kind][layer, h]):.0f}%"
+                        for kind in ("induction", "sink")
+                    ],
+                )
+                for h, name in zip(sharing, names, strict=True)
+            ],
+        }
+    ]
+    for h, name in zip(sharing, names, strict=True):
+        rows = tenths_rows(run["att"][layer, h])
+        tables.append(
+            {
+                "caption": f"{name}'s map on random tokens said twice (row: token looking)",
+                "columns": said,
+                "rows": [
+                    (
+                        f"{i} {said[i]}",
+                        [
+                            f"{said[i]} → {said[j]}: {pct(t)}"
+                            if j <= i
+                            else f"{said[i]} cannot see {said[j]}: masked"
+                            for j, t in enumerate(row + [0] * (len(said) - len(row)))
+                        ],
+                    )
+                    for i, row in enumerate(rows)
+                ],
+            }
+        )
+    return tables

@@ -1,23 +1,23 @@
 """A figure to take away: its picture as SVG and the numbers behind it as CSV.
 
 Both come from the figure's own `render(state, fid)`, the function that draws it on screen, so
-the files hold exactly the numbers the reader sees: `files` calls it with the reader's state
-and reads what it returned (the figure's HTML and its slots). Each table becomes CSV rows, one
-per cell (its table, row, column, the number in it and the cell's text as shown), under a header
+the files hold exactly the numbers the reader sees: `files` calls it with the reader's state and
+reads what it returned (the figure's HTML and its slots). Each table becomes CSV rows, one per
+cell (its table, row, column, the number in it and the cell's text as shown), under a header
 naming the figure, its state and its source. The SVG stands alone: it shows what the page shows
 of the figure, in the page's order (its text, its tables as grids shaded as on screen with the
 bars in their rows, the pictures the figure drew as SVG, the items of a list of pictures side by
-side with their labels), leaves out its controls (their state is written under the picture),
-wraps every line to its width, and carries the rules of the page's style sheet that its pictures
-use (the light theme's colours; only what an SVG draws with; no @import, no url(), no script).
-The files are named by chapter, figure and state (`one-head-figure-2-angle-0-length-2`), never
-by the site's name, which is also a chapter's ("Many heads"). A figure that draws numbers as
-one picture rather than as tables (Real heads' "All 72 heads") offers them to the CSV with an
-optional `download_tables(state, fid)` in its module, made from the same data it draws: a list
-of tables, each {"caption", "columns", "rows": [(label, [cell text, …])], "words": [columns
-that hold words, never a number]}, whose cells become rows as a table's do. Nothing here
-computes a number of its own, and the browser only saves what this returns: nothing is sent
-anywhere.
+side with their labels), leaves out its controls (their state is written under the picture) and
+what a narrow screen shows in place of a whole picture (`mh-narrow-only`), wraps every line to
+its width, and carries the rules of the page's style sheet that its pictures use (the light
+theme's colours; only what an SVG draws with; no @import, no url(), no script). The files are
+named by chapter, figure and state (`one-head-figure-2-angle-0-length-2`), never by the site's
+name, which is also a chapter's ("Many heads"). A figure that draws numbers as one picture
+rather than as tables (Real heads' "All 72 heads") offers them to the CSV with an optional
+`download_tables(state, fid)` in its module, made from the same data it draws: a list of tables,
+each {"caption", "columns", "rows": [(label, [cell text, …])], "words": [columns that hold
+words, never a number]}, whose cells become rows as a table's do. Nothing here computes a number
+of its own, and the browser only saves what this returns: nothing is sent anywhere.
 
 Every piece of text goes through escaping (a reader's own sentence may hold anything), SVG the
 figure drew passes through `clean_svg`, and a CSV field that a spreadsheet would run as a
@@ -64,15 +64,25 @@ LIGHT |= {"--l3": "#c6dbef", "--l4": "#9ecae1", "--l5": "#6baed6", "--l6": "#429
 LIGHT |= {"--l7": "#2171b5", "--l8": "#08519c", "--l9": "#08306b"}
 LIGHT |= {"--neg1": "#fdd0a2", "--neg2": "#fdae6b", "--neg3": "#e6550d", "--neg4": "#a63603"}
 # what a figure shows but a picture of it leaves out: its controls (their state is written
-# under the picture), text for screen readers only, and anything hidden
+# under the picture), text for screen readers only, anything hidden, and the part of a picture
+# a narrow screen shows instead of the whole (the picture holds the whole)
 SKIP_TAGS = {"form", "noscript", "script", "style", "template", "input", "select", "textarea"}
 SKIP_CLASSES = {"sr", "mh-controls", "mh-pick", "mh-download-panel", "mh-fig-buttons"}
+SKIP_CLASSES |= {"mh-narrow-only"}
 BLOCKS = {"p", "div", "li", "ol", "ul", "dl", "dt", "dd", "section", "h2", "h3", "h4", "figure"}
 VOID = {"br", "img", "wbr", "hr", "meta", "link", "col", "source", "input"}
+# a row of buttons holding a tokenizer's pieces (kit.token_buttons(pieces=True)), not words: drawn
+# with a mark between them, so that "P" "uff" does not read as two words "P uff"
+PIECES, PIECE_GAP = "mh-pieces", (" · ", False)
+# a map smaller than this beside others (a tile) is drawn this wide, as the page draws it larger
+LEAST_TILE = 150
 # a raised letter (W<sup>Q</sup>) travels through the reader between these two marks, and is
 # drawn raised in the picture and written W^Q in the CSV
 RAISE, LOWER = "\ue000", "\ue001"
 RAISED = re.compile(f"{RAISE}([^{LOWER}]*){LOWER}")
+# so does a word in bold in a table's cell (the word that differs in a pair of texts), drawn bold
+BOLD, PLAIN = "\ue002", "\ue003"
+BOLDED = re.compile(f"{BOLD}([^{PLAIN}]*){PLAIN}")
 # the properties of the page's style sheet that an SVG document draws with
 SVG_PROPERTIES = {
     "fill",
@@ -156,6 +166,7 @@ class _Reader(HTMLParser):
         self.text, self.shade, self.in_head = [], None, False
         self.label = ""  # a cell's exact value when it is the cell's name (kit.attention_grid)
         self.svg_depth, self.svg, self.open = 0, [], []
+        self.svg_skipped = False  # the picture being read is one a download leaves out
 
     def skipped(self):
         return any(e[2] for e in self.stack)
@@ -163,6 +174,8 @@ class _Reader(HTMLParser):
     def flush(self):
         """The text read since the last block, as one item of the flow."""
         runs, self.runs = self.runs, []
+        while runs and runs[-1] == PIECE_GAP:
+            runs.pop()
         if "".join(t for t, _ in runs).strip() and not self.skipped():
             self.containers[-1].append(runs)
 
@@ -170,6 +183,9 @@ class _Reader(HTMLParser):
         if tag == "svg" or self.svg_depth:
             if tag == "svg" and not self.svg_depth:
                 self.flush()
+                self.svg_skipped = bool(
+                    SKIP_CLASSES & set((dict(attrs).get("class") or "").split())
+                )
             self.svg_depth += tag == "svg"
             written = self.get_starttag_text()
             self.open.append(re.match(r"<([^\s/>]+)", written).group(1))  # its case, for XML
@@ -179,6 +195,8 @@ class _Reader(HTMLParser):
         classes = (a.get("class") or "").split()
         if tag == "sup":
             self.handle_data(RAISE)
+        if tag in ("strong", "b") and self.part in ("td", "th"):
+            self.handle_data(BOLD)
         if tag not in VOID:
             if tag in BLOCKS or tag == "table":
                 self.flush()
@@ -222,17 +240,22 @@ class _Reader(HTMLParser):
             if tag == "svg":
                 self.svg_depth -= 1
                 if not self.svg_depth:
-                    self._picture(clean_svg("".join(self.svg)))
+                    if not self.svg_skipped:
+                        self._picture(clean_svg("".join(self.svg)))
                     self.svg = []
             return
         if tag == "sup":
             self.handle_data(LOWER)
+        if tag in ("strong", "b") and self.part in ("td", "th"):
+            self.handle_data(PLAIN)
         if tag in BLOCKS or tag == "table":
             self.flush()
         self._close_element(tag)
         in_strip = tag == "span" and self.stack and self.stack[-1][0] == "span"
         if self.runs and (tag == "button" or in_strip):
-            self.runs.append((" ", False))  # a row of words drawn as buttons or as labels
+            # a row of words drawn as buttons or as labels; of a tokenizer's pieces, marked apart
+            pieces = any(PIECES in e[1] for e in self.stack)
+            self.runs.append(PIECE_GAP if pieces and tag == "button" else (" ", False))
         if self.table is None:
             return
         if tag == "thead":
@@ -293,10 +316,13 @@ class _Reader(HTMLParser):
             self.runs.append((data, "pressed" if "pressed" in marks else True in marks))
 
     def _swatch(self, classes):
-        """A colour of a legend (<span class="sw l3">): a square of that colour."""
+        """A colour of a legend (<span class="sw l3">): a square of that colour; the hatch of a
+        masked cell (<span class="sw masked">), a hatched square between spaces."""
         shades = _shades(classes)
         if "sw" in classes and shades and not self.skipped():
             self.runs.append(("■", shades[0]))
+        elif "sw" in classes and "masked" in classes and not self.skipped():
+            self.runs.append((" ▨ ", False))
 
 
 def _shades(classes):
@@ -344,7 +370,7 @@ def safe(field):
     """A CSV field a spreadsheet shows as text: one that would start a formula gets a quote,
     also after leading spaces or line breaks, and in full width (＝, which a spreadsheet in an
     East Asian locale reads as =)."""
-    text = RAISED.sub(r"^\1", str(field))
+    text = BOLDED.sub(r"\1", RAISED.sub(r"^\1", str(field)))
     first = unicodedata.normalize("NFKC", text.lstrip()[:1])
     return f"'{text}" if text.startswith(FORMULA) or first.startswith(FORMULA) else text
 
@@ -387,7 +413,8 @@ def table_csv(tables, caption, state, source):
 def _esc(text):
     """Text -> SVG text; quotes too, so no text can pose as an attribute (see _colours)."""
     raised = r'<tspan style="baseline-shift:super;font-size:75%">\1</tspan>'
-    return RAISED.sub(raised, escape(text))
+    bold = r'<tspan style="font-weight:700">\1</tspan>'
+    return BOLDED.sub(bold, RAISED.sub(raised, escape(text)))
 
 
 def _text(x, y, text, tone=None, anchor="start", size=14):
@@ -470,7 +497,7 @@ def _shown(text, shade, visible=None):
 
 
 def _text_w(text, size):
-    return len(RAISED.sub(r"\1", text)) * size * CHAR_W
+    return len(BOLDED.sub(r"\1", RAISED.sub(r"\1", text))) * size * CHAR_W
 
 
 def table_svg(t, top):
@@ -538,12 +565,15 @@ def _size(svg):
     return width, height
 
 
-def _placed(pic, x, y):
-    """A figure's own SVG placed at (X, Y), at its own size, inside groups carrying the classes
-    of the HTML around it on the page: (markup, width, height)."""
+def _placed(pic, x, y, least=0):
+    """A figure's own SVG placed at (X, Y), at its own size (at least LEAST wide, where its
+    viewBox lets it scale), inside groups carrying the classes of the HTML around it on the
+    page: (markup, width, height)."""
     svg = pic.markup
     width, height = _size(svg)
     tag = svg[: svg.index(">")]
+    if 0 < width < least and "viewBox=" in tag:
+        width, height = least, height * least / width
     tag = re.sub(r'\s(x|y|width|height)="[^"]*"', "", tag)
     tag += f' x="{x:.0f}" y="{y:.0f}" width="{width:.0f}" height="{height:.0f}"'
     opened = "".join(f'<g class="{escape(c)}">' for c in pic.around)
@@ -551,9 +581,10 @@ def _placed(pic, x, y):
     return markup, width, height
 
 
-def flow(items, width):
+def flow(items, width, least=0):
     """ITEMS drawn one under another, tiles side by side in rows, at most WIDTH px wide
-    (wider only where a picture or table is): (markup, its width, its height)."""
+    (wider only where a picture or table is), each picture at least LEAST px wide: (markup,
+    its width, its height)."""
     parts, y, used, row = [], 0, 0, []
 
     def end_row():
@@ -570,7 +601,7 @@ def flow(items, width):
     for item in items:
         if isinstance(item, Tile):
             pics = [_size(p.markup)[0] for p in _pictures(item.items)]
-            tile = flow(item.items, max([150] + pics))
+            tile = flow(item.items, max([LEAST_TILE] + pics), LEAST_TILE)
             if row and sum(w + 16 for _, w, _ in row) + tile[1] > width:
                 end_row()
             row.append(tile)
@@ -579,7 +610,7 @@ def flow(items, width):
         if isinstance(item, Table):
             markup, h, w = table_svg(item, 0)
         elif isinstance(item, Pic):
-            markup, w, h = _placed(item, 0, 0)
+            markup, w, h = _placed(item, 0, 0, least)
         else:
             size = 12 if width < 300 else 14
             markup, h = _runs(item, width, size)

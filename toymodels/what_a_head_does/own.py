@@ -394,6 +394,7 @@ def _measured(state, own, said, fid):
         label="The token measured: its next-word guess is what a and b compete for",
         fk="t",
         group="hc-tokens",
+        pieces=True,
     )
     opened, facts = head_section(state, own, at, att, dla, to)
     note = (

@@ -10,7 +10,7 @@ NEAR either way) are counted, not drawn: they are most of them, and all in one s
 import numpy as np
 
 from ..page import kit
-from ..page.html import count_words, esc, num
+from ..page.html import count_words, esc, head_name, num
 from . import heads as wh
 from .attribution import spearman
 
@@ -68,3 +68,38 @@ def render(state=None, fid="what-scatter"):
         + f'<p class="mh-summary">{esc(said)}</p>'
     )
     return kit.result(html, state, summary=said)
+
+
+def download_tables(state, fid="what-scatter"):
+    """The numbers behind the picture, for the download's CSV (toymodels.page.download): the
+    rank correlations the summary gives, and every point, drawn or not (a head in a kept pair):
+    its attention to the word that differs and the share patching it recovers, in percent."""
+    family = state.get("family")
+    family = family if family in CHOICES["family"] else DEFAULTS["family"]
+    att, patch, _ = points(family)
+    rho, rho_size = correlations(family)
+    kept = wh.kept()
+    fam = {p["id"]: p["family"] for p in wh.all_pairs()}
+    pairs = [pid for pid in kept if family == "all" or fam[pid] == family]
+    layers, heads = wh.arrays()["patch"].shape[1:]
+    labels = [
+        f"{pid} {head_name(layer + 1, h + 1)}"
+        for pid in pairs
+        for layer in range(layers)
+        for h in range(heads)
+    ]
+    return [
+        {
+            "caption": f"Rank correlation of attention with patching, {NAMES[family]}",
+            "columns": ["with the share recovered", "with its size"],
+            "rows": [("Spearman", [num(rho), num(rho_size)])],
+        },
+        {
+            "caption": f"Each head of {count_words(len(pairs), 'pair')} ({NAMES[family]})",
+            "columns": ["attention", "share recovered"],
+            "rows": [
+                (label, [f"{num(100 * a, 1)}%", f"{num(100 * p, 1)}%"])
+                for label, a, p in zip(labels, att, patch, strict=True)
+            ],
+        },
+    ]

@@ -85,10 +85,13 @@ def token_buttons(
     cls=None,
     group="",
     names=None,
+    pieces=False,
 ):
     """The sentence as buttons, one per token: tapping token i sets state[KEY] = VALUE(i), its
     focus key is FK + i. CLS(i) adds classes to token i's button, GROUP to the group; NAMES(i)
-    names it for screen readers where its text says too little ("character 3, space" for '␣')."""
+    names it for screen readers where its text says too little ("character 3, space" for '␣').
+    PIECES: the tokens are a tokenizer's pieces, parts of words as often as words (a download
+    draws them apart, toymodels/page/download.py)."""
     buttons = "".join(
         state_button(
             key,
@@ -102,7 +105,8 @@ def token_buttons(
         for i, token in enumerate(tokens)
     )
     return (
-        f'<div class="mh-words{group and " " + group}" role="group" aria-label="{esc(label)}"'
+        f'<div class="mh-words{group and " " + group}{" mh-pieces" if pieces else ""}" role="group"'
+        f' aria-label="{esc(label)}"'
         f" data-roving>{buttons}</div>"
     )
 
