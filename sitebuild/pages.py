@@ -239,6 +239,14 @@ class ChapterRenderer:
             if text.strip().startswith("- "):
                 choice = text.strip()[2:]
                 if choice.startswith("[x] "):  # the answer, shown beside the reader's guess
+                    if answer is not None:
+                        raise AuthorError(
+                            self.rel,
+                            n,
+                            f"a guess has one answer, and choice {answer + 1} is already "
+                            "marked '[x]'; remove one of the marks (a check block takes "
+                            "several right options)",
+                        )
                     answer, choice = len(choices), choice[4:]
                 choices.append(Markup(self.prose.inline(choice, n)))
             elif text.strip():
