@@ -286,9 +286,65 @@ MISTAKES += [
 ]
 
 
+def with_slider(choices, reading):
+    """FIGURE with a slider for a field "strength" (0 to 4 in steps of 0.5) that steps set too:
+    CHOICES lists CHOICES for it, and render reads it with READING."""
+    return (
+        broken(
+            "    return result(buttons, state,",
+            f"    {reading}\n"
+            '    buttons += kit.slider(fid, "strength", state["strength"], label="Strength", '
+            "low=0, high=4, step=0.5)\n"
+            "    return result(buttons, state,",
+        )
+        .replace(
+            "from ..page.html import esc", "from ..page import kit\nfrom ..page.html import esc"
+        )
+        .replace('"view": "shares"}', '"view": "shares", "strength": "1.0"}')
+        .replace(
+            'CHOICES = {"view": ("scores", "shares")}',
+            f'CHOICES = {{"view": ("scores", "shares"), "strength": {choices}}}',
+        )
+    )
+
+
+READ_NUMBER = (
+    'state["strength"] = kit.read_number(state["strength"], low=0, high=4, step=0.5, default=1)[1]'
+)
+MISTAKES += [
+    (
+        "a slider's choices written otherwise than its field",
+        with_slider('("1", "2")', READ_NUMBER),
+        f"toymodels/two_back/figure.py:9: figure '{MODEL}' ({BLOCK}) draws the choice strength "
+        '"1" of its slider as strength "1.0"; write each number of CHOICES as the slider\'s field '
+        'holds it (kit.number_text(x, step) writes it: "1.0" here), since a step sets exactly '
+        "the text written",
+    ),
+    (
+        "a slider read against its choices",
+        with_slider(
+            '("1.0", "2.0")',
+            'state["strength"] = state["strength"] if state["strength"] in '
+            'CHOICES["strength"] else "1.0"',
+        ),
+        f"toymodels/two_back/figure.py:9: figure '{MODEL}' ({BLOCK}) has a slider for "
+        "'strength', which CHOICES lists as 1.0, 2.0; moved to 0, it drew strength \"1.0\" "
+        '(given the state {"strength": "0"} (a value its slider sends)): a slider sends every '
+        "value of its scale, so read its field with kit.read_number rather than against "
+        "CHOICES (give read_sentence only the choices of the fields that are not sliders)",
+    ),
+]
+
+
 @pytest.mark.parametrize("name,source,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_broken_figure_module_stops_the_build_at_its_line(author, name, source, message):
     stops(author(source), message)
+
+
+def test_a_slider_whose_choices_agree_with_it_builds(author):
+    root = author(with_slider('("1.0", "2.0")', READ_NUMBER))
+    site = site_build.build(root, root / "site")
+    assert 'name="strength"' in (site / "test.html").read_text()
 
 
 def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
