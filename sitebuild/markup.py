@@ -20,7 +20,7 @@ from latex2mathml.converter import convert as tex_to_mathml
 
 from toymodels import BUILD_ONLY
 
-from . import blame
+from . import blame, limits
 from .chapters import AuthorError, suggest
 from .limits import MARKDOWN_SECONDS, Overrun, time_limit
 
@@ -91,7 +91,21 @@ def value(name, rel="?", line=1):
             raise LookupError(
                 f"'{name}' needs arguments ({', '.join(needed)}); a value for prose takes none"
             )
-        v = v()
+        try:
+            v = blame.limited(v)
+        except (Exception, Overrun) as e:
+            own, inner = blame.blamed(e, blame.package_of(module))
+            if isinstance(e, Overrun):
+                what = (
+                    f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here (an "
+                    "endless loop?); a value for prose must be quick to compute"
+                )
+            else:
+                what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
+            where = own or blame.defined_at(v) or (rel, line)
+            raise AuthorError(
+                *where, f"the value '{name}' (needed by {rel}:{line}) {what}"
+            ) from None
     return _shown(name, v)
 
 

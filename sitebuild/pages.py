@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from toymodels.page import cells
 
-from . import blame
+from . import blame, limits
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
 from .limits import CELL_SECONDS, Overrun, time_limit
@@ -402,12 +402,42 @@ class ChapterRenderer:
             )
         first = next(n for n, t in code_lines if t.strip())
         result = self._run(b, code, first)
+        self._try_check(fn, check, check_line)
         exercise = {
             "task": Markup(self.prose.inline(b.args, b.line)),
             "check": check,
             "hints": hints,
         }
         return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)
+
+    def _try_check(self, fn, check, at):
+        """Run the exercise's check FN (named CHECK at line AT) on the starting code's
+        variables, as a reader's first Run does: it must return a verdict, (passed, message),
+        within the per-call limit (limits.FIGURE_SECONDS), since a check that raises or never
+        returns leaves the reader with no verdict."""
+        given = f"the check '{check}' ({self.rel}:{at}), given the starting code's variables,"
+        try:
+            verdict = blame.limited(fn, dict(cells.NAMESPACES[self.ns]))
+        except (Exception, Overrun) as e:
+            own, inner = blame.blamed(e, blame.package_of(check.split(":")[0]))
+            if isinstance(e, Overrun):
+                what = (
+                    f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here "
+                    "(an endless loop?)"
+                )
+            else:
+                what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
+            raise AuthorError(
+                *(own or blame.defined_at(fn) or (self.rel, at)),
+                f"{given} {what}; a check gives every reader's code a verdict quickly: return "
+                "(False, 'what to change') where the variables are not what it needs",
+            ) from None
+        if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[1], str)):
+            raise AuthorError(
+                *(blame.defined_at(fn) or (self.rel, at)),
+                f"{given} returned {type(verdict).__name__} {_short(verdict)}; a check returns "
+                "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
+            )
 
     def _recap(self, b):
         """What the reader now knows, and a link to the next chapter with what it adds."""
@@ -460,3 +490,9 @@ class ChapterRenderer:
             following if following is not UNKNOWN else None,
             Markup(self.prose.inline(sentence, b.line)) if sentence else "",
         )
+
+
+def _short(value):
+    """VALUE's repr, cut to one short line for a message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"

@@ -367,6 +367,98 @@ def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
     )
 
 
+EXERCISE = "\n::: exercise Do it\ncheck: toymodels.two_back.checks:check\n---\nx = 1\n:::\n"
+STILL = "was still running after 1 s, and was stopped here (an endless loop?)"
+CHECK = "the check 'toymodels.two_back.checks:check' (chapters/a.md:20), given the starting code's"
+
+
+def test_author_code_that_never_returns_stops_the_build_at_its_line(author, monkeypatch):
+    """An endless loop at import, in a value for prose or in an exercise's check is stopped
+    after the limit a figure's state has (limits.FIGURE_SECONDS; 1 s here), at its line."""
+    monkeypatch.setattr(limits, "FIGURE_SECONDS", 1)
+    root = author('PROSE_VALUES = ("N",)\nN = 0\nwhile N >= 0: N += 0\n', "values.py")
+    chapter = root / "chapters" / "a.md"
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.N }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:3: importing this module was still running after 1 s, and "
+        "was stopped here (an endless loop?) (needed by chapters/a.md:10); a module's top level "
+        "runs at every build and before the reader's first tap: keep slow work in a function, "
+        "called when it is needed",
+    )
+    author(
+        'PROSE_VALUES = ("n",)\n\n\ndef n():\n    i = 0\n    while i >= 0: i += 0\n', "values.py"
+    )
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.n }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:6: the value 'toymodels.two_back.values.n' (needed by "
+        f"chapters/a.md:10) {STILL}; a value for prose must be quick to compute",
+    )
+    author("def check(env):\n    x = env['x']\n    while x >= 0: x += 0\n", "checks.py")
+    chapter.write_text(CHAPTER + EXERCISE)
+    stops(
+        root,
+        f"toymodels/two_back/checks.py:3: {CHECK} variables, {STILL}; a check gives every "
+        "reader's code a verdict quickly: return (False, 'what to change') where the variables "
+        "are not what it needs",
+    )
+
+
+def test_a_check_or_a_value_that_raises_or_gives_no_verdict_stops_the_build(author):
+    root = author("def check(env):\n    return env['w'].sum() > 1, 'Yes.'\n", "checks.py")
+    chapter = root / "chapters" / "a.md"
+    chapter.write_text(CHAPTER + EXERCISE)
+    stops(
+        root,
+        f"toymodels/two_back/checks.py:2: {CHECK} variables, raised KeyError: 'w'; a check "
+        "gives every reader's code a verdict quickly: return (False, 'what to change') where "
+        "the variables are not what it needs",
+    )
+    author("def check(env):\n    return env['x'] == 2\n", "checks.py")
+    stops(
+        root,
+        f"toymodels/two_back/checks.py:1: {CHECK} variables, returned bool False; a check returns "
+        "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
+    )
+    author('PROSE_VALUES = ("n",)\n\n\ndef n():\n    return {}["n"]\n', "values.py")
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.n }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:5: the value 'toymodels.two_back.values.n' (needed by "
+        "chapters/a.md:10) raised KeyError: 'n'",
+    )
+
+
+def test_a_check_that_fails_on_a_readers_code_says_the_fault_is_the_pages(monkeypatch):
+    """In the page, a check that raises on what the reader's code left (or gives no message)
+    is a verdict that blames the page's check, not the reader's code."""
+    from toymodels.page import cells
+
+    module = type(sys)("toymodels.faulty_check")
+    module.check = lambda env: (env["w"].sum() > 1, "Right.")
+    module.silent = lambda env: (True, None)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    cells.forget("faulty")
+    result = cells.run("w = 1", "faulty", "toymodels.faulty_check:check")
+    assert result["error"] is None
+    assert result["check"] == {
+        "ok": False,
+        "fault": True,
+        "message": "The exercise's own check failed (AttributeError: 'int' object has no "
+        "attribute 'sum'), so it cannot say whether your code is right. This is a mistake in "
+        "the page, not in your code.",
+    }
+    silent = cells.verdict("toymodels.faulty_check:silent", "faulty")
+    assert silent["fault"] and "(TypeError: its message is NoneType, not text)" in silent["message"]
+    assert cells.verdict("toymodels.guide.exercise:check_strength", "faulty") == {
+        "ok": False,
+        "fault": False,
+        "message": "Run the cell so that w holds the head's shares, one row per word.",
+    }
+    cells.forget("faulty")
+
+
 def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(author, monkeypatch):
     root = author(FIGURE)
     from toymodels.two_back import figure
