@@ -8,10 +8,12 @@ elsewhere: the kit's line that raised, or another chapter's model the author reu
 written from the project's root (toymodels/…/x.py), as every other author message writes them.
 """
 
+import contextlib
 import importlib
 import inspect
 import re
 import traceback
+import warnings
 from pathlib import Path
 
 import toymodels
@@ -151,6 +153,27 @@ def import_module(name, rel, line):
     if at is None:
         raise AuthorError(rel, line, f"importing {name} raised {exception_text(failed)}") from None
     raise AuthorError(*at, f"{what}{reached(inner)} (needed by {rel}:{line}); {fix}") from None
+
+
+@contextlib.contextmanager
+def warnings_caught(package):
+    """While the block runs, every warning (numpy's among them) is kept, not printed: -> a
+    list that receives ((file, line) to name, 'Category: message') for each, where the line
+    is the innermost of PACKAGE ("toymodels.two_back") on the stack when it was set off, else
+    the innermost of toymodels/, else None; not numpy's own file, which Python names."""
+    found = []
+
+    def keep(message, category, filename, lineno, file=None, line=None):
+        stack = traceback.extract_stack()[:-1]
+        folder = package.replace(".", "/") + "/"
+        ours = [(w, f.lineno) for f in stack if (w := relative(f.filename))]
+        own = [at for at in ours if at[0].startswith(folder)]
+        found.append(((own or ours or [None])[-1], f"{category.__name__}: {message}"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = keep
+        yield found
 
 
 def limited(fn, *args):

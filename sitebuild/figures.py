@@ -195,11 +195,15 @@ class Drawing:
         return answer
 
     def _call(self, state, why):
-        """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS."""
+        """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS; each
+        warning it sets off (numpy's overflow, division by zero, nan) is noted at its line."""
         limits.tick()
         took = time.process_time()
         try:
-            with limits.time_limit(limits.FIGURE_SECONDS):
+            with (
+                limits.time_limit(limits.FIGURE_SECONDS),
+                blame.warnings_caught(self.package) as warned,
+            ):
                 answer = self.fn(dict(state), self.fid)
         except limits.Overrun as e:
             at, figure = self.site(blame.blamed(e, self.package)[0])
@@ -219,7 +223,21 @@ class Drawing:
                 f"{_given(state, why)}; {self._render(state)} in Python shows the whole "
                 "traceback",
             ) from None
-        return answer, time.process_time() - took
+        took = time.process_time() - took
+        for at, what in warned:
+            where, figure = self.site(at)
+            if any(n[:2] == tuple(where) and f"({what})" in n[2] for n in self.notes):
+                continue  # said once, for the first state that set it off
+            self._note(
+                (
+                    *where,
+                    f"{figure} set off a warning ({what}), {_given(state, why)}; numpy warns "
+                    "of a number it could not compute (an overflow, a division by zero, a "
+                    "nan): fix the computation, or put it in `with np.errstate(...)` where "
+                    "that result is meant",
+                )
+            )
+        return answer, took
 
     def _render(self, state):
         return f"render({_json(state)}, {_json(self.fid)})"

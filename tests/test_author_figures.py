@@ -19,6 +19,7 @@ import textwrap
 import threading
 import time
 import urllib.request
+import warnings
 import zipfile
 
 import pytest
@@ -666,6 +667,36 @@ def test_a_state_slow_to_draw_is_a_warning_naming_the_figure_state_and_time(auth
         message,
     ), message
     assert check.check(root, strict=False) == 0
+    assert check.check(root, strict=True) == 1
+
+
+def test_a_numpy_warning_is_a_warning_naming_the_figure_state_and_line(author, capsys):
+    """numpy's warning (here a log of 0 for one word) is noted at the author's line with the
+    state that set it off, once, rather than printed with a path into numpy; `check` counts it
+    and fails on it with --strict."""
+    warns = broken(
+        "    back = words[i - 2]",
+        "    if i == 4:\n        np.log(np.zeros(1))\n    back = words[i - 2]",
+    ).replace("from ..page.html import esc", "import numpy as np\n\nfrom ..page.html import esc")
+    root = author(warns)
+    notes = []
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        site_build.build(root, root / "site", notes=notes)
+    assert escaped == []  # noted, not printed with a path into numpy
+    assert notes == [
+        (
+            "toymodels/two_back/figure.py",
+            19,
+            f"figure '{MODEL}' ({BLOCK}) set off a warning (RuntimeWarning: divide by zero "
+            'encountered in log), given the state {"word": "4"} (a word of its WORD_FIELD); numpy '
+            "warns of a number it could not compute (an overflow, a division by zero, a nan): fix "
+            "the computation, or put it in `with np.errstate(...)` where that result is meant",
+        )
+    ]
+    assert check.check(root, strict=False) == 0
+    said = capsys.readouterr().err  # the chapter has no recap either: a warning too
+    assert said.endswith("check: 0 error(s), 2 warning(s) (1 of them set off by a figure): ok\n")
     assert check.check(root, strict=True) == 1
 
 
