@@ -135,6 +135,12 @@ def test_the_results_table_reads_left_aligned(page, base_url):
           .map((el) => getComputedStyle(el).textAlign)"""
     )
     assert len(aligns) == 10 and set(aligns) <= {"left", "start"}, aligns
+    # on a 360 px phone its five columns keep within the page (they made it 386 px wide)
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.wait_for_function("innerWidth === 360")
+    table = page.locator("[data-results] table").bounding_box()
+    assert table["x"] + table["width"] <= 360
+    assert page.evaluate("document.documentElement.scrollWidth") == 360
 
 
 @pytest.mark.browser
