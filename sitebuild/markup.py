@@ -146,7 +146,7 @@ class Prose:
                     at,
                     f"'{m.group('unread')}' here is not read: a chapter puts a value into prose as "
                     "{{ toymodels.MODULE.NAME }}, closed with '}}' on the same line, and runs no "
-                    "other template syntax; write \\{ for a brace, or put it in `code`",
+                    "other template syntax; write \\{ for a brace, or put it in a code span",
                 )
             if m.group("value") is None:
                 return m.group(0)

@@ -26,6 +26,7 @@ import pytest
 from conftest import open_ready, wait_until, without_build_answers
 from playwright.sync_api import expect
 from test_build import GOOD, ROOT, project
+from test_build import MISTAKES as CHAPTER_MISTAKES
 
 import toymodels
 from sitebuild import build as site_build
@@ -549,9 +550,26 @@ def test_the_guide_documents_every_message():
         "an answer that changes for the same state",
         "an inline style",
         "a reader's text left unescaped",
+        "a slider's choices written otherwise than its field",
+        "a slider read against its choices",
     ):
         message = next(m for n, _, m in MISTAKES if n == name)
         text = message.split(": ", 1)[1]
+        assert f"`{text}`" in guide, text
+    for name in ("a value never closed", "a lone dollar", "a guess with two answers"):
+        text = next(m for n, _, m in CHAPTER_MISTAKES if n == name).split(": ", 1)[1]
+        assert f"`{text}`" in guide, text
+    for text in (  # the messages of the tests above, with the limit as it is, 10 s
+        "importing this module was still running after 10 s, and was stopped here (an endless "
+        "loop?) (needed by chapters/a.md:10); a module's top level runs at every build and "
+        "before the reader's first tap: keep slow work in a function, called when it is needed",
+        f"the value 'toymodels.two_back.values.n' (needed by chapters/a.md:10) {STILL}; a value "
+        "for prose must be quick to compute".replace("1 s", "10 s"),
+        f"{CHECK} variables, raised KeyError: 'w'; a check gives every reader's code a verdict "
+        "quickly: return (False, 'what to change') where the variables are not what it needs",
+        f"{CHECK} variables, returned bool False; a check returns (passed, message), e.g. "
+        "return False, 'Make each row of w add up to 1.'",
+    ):
         assert f"`{text}`" in guide, text
     # the kit's line moves as the kit changes: the guide writes LINE
     kit = next(m for n, _, m in MISTAKES if n == "a wrong shape passed to the kit")

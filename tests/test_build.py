@@ -291,7 +291,7 @@ MISTAKES += [
         broken("Some prose", "Some\n{{ toymodels.many_heads.model.D_HEAD } prose"),
         "chapters/a.md:11: '{{' here is not read: a chapter puts a value into prose as "
         "{{ toymodels.MODULE.NAME }}, closed with '}}' on the same line, and runs no other "
-        "template syntax; write \\{ for a brace, or put it in `code`",
+        "template syntax; write \\{ for a brace, or put it in a code span",
     ),
     (
         "a template tag",
