@@ -432,6 +432,32 @@ def test_a_check_or_a_value_that_raises_or_gives_no_verdict_stops_the_build(auth
     )
 
 
+def test_the_check_must_pass_the_exercises_own_solution(author):
+    """A solution below a second '---' runs where a reader's code would, apart from the
+    page's later cells, and its check must pass it."""
+    root = author("def check(env):\n    return env['x'] == 2, 'Make x 2.'\n", "checks.py")
+    chapter = root / "chapters" / "a.md"
+    solved = EXERCISE.replace("x = 1\n", "x = 1\n---\nx = 2\n") + "\n```python live\nx\n```\n"
+    chapter.write_text(CHAPTER + solved)
+    site = site_build.build(root, root / "site")
+    page = (site / "test.html").read_text()
+    assert "x = 2" not in page  # the solution is the build's alone
+    assert re.search(r'<pre class="value"[^>]*>1</pre>', page)  # the later cell saw x = 1
+    chapter.write_text(CHAPTER + solved.replace("x = 2", "x = 3"))
+    stops(
+        root,
+        "chapters/a.md:24: the check 'toymodels.two_back.checks:check' (chapters/a.md:20) does "
+        "not pass this exercise's own solution: it says 'Make x 2.'; fix the check or the "
+        "solution",
+    )
+    chapter.write_text(CHAPTER + solved.replace("x = 2", "x = y"))
+    stops(
+        root,
+        "chapters/a.md:24: this exercise's solution raised NameError: name 'y' is not defined; "
+        "fix the code or its earlier cells",
+    )
+
+
 def test_a_check_that_fails_on_a_readers_code_says_the_fault_is_the_pages(monkeypatch):
     """In the page, a check that raises on what the reader's code left (or gives no message)
     is a verdict that blames the page's check, not the reader's code."""
