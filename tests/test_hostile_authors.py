@@ -362,3 +362,17 @@ def test_short_numbers_and_escaped_braces_read_as_written(tmp_path, monkeypatch)
     root = project(tmp_path, {"a.md": text})
     html = (site_build.build(root, root / "site") / "test.html").read_text()
     assert "<p>{{ not a value }}, 6.9 and 12,345 of" in html
+
+
+def test_a_limit_inside_another_leaves_the_outer_one_running():
+    """A call into an author's code limited inside another limit (a module imported while a
+    value is read) gives the outer limit back what is left of its time."""
+    from sitebuild import limits
+
+    start = time.monotonic()
+    with pytest.raises(limits.Overrun), limits.time_limit(1):
+        with limits.time_limit(5):
+            pass
+        while time.monotonic() - start < 10:
+            pass
+    assert time.monotonic() - start < 5
