@@ -12,8 +12,10 @@ once per process.
 Every call is held to what the browser needs of it: it keeps the contract, it draws the
 chapter's state the same way twice, its markup carries no inline style or script, it is
 stopped after FIGURE_SECONDS, and a state that takes more than SLOW_SECONDS of processor time
-is noted as a warning (sitebuild/limits.py). The chapter's own `state:` may name only the
-module's fields, with values the figure draws as written.
+is noted as a warning (sitebuild/limits.py), as is a warning it sets off (numpy's overflow,
+say), at the author's line. A slider whose field CHOICES lists must agree with it: each number
+drawn as written, and a value of its scale outside CHOICES still drawn. The chapter's own
+`state:` may name only the module's fields, with values the figure draws as written.
 
 Whatever goes wrong is an AuthorError at the line to fix (sitebuild/blame.py): a syntax
 error's own line, the innermost line of the chapter's package that raised (with the kit's line
@@ -290,8 +292,8 @@ class Drawing:
         return at, f"figure '{self.model}' ({self.block[0]}:{self.block[1]})"
 
 
-# what may be a handler attribute: markup that holds one, or "style", is read as tags
 NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # a value of CHOICES that a slider could send
+# what may be a handler attribute: markup that holds one, or "style", is read as tags
 HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
 # markup a reader may type into any field (the address bar holds any): it must come back escaped
 PROBE = '"\'><mh-probe data-mh-probe="1">'
