@@ -6,7 +6,9 @@
                                  SmolLM2's GGUF (repacked) into the cache, and compile Pyodide's
                                  standard library and numpy to bytecode there
     python build.py new "Title"  write chapters/NN-slug.md, a skeleton with the next order number
-                                 (--figure: and toymodels/SLUG/figure.py, a head built from the kit)
+                                 (--figure: and toymodels/SLUG/figure.py, a head built from the kit;
+                                 --after SLUG: placed right after that chapter, those after it
+                                 renumbered and the lead-in sentence of its recap moved)
     python build.py check        build into a temporary folder and report every problem
                                  (--strict: warnings too)
     python build.py zip          build, then write manyheads-site.zip: the whole site, Pyodide
@@ -53,6 +55,11 @@ def main(argv=None):
         "--figure",
         action="store_true",
         help="with new: also a figure module toymodels/SLUG/figure.py built from the figure kit",
+    )
+    ap.add_argument(
+        "--after",
+        metavar="SLUG",
+        help="with new: place the chapter right after this one, renumbering those that follow",
     )
     ap.add_argument(
         "--pyodide-cdn",
@@ -108,8 +115,11 @@ def main(argv=None):
         if args.command == "new":
             if not args.title:
                 ap.error('new needs a title: python build.py new "My chapter"')
-            path, led = new_chapter(root, args.title, args.figure)
+            changed = []
+            path, led = new_chapter(root, args.title, args.figure, args.after, changed)
             print(f"wrote {path.relative_to(root)}")
+            for line in changed:
+                print(f"changed {line}")
             if led:
                 print(
                     f"and gave the recap of {led.relative_to(root)} a sentence leading to it: "

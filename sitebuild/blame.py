@@ -8,14 +8,17 @@ elsewhere: the kit's line that raised, or another chapter's model the author reu
 written from the project's root (toymodels/…/x.py), as every other author message writes them.
 """
 
+import contextlib
 import importlib
 import inspect
 import re
 import traceback
+import warnings
 from pathlib import Path
 
 import toymodels
 
+from . import limits
 from .chapters import AuthorError
 
 
@@ -117,17 +120,27 @@ def exception_text(exc):
 def import_module(name, rel, line):
     """importlib.import_module(NAME) for the chapter line REL:LINE that names it. A module that
     does not exist raises ModuleNotFoundError, as there; one that exists but cannot be imported
-    (a syntax error, a misspelt import, module-level code that raises) is an AuthorError at the
-    line of toymodels/ that failed, naming REL:LINE and how to fix it."""
+    (a syntax error, a misspelt import, module-level code that raises or runs past the limit
+    of `limited`) is an AuthorError at the line of toymodels/ that failed, naming REL:LINE and
+    how to fix it."""
     try:
-        return importlib.import_module(name)
+        return limited(importlib.import_module, name)
     except ModuleNotFoundError as e:
         if e.name and (name == e.name or name.startswith(e.name + ".")):
             raise
         failed = e
-    except Exception as e:
+    except (Exception, limits.Overrun) as e:
         failed = e
-    if isinstance(failed, SyntaxError):
+    if isinstance(failed, limits.Overrun):
+        what = (
+            f"importing this module was still running after {limits.FIGURE_SECONDS} s, and "
+            "was stopped here (an endless loop?)"
+        )
+        fix = (
+            "a module's top level runs at every build and before the reader's first tap: "
+            "keep slow work in a function, called when it is needed"
+        )
+    elif isinstance(failed, SyntaxError):
         what = f"Python cannot read this file: {failed.msg}"
         fix = "fix the code at this line or above it"
     elif isinstance(failed, ImportError):
@@ -140,6 +153,34 @@ def import_module(name, rel, line):
     if at is None:
         raise AuthorError(rel, line, f"importing {name} raised {exception_text(failed)}") from None
     raise AuthorError(*at, f"{what}{reached(inner)} (needed by {rel}:{line}); {fix}") from None
+
+
+@contextlib.contextmanager
+def warnings_caught(package):
+    """While the block runs, every warning (numpy's among them) is kept, not printed: -> a
+    list that receives ((file, line) to name, 'Category: message') for each, where the line
+    is the innermost of PACKAGE ("toymodels.two_back") on the stack when it was set off, else
+    the innermost of toymodels/, else None; not numpy's own file, which Python names."""
+    found = []
+
+    def keep(message, category, filename, lineno, file=None, line=None):
+        stack = traceback.extract_stack()[:-1]
+        folder = package.replace(".", "/") + "/"
+        ours = [(w, f.lineno) for f in stack if (w := relative(f.filename))]
+        own = [at for at in ours if at[0].startswith(folder)]
+        found.append(((own or ours or [None])[-1], f"{category.__name__}: {message}"))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = keep
+        yield found
+
+
+def limited(fn, *args):
+    """FN(*ARGS), a call into an author's code, held to the per-call limit a figure's state is
+    held to (limits.FIGURE_SECONDS, then the backstop): limits.Overrun if it runs longer."""
+    with limits.backstop(limits.BACKSTOP_SECONDS), limits.time_limit(limits.FIGURE_SECONDS):
+        return fn(*args)
 
 
 def reached(inner):

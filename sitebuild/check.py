@@ -4,7 +4,8 @@ can fix.
 Errors (the build's own, broken links, a request to another origin) always fail; warnings
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
 alternative, a path chapter without a recap, a placeholder of `build.py new` left in, a
-figure slow to draw) fail only with --strict. Each is printed as `FILE:LINE: message`.
+figure slow to draw, a warning a figure set off, numpy's among them) fail only with
+--strict. Each is printed as `FILE:LINE: message`.
 """
 
 import json
@@ -55,6 +56,7 @@ PRESENTATION = {"fill", "stroke", "mask", "clip-path", "filter", "cursor"} | {
 # way round (it reads \ as /), once it has dropped tabs and line breaks anywhere and spaces and
 # control characters at the ends
 OFF_SITE = re.compile(r"^(?:(?!data:|blob:)[a-z][a-z0-9+.-]*:|[/\\]{2})", re.I)
+WARNED = "set off a warning ("  # in the note of a warning a figure set off (figures.Drawing)
 
 
 def warnings(root):
@@ -230,9 +232,11 @@ def check(root, strict=False):
     for line in problems + notes:
         print(line, file=sys.stderr)
     failed = bool(problems) or (strict and bool(notes))
+    warned = sum(WARNED in note for note in notes)
     print(
-        f"check: {len(problems)} error(s), {len(notes)} warning(s){' (strict)' if strict else ''}: "
-        f"{'FAILED' if failed else 'ok'}",
+        f"check: {len(problems)} error(s), {len(notes)} warning(s)"
+        f"{f' ({warned} of them set off by a figure)' if warned else ''}"
+        f"{' (strict)' if strict else ''}: {'FAILED' if failed else 'ok'}",
         file=sys.stderr,
     )
     return 1 if failed else 0

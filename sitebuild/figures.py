@@ -13,8 +13,10 @@ Every call is held to what the browser needs of it: it keeps the contract, it dr
 chapter's state the same way twice (into markup that holds only what the page's sanitizer
 keeps, sitebuild/sanitizer.py), its markup carries no inline style or script, it is
 stopped after FIGURE_SECONDS, and a state that takes more than SLOW_SECONDS of processor time
-is noted as a warning (sitebuild/limits.py). The chapter's own `state:` may name only the
-module's fields, with values the figure draws as written.
+is noted as a warning (sitebuild/limits.py), as is a warning it sets off (numpy's overflow,
+say), at the author's line. A slider whose field CHOICES lists must agree with it: each number
+drawn as written, and a value of its scale outside CHOICES still drawn. The chapter's own
+`state:` may name only the module's fields, with values the figure draws as written.
 
 Whatever goes wrong is an AuthorError at the line to fix (sitebuild/blame.py): a syntax
 error's own line, the innermost line of the chapter's package that raised (with the kit's line
@@ -26,6 +28,7 @@ the chapter's figure block and the state, as JSON that render(STATE, FID) takes.
 import json
 import re
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import toymodels
@@ -196,11 +199,15 @@ class Drawing:
         return answer
 
     def _call(self, state, why):
-        """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS."""
+        """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS; each
+        warning it sets off (numpy's overflow, division by zero, nan) is noted at its line."""
         limits.tick()
         took = time.process_time()
         try:
-            with limits.time_limit(limits.FIGURE_SECONDS):
+            with (
+                limits.time_limit(limits.FIGURE_SECONDS),
+                blame.warnings_caught(self.package) as warned,
+            ):
                 answer = self.fn(dict(state), self.fid)
         except limits.Overrun as e:
             at, figure = self.site(blame.blamed(e, self.package)[0])
@@ -220,7 +227,21 @@ class Drawing:
                 f"{_given(state, why)}; {self._render(state)} in Python shows the whole "
                 "traceback",
             ) from None
-        return answer, time.process_time() - took
+        took = time.process_time() - took
+        for at, what in warned:
+            where, figure = self.site(at)
+            if any(n[:2] == tuple(where) and f"({what})" in n[2] for n in self.notes):
+                continue  # said once, for the first state that set it off
+            self._note(
+                (
+                    *where,
+                    f"{figure} set off a warning ({what}), {_given(state, why)}; numpy warns "
+                    "of a number it could not compute (an overflow, a division by zero, a "
+                    "nan): fix the computation, or put it in `with np.errstate(...)` where "
+                    "that result is meant",
+                )
+            )
+        return answer, took
 
     def _render(self, state):
         return f"render({_json(state)}, {_json(self.fid)})"
@@ -288,6 +309,7 @@ class Drawing:
         return at, f"figure '{self.model}' ({self.block[0]}:{self.block[1]})"
 
 
+NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # a value of CHOICES that a slider could send
 # what may be a handler attribute: markup that holds one, or "style", is read as tags
 HANDLER = re.compile(r"\son[a-z]+\s*=", re.I)
 # markup a reader may type into any field (the address bar holds any): it must come back escaped
@@ -361,9 +383,78 @@ def _try_declared(drawing, module):
                 f'control data-key="{word}"; name the field its word buttons set',
             )
         tries += [({word: value}, "WORD_FIELD", "a word of its WORD_FIELD") for value in words]
+    answers = {}  # (field, value of CHOICES) -> the answer
     for state, name, why in tries:
         answer = drawing.draw(state, why)
         _refused(drawing, answer, state, name, why)
+        if name == "CHOICES":
+            answers[next(iter(state.items()))] = answer
+    _sliders(drawing, drawn, choices, answers)
+
+
+def _sliders(drawing, drawn, choices, answers):
+    """A slider whose field CHOICES lists (so that steps can set it) and the CHOICES agree: each
+    number of CHOICES draws as written, since a step sets exactly that text and the page marks
+    the step the reader is on by comparing it with the state drawn ("12.0" where the slider's
+    field holds "12.0", not "12"); and the slider still draws every value it sends: a figure
+    that reads its state against those CHOICES (read_sentence does) throws the others away, and
+    the slider snaps back to its default on every move. One value of the slider's scale outside
+    CHOICES is tried. ANSWERS holds the answer for each value of CHOICES."""
+    for _, named, _ in [t for m in (drawn["html"], *drawn["slots"].values()) for t in tags(m)]:
+        named = dict(named)
+        key = named.get("name")
+        if named.get("type") != "range" or key not in choices:
+            continue
+        try:
+            low, high, step = (Decimal(named[k]) for k in ("min", "max", "step"))
+        except (KeyError, ArithmeticError, TypeError):
+            continue
+        if step <= 0:
+            continue
+        block = drawing.block
+        for value in choices[key]:
+            got = answers[key, value]["state"].get(key)
+            if NUMBER.fullmatch(value) and got != value:
+                raise AuthorError(
+                    *_declared(block, drawing.module, "CHOICES"),
+                    f"figure '{drawing.model}' ({block[0]}:{block[1]}) draws the choice {key} "
+                    f"{_json(value)} of its slider as {key} {_json(got)}; write each number of "
+                    "CHOICES as the slider's field holds it (kit.number_text(x, step) writes it: "
+                    f"{_json(got)} here), since a step sets exactly the text written",
+                )
+        sent = None
+        for n in range(min(int((high - low) / step) + 1, 1000)):
+            text = _sent(low + n * step)
+            if text not in choices[key]:
+                sent = text
+                break
+        if sent is None:
+            continue
+        state = {key: sent}
+        why = "a value its slider sends"
+        answer = drawing.draw(state, why)
+        got = answer["state"].get(key)
+        try:
+            moved = abs(Decimal(str(got)) - Decimal(sent)) <= step / 2
+        except ArithmeticError:
+            moved = False
+        if not answer["error"] and moved:
+            continue
+        raise AuthorError(
+            *_declared(block, drawing.module, "CHOICES"),
+            f"figure '{drawing.model}' ({block[0]}:{block[1]}) has a slider for '{key}', which "
+            f"CHOICES lists as {', '.join(choices[key])}; moved to {sent}, it drew "
+            + (f"the error {_json(answer['error'])}" if answer["error"] else f"{key} {_json(got)}")
+            + f" ({_given(state, why)}): a slider sends every value of its scale, so read its "
+            "field with kit.read_number rather than against CHOICES (give read_sentence only "
+            "the choices of the fields that are not sliders)",
+        )
+
+
+def _sent(x):
+    """The number X as a range input's value is sent: 0.25, 4 (not 4.0), -2."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _probe(drawing, module):

@@ -1,4 +1,5 @@
-"""Time limits for what a chapter makes the build run: live cells, Markdown and figures.
+"""Time limits for what a chapter makes the build run: live cells, Markdown, and every call
+into an author's code (a module's import, a value for prose, an exercise's check, a figure).
 
 A chapter is code (its live cells and figures run at build time) and its author is trusted
 like a contributor, but a mistake must not hang the build, nor `build.py serve`, which would
@@ -20,8 +21,10 @@ import time
 
 CELL_SECONDS = 20  # one live cell at build time
 MARKDOWN_SECONDS = 10  # one piece of a chapter's Markdown
-# one state of a figure, at build time: the wall-clock time after which it is stopped (the page
-# calls render on every tap, so a state that takes seconds is already a mistake) ...
+# one call into an author's code at build time (importing a module, reading a value for
+# prose, an exercise's check, one state of a figure): the wall-clock time after which it is
+# stopped (the page calls render on every tap, so a state that takes seconds is already a
+# mistake) ...
 FIGURE_SECONDS = 10
 # ... and the processor time above which the build warns (`check --strict` fails): a tap waits
 # about three times as long in the browser, where Pyodide runs the same code. Processor time,
@@ -46,13 +49,18 @@ def time_limit(seconds):
     def overrun(signum, frame):
         raise Overrun(f"still running after {seconds} s")
 
+    # a limit set inside another (a module imported while a value is read) gives the outer
+    # one back what is left of its time
+    outer, began = signal.getitimer(signal.ITIMER_REAL)[0], time.monotonic()
     previous = signal.signal(signal.SIGALRM, overrun)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - began), 1e-3))
 
 
 @contextlib.contextmanager

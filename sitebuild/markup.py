@@ -8,17 +8,20 @@ prose, so no number in the text has to be typed by hand.
 
 import importlib
 import inspect
+import math
+import numbers
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import html5lib
 import markdown
+import numpy
 from latex2mathml.converter import convert_to_element
 
 from toymodels import BUILD_ONLY
 
-from . import blame
+from . import blame, limits
 from .chapters import AuthorError, suggest
 from .limits import MARKDOWN_SECONDS, Overrun, time_limit
 
@@ -26,12 +29,16 @@ TOKENS = re.compile(
     r"(?P<code>^(?P<f>```|~~~).*?^(?P=f)|`[^`\n]+`)"
     r"|(?P<dollar>\\\$)"
     r"|\$\$(?P<block>.+?)\$\$"
-    r"|(?<![\w$])\$(?P<inline>[^\s$](?:[^$\n]*?[^\s$])?)\$(?![\w$])",
+    r"|(?<![\w$])\$(?P<inline>[^\s$](?:[^$\n]*?[^\s$])?)\$(?![\w$])"
+    r"|(?P<lone>\$)",  # a dollar none of the above reads: maths never closed, or a price
     re.M | re.S,
 )
 VALUES = re.compile(
-    r"(?P<code>^(?P<f>```|~~~).*?^(?P=f)|`[^`\n]+`)|\{\{\s*(?P<value>[\w.]+)\s*\}\}", re.M | re.S
+    r"(?P<code>^(?P<f>```|~~~).*?^(?P=f)|`[^`\n]+`)|\{\{\s*(?P<value>[\w.]+)\s*\}\}"
+    r"|(?P<unread>(?<!\\)\{[{%])",  # Jinja's syntax, which a chapter does not run
+    re.M | re.S,
 )
+FLOAT_DIGITS = 6  # significant digits a float value for prose may have
 HOLD = "MHHELD{}X"  # letters only: Markdown and SmartyPants leave it alone
 HELD = re.compile(r"(<p>)?MHHELD(\d+)X(</p>)?")
 
@@ -85,8 +92,39 @@ def value(name, rel="?", line=1):
             raise LookupError(
                 f"'{name}' needs arguments ({', '.join(needed)}); a value for prose takes none"
             )
-        v = v()
-    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+        try:
+            v = blame.limited(v)
+        except (Exception, Overrun) as e:
+            own, inner = blame.blamed(e, blame.package_of(module))
+            if isinstance(e, Overrun):
+                what = (
+                    f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here (an "
+                    "endless loop?); a value for prose must be quick to compute"
+                )
+            else:
+                what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
+            where = own or blame.defined_at(v) or (rel, line)
+            raise AuthorError(
+                *where, f"the value '{name}' (needed by {rel}:{line}) {what}"
+            ) from None
+    return _shown(name, v)
+
+
+def _shown(name, v):
+    """A value as prose shows it: a whole number with thousands separators, text as it is, a
+    float only as short as the author meant (a numpy mean prints 17 digits otherwise)."""
+    if isinstance(v, numbers.Integral) and not isinstance(v, (bool, numpy.bool_)):
+        return f"{int(v):,}"
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, numpy.bool_)):
+        shown = str(v)  # numpy's own shortest digits for a float32 or float16
+        number = float(shown)
+        if not math.isfinite(number) or float(f"{number:.{FLOAT_DIGITS}g}") != number:
+            raise LookupError(
+                f"'{name}' gave the number {shown}, which prose would print with every digit; "
+                f'return it rounded, as text, e.g. f"{{x:.2f}}" (a float is shown as it is '
+                f"only with at most {FLOAT_DIGITS} significant digits)"
+            )
+    return str(v)
 
 
 class Prose:
@@ -102,10 +140,18 @@ class Prose:
         """Replace {{ toymodels.… }} with the value, outside code, before maths is read."""
 
         def sub(m):
+            at = line + text.count("\n", 0, m.start())
+            if m.group("unread"):
+                raise AuthorError(
+                    self.rel,
+                    at,
+                    f"'{m.group('unread')}' here is not read: a chapter puts a value into prose as "
+                    "{{ toymodels.MODULE.NAME }}, closed with '}}' on the same line, and runs no "
+                    "other template syntax; write \\{ for a brace, or put it in a code span",
+                )
             if m.group("value") is None:
                 return m.group(0)
             try:
-                at = line + text.count("\n", 0, m.start())
                 found = value(m.group("value"), self.rel, at)
                 return found.replace("&", "&amp;").replace("<", "&lt;")
             except LookupError as e:
@@ -121,6 +167,13 @@ class Prose:
             if m.group("code") is not None:
                 return m.group(0)
             at = line + text.count("\n", 0, m.start())
+            if m.group("lone"):
+                raise AuthorError(
+                    self.rel,
+                    at,
+                    "a '$' here opens no maths: TeX goes between $…$ (no space inside either "
+                    "dollar) or $$…$$; write \\$ for a plain dollar sign",
+                )
             try:
                 if m.group("dollar"):
                     out = "&#36;"

@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from toymodels.page import cells
 
-from . import blame
+from . import blame, limits
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
 from .limits import CELL_SECONDS, Overrun, time_limit
@@ -239,6 +239,14 @@ class ChapterRenderer:
             if text.strip().startswith("- "):
                 choice = text.strip()[2:]
                 if choice.startswith("[x] "):  # the answer, shown beside the reader's guess
+                    if answer is not None:
+                        raise AuthorError(
+                            self.rel,
+                            n,
+                            f"a guess has one answer, and choice {answer + 1} is already "
+                            "marked '[x]'; remove one of the marks (a check block takes "
+                            "several right options)",
+                        )
                     answer, choice = len(choices), choice[4:]
                 choices.append(Markup(self.prose.inline(choice, n)))
             elif text.strip():
@@ -309,12 +317,12 @@ class ChapterRenderer:
     def _cards(self, b):
         return Markup(f'<div class="mh-cards">{self._pieces(b.children)}</div>')
 
-    def _run(self, b, code, first_line, check=None):
-        """Run a cell with CPython at build time, in the page's namespace; its error is the
-        author's."""
+    def _run(self, b, code, first_line, check=None, ns=None, what="this live cell"):
+        """Run a cell with CPython at build time, in the page's namespace (or NS); its error is
+        the author's, reported as WHAT's."""
         try:
             with time_limit(CELL_SECONDS):
-                result = cells.run(code, self.ns, check)
+                result = cells.run(code, ns or self.ns, check)
             overran = f"{Overrun.__name__}: " in (result["error"] or "")
         except Overrun:  # it struck outside the cell's own code
             overran = True
@@ -322,14 +330,14 @@ class ChapterRenderer:
             raise AuthorError(
                 self.rel,
                 first_line,
-                f"this live cell ran for more than {CELL_SECONDS} s at build time (an endless "
+                f"{what} ran for more than {CELL_SECONDS} s at build time (an endless "
                 "loop?); a cell must finish quickly, since the build runs every cell",
             )
         if result["error"]:
             last = result["error"].strip().splitlines()[-1]
             line = first_line + (result["line"] or 1) - 1
             raise AuthorError(
-                self.rel, line, f"this live cell raised {last}; fix the code or its earlier cells"
+                self.rel, line, f"{what} raised {last}; fix the code or its earlier cells"
             )
         return result
 
@@ -387,19 +395,88 @@ class ChapterRenderer:
                 "name a function in toymodels/ as toymodels.MODULE:FUNCTION",
             )
         code_lines = b.lines[split + 1 :]
+        # an optional solution, for the build alone, below a second line '---'
+        second = next((i for i, (_, t) in enumerate(code_lines) if t.strip() == "---"), None)
+        if second is not None:
+            solution, at_second = code_lines[second + 1 :], code_lines[second][0]
+            code_lines = code_lines[:second]
         code = "\n".join(t for _, t in code_lines).strip("\n")
         if not code:
             raise AuthorError(
                 self.rel, b.line, "an exercise needs starting code below its '---' line"
             )
         first = next(n for n, t in code_lines if t.strip())
+        before = dict(cells.NAMESPACES.get(self.ns, {}))  # what a reader's code runs after
         result = self._run(b, code, first)
+        self._try_check(fn, check, check_line, "the starting code's")
+        if second is not None:
+            self._solution(b, solution, fn, check, check_line, before, at_second)
         exercise = {
             "task": Markup(self.prose.inline(b.args, b.line)),
             "check": check,
             "hints": hints,
         }
         return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)
+
+    def _solution(self, b, lines, fn, check, at, before, split_line):
+        """Run the exercise's solution (LINES, below its second '---' at SPLIT_LINE) where a
+        reader's code would run, after the cells above (BEFORE, the page's variables then), in
+        a namespace of its own, which the page's later cells never see; its check must pass
+        it."""
+        code = "\n".join(t for _, t in lines).strip("\n")
+        if not code:
+            raise AuthorError(
+                self.rel,
+                split_line,
+                "an exercise's solution goes below this second '---' line; write it there, or "
+                "remove the line",
+            )
+        ns = f"{self.ns}#solution"
+        if before:  # else cells.run starts the namespace as a page's first cell finds it
+            cells.NAMESPACES[ns] = dict(before)
+        try:
+            first = next(n for n, t in lines if t.strip())
+            self._run(b, code, first, ns=ns, what="this exercise's solution")
+            ok, message = self._try_check(fn, check, at, "the solution's", ns)
+        finally:
+            cells.forget(ns)
+        if not ok:
+            raise AuthorError(
+                self.rel,
+                first,
+                f"the check '{check}' ({self.rel}:{at}) does not pass this exercise's own "
+                f"solution: it says {message!r}; fix the check or the solution",
+            )
+
+    def _try_check(self, fn, check, at, whose, ns=None):
+        """Run the exercise's check FN (named CHECK at line AT) on the variables WHOSE code
+        left in the page's namespace (or NS), as a reader's Run does: it must return a verdict,
+        (passed, message), within the per-call limit (limits.FIGURE_SECONDS), since a check
+        that raises or never returns leaves the reader with no verdict. -> the verdict."""
+        given = f"the check '{check}' ({self.rel}:{at}), given {whose} variables,"
+        try:
+            verdict = blame.limited(fn, dict(cells.NAMESPACES[ns or self.ns]))
+        except (Exception, Overrun) as e:
+            own, inner = blame.blamed(e, blame.package_of(check.split(":")[0]))
+            if isinstance(e, Overrun):
+                what = (
+                    f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here "
+                    "(an endless loop?)"
+                )
+            else:
+                what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
+            raise AuthorError(
+                *(own or blame.defined_at(fn) or (self.rel, at)),
+                f"{given} {what}; a check gives every reader's code a verdict quickly: return "
+                "(False, 'what to change') where the variables are not what it needs",
+            ) from None
+        if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[1], str)):
+            raise AuthorError(
+                *(blame.defined_at(fn) or (self.rel, at)),
+                f"{given} returned {type(verdict).__name__} {_short(verdict)}; a check returns "
+                "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
+            )
+        return verdict
 
     def _recap(self, b):
         """What the reader now knows, and a link to the next chapter with what it adds."""
@@ -452,3 +529,9 @@ class ChapterRenderer:
             following if following is not UNKNOWN else None,
             Markup(self.prose.inline(sentence, b.line)) if sentence else "",
         )
+
+
+def _short(value):
+    """VALUE's repr, cut to one short line for a message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"

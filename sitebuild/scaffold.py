@@ -1,22 +1,26 @@
-"""`python build.py new "Title" [--figure]`: a chapter skeleton that builds, with the next free
-order number; with --figure also a package toymodels/SLUG/ whose figure.py is a working head
-built from the figure kit (toymodels/page/kit), for the author to change."""
+"""`python build.py new "Title" [--figure] [--after SLUG]`: a chapter skeleton that builds,
+with the next free order number (or placed right after SLUG's chapter); with --figure also a
+package toymodels/SLUG/ whose figure.py is a working head built from the figure kit
+(toymodels/page/kit), for the author to change."""
 
 import json
 import re
 
 from .build import load_chapters
-from .chapters import APPENDIX_ORDER, AuthorError
+from .chapters import APPENDIX_ORDER, AuthorError, Block, suggest
 
 
-def new_chapter(root, title, figure=False):
+def new_chapter(root, title, figure=False, after=None, changed=None):
     """A chapter skeleton that builds, with the next free order number (and with FIGURE, a
     figure module of its own, shown in the chapter) -> (its path, the path of the chapter
     before it if that chapter's recap was given a first lead-in sentence to rewrite, or None).
 
     The path's last chapter ends with a recap and no sentence after it; once a chapter follows,
     its recap must say what that chapter adds, so it gets one to rewrite, and the skeleton
-    builds at once."""
+    builds at once.
+
+    AFTER, a slug, places the chapter right after that one instead (see `_Placement`); CHANGED, a
+    list, then receives one line for each other chapter changed."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "chapter"
     if len(slug) > MAX_SLUG:  # a file name holds 255 bytes; a slug is a short name
         slug = slug[: MAX_SLUG + 1].rsplit("-", 1)[0] if "-" in slug[:MAX_SLUG] else slug[:MAX_SLUG]
@@ -31,6 +35,8 @@ def new_chapter(root, title, figure=False):
     order = (
         max((c.meta["order"] for c in chapters if c.meta["order"] < APPENDIX_ORDER), default=0) + 1
     )
+    placed = _Placement(root, chapters, after, title) if after else None
+    order = placed.order if placed else order
     path = root / "chapters" / f"{order:02d}-{slug}.md"
     text = NEW_CHAPTER.format(title=toml_string(title), slug=slug, order=order, summary=SUMMARY)
     if figure:
@@ -47,8 +53,86 @@ def new_chapter(root, title, figure=False):
         (where / "figure.py").write_text(NEW_FIGURE, encoding="utf-8")
         block = NEW_FIGURE_BLOCK.format(package=package)
         text = text.replace("\n::: recap", block + "\n::: recap", 1)
+    if placed:
+        return path, placed.write(path, text, changed if changed is not None else [])
     path.write_text(text, encoding="utf-8")
     return path, _lead_in(root, chapters, order, title)
+
+
+class _Placement:
+    """Where `new --after SLUG` puts a chapter: order SLUG's + 1, the chapters from there on
+    (up to the first free order) one order later, each `series = "Chapter N · …"` that names
+    its order renumbered with it; SLUG's recap sentence (what its next chapter adds) moves to
+    the new chapter's recap, which that chapter now follows, and SLUG's recap gets the lead-in
+    for the author to rewrite. Checked before anything is written."""
+
+    def __init__(self, root, chapters, after, title):
+        self.root, self.title = root, title
+        found = [c for c in chapters if c.meta["slug"] == after]
+        path_slugs = [c.meta["slug"] for c in chapters if c.meta["order"] < APPENDIX_ORDER]
+        where = f"chapters/ (new --after {after})"
+        if not found:
+            raise AuthorError(
+                where,
+                1,
+                f"no chapter has the slug '{after}'{suggest(after, path_slugs)}; the chapters "
+                f"on the readers' path are {', '.join(path_slugs) or 'none'}",
+            )
+        self.after = found[0]
+        if self.after.meta["order"] >= APPENDIX_ORDER:
+            raise AuthorError(
+                where,
+                1,
+                f"'{after}' is an appendix (order {APPENDIX_ORDER} or more), outside the readers' "
+                "path; place a chapter after one of " + ", ".join(path_slugs),
+            )
+        self.order = self.after.meta["order"] + 1
+        taken = {c.meta["order"]: c for c in chapters}
+        self.moved, n = [], self.order
+        while n in taken and n < APPENDIX_ORDER:  # the run of orders up to the first free one
+            self.moved.append(taken[n])
+            n += 1
+        if n >= APPENDIX_ORDER:
+            raise AuthorError(
+                where,
+                1,
+                f"the chapters after '{after}' would reach order {APPENDIX_ORDER}, where the "
+                "appendices start; renumber them with gaps first",
+            )
+
+    def write(self, path, text, changed):
+        """Write the new chapter's TEXT to PATH and change the others; -> SLUG's path."""
+        for c in reversed(self.moved):
+            old = c.meta["order"]
+            file = self.root / c.path
+            lines = file.read_text(encoding="utf-8").split("\n")
+            at = c.meta_lines["order"] - 1
+            lines[at] = re.sub(r"\d+", str(old + 1), lines[at], count=1)
+            what = f"order {old} -> {old + 1}"
+            at = c.meta_lines["series"] - 1
+            series = re.sub(rf"\bChapter {old}\b", f"Chapter {old + 1}", lines[at], count=1)
+            if series != lines[at]:
+                lines[at], what = series, what + f", series 'Chapter {old}' -> 'Chapter {old + 1}'"
+            file.write_text("\n".join(lines), encoding="utf-8")
+            changed.insert(0, f"{c.path}: {what}")  # said in reading order
+        last = self.root / self.after.path
+        lines = last.read_text(encoding="utf-8").split("\n")
+        recap = next(
+            (b for b in self.after.body if isinstance(b, Block) and b.name == "recap"), None
+        )
+        if recap and recap.args:
+            text = text.replace("\n::: recap\n", f"\n::: recap {recap.args}\n", 1)
+            changed.append(
+                f"{path.relative_to(self.root).as_posix()}: its recap leads on with the "
+                f"sentence {self.after.path}'s had"
+            )
+        path.write_text(text, encoding="utf-8")
+        if not recap:
+            return None
+        said = re.sub(r"\s+", " ", self.title).replace("\\", "\\\\")  # Markdown: a \ stays a \
+        lines[recap.line - 1] = f"::: recap Next, {said}: {LEAD_IN}."
+        last.write_text("\n".join(lines), encoding="utf-8")
+        return last
 
 
 def toml_string(text):

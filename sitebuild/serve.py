@@ -360,7 +360,8 @@ def _report(said, overran, ok):
         said += "and was stopped" + (" here; look for an endless loop" if where else "")
     elif where and not ok:
         said += (
-            f"\n{where}: a figure was still running here after {limits.BACKSTOP_SECONDS} s and "
+            f"\n{where}: a call into the author's code was still running here after "
+            f"{limits.BACKSTOP_SECONDS} s and "
             "was ended with the build (code that keeps Python for itself, such as one numpy "
             "operation on a huge array, cannot be stopped more gently); look for an endless loop"
         )

@@ -19,12 +19,14 @@ import textwrap
 import threading
 import time
 import urllib.request
+import warnings
 import zipfile
 
 import pytest
 from conftest import open_ready, wait_until, without_build_answers
 from playwright.sync_api import expect
 from test_build import GOOD, ROOT, project
+from test_build import MISTAKES as CHAPTER_MISTAKES
 
 import toymodels
 from sitebuild import build as site_build
@@ -294,9 +296,65 @@ MISTAKES += [
 ]
 
 
+def with_slider(choices, reading):
+    """FIGURE with a slider for a field "strength" (0 to 4 in steps of 0.5) that steps set too:
+    CHOICES lists CHOICES for it, and render reads it with READING."""
+    return (
+        broken(
+            "    return result(buttons, state,",
+            f"    {reading}\n"
+            '    buttons += kit.slider(fid, "strength", state["strength"], label="Strength", '
+            "low=0, high=4, step=0.5)\n"
+            "    return result(buttons, state,",
+        )
+        .replace(
+            "from ..page.html import esc", "from ..page import kit\nfrom ..page.html import esc"
+        )
+        .replace('"view": "shares"}', '"view": "shares", "strength": "1.0"}')
+        .replace(
+            'CHOICES = {"view": ("scores", "shares")}',
+            f'CHOICES = {{"view": ("scores", "shares"), "strength": {choices}}}',
+        )
+    )
+
+
+READ_NUMBER = (
+    'state["strength"] = kit.read_number(state["strength"], low=0, high=4, step=0.5, default=1)[1]'
+)
+MISTAKES += [
+    (
+        "a slider's choices written otherwise than its field",
+        with_slider('("1", "2")', READ_NUMBER),
+        f"toymodels/two_back/figure.py:9: figure '{MODEL}' ({BLOCK}) draws the choice strength "
+        '"1" of its slider as strength "1.0"; write each number of CHOICES as the slider\'s field '
+        'holds it (kit.number_text(x, step) writes it: "1.0" here), since a step sets exactly '
+        "the text written",
+    ),
+    (
+        "a slider read against its choices",
+        with_slider(
+            '("1.0", "2.0")',
+            'state["strength"] = state["strength"] if state["strength"] in '
+            'CHOICES["strength"] else "1.0"',
+        ),
+        f"toymodels/two_back/figure.py:9: figure '{MODEL}' ({BLOCK}) has a slider for "
+        "'strength', which CHOICES lists as 1.0, 2.0; moved to 0, it drew strength \"1.0\" "
+        '(given the state {"strength": "0"} (a value its slider sends)): a slider sends every '
+        "value of its scale, so read its field with kit.read_number rather than against "
+        "CHOICES (give read_sentence only the choices of the fields that are not sliders)",
+    ),
+]
+
+
 @pytest.mark.parametrize("name,source,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_broken_figure_module_stops_the_build_at_its_line(author, name, source, message):
     stops(author(source), message)
+
+
+def test_a_slider_whose_choices_agree_with_it_builds(author):
+    root = author(with_slider('("1.0", "2.0")', READ_NUMBER))
+    site = site_build.build(root, root / "site")
+    assert 'name="strength"' in (site / "test.html").read_text()
 
 
 def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
@@ -317,6 +375,124 @@ def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
         "module named 'nump' (needed by chapters/a.md:20); check the name: a module here may "
         "import numpy, the standard library and toymodels/",
     )
+
+
+EXERCISE = "\n::: exercise Do it\ncheck: toymodels.two_back.checks:check\n---\nx = 1\n:::\n"
+STILL = "was still running after 1 s, and was stopped here (an endless loop?)"
+CHECK = "the check 'toymodels.two_back.checks:check' (chapters/a.md:20), given the starting code's"
+
+
+def test_author_code_that_never_returns_stops_the_build_at_its_line(author, monkeypatch):
+    """An endless loop at import, in a value for prose or in an exercise's check is stopped
+    after the limit a figure's state has (limits.FIGURE_SECONDS; 1 s here), at its line."""
+    monkeypatch.setattr(limits, "FIGURE_SECONDS", 1)
+    root = author('PROSE_VALUES = ("N",)\nN = 0\nwhile N >= 0: N += 0\n', "values.py")
+    chapter = root / "chapters" / "a.md"
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.N }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:3: importing this module was still running after 1 s, and "
+        "was stopped here (an endless loop?) (needed by chapters/a.md:10); a module's top level "
+        "runs at every build and before the reader's first tap: keep slow work in a function, "
+        "called when it is needed",
+    )
+    author(
+        'PROSE_VALUES = ("n",)\n\n\ndef n():\n    i = 0\n    while i >= 0: i += 0\n', "values.py"
+    )
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.n }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:6: the value 'toymodels.two_back.values.n' (needed by "
+        f"chapters/a.md:10) {STILL}; a value for prose must be quick to compute",
+    )
+    author("def check(env):\n    x = env['x']\n    while x >= 0: x += 0\n", "checks.py")
+    chapter.write_text(CHAPTER + EXERCISE)
+    stops(
+        root,
+        f"toymodels/two_back/checks.py:3: {CHECK} variables, {STILL}; a check gives every "
+        "reader's code a verdict quickly: return (False, 'what to change') where the variables "
+        "are not what it needs",
+    )
+
+
+def test_a_check_or_a_value_that_raises_or_gives_no_verdict_stops_the_build(author):
+    root = author("def check(env):\n    return env['w'].sum() > 1, 'Yes.'\n", "checks.py")
+    chapter = root / "chapters" / "a.md"
+    chapter.write_text(CHAPTER + EXERCISE)
+    stops(
+        root,
+        f"toymodels/two_back/checks.py:2: {CHECK} variables, raised KeyError: 'w'; a check "
+        "gives every reader's code a verdict quickly: return (False, 'what to change') where "
+        "the variables are not what it needs",
+    )
+    author("def check(env):\n    return env['x'] == 2\n", "checks.py")
+    stops(
+        root,
+        f"toymodels/two_back/checks.py:1: {CHECK} variables, returned bool False; a check returns "
+        "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
+    )
+    author('PROSE_VALUES = ("n",)\n\n\ndef n():\n    return {}["n"]\n', "values.py")
+    chapter.write_text(CHAPTER.replace("Some prose", "Some {{ toymodels.two_back.values.n }}"))
+    stops(
+        root,
+        "toymodels/two_back/values.py:5: the value 'toymodels.two_back.values.n' (needed by "
+        "chapters/a.md:10) raised KeyError: 'n'",
+    )
+
+
+def test_the_check_must_pass_the_exercises_own_solution(author):
+    """A solution below a second '---' runs where a reader's code would, apart from the
+    page's later cells, and its check must pass it."""
+    root = author("def check(env):\n    return env['x'] == 2, 'Make x 2.'\n", "checks.py")
+    chapter = root / "chapters" / "a.md"
+    solved = EXERCISE.replace("x = 1\n", "x = 1\n---\nx = 2\n") + "\n```python live\nx\n```\n"
+    chapter.write_text(CHAPTER + solved)
+    site = site_build.build(root, root / "site")
+    page = (site / "test.html").read_text()
+    assert "x = 2" not in page  # the solution is the build's alone
+    assert re.search(r'<pre class="value"[^>]*>1</pre>', page)  # the later cell saw x = 1
+    chapter.write_text(CHAPTER + solved.replace("x = 2", "x = 3"))
+    stops(
+        root,
+        "chapters/a.md:24: the check 'toymodels.two_back.checks:check' (chapters/a.md:20) does "
+        "not pass this exercise's own solution: it says 'Make x 2.'; fix the check or the "
+        "solution",
+    )
+    chapter.write_text(CHAPTER + solved.replace("x = 2", "x = y"))
+    stops(
+        root,
+        "chapters/a.md:24: this exercise's solution raised NameError: name 'y' is not defined; "
+        "fix the code or its earlier cells",
+    )
+
+
+def test_a_check_that_fails_on_a_readers_code_says_the_fault_is_the_pages(monkeypatch):
+    """In the page, a check that raises on what the reader's code left (or gives no message)
+    is a verdict that blames the page's check, not the reader's code."""
+    from toymodels.page import cells
+
+    module = type(sys)("toymodels.faulty_check")
+    module.check = lambda env: (env["w"].sum() > 1, "Right.")
+    module.silent = lambda env: (True, None)
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    cells.forget("faulty")
+    result = cells.run("w = 1", "faulty", "toymodels.faulty_check:check")
+    assert result["error"] is None
+    assert result["check"] == {
+        "ok": False,
+        "fault": True,
+        "message": "The exercise's own check failed (AttributeError: 'int' object has no "
+        "attribute 'sum'), so it cannot say whether your code is right. This is a mistake in "
+        "the page, not in your code.",
+    }
+    silent = cells.verdict("toymodels.faulty_check:silent", "faulty")
+    assert silent["fault"] and "(TypeError: its message is NoneType, not text)" in silent["message"]
+    assert cells.verdict("toymodels.guide.exercise:check_strength", "faulty") == {
+        "ok": False,
+        "fault": False,
+        "message": "Run the cell so that w holds the head's shares, one row per word.",
+    }
+    cells.forget("faulty")
 
 
 def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(author, monkeypatch):
@@ -409,9 +585,26 @@ def test_the_guide_documents_every_message():
         "an inline style",
         "markup the page's sanitizer drops",
         "a reader's text left unescaped",
+        "a slider's choices written otherwise than its field",
+        "a slider read against its choices",
     ):
         message = next(m for n, _, m in MISTAKES if n == name)
         text = message.split(": ", 1)[1]
+        assert f"`{text}`" in guide, text
+    for name in ("a value never closed", "a lone dollar", "a guess with two answers"):
+        text = next(m for n, _, m in CHAPTER_MISTAKES if n == name).split(": ", 1)[1]
+        assert f"`{text}`" in guide, text
+    for text in (  # the messages of the tests above, with the limit as it is, 10 s
+        "importing this module was still running after 10 s, and was stopped here (an endless "
+        "loop?) (needed by chapters/a.md:10); a module's top level runs at every build and "
+        "before the reader's first tap: keep slow work in a function, called when it is needed",
+        f"the value 'toymodels.two_back.values.n' (needed by chapters/a.md:10) {STILL}; a value "
+        "for prose must be quick to compute".replace("1 s", "10 s"),
+        f"{CHECK} variables, raised KeyError: 'w'; a check gives every reader's code a verdict "
+        "quickly: return (False, 'what to change') where the variables are not what it needs",
+        f"{CHECK} variables, returned bool False; a check returns (passed, message), e.g. "
+        "return False, 'Make each row of w add up to 1.'",
+    ):
         assert f"`{text}`" in guide, text
     # the kit's line moves as the kit changes: the guide writes LINE
     kit = next(m for n, _, m in MISTAKES if n == "a wrong shape passed to the kit")
@@ -527,6 +720,36 @@ def test_a_state_slow_to_draw_is_a_warning_naming_the_figure_state_and_time(auth
         message,
     ), message
     assert check.check(root, strict=False) == 0
+    assert check.check(root, strict=True) == 1
+
+
+def test_a_numpy_warning_is_a_warning_naming_the_figure_state_and_line(author, capsys):
+    """numpy's warning (here a log of 0 for one word) is noted at the author's line with the
+    state that set it off, once, rather than printed with a path into numpy; `check` counts it
+    and fails on it with --strict."""
+    warns = broken(
+        "    back = words[i - 2]",
+        "    if i == 4:\n        np.log(np.zeros(1))\n    back = words[i - 2]",
+    ).replace("from ..page.html import esc", "import numpy as np\n\nfrom ..page.html import esc")
+    root = author(warns)
+    notes = []
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        site_build.build(root, root / "site", notes=notes)
+    assert escaped == []  # noted, not printed with a path into numpy
+    assert notes == [
+        (
+            "toymodels/two_back/figure.py",
+            19,
+            f"figure '{MODEL}' ({BLOCK}) set off a warning (RuntimeWarning: divide by zero "
+            'encountered in log), given the state {"word": "4"} (a word of its WORD_FIELD); numpy '
+            "warns of a number it could not compute (an overflow, a division by zero, a nan): fix "
+            "the computation, or put it in `with np.errstate(...)` where that result is meant",
+        )
+    ]
+    assert check.check(root, strict=False) == 0
+    said = capsys.readouterr().err  # the chapter has no recap either: a warning too
+    assert said.endswith("check: 0 error(s), 2 warning(s) (1 of them set off by a figure): ok\n")
     assert check.check(root, strict=True) == 1
 
 

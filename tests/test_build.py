@@ -286,6 +286,35 @@ MISTAKES += [
         'add a line PROSE_VALUES = ("SENTENCE",) to it, naming every value of the module that '
         "prose may read",
     ),
+    (
+        "a value never closed",
+        broken("Some prose", "Some\n{{ toymodels.many_heads.model.D_HEAD } prose"),
+        "chapters/a.md:11: '{{' here is not read: a chapter puts a value into prose as "
+        "{{ toymodels.MODULE.NAME }}, closed with '}}' on the same line, and runs no other "
+        "template syntax; write \\{ for a brace, or put it in a code span",
+    ),
+    (
+        "a template tag",
+        broken("Some prose", "{% if x %}Some prose{% endif %}"),
+        "chapters/a.md:10: '{%' here is not read",
+    ),
+    (
+        "a lone dollar",
+        broken("Some prose", "It costs\n$5, and some prose"),
+        "chapters/a.md:11: a '$' here opens no maths: TeX goes between $…$ (no space inside "
+        "either dollar) or $$…$$; write \\$ for a plain dollar sign",
+    ),
+    (
+        "maths never closed",
+        broken("$x^2$", "$x^2"),
+        "chapters/a.md:10: a '$' here opens no maths",
+    ),
+    (
+        "a guess with two answers",
+        GOOD + "\n::: guess Which?\n- [x] One.\n- Two.\n- [x] Three.\n---\nBecause.\n:::\n",
+        "chapters/a.md:24: a guess has one answer, and choice 1 is already marked '[x]'; remove "
+        "one of the marks (a check block takes several right options)",
+    ),
 ]
 
 

@@ -1,6 +1,7 @@
 """The author guide: its first-word head against an independent calculation, and the built
 page with every block."""
 
+import inspect
 import math
 import re
 from pathlib import Path
@@ -160,6 +161,11 @@ def test_code_shown_in_the_guide_is_the_module_code():
     assert len(example.splitlines()) <= 40  # the whole worked example, model to render
     for name in re.findall(r"^def (\w+)", example, flags=re.M):  # every function is shown
         assert any(block.startswith(f"def {name}(") for block in shown), name
+    # a function shown is shown whole, to its last line
+    for module in (g, exercise):
+        for name, fn in vars(module).items():
+            if any(block.startswith(f"def {name}(") for block in shown):
+                assert inspect.getsource(fn).rstrip("\n") in shown, name
 
 
 @pytest.fixture(scope="module")

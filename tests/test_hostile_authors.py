@@ -436,3 +436,51 @@ def test_a_figure_may_write_only_what_the_sanitizer_keeps(monkeypatch, html, sai
         "(templates/static/sanitize.js) keeps only what the figure kit makes, so build the "
         "figure from toymodels/page/kit/ and toymodels.page.html"
     ), str(caught.value)
+
+
+def test_a_value_with_every_digit_of_a_float_stops_the_build(tmp_path, monkeypatch):
+    """A numpy mean prints 17 digits (0.30000000000000004) into prose: the author rounds it."""
+    import numpy as np
+
+    from toymodels.many_heads import model
+
+    monkeypatch.setattr(model, "CLOCK", np.float64(0.1) + np.float64(0.2))
+    fails(
+        tmp_path,
+        broken("Some prose", "Some {{ toymodels.many_heads.model.CLOCK }} prose"),
+        "chapters/a.md:10: 'toymodels.many_heads.model.CLOCK' gave the number "
+        "0.30000000000000004, which prose would print with every digit; return it rounded, as "
+        'text, e.g. f"{x:.2f}" (a float is shown as it is only with at most 6 significant '
+        "digits)",
+    )
+
+
+def test_short_numbers_and_escaped_braces_read_as_written(tmp_path, monkeypatch):
+    import numpy as np
+
+    from toymodels.many_heads import model
+
+    monkeypatch.setattr(model, "CLOCK", np.float32(6.9))
+    monkeypatch.setattr(model, "TURN", np.int64(12345))
+    text = broken(
+        "Some prose",
+        r"\{{ not a value }}, {{ toymodels.many_heads.model.CLOCK }} and "
+        "{{ toymodels.many_heads.model.TURN }} of",
+    )
+    root = project(tmp_path, {"a.md": text})
+    html = (site_build.build(root, root / "site") / "test.html").read_text()
+    assert "<p>{{ not a value }}, 6.9 and 12,345 of" in html
+
+
+def test_a_limit_inside_another_leaves_the_outer_one_running():
+    """A call into an author's code limited inside another limit (a module imported while a
+    value is read) gives the outer limit back what is left of its time."""
+    from sitebuild import limits
+
+    start = time.monotonic()
+    with pytest.raises(limits.Overrun), limits.time_limit(1):
+        with limits.time_limit(5):
+            pass
+        while time.monotonic() - start < 10:
+            pass
+    assert time.monotonic() - start < 5

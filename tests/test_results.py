@@ -135,6 +135,12 @@ def test_the_results_table_reads_left_aligned(page, base_url):
           .map((el) => getComputedStyle(el).textAlign)"""
     )
     assert len(aligns) == 10 and set(aligns) <= {"left", "start"}, aligns
+    # on a 360 px phone its five columns keep within the page (they made it 386 px wide)
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.wait_for_function("innerWidth === 360")
+    table = page.locator("[data-results] table").bounding_box()
+    assert table["x"] + table["width"] <= 360
+    assert page.evaluate("document.documentElement.scrollWidth") == 360
 
 
 @pytest.mark.browser
@@ -223,6 +229,19 @@ def test_a_stopped_run_records_nothing_again(page, base_url):
     assert whole.locator("[data-output] pre.value").inner_text() == "42"
     assert kept_attempts(page) == [["exercise-1", 1]]
     assert [r[1] for r in table(page)] == ["1"]
+    # stopped while the exercise's check runs (it calls the reader's endless softmax): the
+    # message says the reader's code had finished, and no try is recorded
+    first = page.locator("#exercise-1")
+    first.locator("textarea").fill("def softmax(scores):\n    while True:\n        pass")
+    first.get_by_role("button", name="Run").click()
+    first.get_by_text("Your code ran; the exercise's check is running…").wait_for(timeout=90_000)
+    first.get_by_role("button", name="Stop").click()
+    first.get_by_text(
+        "Stopped while the exercise's check was running (your code itself had finished). A "
+        "function of yours that the check calls may never end; if none does, the mistake is in "
+        "the page's check, not in your code. Python is restarting"
+    ).wait_for()
+    assert kept_attempts(page) == [["exercise-1", 1]]
 
 
 @pytest.mark.browser

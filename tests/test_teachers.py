@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import open_before_python, open_ready, serve_dir
 from playwright.sync_api import expect
-from test_build import GOOD, project
+from test_build import GOOD, RECAP, project
 
 from sitebuild import build as site_build
 from sitebuild.archive import zip_site
@@ -98,6 +98,64 @@ def test_new_leaves_appendix_orders_alone(tmp_path):
     guide = GOOD.replace('slug = "test"', 'slug = "guide"').replace("order = 1", "order = 90")
     root = project(tmp_path, {"01-a.md": GOOD, "90-guide.md": guide})
     assert run("new", "Next one", root=root).stdout.strip() == "wrote chapters/02-next-one.md"
+
+
+def test_new_after_places_the_chapter_renumbers_and_moves_the_lead_in(tmp_path):
+    """`new --after a` puts the chapter second: the chapters after it one order later (and
+    their series' numbers), a's sentence on what comes next moved to the new chapter's recap,
+    a lead-in for the author to rewrite in a's; an appendix keeps its order."""
+
+    def chapter(slug, order, sentence):
+        text = GOOD.replace('slug = "test"', f'slug = "{slug}"').replace(
+            "order = 1", f"order = {order}"
+        )
+        recap = RECAP.replace("::: recap", f"::: recap {sentence}".rstrip())
+        return text.replace("Chapter 1 ·", f"Chapter {order} ·") + recap
+
+    guide = GOOD.replace('slug = "test"', 'slug = "guide"').replace("order = 1", "order = 90")
+    chapters = {
+        "01-a.md": chapter("a", 1, "It adds b."),
+        "02-b.md": chapter("b", 2, "It adds c."),
+        "03-c.md": chapter("c", 3, ""),
+        "90-guide.md": guide,
+    }
+    root = project(tmp_path, chapters)
+    for wrong, said in (
+        ("bb", "no chapter has the slug 'bb' (did you mean 'b'?); the chapters on the readers' "
+         "path are a, b, c"),
+        ("guide", "'guide' is an appendix (order 90 or more), outside the readers' path; place "
+         "a chapter after one of a, b, c"),
+    ):  # fmt: skip
+        done = run("new", "Same first letter", "--after", wrong, root=root)
+        assert (
+            done.returncode == 1 and done.stderr == f"chapters/ (new --after {wrong}):1: {said}\n"
+        )
+        assert {p.name: p.read_text() for p in (root / "chapters").iterdir()} == chapters
+    done = run("new", "Same first letter", "--after", "a", root=root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == [
+        "wrote chapters/02-same-first-letter.md",
+        "changed chapters/02-b.md: order 2 -> 3, series 'Chapter 2' -> 'Chapter 3'",
+        "changed chapters/03-c.md: order 3 -> 4, series 'Chapter 3' -> 'Chapter 4'",
+        "changed chapters/02-same-first-letter.md: its recap leads on with the sentence "
+        "chapters/01-a.md's had",
+        "and gave the recap of chapters/01-a.md a sentence leading to it: rewrite that sentence "
+        "to say what the new chapter adds",
+        "",
+    ]
+    now = {p.name: p.read_text() for p in (root / "chapters").iterdir()}
+    assert now["01-a.md"] == chapters["01-a.md"].replace(
+        "It adds b.", "Next, Same first letter: rewrite this line to say what it adds."
+    )
+    assert "order = 2\n" in now["02-same-first-letter.md"]
+    assert "\n::: recap It adds b.\n" in now["02-same-first-letter.md"]
+    assert now["02-b.md"] == chapter("b", 3, "It adds c.")
+    assert now["03-c.md"] == chapter("c", 4, "")
+    assert now["90-guide.md"] == guide
+    site = site_build.build(root, root / "site")
+    assert [
+        a.split('"')[0] for a in (site / "a.html").read_text().split('rel="next" href="')[1:2]
+    ] == ["same-first-letter.html"]
 
 
 def test_check_warnings_fail_only_when_strict(tmp_path):

@@ -53,7 +53,10 @@ function show(cell, result, code, graded) {
     out.append(pre("quiet", "(ran, printed nothing)"));
   }
   const verdict = cell.querySelector("[data-verdict]");
-  if (graded && verdict && result.check) {
+  if (graded && verdict && result.check?.fault) { // the page's check failed: no attempt to record
+    verdict.textContent = result.check.message;
+    verdict.className = "mh-verdict wrong";
+  } else if (graded && verdict && result.check) {
     const { ok, message } = result.check;
     verdict.textContent = ok ? message : `Not yet: ${message}`;
     verdict.className = `mh-verdict ${ok ? "right" : "wrong"}`;
@@ -77,6 +80,7 @@ class Cells {
     this.skipped = new Set(); // cells the reader chose to leave out of the run
     this.busy = false;
     this.current = null; // the cell Python is running now
+    this.checking = null; // the cell whose exercise check Python is running now
   }
 
   name(c) {
@@ -89,12 +93,20 @@ class Cells {
     });
   }
 
+  // The reader's code, then (a separate call, so that Stop knows which was running) the
+  // exercise's check of what it left
   async runOne(cell, code, graded) {
     this.current = cell;
     const check = graded ? cell.dataset.cellCheck || null : null;
-    const args = [code, cell.dataset.ns, check];
+    const args = [code, cell.dataset.ns, null];
     const result = await this.python.call("toymodels.page.cells:run", args);
     this.ran.add(cell);
+    if (check && !result.error) {
+      this.checking = cell;
+      showIn(cell, pre("quiet", "Your code ran; the exercise's check is running…"));
+      result.check = await this.python.call("toymodels.page.cells:verdict", [check, args[1]]);
+      this.checking = null;
+    }
     show(cell, result, code, graded);
     return result;
   }
@@ -177,11 +189,20 @@ class Cells {
     this.ran.clear();
     this.skipped.clear();
     const hung = this.current || cell;
+    const restarting = "Python is restarting, so the variables of every cell are gone.";
+    if (this.checking === hung) { // the reader's code had finished: the page's check had not
+      this.checking = null;
+      showIn(cell, pre("quiet", "Stopped while the exercise's check was running (your code " +
+        "itself had finished). A function of yours that the check calls may never end; if " +
+        `none does, the mistake is in the page's check, not in your code. ${restarting}`));
+      await this.python.restart();
+      return;
+    }
     this.stopped.add(hung);
     const which = hung === cell ? "this cell" : `${this.name(hung)} (above), which was running,`;
-    showIn(cell, pre("quiet", "Stopped. Python is restarting, so the variables of every cell are " +
-      `gone. Running a cell again first runs the cells above it, but ${which} will not be run ` +
-      "again unless you run it yourself (edit it first if it never ends)."));
+    showIn(cell, pre("quiet", `Stopped. ${restarting} Running a cell again first runs the ` +
+      `cells above it, but ${which} will not be run again unless you run it yourself (edit it ` +
+      "first if it never ends)."));
     await this.python.restart();
   }
 }

@@ -129,10 +129,29 @@ def run(code, ns="page", check=None):
             result["error"], result["line"] = _traceback(err)
     result["stdout"] = out.getvalue()
     if check and not result["error"]:
+        result["check"] = verdict(check, ns)
+    return result
+
+
+def verdict(check, ns="page"):
+    """-> {"ok", "message", "fault"}: the exercise's CHECK ("toymodels.MODULE:FUNCTION") of the
+    page's namespace NS. A check that raises, or returns no (passed, message), is the page's
+    fault, not the reader's: "fault" is then True and the message says so (the build tries
+    each check on its starting code, but a reader's variables may be anything)."""
+    env = NAMESPACES.setdefault(ns, {"__name__": "__cell__", "np": np})
+    try:
         module, _, func = check.partition(":")
         ok, message = getattr(importlib.import_module(module), func)(env)
-        result["check"] = {"ok": bool(ok), "message": message}
-    return result
+        if not isinstance(message, str):
+            raise TypeError(f"its message is {type(message).__name__}, not text")
+    except Exception as err:  # the author's check, given whatever the reader's code left
+        what = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+        message = (
+            f"The exercise's own check failed ({what}), so it cannot say whether your code is "
+            "right. This is a mistake in the page, not in your code."
+        )
+        return {"ok": False, "message": message, "fault": True}
+    return {"ok": bool(ok), "message": message, "fault": False}
 
 
 def forget(ns="page"):
