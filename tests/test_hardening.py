@@ -238,6 +238,52 @@ def test_a_tampered_runtime_is_never_compiled_to_bytecode(tmp_path, cache):
     assert not (root / "site").exists() and not list((tmp_path / "cache").glob("bytecode-*"))
 
 
+def fake_compile(monkeypatch, files):
+    """The compiling step (Node running Pyodide) writing FILES ({name: bytes}) into the folder
+    it is given; -> the commands it was run with."""
+    commands = []
+
+    def run(command, **kwargs):
+        commands.append(command)
+        for name, data in files.items():
+            (Path(command[3]) / name).write_bytes(data)
+
+    monkeypatch.setattr(bytecode.subprocess, "run", run)
+    return commands
+
+
+def test_tampered_bytecode_with_a_rewritten_stamp_is_compiled_again(
+    tmp_path, cache, monkeypatch, capsys
+):
+    made = bytecode.bytecode_dir()  # the private copy
+    genuine = {name: (made / name).read_bytes() for name in bytecode.FILES}
+    with open(made / "python_stdlib.zip", "ab") as f:
+        f.write(b"\0evil")
+    (made / ".made").write_text(json.dumps({f: assets.sha256(made / f) for f in bytecode.FILES}))
+    commands = fake_compile(monkeypatch, genuine)
+    site = tmp_path / "site"
+    site.mkdir()
+    folder = bytecode.copy_bytecode(site)
+    assert {f: assets.sha256(site / folder / f) for f in bytecode.FILES} == bytecode.MADE_SHA256
+    assert len(commands) == 1 and commands[0][0] == "node"
+    said = f"build.py: {made} is not the bytecode sitebuild/bytecode.py pins; compiling again\n"
+    assert capsys.readouterr().err == said
+
+
+def test_bytecode_compiled_to_other_bytes_than_the_pins_is_refused(tmp_path, cache, monkeypatch):
+    shutil.rmtree(bytecode.bytecode_dir())  # in the private cache
+    fake_compile(monkeypatch, {"python_stdlib.zip": b"other", "numpy.zip": b"bytes"})
+    with pytest.raises(assets.AssetError) as refused:
+        bytecode.bytecode_dir()
+    made = {"python_stdlib.zip": assets.sha256(b"other"), "numpy.zip": assets.sha256(b"bytes")}
+    assert str(refused.value) == (
+        f"compiling Python ahead made {json.dumps(made)}, not the files sitebuild/bytecode.py "
+        "pins in MADE_SHA256; after a change to AHEAD, bytecode.mjs or bytecode_in_pyodide.py "
+        "or the runtime's pins, put these hashes there"
+    )
+    assert not list((tmp_path / "cache").glob("bytecode-*"))
+
+
 # ---- the dev server --------------------------------------------------------------------------
 
 
