@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-CELL_SECONDS = 20  # one live cell at build time
+CELL_SECONDS = 20  # one live cell at build time, in a child process killed then (cellrunner.py)
 MARKDOWN_SECONDS = 10  # one piece of a chapter's Markdown
 # one state of a figure, at build time: the wall-clock time after which it is stopped (the page
 # calls render on every tap, so a state that takes seconds is already a mistake) ...

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from toymodels.page import cells
-
 from . import blame
+from .cellrunner import CellEnded, CellProcess, CellStopped
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
-from .limits import CELL_SECONDS, Overrun, time_limit
+from .limits import CELL_SECONDS
 from .markup import Prose
 
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -47,11 +46,14 @@ class ChapterRenderer:
 
     def render(self):
         self.ns = self.ch.meta["slug"]
-        cells.forget(self.ns)
-        for block in self._walk(self.ch.body):
-            if block.name == "figure":
-                self._figure(block)
-        return Markup(self._pieces(self.ch.body))
+        self.cells = CellProcess()  # the page's live cells, in a Python of their own
+        try:
+            for block in self._walk(self.ch.body):
+                if block.name == "figure":
+                    self._figure(block)
+            return Markup(self._pieces(self.ch.body))
+        finally:
+            self.cells.close()
 
     def _walk(self, pieces):
         for p in pieces:
@@ -310,21 +312,25 @@ class ChapterRenderer:
         return Markup(f'<div class="mh-cards">{self._pieces(b.children)}</div>')
 
     def _run(self, b, code, first_line, check=None):
-        """Run a cell with CPython at build time, in the page's namespace; its error is the
-        author's."""
+        """Run a cell with CPython at build time, in the page's namespace, in the page's own
+        child process (sitebuild/cellrunner.py); its error is the author's."""
         try:
-            with time_limit(CELL_SECONDS):
-                result = cells.run(code, self.ns, check)
-            overran = f"{Overrun.__name__}: " in (result["error"] or "")
-        except Overrun:  # it struck outside the cell's own code
-            overran = True
-        if overran:
+            result = self.cells.run(code, self.ns, check, CELL_SECONDS)
+        except CellStopped:
             raise AuthorError(
                 self.rel,
                 first_line,
                 f"this live cell ran for more than {CELL_SECONDS} s at build time (an endless "
                 "loop?); a cell must finish quickly, since the build runs every cell",
-            )
+            ) from None
+        except CellEnded as e:
+            raise AuthorError(
+                self.rel,
+                first_line,
+                f"this live cell ended the Python that runs the page's cells ({e}); a cell may "
+                "not end or kill its process (os._exit, os.kill, …), since the build runs every "
+                "cell",
+            ) from None
         if result["error"]:
             last = result["error"].strip().splitlines()[-1]
             line = first_line + (result["line"] or 1) - 1
