@@ -16,14 +16,17 @@ same toymodels/.
 """
 
 import contextlib
+import ctypes
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 START_SECONDS = 60  # a child's start (Python, numpy, the cells' module), not a cell's time
 
 
@@ -144,7 +147,13 @@ class CellProcess:
 
 
 def _child(from_build, to_build):
-    """The child's loop: sys.path, then one cell a line, each answered with its result."""
+    """The child's loop: sys.path, then one cell a line, each answered with its result. On
+    Linux it is killed with the build (a build stopped by `build.py serve`, say) even in the
+    middle of an endless cell."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:  # the build ended before the line above
+        return
     requests = os.fdopen(from_build, "r", encoding="utf-8")
     answers = os.fdopen(to_build, "w", encoding="utf-8")
     sys.path[:] = json.loads(requests.readline())
