@@ -512,3 +512,39 @@ def test_embed_resize_listens_only_to_the_figures_frames(page, base_url, tmp_pat
             page.wait_for_timeout(100)
         assert page.evaluate(height, "advert") < 250  # still its height="200"
         assert page.evaluate("document.getElementById('advert').style.height") == ""
+
+
+# a course on the site's own origin: frames whose src names a figure, but that show something
+# else of that origin (the advert, moved into the frame; their own srcdoc)
+SAME_ORIGIN = """<!doctype html><html><head><title>A course page</title>
+<link rel="icon" href="data:,"></head><body>
+<iframe id="figure" src="/mh/embed/many-heads/three-heads.html" title="Figure" height="200">
+</iframe>
+<iframe id="moved" src="/mh/embed/no-such-figure.html" title="Moved" height="200"></iframe>
+<iframe id="srcdoc" src="/mh/embed/many-heads/three-heads.html" title="Srcdoc" height="200"
+ srcdoc="<script>setInterval(() => parent.postMessage({type: 'manyheads:height', height: 3000},
+ '*'), 50)</script>"></iframe>
+<script src="/mh/static/embed-resize.js"></script></body></html>"""
+
+
+@pytest.mark.browser
+def test_embed_resize_on_the_sites_origin_reads_what_each_frame_shows(page, site, tmp_path):
+    (tmp_path / "mh").symlink_to(site)
+    (tmp_path / "ads").mkdir()
+    (tmp_path / "ads/advert.html").write_text(ADVERT)
+    (tmp_path / "course.html").write_text(SAME_ORIGIN)
+    page.watch.expect(r"status of 404 .*/mh/embed/no-such-figure\.html\)$")
+    with plain_server(tmp_path) as origin:
+        page.goto(origin + "course.html")
+        page.evaluate(
+            "document.getElementById('moved').contentWindow.location = '/ads/advert.html'"
+        )
+        height = "(id) => document.getElementById(id).getBoundingClientRect().height"
+        page.wait_for_function(f"({height})('figure') > 300", timeout=60_000)
+        advert = next(f for f in page.frames if f.url.endswith("advert.html"))
+        deadline = time.monotonic() + 30
+        while int(advert.title() or 0) < 20:  # the advert has posted its height many times
+            assert time.monotonic() < deadline
+            page.wait_for_timeout(100)
+        for frame in ("moved", "srcdoc"):
+            assert page.evaluate(height, frame) < 250, frame  # still its height="200"
