@@ -9,6 +9,7 @@ import errno
 import fcntl
 import functools
 import http.client
+import importlib.util
 import io
 import json
 import os
@@ -162,6 +163,73 @@ def test_a_second_build_waits_for_the_first(tmp_path):
     ]
     assert [p.wait(120) for p in both] == [0, 0]
     assert whole(site) and beside(site) == ["site"]
+
+
+def build_py():
+    """build.py, the command line, as a module of this process (so that a test can change what
+    it calls)."""
+    spec = importlib.util.spec_from_file_location("build_cli", ROOT / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# where the disk fills up: a page written (a write names no file), a static file copied
+# (shutil names the source, then the destination)
+FULL_AT = {
+    "a page": ("pathlib.Path.open", "test.html"),
+    "a copy": ("shutil.copyfile", "static/main.js"),
+}
+
+
+class FullFile:
+    """A file opened for writing on a full disk: every write fails, as the system's does."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("where", FULL_AT)
+def test_a_full_disk_says_so_and_leaves_the_site(tmp_path, monkeypatch, capfd, where):
+    root = project(tmp_path, {"a.md": GOOD})
+    site = root / "site"
+    site.mkdir()
+    (site / "index.html").write_text("the previous build")
+    target, name = FULL_AT[where]
+    real = {"pathlib.Path.open": Path.open, "shutil.copyfile": shutil.copyfile}[target]
+
+    def full(*args, **kwargs):
+        path = str(args[0] if target == "pathlib.Path.open" else args[1])
+        if not path.endswith("/" + name):
+            return real(*args, **kwargs)
+        if target == "pathlib.Path.open":
+            return FullFile(real(*args, **kwargs))
+        error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        error.filename, error.filename2 = str(args[0]), path
+        raise error
+
+    monkeypatch.setattr(target, full)
+    cli = build_py()
+    assert cli.main(["build", "--root", str(root), "--pyodide-cdn"]) == 1
+    err = capfd.readouterr().err
+    written = rf"{re.escape(str(root))}/site\.new-\w+/{re.escape(name)}"
+    assert re.fullmatch(
+        rf"build\.py: the disk is full writing {written}; free space and build "
+        r"again\n",
+        err,
+    ), err
+    assert sorted(p.name for p in root.iterdir()) == ["chapters", "site", "templates", "toymodels"]
+    assert [p.name for p in site.iterdir()] == ["index.html"]
+    assert (site / "index.html").read_text() == "the previous build"
 
 
 # ---- the published Pyodide runtime -----------------------------------------------------------
