@@ -57,7 +57,7 @@ class CellProcess:
         from_child, to_build = os.pipe()
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed with the child)
         # -P: this file's folder is not put first on the child's sys.path
-        command = [sys.executable, "-P", __file__, str(from_build), str(to_build)]
+        command = [sys.executable, "-P", __file__, str(from_build), str(to_build), str(os.getpid())]
         self.proc = subprocess.Popen(
             command,
             pass_fds=(from_build, to_build),
@@ -146,13 +146,13 @@ class CellProcess:
         self._forget()
 
 
-def _child(from_build, to_build):
+def _child(from_build, to_build, build):
     """The child's loop: sys.path, then one cell a line, each answered with its result. On
     Linux it is killed with the build (a build stopped by `build.py serve`, say) even in the
     middle of an endless cell."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() == 1:  # the build ended before the line above
+    if os.getppid() != build:  # the build ended before the line above
         return
     requests = os.fdopen(from_build, "r", encoding="utf-8")
     answers = os.fdopen(to_build, "w", encoding="utf-8")
@@ -163,9 +163,10 @@ def _child(from_build, to_build):
     answers.flush()
     for line in requests:
         code, ns, check = json.loads(line)
-        answers.write(json.dumps(cells.run(code, ns, check)) + "\n")
+        # default=str: an exercise's check may give a message that is not text
+        answers.write(json.dumps(cells.run(code, ns, check), default=str) + "\n")
         answers.flush()
 
 
 if __name__ == "__main__":
-    _child(int(sys.argv[1]), int(sys.argv[2]))
+    _child(*map(int, sys.argv[1:4]))
