@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sitebuild import assets, bytecode, livemodel, smollm2live
 from sitebuild.archive import zip_site
-from sitebuild.build import build
+from sitebuild.build import DiskFull, build, disk_full
 from sitebuild.chapters import AuthorError
 from sitebuild.check import check
 from sitebuild.scaffold import new_chapter
@@ -156,6 +156,15 @@ def main(argv=None):
         return 1
     except (assets.AssetError, PackageError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 1
+    except DiskFull as e:
+        print(f"build.py: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # the disk filled up outside a build: a zip, a package, a new chapter
+        full = disk_full(e, out if args.command in ("build", "serve", "check") else root)
+        if full is None:
+            raise
+        print(f"build.py: {full}", file=sys.stderr)
         return 1
 
 

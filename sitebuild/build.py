@@ -14,6 +14,7 @@ Python runtime, and write the service worker that precaches it all.
 
 import base64
 import difflib
+import errno
 import hashlib
 import json
 import re
@@ -57,14 +58,46 @@ def build(root, site=None, cdn=False, lms=None, only=None, notes=None):
     site = Path(site or Path(root) / "site").absolute()
     site.parent.mkdir(parents=True, exist_ok=True)
     with publish.locked(site):
-        tmp = publish.new_folder(site)
+        tmp = None
         try:
+            tmp = publish.new_folder(site)
             url = assets.CDN_URL if cdn else "pyodide/"
             _render_site(Path(root), tmp, url, lms, only, [] if notes is None else notes)
             publish.publish(tmp, site)
+        except OSError as e:
+            full = disk_full(e, tmp or site.parent)
+            if full is None:
+                raise
+            raise full from None
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
     return site
+
+
+class DiskFull(Exception):
+    """The disk (or the builder's quota) filled up while the build wrote a file: the build
+    stops, and site/ stays the previous build."""
+
+    def __init__(self, path):
+        super().__init__(f"the disk is full writing {path}; free space and build again")
+        self.path = path
+
+
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(e, fallback):
+    """DiskFull for the OSError E if it says the disk is full, else None. It names the file
+    being written as E does (shutil's copies name the destination second), else FALLBACK.
+    shutil.copytree gathers its failures into one shutil.Error of (source, destination, the
+    error as text), so there the errno is read from the text."""
+    if isinstance(e, shutil.Error) and isinstance(e.args[0], list):
+        said = tuple(f"[Errno {n}]" for n in FULL)
+        return next((DiskFull(dst) for _, dst, why in e.args[0] if why.startswith(said)), None)
+    if e.errno not in FULL:
+        return None
+    return DiskFull(e.filename2 or e.filename or fallback)
 
 
 def load_chapters(root):
@@ -120,10 +153,10 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     python, data = _copy_python(root, out)
     compiled = bytecode.copy_bytecode(out)
     shutil.copytree(root / "templates" / "static", out / "static")
-    (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
-    (out / "static" / "purify.js").write_text(assets.dompurify_script(), "utf-8")
+    _write(out / "static" / "morphdom.js", assets.morphdom_script())
+    _write(out / "static" / "purify.js", assets.dompurify_script())
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
-    (out / "static" / "icon.png").write_bytes(icon.png(drawing))
+    _write(out / "static" / "icon.png", icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
     css = styles.text(root)
     common = {
@@ -224,9 +257,14 @@ def _render_chapter(ch, env, root, following=None, notes=None):
     return Page(ch, body, sources, renderer.figure_html, answers, report)
 
 
-def _write(path, text):
+def _write(path, data):
+    """DATA (text, as UTF-8, or bytes) as the file PATH, its folders made."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    try:
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    except OSError as e:
+        e.filename = e.filename or str(path)  # a write that fails names no file
+        raise
 
 
 def _write_chapter(env, out, common, chapters, i, page):
@@ -261,7 +299,7 @@ def _write_answers(out, slug, answers):
     data = json.dumps(answers, separators=(",", ":")).encode("utf-8")
     name = f"prerendered/{fingerprint.hashed_name(slug + '.json', data)}"
     (out / "prerendered").mkdir(exist_ok=True)
-    (out / name).write_bytes(data)
+    _write(out / name, data)
     return name
 
 
@@ -299,7 +337,7 @@ def _copy_python(root, out):
     for f in files:
         (out / "py" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / f["path"], out / "py" / f["path"])
-    (out / "py" / "files.json").write_text(json.dumps(files, indent=1))
+    _write(out / "py" / "files.json", json.dumps(files, indent=1))
     folder, data = fingerprint.python_folder(out / "py", root / "toymodels" / "data")
     python_zip(out / folder)
     return folder, data

@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from . import assets
@@ -29,6 +30,14 @@ AHEAD = (
 FILES = ("python_stdlib.zip", "numpy.zip")
 HERE = Path(__file__).parent
 SCRIPTS = ("bytecode.mjs", "bytecode_in_pyodide.py")
+# what compiling ahead makes of the runtime's pins, AHEAD and SCRIPTS (the same inputs make the
+# same bytes): the files in the cache are checked against these at every build, never against
+# a record in the cache, which whoever can change the cache can rewrite too. A change to those
+# inputs makes other files: the build then names their hashes, to be put here.
+MADE_SHA256 = {
+    "python_stdlib.zip": "91f7f4f2266fc3b24f6e031261b39d871b59935c39f1257cc1d6bce9beb75c78",
+    "numpy.zip": "32eae53d2f3e27c0c323bdc760678a9b6df0f137dacf927b174fffc80728f31a",
+}
 
 
 def _key():
@@ -39,16 +48,30 @@ def _key():
     return h.hexdigest()[:16]
 
 
+def _as_pinned(folder):
+    """Whether FOLDER holds FILES as MADE_SHA256 pins them."""
+    return all(
+        (folder / name).is_file() and assets.sha256(folder / name) == pinned
+        for name, pinned in MADE_SHA256.items()
+    )
+
+
 def bytecode_dir():
     """The folder in the download cache holding FILES for the current pins, made on first use
-    (about 5 s; one build at a time makes it, the others wait and take it)."""
+    (about 5 s; one build at a time makes it, the others wait and take it), and made again when
+    its files are not the ones MADE_SHA256 pins (changed after they were made)."""
     out = assets.cache_dir() / f"bytecode-{_key()}"
-    stamp = out / ".made"
+    stamp = out / ".made"  # written last: the folder is whole
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / ".bytecode.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stamp.exists():
-            return out
+            if _as_pinned(out):
+                return out
+            print(
+                f"build.py: {out} is not the bytecode sitebuild/bytecode.py pins; compiling again",
+                file=sys.stderr,
+            )
         runtime = assets.runtime_dir()
         for name, pinned in assets.PUBLISHED_SHA256.items():  # what is compiled is the pinned
             assets.check(f"{runtime / name}", assets.sha256(runtime / name), pinned)
@@ -64,20 +87,30 @@ def bytecode_dir():
             raise assets.AssetError(
                 f"compiling Python ahead failed ({' '.join(command)}):\n{e.stderr.strip()}"
             ) from None
-        (tmp / ".made").write_text(json.dumps({f: assets.sha256(tmp / f) for f in FILES}))
+        made = {f: assets.sha256(tmp / f) if (tmp / f).is_file() else None for f in FILES}
+        if made != MADE_SHA256:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise assets.AssetError(
+                f"compiling Python ahead made {json.dumps(made)}, not the files "
+                "sitebuild/bytecode.py pins in MADE_SHA256; after a change to AHEAD, "
+                f"{' or '.join(SCRIPTS)} or the runtime's pins, put these hashes there"
+            )
+        (tmp / ".made").write_text(json.dumps(made))
         shutil.rmtree(out, ignore_errors=True)
         tmp.rename(out)
     return out
 
 
 def copy_bytecode(site):
-    """SITE/bytecode/HASH/ holding FILES, each checked against what was made; -> that folder's
+    """SITE/bytecode/HASH/ holding FILES, each checked against MADE_SHA256; -> that folder's
     path from the site's top."""
     src = bytecode_dir()
-    made = json.loads((src / ".made").read_text())
-    folder = "bytecode/" + hashlib.sha256("".join(made[f] for f in FILES).encode()).hexdigest()[:12]
+    joined = "".join(MADE_SHA256[f] for f in FILES)
+    folder = "bytecode/" + hashlib.sha256(joined.encode()).hexdigest()[:12]
     (site / folder).mkdir(parents=True)
     for name in FILES:
         assets._copy(src / name, site / folder / name)
-        assets.check(f"{site / folder / name}", assets.sha256(site / folder / name), made[name])
+        assets.check(
+            f"{site / folder / name}", assets.sha256(site / folder / name), MADE_SHA256[name]
+        )
     return folder + "/"

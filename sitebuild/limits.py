@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-CELL_SECONDS = 20  # one live cell at build time
+CELL_SECONDS = 20  # one live cell at build time, in a child process killed then (cellrunner.py)
 MARKDOWN_SECONDS = 10  # one piece of a chapter's Markdown
 # one call into an author's code at build time (importing a module, reading a value for
 # prose, an exercise's check, one state of a figure): the wall-clock time after which it is

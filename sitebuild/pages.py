@@ -2,6 +2,7 @@
 through toymodels/."""
 
 import functools
+import importlib
 import json
 import re
 from dataclasses import dataclass
@@ -11,9 +12,10 @@ from markupsafe import Markup
 from toymodels.page import cells
 
 from . import blame, limits
+from .cellrunner import CellEnded, CellProcess, CellStopped
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
-from .limits import CELL_SECONDS, Overrun, time_limit
+from .limits import CELL_SECONDS, Overrun
 from .markup import Prose
 
 FIG_ID = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -47,11 +49,14 @@ class ChapterRenderer:
 
     def render(self):
         self.ns = self.ch.meta["slug"]
-        cells.forget(self.ns)
-        for block in self._walk(self.ch.body):
-            if block.name == "figure":
-                self._figure(block)
-        return Markup(self._pieces(self.ch.body))
+        self.cells = CellProcess()  # the page's live cells, in a Python of their own
+        try:
+            for block in self._walk(self.ch.body):
+                if block.name == "figure":
+                    self._figure(block)
+            return Markup(self._pieces(self.ch.body))
+        finally:
+            self.cells.close()
 
     def _walk(self, pieces):
         for p in pieces:
@@ -318,21 +323,26 @@ class ChapterRenderer:
         return Markup(f'<div class="mh-cards">{self._pieces(b.children)}</div>')
 
     def _run(self, b, code, first_line, check=None, ns=None, what="this live cell"):
-        """Run a cell with CPython at build time, in the page's namespace (or NS); its error is
-        the author's, reported as WHAT's."""
+        """Run a cell with CPython at build time, in the page's namespace (or NS), in the page's
+        own child process (sitebuild/cellrunner.py); its error is the author's, reported as
+        WHAT's."""
         try:
-            with time_limit(CELL_SECONDS):
-                result = cells.run(code, ns or self.ns, check)
-            overran = f"{Overrun.__name__}: " in (result["error"] or "")
-        except Overrun:  # it struck outside the cell's own code
-            overran = True
-        if overran:
+            result = self.cells.run(code, ns or self.ns, check, CELL_SECONDS)
+        except CellStopped:
             raise AuthorError(
                 self.rel,
                 first_line,
                 f"{what} ran for more than {CELL_SECONDS} s at build time (an endless "
                 "loop?); a cell must finish quickly, since the build runs every cell",
-            )
+            ) from None
+        except CellEnded as e:
+            raise AuthorError(
+                self.rel,
+                first_line,
+                f"{what} ended the Python that runs the page's cells ({e}); a cell may "
+                "not end or kill its process (os._exit, os.kill, …), since the build runs every "
+                "cell",
+            ) from None
         if result["error"]:
             last = result["error"].strip().splitlines()[-1]
             line = first_line + (result["line"] or 1) - 1
@@ -406,11 +416,13 @@ class ChapterRenderer:
                 self.rel, b.line, "an exercise needs starting code below its '---' line"
             )
         first = next(n for n, t in code_lines if t.strip())
-        before = dict(cells.NAMESPACES.get(self.ns, {}))  # what a reader's code runs after
+        before = f"{self.ns}#before"  # what a reader's code runs after
+        self._in_child("copy_namespace", self.ns, before)
         result = self._run(b, code, first)
-        self._try_check(fn, check, check_line, "the starting code's")
+        self._try_check(check, check_line, "the starting code's")
         if second is not None:
-            self._solution(b, solution, fn, check, check_line, before, at_second)
+            self._solution(b, solution, check, check_line, before, at_second)
+        self._in_child("forget_namespace", before)
         exercise = {
             "task": Markup(self.prose.inline(b.args, b.line)),
             "check": check,
@@ -418,7 +430,7 @@ class ChapterRenderer:
         }
         return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)
 
-    def _solution(self, b, lines, fn, check, at, before, split_line):
+    def _solution(self, b, lines, check, at, before, split_line):
         """Run the exercise's solution (LINES, below its second '---' at SPLIT_LINE) where a
         reader's code would run, after the cells above (BEFORE, the page's variables then), in
         a namespace of its own, which the page's later cells never see; its check must pass
@@ -432,14 +444,11 @@ class ChapterRenderer:
                 "remove the line",
             )
         ns = f"{self.ns}#solution"
-        if before:  # else cells.run starts the namespace as a page's first cell finds it
-            cells.NAMESPACES[ns] = dict(before)
-        try:
-            first = next(n for n, t in lines if t.strip())
-            self._run(b, code, first, ns=ns, what="this exercise's solution")
-            ok, message = self._try_check(fn, check, at, "the solution's", ns)
-        finally:
-            cells.forget(ns)
+        self._in_child("copy_namespace", before, ns)
+        first = next(n for n, t in lines if t.strip())
+        self._run(b, code, first, ns=ns, what="this exercise's solution")
+        ok, message = self._try_check(check, at, "the solution's", ns)
+        self._in_child("forget_namespace", ns)
         if not ok:
             raise AuthorError(
                 self.rel,
@@ -448,35 +457,40 @@ class ChapterRenderer:
                 f"solution: it says {message!r}; fix the check or the solution",
             )
 
-    def _try_check(self, fn, check, at, whose, ns=None):
-        """Run the exercise's check FN (named CHECK at line AT) on the variables WHOSE code
-        left in the page's namespace (or NS), as a reader's Run does: it must return a verdict,
-        (passed, message), within the per-call limit (limits.FIGURE_SECONDS), since a check
-        that raises or never returns leaves the reader with no verdict. -> the verdict."""
-        given = f"the check '{check}' ({self.rel}:{at}), given {whose} variables,"
+    def _in_child(self, name, *args, seconds=10):
+        """NAME(*ARGS), a function of this module, called in the page's cell process."""
         try:
-            verdict = blame.limited(fn, dict(cells.NAMESPACES[ns or self.ns]))
-        except (Exception, Overrun) as e:
-            own, inner = blame.blamed(e, blame.package_of(check.split(":")[0]))
-            if isinstance(e, Overrun):
-                what = (
-                    f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here "
-                    "(an endless loop?)"
-                )
-            else:
-                what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
-            raise AuthorError(
-                *(own or blame.defined_at(fn) or (self.rel, at)),
-                f"{given} {what}; a check gives every reader's code a verdict quickly: return "
-                "(False, 'what to change') where the variables are not what it needs",
-            ) from None
-        if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[1], str)):
-            raise AuthorError(
-                *(blame.defined_at(fn) or (self.rel, at)),
-                f"{given} returned {type(verdict).__name__} {_short(verdict)}; a check returns "
-                "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
+            return self.cells.call(f"{__name__}:{name}", args, seconds)
+        except (CellStopped, CellEnded) as e:
+            raise RuntimeError(f"the Python for live cells failed in {name} ({e})") from None
+
+    def _try_check(self, check, at, whose, ns=None):
+        """Run the exercise's CHECK (named at line AT) on the variables WHOSE code left in the
+        page's namespace (or NS), in the page's cell process where those variables are, as a
+        reader's Run does (exercise_verdict). -> the verdict."""
+        try:
+            said = self.cells.call(
+                f"{__name__}:exercise_verdict",
+                [check, ns or self.ns, self.rel, at, whose],
+                limits.BACKSTOP_SECONDS + 5,
             )
-        return verdict
+        except CellStopped:
+            raise AuthorError(
+                self.rel,
+                at,
+                f"the check '{check}' ({self.rel}:{at}), given {whose} variables, was still "
+                f"running after {limits.BACKSTOP_SECONDS} s (an endless loop?)",
+            ) from None
+        except CellEnded as e:
+            raise AuthorError(
+                self.rel,
+                at,
+                f"the check '{check}' ({self.rel}:{at}), given {whose} variables, ended the "
+                f"Python that runs the page's cells ({e})",
+            ) from None
+        if "error" in said:
+            raise AuthorError(*said["error"])
+        return said["verdict"]
 
     def _recap(self, b):
         """What the reader now knows, and a link to the next chapter with what it adds."""
@@ -535,3 +549,57 @@ def _short(value):
     """VALUE's repr, cut to one short line for a message."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "…"
+
+
+# What the page's cell process (sitebuild/cellrunner.py) runs for the build, where the cells'
+# variables are.
+
+
+def copy_namespace(src, dst):
+    """The namespace DST starts as a copy of SRC (or afresh, as a page's first cell finds it)."""
+    if src in cells.NAMESPACES:
+        cells.NAMESPACES[dst] = dict(cells.NAMESPACES[src])
+    else:
+        cells.forget(dst)
+
+
+def forget_namespace(ns):
+    cells.forget(ns)
+
+
+def exercise_verdict(check, ns, rel, at, whose):
+    """The exercise's CHECK ("toymodels.MODULE:FUNCTION", named at REL:AT) run on the variables
+    WHOSE code left in namespace NS, as a reader's Run does: it must return a verdict,
+    (passed, message), within the per-call limit (limits.FIGURE_SECONDS), since a check that
+    raises or never returns leaves the reader with no verdict.
+    -> {"verdict": [passed, message]} or {"error": [file, line, message]} for an AuthorError."""
+    module, _, func = check.partition(":")
+    fn = getattr(importlib.import_module(module), func)
+    given = f"the check '{check}' ({rel}:{at}), given {whose} variables,"
+    try:
+        verdict = blame.limited(fn, dict(cells.NAMESPACES.get(ns, {})))
+    except (Exception, Overrun) as e:
+        own, inner = blame.blamed(e, blame.package_of(module))
+        if isinstance(e, Overrun):
+            what = (
+                f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here "
+                "(an endless loop?)"
+            )
+        else:
+            what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
+        return {
+            "error": [
+                *(own or blame.defined_at(fn) or (rel, at)),
+                f"{given} {what}; a check gives every reader's code a verdict quickly: return "
+                "(False, 'what to change') where the variables are not what it needs",
+            ]
+        }
+    if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[1], str)):
+        return {
+            "error": [
+                *(blame.defined_at(fn) or (rel, at)),
+                f"{given} returned {type(verdict).__name__} {_short(verdict)}; a check returns "
+                "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
+            ]
+        }
+    return {"verdict": [bool(verdict[0]), verdict[1]]}

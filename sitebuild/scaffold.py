@@ -150,10 +150,23 @@ def _lead_in(root, chapters, order, title):
     text = last.read_text(encoding="utf-8")
     if "\n::: recap\n" not in text:
         return None
-    said = re.sub(r"\s+", " ", title).replace("\\", "\\\\")  # Markdown: a \ stays a \
-    sentence = f"Next, {said}: {LEAD_IN}."
+    sentence = f"Next, {as_typed(title)}: {LEAD_IN}."
     last.write_text(text.replace("\n::: recap\n", f"\n::: recap {sentence}\n", 1), "utf-8")
     return last
+
+
+# what a chapter's prose reads as more than text: Markdown (code, emphasis, links, escapes),
+# raw HTML, {{ values }}, $maths$, and the dashes and ellipses of its typography
+MARKUP = re.compile(r"[\\`*_{}\[\]<>&$]|-{2,}|\.{3,}")
+
+
+def as_typed(title):
+    """TITLE for a line of a chapter's prose, shown as typed but for its quotes, curled as all
+    prose's are: on one line, each character the prose would read as markup written as a
+    character reference, which Markdown, the values and the maths leave alone and the page
+    shows as that character."""
+    said = re.sub(r"\s+", " ", title).strip()
+    return MARKUP.sub(lambda m: "".join(f"&#{ord(c)};" for c in m.group(0)), said)
 
 
 NEW_FIGURE_BLOCK = """

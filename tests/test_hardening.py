@@ -9,6 +9,7 @@ import errno
 import fcntl
 import functools
 import http.client
+import importlib.util
 import io
 import json
 import os
@@ -164,6 +165,73 @@ def test_a_second_build_waits_for_the_first(tmp_path):
     assert whole(site) and beside(site) == ["site"]
 
 
+def build_py():
+    """build.py, the command line, as a module of this process (so that a test can change what
+    it calls)."""
+    spec = importlib.util.spec_from_file_location("build_cli", ROOT / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# where the disk fills up: a page written (a write names no file), a static file copied
+# (shutil names the source, then the destination)
+FULL_AT = {
+    "a page": ("pathlib.Path.open", "test.html"),
+    "a copy": ("shutil.copyfile", "static/main.js"),
+}
+
+
+class FullFile:
+    """A file opened for writing on a full disk: every write fails, as the system's does."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("where", FULL_AT)
+def test_a_full_disk_says_so_and_leaves_the_site(tmp_path, monkeypatch, capfd, where):
+    root = project(tmp_path, {"a.md": GOOD})
+    site = root / "site"
+    site.mkdir()
+    (site / "index.html").write_text("the previous build")
+    target, name = FULL_AT[where]
+    real = {"pathlib.Path.open": Path.open, "shutil.copyfile": shutil.copyfile}[target]
+
+    def full(*args, **kwargs):
+        path = str(args[0] if target == "pathlib.Path.open" else args[1])
+        if not path.endswith("/" + name):
+            return real(*args, **kwargs)
+        if target == "pathlib.Path.open":
+            return FullFile(real(*args, **kwargs))
+        error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        error.filename, error.filename2 = str(args[0]), path
+        raise error
+
+    monkeypatch.setattr(target, full)
+    cli = build_py()
+    assert cli.main(["build", "--root", str(root), "--pyodide-cdn"]) == 1
+    err = capfd.readouterr().err
+    written = rf"{re.escape(str(root))}/site\.new-\w+/{re.escape(name)}"
+    assert re.fullmatch(
+        rf"build\.py: the disk is full writing {written}; free space and build "
+        r"again\n",
+        err,
+    ), err
+    assert sorted(p.name for p in root.iterdir()) == ["chapters", "site", "templates", "toymodels"]
+    assert [p.name for p in site.iterdir()] == ["index.html"]
+    assert (site / "index.html").read_text() == "the previous build"
+
+
 # ---- the published Pyodide runtime -----------------------------------------------------------
 
 
@@ -236,6 +304,52 @@ def test_a_tampered_runtime_is_never_compiled_to_bytecode(tmp_path, cache):
     expected = rf"^error: {re.escape(str(cache))}/pyodide\.asm\.wasm: sha256 is [0-9a-f]{{64}}, "
     assert re.search(expected + "expected", done.stderr), done.stderr
     assert not (root / "site").exists() and not list((tmp_path / "cache").glob("bytecode-*"))
+
+
+def fake_compile(monkeypatch, files):
+    """The compiling step (Node running Pyodide) writing FILES ({name: bytes}) into the folder
+    it is given; -> the commands it was run with."""
+    commands = []
+
+    def run(command, **kwargs):
+        commands.append(command)
+        for name, data in files.items():
+            (Path(command[3]) / name).write_bytes(data)
+
+    monkeypatch.setattr(bytecode.subprocess, "run", run)
+    return commands
+
+
+def test_tampered_bytecode_with_a_rewritten_stamp_is_compiled_again(
+    tmp_path, cache, monkeypatch, capsys
+):
+    made = bytecode.bytecode_dir()  # the private copy
+    genuine = {name: (made / name).read_bytes() for name in bytecode.FILES}
+    with open(made / "python_stdlib.zip", "ab") as f:
+        f.write(b"\0evil")
+    (made / ".made").write_text(json.dumps({f: assets.sha256(made / f) for f in bytecode.FILES}))
+    commands = fake_compile(monkeypatch, genuine)
+    site = tmp_path / "site"
+    site.mkdir()
+    folder = bytecode.copy_bytecode(site)
+    assert {f: assets.sha256(site / folder / f) for f in bytecode.FILES} == bytecode.MADE_SHA256
+    assert len(commands) == 1 and commands[0][0] == "node"
+    said = f"build.py: {made} is not the bytecode sitebuild/bytecode.py pins; compiling again\n"
+    assert capsys.readouterr().err == said
+
+
+def test_bytecode_compiled_to_other_bytes_than_the_pins_is_refused(tmp_path, cache, monkeypatch):
+    shutil.rmtree(bytecode.bytecode_dir())  # in the private cache
+    fake_compile(monkeypatch, {"python_stdlib.zip": b"other", "numpy.zip": b"bytes"})
+    with pytest.raises(assets.AssetError) as refused:
+        bytecode.bytecode_dir()
+    made = {"python_stdlib.zip": assets.sha256(b"other"), "numpy.zip": assets.sha256(b"bytes")}
+    assert str(refused.value) == (
+        f"compiling Python ahead made {json.dumps(made)}, not the files sitebuild/bytecode.py "
+        "pins in MADE_SHA256; after a change to AHEAD, bytecode.mjs or bytecode_in_pyodide.py "
+        "or the runtime's pins, put these hashes there"
+    )
+    assert not list((tmp_path / "cache").glob("bytecode-*"))
 
 
 # ---- the dev server --------------------------------------------------------------------------
@@ -466,3 +580,39 @@ def test_embed_resize_listens_only_to_the_figures_frames(page, base_url, tmp_pat
             page.wait_for_timeout(100)
         assert page.evaluate(height, "advert") < 250  # still its height="200"
         assert page.evaluate("document.getElementById('advert').style.height") == ""
+
+
+# a course on the site's own origin: frames whose src names a figure, but that show something
+# else of that origin (the advert, moved into the frame; their own srcdoc)
+SAME_ORIGIN = """<!doctype html><html><head><title>A course page</title>
+<link rel="icon" href="data:,"></head><body>
+<iframe id="figure" src="/mh/embed/many-heads/three-heads.html" title="Figure" height="200">
+</iframe>
+<iframe id="moved" src="/mh/embed/no-such-figure.html" title="Moved" height="200"></iframe>
+<iframe id="srcdoc" src="/mh/embed/many-heads/three-heads.html" title="Srcdoc" height="200"
+ srcdoc="<script>setInterval(() => parent.postMessage({type: 'manyheads:height', height: 3000},
+ '*'), 50)</script>"></iframe>
+<script src="/mh/static/embed-resize.js"></script></body></html>"""
+
+
+@pytest.mark.browser
+def test_embed_resize_on_the_sites_origin_reads_what_each_frame_shows(page, site, tmp_path):
+    (tmp_path / "mh").symlink_to(site)
+    (tmp_path / "ads").mkdir()
+    (tmp_path / "ads/advert.html").write_text(ADVERT)
+    (tmp_path / "course.html").write_text(SAME_ORIGIN)
+    page.watch.expect(r"status of 404 .*/mh/embed/no-such-figure\.html\)$")
+    with plain_server(tmp_path) as origin:
+        page.goto(origin + "course.html")
+        page.evaluate(
+            "document.getElementById('moved').contentWindow.location = '/ads/advert.html'"
+        )
+        height = "(id) => document.getElementById(id).getBoundingClientRect().height"
+        page.wait_for_function(f"({height})('figure') > 300", timeout=60_000)
+        advert = next(f for f in page.frames if f.url.endswith("advert.html"))
+        deadline = time.monotonic() + 30
+        while int(advert.title() or 0) < 20:  # the advert has posted its height many times
+            assert time.monotonic() < deadline
+            page.wait_for_timeout(100)
+        for frame in ("moved", "srcdoc"):
+            assert page.evaluate(height, frame) < 250, frame  # still its height="200"

@@ -274,6 +274,43 @@ def test_an_endless_cell_that_catches_everything_still_stops(tmp_path, monkeypat
     fails(tmp_path, GOOD + f"\n```python live\n{code}\n```\n", "chapters/a.md:22: this live cell")
 
 
+# cells that a signal cannot stop, or that end the build's Python: each runs in a child process
+# killed after its time (sitebuild/cellrunner.py)
+UNSTOPPABLE = {
+    "a bare except, SIGALRM ignored": "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)"
+    "\nwhile True:\n    try:\n        pass\n    except:\n        pass",
+    "the timer cleared": "import signal\nsignal.setitimer(signal.ITIMER_REAL, 0)\nwhile True:\n"
+    "    pass",
+}
+
+
+@pytest.mark.parametrize("code", UNSTOPPABLE.values(), ids=UNSTOPPABLE)
+def test_a_cell_that_a_signal_cannot_stop_is_killed(tmp_path, monkeypatch, code):
+    monkeypatch.setattr(pages, "CELL_SECONDS", 1)
+    fails(
+        tmp_path,
+        GOOD + f"\n```python live\nx = 1\n```\n\n```python live\n{code}\n```\n",
+        "chapters/a.md:26: this live cell ran for more than 1 s at build time (an endless loop?)",
+    )
+
+
+ENDINGS = {
+    "os._exit(0)": "exit status 0",
+    "os.kill(os.getpid(), 9)": "killed by signal 9",
+}
+
+
+@pytest.mark.parametrize("code,how", ENDINGS.items(), ids=ENDINGS)
+def test_a_cell_that_ends_its_python_is_named(tmp_path, code, how):
+    fails(
+        tmp_path,
+        GOOD + f"\n```python live\nimport os\n{code}\n```\n",
+        f"chapters/a.md:22: this live cell ended the Python that runs the page's cells ({how}); "
+        "a cell may not end or kill its process (os._exit, os.kill, …), since the build runs "
+        "every cell",
+    )
+
+
 def test_markdown_that_reads_slowly_stops_the_build(tmp_path, monkeypatch):
     monkeypatch.setattr(markup, "MARKDOWN_SECONDS", 1)
     text = broken("Some prose", "Some prose " + "[" * 8000)

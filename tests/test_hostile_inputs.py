@@ -6,6 +6,7 @@ formula after a space or in full width, and clients that send their headers a by
 Every server listens on 127.0.0.1."""
 
 import functools
+import html
 import os
 import re
 import socket
@@ -80,6 +81,32 @@ def test_new_keeps_the_title_as_typed_and_builds(tmp_path, title):
     site = site_build.build(root, root / "site")
     slug = tomllib.loads(front)["slug"]
     assert (site / f"{slug}.html").exists()
+
+
+# titles the prose would read as markup: the recap before each new chapter leads on with it
+LEADING = [
+    "Costs {{ toymodels.many_heads.model.D_HEAD }} and {{ x }}",
+    "<b>bold</b> & <script>alert(1)</script> &amp;",
+    "$x$, `code`, *stars*, [a](b), \\$ and <!-- -- ...",
+    "Two\nlines\twith ::: in them",
+]
+
+
+def test_new_leads_on_from_the_recap_before_with_the_title_as_typed(tmp_path):
+    root = project(tmp_path, {"a.md": GOOD})
+    scaffold.new_chapter(root, "First")
+    slugs = ["first"]
+    for title in LEADING:
+        path, led = scaffold.new_chapter(root, title)
+        assert led.name.endswith(f"-{slugs[-1]}.md")
+        slugs.append(tomllib.loads(path.read_text(encoding="utf-8").split("+++")[1])["slug"])
+    site = site_build.build(root, root / "site")
+    for slug, title in zip(slugs, LEADING, strict=False):
+        page = (site / f"{slug}.html").read_text(encoding="utf-8")
+        shown = re.search(r'<p class="mh-next-step">(.*?)</p>', page, re.S)[1]
+        shown = " ".join(html.unescape(re.sub(r"<[^>]+>", "", shown)).split())
+        said = " ".join(title.split())
+        assert shown == f"Next: {said}. Next, {said}: {scaffold.LEAD_IN}.", slug
 
 
 UNSAFE_DATA = ["a\\..\\..\\evil.bat", "C:evil.json", "two\nlines.json", "tail."]

@@ -133,7 +133,8 @@ def test_the_bytecode_compiled_ahead_covers_what_the_shipped_code_imports():
         found.update(imported(path, module_name(path), known))
     outside = {n for n in found if n.split(".")[0] in (*sys.stdlib_module_names, "numpy")}
     assert sorted(outside) == sorted(bytecode.AHEAD), (
-        "set sitebuild/bytecode.py's AHEAD to these modules: " + ", ".join(sorted(outside))
+        "set sitebuild/bytecode.py's AHEAD to these modules (then its MADE_SHA256 to the "
+        "hashes the build names): " + ", ".join(sorted(outside))
     )
 
 

@@ -315,6 +315,50 @@ def test_a_damaged_kept_model_is_dropped_said_and_fetched_again(browser, site, w
         server.server_close()
 
 
+# a page on plain http from another computer: browsers give Web Crypto to secure pages only
+NO_WEB_CRYPTO = "Object.defineProperty(Crypto.prototype, 'subtle', { get: () => undefined });"
+
+
+@pytest.mark.browser
+def test_without_web_crypto_a_model_file_of_the_right_size_and_wrong_bytes_is_refused(
+    browser, site, weights, tmp_path
+):
+    """Python's hashlib in the worker checks the sha256 instead: the wrong bytes, served in
+    the model's place, are refused with the reader told; the right file, served for a second
+    press, loads."""
+    for entry in site.iterdir():  # the site, but for the model's folder
+        if entry.name != "models":
+            (tmp_path / entry.name).symlink_to(entry)
+    (tmp_path / "models").mkdir()
+    file = live.manifest()["file"]
+    wrong = bytearray((site / "models" / file).read_bytes())
+    wrong[len(wrong) // 2] ^= 1
+    (tmp_path / "models" / file).write_bytes(wrong)
+    server = serve_dir(tmp_path)
+    base = f"http://127.0.0.1:{server.server_port}/"
+    context = browser.new_context(service_workers="block")  # no offline copy: not needed here
+    context.add_init_script(NO_WEB_CRYPTO)
+    try:
+        page = context.new_page()
+        text = "Without Web Crypto the model is still checked"
+        open_ready(page, own_url(base, text))
+        assert page.evaluate("globalThis.crypto.subtle") is None
+        page.locator("#real-heads [data-own-load]").click()
+        said = f"The model did not load: {file} that came is not the file this site was built with"
+        refused = page.locator("#real-heads [data-own-status]", has_text=said)
+        loaded = page.locator("#real-heads .rh-own-msg", has_text="as the model sees it")
+        refused.or_(loaded).first.wait_for(timeout=120_000)
+        assert refused.count() == 1 and loaded.count() == 0
+        (tmp_path / "models" / file).unlink()
+        (tmp_path / "models" / file).symlink_to(site / "models" / file)
+        page.locator("#real-heads [data-own-load]").click()
+        shows_own(page, text)
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.browser
 def test_two_courses_on_one_origin_keep_their_own_model(browser, site, weights, tmp_path):
     """Loading the model in one course leaves the other course's copy where it was."""

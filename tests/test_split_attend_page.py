@@ -132,7 +132,15 @@ def test_cells_run_like_the_build_and_show_tracebacks(page, base_url, site):
 LOOP = "import js\njs.console.log('looping')\nwhile True:\n    pass"
 
 
-def test_an_endless_loop_can_be_stopped(page, base_url):
+# a JavaScript error thrown through Python's WebAssembly (a lazy file that cannot be fetched,
+# read): what Pyodide calls a fatal error, after which it answers no call
+CRASH = (
+    "import pyodide_js\npyodide_js.FS.createLazyFile('/tmp', 'lazy', 'no-such-file.bin', True, "
+    "False)\nopen('/tmp/lazy').read()"
+)
+
+
+def test_an_endless_loop_can_be_stopped_and_a_crash_restarts_python(page, base_url):
     open_ready(page, base_url + CHAPTER)
     cell = page.locator("[data-cell]").first
     # the loop says on the worker's console that it has begun, so Stop ends a loop that runs,
@@ -148,6 +156,22 @@ def test_an_endless_loop_can_be_stopped(page, base_url):
     cell.locator("pre.value").wait_for(timeout=90_000)
     assert cell.locator("pre.value").inner_text().startswith("array([[1.")
     step(page, "concat")  # the figures work again on the new worker
+    # a crash: Python is started again, and the cell says so
+    for said in ("^Pyodide has suffered a fatal error", "^The cause of the fatal error was:"):
+        page.watch.expect(said)
+    page.watch.expect(r"Couldn't load no-such-file\.bin\. Status: 404")
+    cell.locator("textarea").fill(CRASH)
+    cell.get_by_role("button", name="Run").click()
+    cell.locator("pre.error").wait_for(timeout=60_000)
+    assert cell.locator("pre.error").inner_text() == (
+        "Python stopped working (Error: Couldn't load no-such-file.bin. Status: 404) and was "
+        "started again: what it held, such as the variables of every cell, is gone"
+    )
+    cell.get_by_role("button", name="Reset").click()
+    cell.get_by_role("button", name="Run").click()
+    cell.locator("pre.value").wait_for(timeout=90_000)
+    assert cell.locator("pre.value").inner_text().startswith("array([[1.")
+    step(page, "mix")
 
 
 def test_exercise_reports_the_check(page, base_url):

@@ -178,6 +178,10 @@ class Cells {
       }
       await this.runOne(cell, code.get(cell), true);
     } catch (err) {
+      if (err.restarted) {
+        this.ran.clear(); // a new Python: every cell runs again
+        this.skipped.clear();
+      }
       if (err.message !== "Python was stopped") showIn(cell, pre("error", err.message));
     } finally {
       this.current = null;

@@ -20,6 +20,7 @@ const HOME = "/home/pyodide/models/";
 const SAFE = /^[\w.-]+$/;
 const WARM = /^[\w.]+:\w+$/;
 const ROOM = "toymodels.page.memory:room";
+const DIGEST = "toymodels.page.digest:sha256";
 const WAITING = "Python is still starting: the download begins as soon as it is ready…";
 
 // the model a form names: {key, files: [{file, url, bytes, sha256}], bytes, warm, memory}
@@ -45,17 +46,24 @@ function modelOf(form) {
 // a file's name without its content hash: what its older versions share
 const stem = (name) => name.replace(/-[0-9a-f]{16}(\.\w+)$/, "$1");
 
-async function sha256(bytes) {
+let checks = 0; // the copies put into the worker to be checked, each under a name of its own
+
+// the sha256 of BYTES (hex): by Web Crypto, or where the page has none (plain http from another
+// computer) by Python's hashlib in the worker, on a copy of the bytes (the worker keeps none)
+async function sha256(bytes, python) {
+  if (!globalThis.crypto?.subtle) {
+    await python.ready;
+    const copy = `/tmp/mh-check-${++checks}`;
+    await python.put(copy, bytes.slice());
+    return python.call(DIGEST, [copy]);
+  }
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-// whether BYTES are the file the build recorded; without Web Crypto (a page on plain http
-// from another computer) only the size can be checked
-async function isTheFile(f, bytes) {
-  if (bytes.length !== f.bytes) return false;
-  if (!globalThis.crypto?.subtle) return true;
-  return (await sha256(bytes)) === f.sha256;
+// whether BYTES are the file the build recorded: its size, then its sha256
+async function isTheFile(f, bytes, python) {
+  return bytes.length === f.bytes && (await sha256(bytes, python)) === f.sha256;
 }
 
 async function openCache() {
@@ -68,13 +76,13 @@ async function openCache() {
 }
 
 // the kept copy of F: {bytes} when it is the file, {damaged: true} (and dropped) when it is not
-async function fromCache(f) {
+async function fromCache(f, python) {
   const cache = await openCache();
   try {
     const hit = cache && (await cache.match(f.url));
     if (!hit) return {};
     const bytes = new Uint8Array(await hit.arrayBuffer());
-    if (await isTheFile(f, bytes)) return { bytes };
+    if (await isTheFile(f, bytes, python)) return { bytes };
     await cache.delete(f.url);
     console.warn(`Many Heads: the kept copy of ${f.file} is not the file this site was built ` +
       "with; it was dropped and is fetched again when the model is loaded");
@@ -99,7 +107,7 @@ async function keep(f, bytes) {
   }
 }
 
-async function download(f, onBytes) {
+async function download(f, python, onBytes) {
   const response = await fetch(f.url, { cache: "no-cache" });
   if (!response.ok) throw new Error(`${f.file} answered ${response.status}`);
   const reader = response.body.getReader();
@@ -113,7 +121,7 @@ async function download(f, onBytes) {
     got += value.length;
     onBytes(value.length);
   }
-  if (!(await isTheFile(f, bytes.subarray(0, got)))) {
+  if (!(await isTheFile(f, bytes.subarray(0, got), python))) {
     throw new Error(`${f.file} that came is not the file this site was built with ` +
       "(cut short, or a network's page in its place)");
   }
@@ -164,7 +172,7 @@ export function setupOwnModel(python) {
   async function kept(model) {
     const out = new Map();
     for (const f of model.files) {
-      const copy = await fromCache(f);
+      const copy = await fromCache(f, python);
       if (copy.damaged) damaged.add(model.key);
       if (copy.bytes) out.set(f.file, copy.bytes);
     }
@@ -190,7 +198,7 @@ export function setupOwnModel(python) {
       let got = 0;
       say(`${what}: 0 MB of ${mb(total)}`);
       for (const f of missing) {
-        const bytes = await download(f, (n) => {
+        const bytes = await download(f, python, (n) => {
           got += n;
           bar.value = got;
           say(`${what}: ${mb(got)} of ${mb(total)}`);

@@ -1,6 +1,8 @@
 // The page's handle on Python: starts the worker, reports progress, and turns calls into
 // promises matched to replies by id. restart() ends a worker stuck in a reader's endless
-// loop and boots a fresh one, without reloading the page.
+// loop and boots a fresh one, without reloading the page; a call that leaves Python unusable
+// (worker.js: dead) restarts it too, and is rejected with `restarted` set and a message that
+// says so.
 // `generation` counts what may have changed what Python holds: every call but a figure's
 // drawing (marked pure), every file put, every restart. An answer computed ahead of the
 // reader (figures.js) is good only while the generation it was computed in lasts.
@@ -75,7 +77,12 @@ export function startPython({ pyodideURL, pyURL, bytecodeURL, onProgress }) {
         const { resolve, reject, timing } = pending.get(data.id);
         pending.delete(data.id);
         if (timing) timing.ms = data.ms;
-        data.ok ? resolve(data.result) : reject(new PythonError(data.error));
+        if (data.dead) {
+          restart();
+          const message = `Python stopped working (${data.error.type}: ${data.error.message}) ` +
+            "and was started again: what it held, such as the variables of every cell, is gone";
+          reject(Object.assign(new PythonError(data.error), { message, restarted: true }));
+        } else data.ok ? resolve(data.result) : reject(new PythonError(data.error));
       }
     };
     worker.postMessage({

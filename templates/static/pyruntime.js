@@ -83,6 +83,16 @@ export async function boot({ pyodideURL, pyURL, bytecodeURL }, progress) {
   pyodide.runPython("import os; os.environ['MANYHEADS_PY_URL'] = url", { globals });
   const callPython = pyodide.runPython(CALLER);
   const call = (fn, args) => JSON.parse(callPython(fn, JSON.stringify(args)));
+  // whether Python can no longer be used: a JavaScript error thrown through its WebAssembly
+  // (a reader's cell can do it: FS.createLazyFile of a missing file, read) is what Pyodide
+  // calls a fatal error, after which its API throws and calls answer nothing
+  call.dead = () => {
+    try {
+      return !pyodide.globals;
+    } catch {
+      return true;
+    }
+  };
   call.writeFile = (path, bytes) => {
     pyodide.FS.mkdirTree(path.split("/").slice(0, -1).join("/"));
     pyodide.FS.writeFile(path, bytes);

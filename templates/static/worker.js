@@ -2,7 +2,8 @@
 // {type:"call", id, fn:"toymodels.mod:func", args:[...]} and {type:"file", id, path, bytes} (a file
 // for Python's file system, e.g. the reader's own model). Messages out: progress, ready,
 // failed, and {id, ok, result | error} for each call, with ms, Python's time, when it answered.
-// Python errors come back as data.
+// Python errors come back as data; an error after which Python can no longer be used (Pyodide's
+// fatal error) comes with dead: true, and the page starts a new worker.
 
 import { allowOrigin } from "./netguard.js";
 import { boot, pythonError } from "./pyruntime.js";
@@ -27,7 +28,8 @@ self.onmessage = async ({ data }) => {
       callPython.writeFile(data.path, data.bytes);
       self.postMessage({ id: data.id, ok: true, result: data.bytes.length });
     } catch (err) {
-      self.postMessage({ id: data.id, ok: false, error: pythonError(err) });
+      const dead = callPython?.dead();
+      self.postMessage({ id: data.id, ok: false, error: pythonError(err), dead });
     }
     return;
   }
@@ -42,7 +44,8 @@ self.onmessage = async ({ data }) => {
       const result = callPython(data.fn, data.args);
       self.postMessage({ id: data.id, ok: true, result, ms: performance.now() - t0 });
     } catch (err) {
-      self.postMessage({ id: data.id, ok: false, error: pythonError(err) });
+      const dead = callPython.dead();
+      self.postMessage({ id: data.id, ok: false, error: pythonError(err), dead });
     }
   }
 };
