@@ -11,8 +11,8 @@ ends, or answers what is not an answer, is reported too; the build names the cel
 
 The child's requests and answers pass through two pipes of their own, one JSON line each, so
 that what a cell prints (to sys.stdout, or to the file descriptors 1 and 2, which go nowhere)
-cannot be taken for an answer. It reads its sys.path from the build first, so it imports the
-same toymodels/.
+cannot be taken for an answer. It reads its sys.path (and toymodels' folders) from the build
+first, so it imports the same toymodels/.
 """
 
 import contextlib
@@ -81,7 +81,8 @@ class CellProcess:
         self.answers = from_child
         self.pending = b""
         try:
-            self._send(sys.path)
+            # toymodels/ may span folders (toymodels.__path__, as figures.py reads it)
+            self._send([sys.path, list(importlib.import_module("toymodels").__path__)])
             self._answer(START_SECONDS)
         except (CellEnded, CellStopped) as e:
             raise RuntimeError(f"the Python for live cells did not start ({e})") from None
@@ -166,7 +167,8 @@ def _child(from_build, to_build, build):
         return
     requests = os.fdopen(from_build, "r", encoding="utf-8")
     answers = os.fdopen(to_build, "w", encoding="utf-8")
-    sys.path[:] = json.loads(requests.readline())
+    sys.path[:], folders = json.loads(requests.readline())
+    importlib.import_module("toymodels").__path__[:] = folders
     from toymodels.page import cells
 
     answers.write("{}\n")

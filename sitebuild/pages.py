@@ -471,7 +471,7 @@ class ChapterRenderer:
         try:
             said = self.cells.call(
                 f"{__name__}:exercise_verdict",
-                [check, ns or self.ns, self.rel, at, whose],
+                [check, ns or self.ns, self.rel, at, whose, limits.FIGURE_SECONDS],
                 limits.BACKSTOP_SECONDS + 5,
             )
         except CellStopped:
@@ -567,22 +567,23 @@ def forget_namespace(ns):
     cells.forget(ns)
 
 
-def exercise_verdict(check, ns, rel, at, whose):
+def exercise_verdict(check, ns, rel, at, whose, seconds):
     """The exercise's CHECK ("toymodels.MODULE:FUNCTION", named at REL:AT) run on the variables
     WHOSE code left in namespace NS, as a reader's Run does: it must return a verdict,
     (passed, message), within the per-call limit (limits.FIGURE_SECONDS), since a check that
-    raises or never returns leaves the reader with no verdict.
+    raises or never returns leaves the reader with no verdict; SECONDS is the build's limit.
     -> {"verdict": [passed, message]} or {"error": [file, line, message]} for an AuthorError."""
     module, _, func = check.partition(":")
     fn = getattr(importlib.import_module(module), func)
     given = f"the check '{check}' ({rel}:{at}), given {whose} variables,"
     try:
-        verdict = blame.limited(fn, dict(cells.NAMESPACES.get(ns, {})))
+        with limits.backstop(limits.BACKSTOP_SECONDS), limits.time_limit(seconds):
+            verdict = fn(dict(cells.NAMESPACES.get(ns, {})))
     except (Exception, Overrun) as e:
         own, inner = blame.blamed(e, blame.package_of(module))
         if isinstance(e, Overrun):
             what = (
-                f"was still running after {limits.FIGURE_SECONDS} s, and was stopped here "
+                f"was still running after {seconds} s, and was stopped here "
                 "(an endless loop?)"
             )
         else:
