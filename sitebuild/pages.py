@@ -582,10 +582,7 @@ def exercise_verdict(check, ns, rel, at, whose, seconds):
     except (Exception, Overrun) as e:
         own, inner = blame.blamed(e, blame.package_of(module))
         if isinstance(e, Overrun):
-            what = (
-                f"was still running after {seconds} s, and was stopped here "
-                "(an endless loop?)"
-            )
+            what = f"was still running after {seconds} s, and was stopped here (an endless loop?)"
         else:
             what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
         return {
