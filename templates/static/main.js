@@ -54,6 +54,7 @@ if (figures.count || cellCount) {
     async () => {
       await ownModel.restore();
       await figures.start();
+      ownModel.started();
       performance.mark("mh-python-ready");
       keepForOffline();
       status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");
