@@ -194,6 +194,22 @@ def test_the_reader_is_told_what_keeps_or_changed_the_text(llama, text, said):
 
 
 @model_test
+def test_a_text_in_chinese_or_with_emoji_shows_bytes_not_replacement_characters(llama):
+    """Issue 60: the token buttons show a token holding part of a character as its bytes
+    (我 is E6 88 91, in two tokens), never "�"; after the token that leaves 🐈 three bytes short
+    of whole (F0 9F 90), the five guesses are each one whole emoji."""
+    text = "我喜欢猫。🐈 The cat 🙂 ねこ"
+    assert live.piece(ids_of(text)[13]) == "<0x90>"
+    for token in ("0", "13", "21"):
+        html = drawn({"text": "own", "own": text, "token": token})[0]["html"]
+        assert "\ufffd" not in html
+        assert esc("<0xE6><0x88>") in html and esc("<0x91>") in html
+        if token == "13":
+            guesses = re.findall(r'class="hc-guess">“([^<]*)”<', html)
+            assert len(guesses) == 5 and all(len(g) == 1 and ord(g) > 0x1F000 for g in guesses)
+
+
+@model_test
 def test_a_text_of_64_tokens_stops_writing(llama):
     state = drawn({"text": "own", "own": LONG})[0]["state"]
     answer = check(figure.render(dict(state, write="on")))

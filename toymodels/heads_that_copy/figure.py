@@ -426,8 +426,9 @@ def _guesses(r, selected):
     """The model's five likeliest next tokens after the marked one, with probabilities."""
     top = r.top(selected)
     after = hc.spoken(live.piece(r.ids[selected]))
+    before = r.ids[: selected + 1]
     items = "".join(
-        f'<li><span class="hc-guess">{esc(hc.spoken(live.piece(i)))}</span> '
+        f'<li><span class="hc-guess">{esc(hc.spoken(live.next_piece(before, i)))}</span> '
         f'<meter min="0" max="1" value="{p:.4f}" aria-hidden="true"></meter> '
         f"{pct(round(p * 1000))}</li>"
         for i, p in top

@@ -191,8 +191,15 @@ def cut_note(ids):
 
 
 def piece(i):
-    """Token id I as text (a piece that is part of a character shows U+FFFD)."""
-    return model()[1].piece_bytes(i).decode("utf-8", errors="replace")
+    """Token id I as text; a byte of a character the token holds only part of shows as <0xE4>
+    (bpe.readable)."""
+    return model()[1].shown(i)
+
+
+def next_piece(ids, i):
+    """Token id I as a guess for the token after IDS: a character the text leaves unfinished
+    and I finishes is shown whole (bpe.BPE.next_shown)."""
+    return model()[1].next_shown(ids, i)
 
 
 class Run:
