@@ -16,7 +16,6 @@ Shipped: the build's export of "Heads that copy" and the reader's own text in th
 this one tokenizer.
 """
 
-import codecs
 import itertools
 import re
 import sys
@@ -163,10 +162,16 @@ class BPE:
         return readable(self.piece_bytes(i))
 
     def unfinished(self, ids):
-        """The bytes at the end of the text of IDS that begin a character it does not finish."""
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        decoder.decode(b"".join(self.piece_bytes(i) for i in ids), final=False)
-        return decoder.getstate()[0]
+        """The bytes at the end of the text of IDS that begin a character it does not finish
+        (at most 3: a character is at most 4 bytes)."""
+        data = b"".join(self.piece_bytes(i) for i in ids[-4:])
+        for k in range(min(3, len(data)), 0, -1):
+            try:
+                data[-k:].decode("utf-8")
+            except UnicodeDecodeError as e:
+                if e.start == 0 and e.reason == "unexpected end of data":
+                    return data[-k:]
+        return b""
 
     def next_shown(self, ids, i):
         """Token I as it would go on the text of IDS (a guess for the next token): when the
