@@ -42,6 +42,10 @@ if (figures.count || cellCount) {
     },
   });
   figures.connect(python);
+  // taps on the figures made before this script ran, kept by templates/early.js
+  for (const el of self.mhEarlyTaps?.() || []) {
+    if (el.isConnected) el.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  }
   setupCells(python);
   setupDownloads(python);
   const ownModel = setupOwnModel(python);
