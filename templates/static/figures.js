@@ -771,12 +771,9 @@ export function setupFigures() {
   for (const el of document.querySelectorAll("figure[data-figure]")) {
     figures.set(el.id, new LiveFigure(el));
   }
-  // a link holding a figure's state opens the page at that figure (unless it names a place itself)
-  const linked = [...figures.values()].find((f) => Object.keys(readURLState(f.id)).length);
-  if (linked && !location.hash) {
-    history.scrollRestoration = "manual";
-    linked.el.scrollIntoView({ block: "start" });
-  }
+  // a link holding a figure's state opens the page at that figure by the browser's own anchor
+  // scroll, templates/early.js having named the figure as its place: no scroll here (it came
+  // 0.15-1.3 s after the page showed, undoing a reader's scroll or tap meanwhile)
   // Back and Forward move between the states the reader made
   window.addEventListener("popstate", () => {
     epoch++; // the URL Back or Forward came to wins over a redraw's not yet written

@@ -11,6 +11,11 @@ import { setupOwnModel } from "./ownmodel.js";
 import { setupScrollers } from "./scrollers.js";
 import { startPython } from "./pyclient.js";
 
+// loaded async (templates/_head.html), so as not to hold up the parsed page and the browser's
+// scroll to a link's place: what follows needs the whole page
+if (document.readyState === "loading") {
+  await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed));
+}
 document.documentElement.classList.add("js");
 setupBlocks();
 setupEmbed();
