@@ -124,8 +124,8 @@ let epoch = 0;
 // Back leaves a figure in one press, however many taps it had
 let visiting = null;
 
-// the state fields a control outside a figure sets: its data-key and data-value, or every field
-// of a step that sets several (data-set="angle=Puff&length=1")
+// the state fields a control sets: its data-key and data-value, or every field of one that sets
+// several (a step, data-set="angle=Puff&length=1"; a choice that resets another field)
 function stepState(el) {
   if (el.dataset.set) return Object.fromEntries(new URLSearchParams(el.dataset.set));
   return { [el.dataset.key]: el.dataset.value };
@@ -457,7 +457,7 @@ class LiveFigure {
     const target = e.target.closest("[data-key]");
     const area = e.currentTarget;
     if (!target || !area.contains(target)) return;
-    const patch = { [target.dataset.key]: target.dataset.value };
+    const patch = stepState(target); // data-set: a choice that resets fields of another's
     this.set(patch, area, { control: this.control(target, area), at: target });
   }
 

@@ -75,9 +75,10 @@ def link(tid, word_from, word_to):
 
 
 def default_token(entry):
-    """The last " it" of a sentence; else the last token."""
+    """The last " it" of a curated sentence; else (the reader's own text too) the last token,
+    whose guesses are the model's next word."""
     pieces = entry["pieces"]
-    if " it" in pieces:
+    if " it" in pieces and entry.get("kind") != "own":
         return len(pieces) - 1 - pieces[::-1].index(" it")
     return len(pieces) - 1
 
@@ -101,7 +102,9 @@ def normalise(state):
     curated = DEFAULTS["text"] if state["text"] == live.SID else state["text"]
     entry = own["entry"] or hc.text(curated)
     i = whole(state["token"], 4)
-    if i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
+    if state["text"] == live.SID and not own["entry"]:
+        state["token"] = ""  # the curated text shown meanwhile marks its own; the reader's is open
+    elif i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
         state["token"] = str(default_token(entry))
     return state, entry, own
 
@@ -156,8 +159,6 @@ def _write(state, r, notes):
         notes.append(live.FULL)
         state["write"] = ""
         return r
-    if r.cache is None:  # its cache went on with another text: read it again, in pieces
-        return live.afresh(r.ids).advance()
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
     if live.piece(nxt) in END:
         notes.append(live.FINISHED)
@@ -192,7 +193,7 @@ def row_line(pieces, row, selected, first):
 
 def render(state=None, fid="copy-layer"):
     state, entry, own = normalise(state)
-    selected = int(state["token"])
+    selected = int(state["token"] or default_token(entry))
     r = own["run"]
     layer = int(state["layer"]) - 1
     if r is not None and not r.complete:
@@ -245,7 +246,9 @@ def render(state=None, fid="copy-layer"):
         )
     texts = [(t["id"], text_label(t)) for t in hc.texts()] + [(live.SID, "Your own text")]
     controls = kit.controls(
-        kit.choices("text", texts, state["text"], label="Text", cls="mh-pick hc-texts"),
+        kit.choices(
+            "text", texts, state["text"], label="Text", cls="mh-pick hc-texts", resets=("token",)
+        ),
         own_form(state, own, fid) if state["text"] == live.SID else "",
         _layer_control(fid, state, model["layers"]),
         kit.choices("sink", SINK, state["sink"], label="The first token"),
@@ -409,8 +412,6 @@ def _progress(r, state, layer, summary):
             f'aria-label="Guesses worked out"></progress> {esc(line)}</p>'
         )
         return html, summary
-    if r.cache is None:
-        return "", summary
     per_layer = r.cache.nbytes // n
     per_token = r.cache.nbytes // max(1, len(r.cache))
     kv, hs = r.llama.n_kv, r.llama.hs

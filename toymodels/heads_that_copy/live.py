@@ -310,12 +310,6 @@ def run(ids):
     return _runs.keep(tuple(ids), lambda: Run(model()[0], ids))
 
 
-def afresh(ids):
-    """A new Run of IDS in place of the one kept (whose KV cache went on with a longer
-    text), computed in pieces as any other."""
-    return _runs.put(tuple(ids), Run(model()[0], ids))
-
-
 def choose(r, how="greedy", temperature=1.0, seed=0):
     """The token to write after the complete run R: the likeliest ("greedy"), or one drawn
     from the softmax of logits / TEMPERATURE by a generator seeded with (SEED, the position),
@@ -330,13 +324,12 @@ def choose(r, how="greedy", temperature=1.0, seed=0):
 
 def extend(r, nxt):
     """The complete run R with token NXT written after it, read through R's KV cache (the new
-    token's row is the only one computed): -> the new text's Run, complete; it takes R's cache
-    over (R can no longer write on; a new run of R's text would make a new cache)."""
+    token's row is the only one computed): -> the new text's Run, complete, with a copy of R's
+    cache gone on by one token (R keeps its own: Stop shows its line, and R can write on
+    again)."""
     llama, T = r.llama, len(r.ids) + 1
     ids = r.ids + [int(nxt)]
-    cache, r.cache = r.cache, None
-    if cache is None or len(cache) != T - 1:  # the cache went on with another text
-        return run(ids).finish()
+    cache = r.cache.copy()
     new = Run.__new__(Run)
     # the rows before the new token are as they were (no token sees the tokens after it)
     new.llama, new.ids, new.steps = llama, ids, None
