@@ -25,10 +25,13 @@ setupScrollers();
 const figures = setupFigures();
 const bar = document.querySelector("[data-pystatus]");
 
-function status(text, value) {
+// TEXT, and SHORT in its place where a phone's header has no room for it (site.css)
+function status(text, value, short = text) {
   if (!bar) return;
   bar.hidden = false;
   bar.querySelector("[data-pystatus-text]").textContent = text;
+  const brief = bar.querySelector("[data-pystatus-short]");
+  if (brief) brief.textContent = short;
   const progress = bar.querySelector("[data-pystatus-bar]");
   if (value === undefined) progress.hidden = true;
   else progress.value = value;
@@ -43,7 +46,8 @@ if (figures.count || cellCount) {
     bytecodeURL: meta("mh-bytecode"),
     pyURL: new URL("../py/", import.meta.url),
     onProgress: (step, steps, label) => {
-      status(`Loading ${label} (${step} of ${steps})…`, step - 1);
+      const short = `Loading, ${step} of ${steps}…`;
+      status(`Loading ${label} (${step} of ${steps})…`, step - 1, short);
     },
   });
   figures.connect(python);
@@ -58,7 +62,7 @@ if (figures.count || cellCount) {
     // only where the section is
     import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python));
   }
-  status("Loading the Python runtime (1 of 3)…", 0);
+  status("Loading the Python runtime (1 of 3)…", 0, "Loading, 1 of 3…");
   python.ready.then(
     async () => {
       await ownModel.restore();
