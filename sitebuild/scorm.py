@@ -24,7 +24,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .build import build, load_chapters
-from .chapters import suggest
+from .chapters import APPENDIX_ORDER, suggest
 from .needs import data_folders
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
@@ -72,8 +72,9 @@ def package_name(name, version):
 
 def write_packages(root, dest, version="1.2", together=False, only=None):
     """Build the chapters for an LMS and write one package per chapter (or, TOGETHER, one for
-    them all) into DEST; each is checked before it is kept. ONLY, a list of slugs, limits the
-    chapters packaged. Returns the packages' paths."""
+    them all) into DEST; each is checked before it is kept. The chapters are those of the
+    readers' path (no appendix: the author guide is for authors); ONLY, a list of slugs, names
+    the chapters to package instead. Returns the packages' paths."""
     if version not in EDITIONS:
         raise ValueError(f"SCORM version must be one of {', '.join(EDITIONS)}, got {version!r}")
     root, dest = Path(root), Path(dest)
@@ -85,7 +86,9 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
             raise PackageError(
                 f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
             )
-    chapters = [ch for ch in every if only is None or ch["slug"] in only]
+    # the readers' path: an appendix (the author guide) only when named
+    path = [ch for ch in every if ch["order"] < APPENDIX_ORDER]
+    chapters = path if only is None else [ch for ch in every if ch["slug"] in only]
     needs = {ch.meta["slug"]: data_folders(ch, root) for ch in loaded}
     groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
     written = []

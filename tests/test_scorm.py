@@ -23,6 +23,7 @@ from test_build import GOOD, project
 
 from sitebuild import assets
 from sitebuild.build import load_chapters
+from sitebuild.chapters import APPENDIX_ORDER
 from sitebuild.needs import data_folders
 from sitebuild.policy import content_security_policy
 from sitebuild.scorm import EDITIONS, check_package, write_packages
@@ -76,7 +77,8 @@ def test_every_package_is_one_an_lms_imports(packages, version):
         assert root.find(f"{cp}metadata/{cp}schemaversion").text == ed["schemaversion"]
         resources = {r.get("identifier"): r for r in root.iter(f"{cp}resource")}
         scos = [resources[item.get("identifierref")].get("href") for item in root.iter(f"{cp}item")]
-        expected = [f"{c['slug']}.html" for c in chapters]
+        # the readers' path: the author guide, an appendix, is packaged only when named
+        expected = [f"{c['slug']}.html" for c in chapters if c["order"] < APPENDIX_ORDER]
         assert scos == (expected if "-all-" in name else [name.split("-scorm")[0][10:] + ".html"])
         for res in resources.values():
             kind = res.get(f"{adlcp}{ed['scormtype']}")
@@ -87,6 +89,24 @@ def test_every_package_is_one_an_lms_imports(packages, version):
         for needed in ("pyodide/pyodide.asm.wasm", "py/files.json", "static/lms.js"):
             assert needed in names
         assert not {n for n in names if n.startswith("embed/") or n in ("sw.js", "index.html")}
+
+
+def test_the_author_guide_is_packaged_only_when_named(packages):
+    """Issue 60: `make scorm` packaged the author guide, and --all listed it as an activity."""
+    path = sorted(ch.meta["slug"] for ch in load_chapters(ROOT) if ch.meta["order"] < 90)
+    assert sorted(n.split("-scorm")[0][10:] for n in packages["1.2"]) == path
+    assert "manyheads-author-guide-scorm2004.zip" in packages["2004"]
+
+
+def test_the_package_sizes_docs_teachers_states_hold(packages):
+    """docs/teachers.md gives the range of a chapter package's size (it said "about 23 MB" of
+    packages from 11 to 25 MB: issue 60); every chapter's package is inside it."""
+    said = (ROOT / "docs" / "teachers.md").read_text("utf-8")
+    low, high = map(int, re.search(r"from about (\d+) MB to (\d+) MB", said).groups())
+    sizes = {n: p.stat().st_size / 1e6 for n, p in packages["1.2"].items()}
+    assert all(low - 0.5 <= mb < high + 0.5 for mb in sizes.values()), sizes
+    # and it says how large they are: its ends within 2 MB of the smallest and the largest
+    assert min(sizes.values()) - low < 2 and high - max(sizes.values()) < 2, sizes
 
 
 def test_a_chapter_package_carries_the_security_policy_and_no_links_out(packages):
