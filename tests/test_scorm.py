@@ -629,7 +629,7 @@ def test_a_package_offers_no_own_sentence_since_it_leaves_the_model_out(page, pa
 @pytest.mark.browser
 def test_a_package_offers_no_own_text_in_smollm2_since_it_leaves_the_model_out(page, packages, lms):
     """Heads that copy's "Your own text" loads SmolLM2's 98 MB, which the packages do not carry:
-    inside an LMS neither figure offers it."""
+    inside an LMS neither figure offers it, and Figure 1 says so (issue 60)."""
     with zipfile.ZipFile(packages["1.2"]["manyheads-heads-that-copy-scorm12.zip"]) as z:
         assert not [n for n in z.namelist() if n.startswith("models/")]
     frame = launch(page, lms("1.2", "heads-that-copy"), "1.2")
@@ -638,6 +638,9 @@ def test_a_package_offers_no_own_text_in_smollm2_since_it_leaves_the_model_out(p
     for i in range(2):
         assert own.nth(i).is_hidden()
     assert frame.locator("[data-own-load]").count() == 0
+    # the prose asks the reader to choose "Your own text": Figure 1 says why it is not there
+    note = frame.locator("#copy-layer .hc-lms-note")
+    assert note.is_visible() and "leaves the live model out" in note.inner_text()
 
 
 @pytest.mark.browser

@@ -43,6 +43,12 @@ CHOICES = {
     "sink": tuple(k for k, _ in SINK),
 }
 WORD_FIELD = "token"
+# shown inside an LMS only (copyheads.css), where "Your own text" is not offered: the prose
+# asks the reader to choose it
+LMS_NOTE = (
+    '<p class="hc-lms-note">A course package leaves the live model out: “Your own text” '
+    "works on the site itself.</p>"
+)
 LABELS = {
     "repeat": "Random tokens, said twice",
     "passage": "A passage that repeats a name",
@@ -249,6 +255,7 @@ def render(state=None, fid="copy-layer"):
         kit.choices(
             "text", texts, state["text"], label="Text", cls="mh-pick hc-texts", resets=("token",)
         ),
+        LMS_NOTE,
         own_form(state, own, fid) if state["text"] == live.SID else "",
         _layer_control(fid, state, model["layers"]),
         kit.choices("sink", SINK, state["sink"], label="The first token"),
