@@ -347,20 +347,6 @@ def _layer_control(fid, state, layers):
     )
 
 
-def load_box(intro):
-    """What says the model is not in the browser yet: INTRO, the load button naming the
-    download's size, and its progress bar and status line (templates/static/ownmodel.js)."""
-    size = live.size_mb()
-    return (
-        f'<div class="hc-own-load"><p>{esc(intro)}</p>'
-        f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
-        "</button> "
-        f'<progress data-own-progress max="{sum(f["bytes"] for f in live.files())}" value="0" '
-        "hidden></progress> "
-        '<span class="hc-own-status" data-own-status role="status"></span></div>'
-    )
-
-
 def own_form(state, own, fid):
     """The box for the reader's own text, and what it says: the load button and its progress
     bar (the model's two files, fetched by templates/static/ownmodel.js), a message, or what
@@ -369,7 +355,7 @@ def own_form(state, own, fid):
     size = live.size_mb()
     note = own["note"]
     if note == "load":
-        said = load_box(
+        said = live.load_box(
             "Your text is not shown yet: the maps below are the first curated text’s until "
             f"the model is in your browser. This loads SmolLM2 into your browser: {size}, kept "
             "for your next visits."

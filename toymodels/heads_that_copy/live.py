@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..page import data
+from ..page.html import esc
 from ..page.linalg import IN_BROWSER
 from ..page.recent import Recent
 from . import quants
@@ -360,3 +361,17 @@ def warm():
     llama, bpe = model()
     run(encode("Hello there.")[0]).finish().top(2)
     return len(bpe.tokens)
+
+
+def load_box(intro):
+    """What says the model is not in the browser yet: INTRO, the load button naming the
+    download's size, and its progress bar and status line (templates/static/ownmodel.js)."""
+    size = size_mb()
+    return (
+        f'<div class="hc-own-load"><p>{esc(intro)}</p>'
+        f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
+        "</button> "
+        f'<progress data-own-progress max="{sum(f["bytes"] for f in files())}" value="0" '
+        "hidden></progress> "
+        '<span class="hc-own-status" data-own-status role="status"></span></div>'
+    )

@@ -16,7 +16,6 @@ and offers the download (the same files as "Heads that copy", kept once for both
 import re
 
 from ..heads_that_copy import live as smollm2
-from ..heads_that_copy.figure import load_box
 from ..page import kit
 from ..page.html import esc, head_name, level, quoted, state_button, whole
 from . import live
@@ -178,7 +177,7 @@ def form(state, said, fid):
 def messages(own):
     note = own["note"]
     if note == "load":
-        return load_box(
+        return smollm2.load_box(
             "Nothing is measured yet: this figure runs SmolLM2 in your browser on the pair "
             "above, or one you type. The same download as in “Heads that copy”: "
             f"{smollm2.size_mb()}, kept for your next visits."
