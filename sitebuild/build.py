@@ -43,7 +43,7 @@ from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
 from .markup import Prose
 from .pages import ChapterRenderer
-from .policy import content_security_policy
+from .policy import content_security_policy, early_script
 
 
 def build(root, site=None, cdn=False, lms=None, only=None, notes=None):
@@ -159,13 +159,15 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     _write(out / "static" / "icon.png", icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
     css = styles.text(root)
+    early = early_script(root)
     common = {
         "pyodide_url": pyodide_url,
         "bytecode": compiled,
         "chapters": [c.meta for c in chapters],
         "root": "",
-        "csp": content_security_policy(pyodide_url, css),
+        "csp": content_security_policy(pyodide_url, css, early),
         "styles": Markup(css),
+        "early": Markup(early),
         "asset": asset,
         "sri": _integrity(out, asset),
         "lms": lms,

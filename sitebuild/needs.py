@@ -7,8 +7,9 @@ name and the modules its live cells import, with every module of toymodels/ thes
 turn (read from their source, not run). Such a module reads a data folder by naming it in a
 string, as `DIR = "smollm2"` or `f"charmodel/{run}/manifest.json"` do
 (toymodels.page.data.read_bytes takes a path inside toymodels/data/), so a folder whose name
-starts a string in one of them is needed. Prose values ({{ … }}) are not: the build writes
-their values into the page.
+starts a string in one of them is needed; where the modules name only whole paths in it
+(`"smollm2/live.json"`), only those files are. Prose values ({{ … }}) are not: the build
+writes their values into the page.
 """
 
 import ast
@@ -18,14 +19,47 @@ from .chapters import Block
 from .figures import MODEL
 
 
-def data_folders(chapter, root):
-    """The top-level folders of toymodels/data/ that CHAPTER's Python may read, sorted."""
+def data_paths(chapter, root):
+    """What of toymodels/data/ CHAPTER's Python may read, sorted: a top-level folder
+    ("smollm2") where one of its modules names the folder or a path made at run time in it
+    (f"smollm2/{name}.npz"), else the files its modules name whole ("smollm2/live.json"), so
+    that a chapter using one file of another chapter's folder carries that file alone. Text
+    in a string (a docstring that mentions a file) names nothing."""
     folders = _folders(root)
-    found = set()
+    whole, files = set(), set()
     for module in imported(named_modules(chapter), root):
-        source = _source(module, root)
-        found |= {f for f in folders if re.search(rf"""["']{re.escape(f)}(?:/|["'])""", source)}
-    return sorted(found)
+        for text, made in _strings(_source(module, root)):
+            top = text.split("/")[0]
+            if top not in folders or not re.fullmatch(r"[\w.-]+(?:/[\w.{}-]*)*", text):
+                continue
+            if made or "/" not in text:
+                whole.add(top)
+            else:
+                files.add(text)
+    return sorted(whole | {p for p in files if p.split("/")[0] not in whole})
+
+
+def _strings(code):
+    """(text, made): every string constant of CODE (made False), and the start of every
+    f-string (made True)."""
+    out, parts = [], set()
+    nodes = list(ast.walk(ast.parse(code)))
+    for node in nodes:
+        if isinstance(node, ast.JoinedStr):
+            parts |= {id(v) for v in node.values}
+            head = node.values[0] if node.values else None
+            if isinstance(head, ast.Constant) and isinstance(head.value, str):
+                out.append((head.value, True))
+    for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            out.append((node.value, False))
+    return out
+
+
+def data_folders(chapter, root):
+    """The top-level folders of toymodels/data/ that CHAPTER's Python may read (a part of,
+    data_paths), sorted."""
+    return sorted({p.split("/")[0] for p in data_paths(chapter, root)})
 
 
 def _folders(root):

@@ -1,6 +1,8 @@
-"""The Content-Security-Policy every page carries: its own origin only, no inline script,
-'wasm-unsafe-eval', the least WebAssembly needs (without it Pyodide never starts), and the
-one inline <style> every page holds, allowed by its hash (sitebuild/styles.py).
+"""The Content-Security-Policy every page carries: its own origin only, 'wasm-unsafe-eval',
+the least WebAssembly needs (without it Pyodide never starts), and the one inline <style> and
+the one inline <script> every page holds, each allowed by its hash (sitebuild/styles.py,
+templates/early.js: a few lines that keep a tap made before the page's own script runs, for
+it runs as soon as the <head> is read) and no other inline script or style.
 
 Pages carry it in a <meta> tag so it holds on any static host; `build.py serve` and the
 tests also send it as a header. The Python worker is started from a blob: URL (a one-line
@@ -16,14 +18,24 @@ be framed only by the site itself, so that no other page can show one invisibly 
 reader's clicks; embed/ pages exist to be framed by course pages, by EMBED_ANCESTORS.
 """
 
+from pathlib import Path
+
 from . import styles
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def content_security_policy(pyodide_url="pyodide/", css=None):
-    """The policy as one header value for pages whose <style> holds CSS (by default, this
-    checkout's templates/styles/); a CDN runtime adds that one origin for scripts and
-    fetches."""
+
+def early_script(root=ROOT):
+    """The text of the <script> in every page's <head> (templates/early.js)."""
+    return (Path(root) / "templates" / "early.js").read_text("utf-8")
+
+
+def content_security_policy(pyodide_url="pyodide/", css=None, script=None):
+    """The policy as one header value for pages whose <style> holds CSS and whose inline
+    <script> holds SCRIPT (by default, this checkout's templates/styles/ and early.js); a CDN
+    runtime adds that one origin for scripts and fetches."""
     css = styles.text() if css is None else css
+    script = early_script() if script is None else script
     extra = ""
     if "://" in pyodide_url:
         origin = "/".join(pyodide_url.split("/")[:3])
@@ -31,7 +43,7 @@ def content_security_policy(pyodide_url="pyodide/", css=None):
     return "; ".join(
         [
             "default-src 'self'",
-            f"script-src 'self' 'wasm-unsafe-eval'{extra}",
+            f"script-src 'self' 'wasm-unsafe-eval' {styles.source(script)}{extra}",
             "worker-src 'self' blob:",
             f"connect-src 'self'{extra}",
             "img-src 'self'",

@@ -24,8 +24,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from .build import build, load_chapters
-from .chapters import suggest
-from .needs import data_folders
+from .chapters import APPENDIX_ORDER, suggest
+from .needs import data_paths
 
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 IMSSS = "http://www.imsglobal.org/xsd/imsss"
@@ -72,8 +72,9 @@ def package_name(name, version):
 
 def write_packages(root, dest, version="1.2", together=False, only=None):
     """Build the chapters for an LMS and write one package per chapter (or, TOGETHER, one for
-    them all) into DEST; each is checked before it is kept. ONLY, a list of slugs, limits the
-    chapters packaged. Returns the packages' paths."""
+    them all) into DEST; each is checked before it is kept. The chapters are those of the
+    readers' path (no appendix: the author guide is for authors); ONLY, a list of slugs, names
+    the chapters to package instead. Returns the packages' paths."""
     if version not in EDITIONS:
         raise ValueError(f"SCORM version must be one of {', '.join(EDITIONS)}, got {version!r}")
     root, dest = Path(root), Path(dest)
@@ -85,8 +86,10 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
             raise PackageError(
                 f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
             )
-    chapters = [ch for ch in every if only is None or ch["slug"] in only]
-    needs = {ch.meta["slug"]: data_folders(ch, root) for ch in loaded}
+    # the readers' path: an appendix (the author guide) only when named
+    path = [ch for ch in every if ch["order"] < APPENDIX_ORDER]
+    chapters = path if only is None else [ch for ch in every if ch["slug"] in only]
+    needs = {ch.meta["slug"]: data_paths(ch, root) for ch in loaded}
     groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
@@ -95,8 +98,8 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
         shared = shared_files(site, every)
         for name, members in groups:
             target = dest / package_name(name, version)
-            folders = {f for ch in members for f in needs[ch["slug"]]}
-            mine = own_data(shared, folders, {ch["slug"] for ch in members})
+            needed = {p for ch in members for p in needs[ch["slug"]]}
+            mine = own_data(shared, needed, {ch["slug"] for ch in members})
             write_package(site, members, mine, version, target, name)
             problems = check_package(target, version)
             if problems:
@@ -113,16 +116,19 @@ def shared_files(site, chapters):
     return sorted(f for f in files if f not in pages)
 
 
-def own_data(shared, folders, slugs):
-    """SHARED without other chapters' data: the data files (py/data/FOLDER/…) of the folders
-    not in FOLDERS, and the build's answers (prerendered/SLUG.HASH.json) of chapters not in
-    SLUGS."""
+def own_data(shared, needed, slugs):
+    """SHARED without other chapters' data: the data files (py/data/…) that are not NEEDED
+    (sitebuild/needs.py: a folder, "smollm2", all of whose files are; or one file,
+    "smollm2/live.json"), and the build's answers (prerendered/SLUG.HASH.json) of chapters
+    not in SLUGS."""
     kept = []
     for f in shared:
         answers = re.fullmatch(r"prerendered/(.+)\.[0-9a-f]+\.json", f)
         if answers and answers[1] not in slugs:
             continue
-        if f.startswith("py/data/") and f.removeprefix("py/data/").split("/")[0] not in folders:
+        # its name in toymodels/data/, less the content hash the site's copy carries
+        path = re.sub(r"\.[0-9a-f]{12}(\.[^./]+)$", r"\1", f.removeprefix("py/data/"))
+        if f.startswith("py/data/") and path not in needed and path.split("/")[0] not in needed:
             continue
         kept.append(f)
     return kept

@@ -39,7 +39,8 @@ def text(root=ROOT):
     return "".join((folder / name).read_text("utf-8") for name in CASCADE)
 
 
-def source(css):
-    """The policy's source expression that allows exactly the <style> holding CSS."""
-    digest = hashlib.sha256(css.encode("utf-8")).digest()
+def source(text):
+    """The policy's source expression that allows exactly the <style> (or <script>) holding
+    TEXT."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
     return f"'sha256-{base64.b64encode(digest).decode()}'"

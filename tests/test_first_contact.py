@@ -273,6 +273,12 @@ COVERED = """() => {
 }"""
 
 
+# the note's texts on screen: [text, the width it needs, the width it has]
+SAID = """() => [...document.querySelectorAll("[data-pystatus] span")]
+  .filter((s) => s.checkVisibility() && s.getBoundingClientRect().width > 1)
+  .map((s) => [s.textContent, s.scrollWidth, s.clientWidth])"""
+
+
 def test_the_loading_note_covers_no_text(new_page, base_url):
     """At a phone's, a tablet's and a laptop's width: one page, resized while Python's runtime
     is held back (so the note stays), then let go."""
@@ -289,6 +295,12 @@ def test_the_loading_note_covers_no_text(new_page, base_url):
         assert page.locator("html.py-ready").count() == 0  # still held back
         box = page.locator("[data-pystatus]").bounding_box()
         assert box["width"] > 100, width  # it is there to see
+        # what it says is not cut ("Loading the Python…" on a phone): a short note there
+        said = page.evaluate(SAID)
+        assert said and all(w <= room + 1 for _, w, room in said), (width, said)
+        assert said[0][0] == (
+            "Loading, 1 of 3…" if width < 576 else "Loading the Python runtime (1 of 3)…"
+        )
         assert page.evaluate(COVERED) == [], width
         # nor further down the page, as the reader scrolls while Python loads
         page.evaluate("scrollTo(0, 2000)")

@@ -69,7 +69,8 @@ def write(state, n):
 def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama, monkeypatch):
     monkeypatch.setattr(live, "BUDGET_S", 0.0)  # one layer a call
     monkeypatch.setattr(live, "_runs", Recent(live.KEEP))
-    state = {"text": "own", "own": TEXT, "layer": "3"}
+    it = [live.piece(i) for i in ids_of(TEXT)].index(" it")
+    state = {"text": "own", "own": TEXT, "layer": "3", "token": str(it)}
     first = check(figure.render(state))
     assert first["more"] is True
     assert (
@@ -82,13 +83,26 @@ def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama
     want, _ = llama.forward(ids, logits=None)
     assert np.array_equal(live.run(ids).maps, want)
     assert answer["state"]["own"] == TEXT
-    # what is drawn is that layer's maps: the marked row (the last " it") of H1 in words
+    # what is drawn is that layer's maps: the marked row (" it") of H1 in words
     marked = int(answer["state"]["token"])
     assert live.piece(ids[marked]) == " it"
     row = want[2, 0, marked]
     top = int(np.argmax(row))
     said = f"“{live.piece(ids[top]).strip()}” {round(row[top] * 1000) / 10:.1f}%"
     assert said in answer["html"]
+
+
+@model_test
+def test_the_readers_text_marks_its_last_token_and_a_text_chip_resets_the_mark(llama):
+    """Issue 60: the reader's own text opened with the mark of the curated text (its " it", or
+    the index the curated text's mark had); now its last token, whose guesses are the next word,
+    and every text chip sets the token back to the new text's own."""
+    answer, _ = drawn({"text": "own", "own": TEXT, "token": ""})
+    assert answer["state"]["token"] == str(len(ids_of(TEXT)) - 1)
+    html = answer["html"]
+    for tid in ("cat", live.SID):
+        chip = re.search(rf'<button type="button"[^>]*data-value="{tid}"[^>]*>', html)[0]
+        assert f'data-set="text={tid}&amp;token="' in chip and 'data-key="text"' in chip
 
 
 @model_test
@@ -191,6 +205,22 @@ def test_the_reader_is_told_what_keeps_or_changed_the_text(llama, text, said):
     answer, _ = drawn({"text": "own", "own": text})
     assert esc(said) in answer["html"]
     assert len(answer["state"]["own"]) <= live.MAX_CHARS + 1
+
+
+@model_test
+def test_a_text_in_chinese_or_with_emoji_shows_bytes_not_replacement_characters(llama):
+    """Issue 60: the token buttons show a token holding part of a character as its bytes
+    (我 is E6 88 91, in two tokens), never "�"; after the token that leaves 🐈 three bytes short
+    of whole (F0 9F 90), the five guesses are each one whole emoji."""
+    text = "我喜欢猫。🐈 The cat 🙂 ねこ"
+    assert live.piece(ids_of(text)[13]) == "<0x90>"
+    for token in ("0", "13", "21"):
+        html = drawn({"text": "own", "own": text, "token": token})[0]["html"]
+        assert "\ufffd" not in html
+        assert esc("<0xE6><0x88>") in html and esc("<0x91>") in html
+        if token == "13":
+            guesses = re.findall(r'class="hc-guess">“([^<]*)”<', html)
+            assert len(guesses) == 5 and all(len(g) == 1 and ord(g) > 0x1F000 for g in guesses)
 
 
 @model_test
@@ -421,6 +451,7 @@ def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
     )
     page.locator("#copy-layer [data-key='write'][data-value='']").click()
     page.wait_for_selector("#copy-layer .hc-write button[type='submit']", timeout=60_000)
+    assert page.locator("#copy-layer .hc-cache").count() == 1  # the cache line stays (issue 60)
     written = page.locator("#copy-layer input[name='own']").input_value()
     ids = ids_of(TEXT)
     while len(live.text_of(ids)) < len(written):  # CPython's greedy tokens, as many as written
@@ -449,14 +480,20 @@ def llama_vocab():
 
 
 @model_test
-def test_writing_on_from_a_text_whose_cache_went_on_reads_it_again_in_pieces(llama):
+def test_a_text_whose_cache_went_on_keeps_its_own_line_and_writes_on_from_it(llama):
+    """Stop pressed while a token was being written: the page asks for the text before that
+    token, whose cache a longer text went on with. Its KV cache line stays (it was gone after
+    Stop: issue 60), and writing on from it again writes the same token, from its own cache."""
     text = "Two plus two is"
+    n = len(ids_of(text))
     state = drawn({"text": "own", "own": text})[0]["state"]
     once = check(figure.render(dict(state, write="on")))["state"]  # the cache goes on
-    assert len(ids_of(once["own"])) == len(ids_of(text)) + 1
+    assert len(ids_of(once["own"])) == n + 1
+    stopped = check(figure.render(dict(state, write="")))
+    assert "more" not in stopped and f"KV cache: {n} tokens, " in stopped["html"]
     again = check(figure.render(dict(state, write="on")))  # from the shorter text again
-    assert again["more"] is True and "Computing your text: 1 of 30 layers ready" in again["html"]
-    assert write(state, 1)["own"] == once["own"]  # pieces, then the same token written
+    assert again["state"]["own"] == once["own"] and "Computing your text" not in again["html"]
+    assert f"KV cache: {n + 1} tokens, " in again["html"]
 
 
 def test_a_piece_of_longer_work_keeps_the_figure_contract():

@@ -81,3 +81,32 @@ def test_a_downloaded_figure_keeps_the_raised_letter():
     assert '<tspan style="baseline-shift:super;font-size:75%">O</tspan>' in got["svg"]
     assert '"W^O (4 × 4)"' in got["csv"] and not UNDERSCORED.search(got["csv"])
     assert "\ue000" not in got["svg"] + got["csv"]  # no mark of the reader's left in either
+
+
+# A term is explained where a chapter first uses it (issue 60): the term, and what must stand
+# within a sentence after its first use in the chapter's Markdown
+EXPLAINED = {
+    "02-split-attend.md": [("$d_\\text{model}$", "how many numbers describe it")],
+    "03-real-heads.md": [("entropy", "a measure of spread")],
+    "04-one-character.md": [
+        ("MLP", "the part of a layer after its heads"),
+        ("loss", "how surprised the model is"),
+    ],
+    "06-what-a-head-does.md": [("MLP", "the part of each layer after")],
+}
+# one name for one thing: the layer's part after its heads is its MLP (chapter 5's name)
+OTHER_NAMES = ("feed-forward layer", "feed-forward block")
+
+
+def test_a_term_is_explained_where_a_chapter_first_uses_it():
+    from pathlib import Path
+
+    chapters = Path(__file__).resolve().parent.parent / "chapters"
+    for name, terms in EXPLAINED.items():
+        body = (chapters / name).read_text("utf-8").split("+++", 2)[2]
+        for term, said in terms:
+            at = re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", body)
+            assert at and said in body[at.end() : at.end() + 120], (name, term)
+    for path in sorted(chapters.glob("0*.md")):
+        text = path.read_text("utf-8").split("+++", 2)[2]
+        assert not [n for n in OTHER_NAMES if n in text], path.name

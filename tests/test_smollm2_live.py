@@ -8,6 +8,7 @@ export tier is not installed. The repacked files are made once, into a temporary
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -282,6 +283,44 @@ def test_the_shipped_tokenizer_file_gives_transformers_ids(hf, bpe):
         assert ids == tok(text, add_special_tokens=False)["input_ids"], text
         assert bpe.decode(ids) == text
     assert bpe.classes is not None  # the file's classes, not this Python's unicodedata
+
+
+# characters that SmolLM2's tokens split: Chinese, a cat emoji, kana (an emoji it reads whole too)
+SPLIT = "我喜欢猫。🐈 The cat 🙂 ねこ"
+
+
+def shown_bytes(shown):
+    """What a token shows, back to bytes: its text's UTF-8, each <0xE4> the byte it names."""
+    parts = re.findall(r"<0x([0-9A-F]{2})>|([^<]+|<)", shown)
+    return b"".join(bytes([int(h, 16)]) if h else t.encode("utf-8") for h, t in parts)
+
+
+@model_test
+def test_a_token_holding_part_of_a_character_shows_its_bytes_and_a_guess_finishes_it(hf, bpe):
+    """The reader's own text in Chinese or with emoji (issue 60): no token shows "�"; a token
+    that transformers decodes alone is shown as it decodes it, the others as the bytes they
+    hold (together, every byte of the text); a guess that finishes the character the text so far
+    leaves unfinished shows it whole: the text so far and the guess as shown are transformers'
+    decoding of the text with the guess."""
+    *_, tok = hf
+    ids = bpe.encode(SPLIT)
+    assert ids == tok(SPLIT, add_special_tokens=False)["input_ids"]
+    alone = [tok.decode([i]) for i in ids]
+    shown = [bpe.shown(i) for i in ids]
+    assert sum("\ufffd" in a for a in alone) >= 10 and not any("\ufffd" in s for s in shown)
+    assert shown[:2] == ["<0xE6><0x88>", "<0x91>"]  # 我 is E6 88 91
+    for a, s in zip(alone, shown, strict=True):
+        assert s == a or "\ufffd" in a
+    assert b"".join(map(shown_bytes, shown)) == tok.decode(ids).encode("utf-8")
+    finished = 0
+    for n in range(1, len(ids)):
+        before, after = tok.decode(ids[:n]), tok.decode(ids[: n + 1])
+        if before.endswith("\ufffd") and not after.endswith("\ufffd"):
+            assert before.rstrip("\ufffd") + bpe.next_shown(ids[:n], ids[n]) == after
+            finished += 1
+        elif not before.endswith("\ufffd"):
+            assert bpe.next_shown(ids[:n], ids[n]) == shown[n]
+    assert finished == 7  # 我 喜 欢 猫 🐈 ね こ
 
 
 @model_test

@@ -84,27 +84,32 @@ def model_requests(urls):
     return [u for u in urls if "/models/smollm2" in u]
 
 
-# what the load box's status line says, each change recorded (a download on the loopback is
-# over before a poll would see it)
+# what the load box's status line and progress bar say, each change recorded (a download on the
+# loopback is over before a poll would see it)
 RECORD_STATUS = """() => {
   window.__said = [];
   const box = document.querySelector("#copy-layer [data-own-status]");
   const bar = document.querySelector("#copy-layer [data-own-progress]");
-  new MutationObserver(() => {
+  const watch = new MutationObserver(() => {
     window.__said.push([box.textContent, bar.hidden ? null : [bar.value, bar.max]]);
-  }).observe(box, { childList: true, characterData: true, subtree: true });
+  });
+  watch.observe(box, { childList: true, characterData: true, subtree: true });
+  watch.observe(bar, { attributes: true });
 }"""
-# the same from the page's start, for a load box drawn later
-RECORD_ALL_STATUS = """
-window.__said = [];
-new MutationObserver(() => {
-  for (const box of document.querySelectorAll("#copy-layer [data-own-status]")) {
-    if (box.textContent && window.__said.at(-1) !== box.textContent) {
-      window.__said.push(box.textContent);
-    }
-  }
-}).observe(document, { childList: true, subtree: true, characterData: true });
+# what the reader sees of the figure's load box from the page's start, frame by frame (each change
+# recorded): [its status line, whether its load button shows], or null while there is no box
+RECORD_FRAMES = """
+window.__frames = [];
+const look = () => {
+  const box = document.querySelector("#copy-layer [data-own-status]");
+  const button = document.querySelector("#copy-layer [data-own-load]");
+  const now = box ? [box.textContent, Boolean(button?.checkVisibility())] : null;
+  if (JSON.stringify(window.__frames.at(-1)) !== JSON.stringify(now)) window.__frames.push(now);
+  requestAnimationFrame(look);
+};
+requestAnimationFrame(look);
 """
+RESTORING = "Starting the model from the copy kept in your browser…"
 CACHE = """async (course) => {
   const cache = await caches.open("mh-model " + course);
   const out = {};
@@ -180,7 +185,10 @@ def test_load_keep_compare_then_a_second_visit_offline(new_page, server, cpython
     download shows its progress over both files; the maps equal CPython's; the files are kept,
     MiniLM's kept file stays and an older SmolLM2 file goes; text the model cannot take gets a
     message, and the page answers the next text. Then a second visit, the server refusing
-    models/: the model is restored from the cache without a request, and computes a new text."""
+    models/: the model is restored from the cache without a request, and computes a new text;
+    from the page's start its load box says it is starting the kept copy, shows no load button,
+    and keeps saying so when the reader presses "Show its heads" meanwhile. "What a head does"
+    Figure 3, on that visit, measures its pair once the kept model is in (issue 60)."""
     base = server.base
     page = new_page(viewport={"width": 1200, "height": 900})
     requests = []
@@ -242,15 +250,28 @@ def test_load_keep_compare_then_a_second_visit_offline(new_page, server, cpython
     try:
         requests.clear()
         again = page.context.new_page()
-        again.add_init_script(RECORD_ALL_STATUS)
+        again.add_init_script(RECORD_FRAMES)
         other = "Offline, the model still reads this."
-        open_ready(again, own_url(base, other))
+        again.goto(own_url(base, other))
+        # while the kept copy starts, the reader presses "Show its heads": the box still says it
+        again.wait_for_function(
+            "() => document.querySelector('#copy-layer [data-own-status]')?.textContent"
+        )
+        again.locator(f"#{FID} [data-fk=own-show]").click()
         shows_own(again)
-        said = again.evaluate("window.__said")
-        assert said == ["Starting the model from the copy kept in your browser…"]
+        frames = [f for f in again.evaluate("window.__frames") if f is not None]
+        assert frames and all(f == [RESTORING, False] for f in frames), frames
         assert again.locator(f"#{FID} [data-own-load]").count() == 0
         n = len(live.encode(other)[0])
         assert f"as the model reads it: {n} tokens" in again.locator(f"#{FID} .hc-own").inner_text()
+        assert not [u for u in requests if "/models/" in u]
+
+        # "What a head does", Figure 3, on the same return visit: the kept model starts and the
+        # figure measures the pair it opens with, its load box gone (it said it was starting)
+        what = page.context.new_page()
+        open_ready(what, base + WHAT + "#own")
+        what.locator("#what-own table.wh-map").first.wait_for(timeout=120_000)
+        assert what.locator("#what-own [data-own-status]").count() == 0
         assert not [u for u in requests if "/models/" in u]
     finally:
         server.refuse = False

@@ -4,7 +4,7 @@ Python kept off the network."""
 import re
 
 import pytest
-from conftest import open_ready
+from conftest import hold_python, open_ready
 from playwright.sync_api import expect
 
 from toymodels.page import cells
@@ -188,8 +188,11 @@ def test_exercise_reports_the_check(page, base_url):
     ex.get_by_role("button", name="Run").click()
     page.wait_for_selector(".mh-exercise [data-verdict].right")
     assert verdict.inner_text().startswith("Correct: token 1 gives 100% to token 0.")
+    # back later, Python still starting (held): the cells are numbered as the messages name
+    # them, and the exercise shows no build output of the starter code under the kept code
+    release = hold_python(page)
     page.reload()
-    page.wait_for_selector("html.py-ready", timeout=90_000)
+    page.wait_for_selector("html.js")
     assert (
         page.locator(".mh-exercise [data-verdict]")
         .inner_text()
@@ -198,6 +201,20 @@ def test_exercise_reports_the_check(page, base_url):
     assert (
         "W_Q2 = np.array([[5., 0.]" in page.locator(".mh-exercise textarea").input_value()
     )  # the edit was kept
+    out = ex.locator("[data-output]")
+    kept = "Your code, kept from your last visit: press Run to see what it gives."
+    assert out.inner_text() == kept
+    assert page.locator(".mh-cell-name").all_inner_texts() == ["Cell 1", "Cell 2", "Cell 3"]
+    # Run before Python is ready says so; a cell above that fails is named, with its error
+    page.locator("[data-cell]").first.locator("textarea").fill("1 / 0")
+    ex.get_by_role("button", name="Run").click()
+    assert out.inner_text() == "Python is still starting: this cell runs as soon as it is ready…"
+    release()
+    ex.locator("pre.error").wait_for(timeout=90_000)
+    assert ex.locator("pre.error").inner_text() == (
+        "An earlier cell, cell 1, failed (ZeroDivisionError: division by zero), so this one "
+        "did not run. Fix it first."
+    )
 
 
 STEALS = (

@@ -157,6 +157,20 @@ def test_a_token_before_the_changed_word_has_nothing_to_recover(llama):
     assert "<td>—</td>" in answer["html"]
 
 
+def test_a_new_pair_starts_afresh_and_a_backward_pair_is_told(llama):
+    """Issue 60: the pair's form sets the token, head and patches back, so a new pair does not
+    list the last pair's patches; candidates the clean text does not lean to as a get a note
+    (its patches' shares read backwards, "Recovered 136%"), the pair it opens with none."""
+    answer = drawn({"patch": "L24H4"})[0]
+    form = answer["html"][: answer["html"].index("</form>")]
+    for key in ("token", "head", "patch", "patched"):
+        assert f'<input type="hidden" name="{key}" value="">' in form
+    assert "reads backwards" not in answer["html"]
+    swapped = drawn(dict(own.DEFAULTS, a="Mark", b="Lucy", patch="L24H4"))[0]["html"]
+    assert "Here the clean text does not prefer “Mark” (a) more than the corrupted one" in swapped
+    assert "so a patch’s share recovered reads backwards" in swapped
+
+
 @pytest.mark.parametrize(
     "change, message",
     [

@@ -33,6 +33,11 @@ export function setupCells(python) {
   python.ready.then(() => cells.enable(), () => {});
 }
 
+const STARTING = "Python is still starting: this cell runs as soon as it is ready…";
+const KEPT = "Your code, kept from your last visit: press Run to see what it gives.";
+// the last line of a traceback: what went wrong ("NameError: name 'x' is not defined")
+const reason = (error) => error.trim().split("\n").at(-1);
+
 // what the cell shows below its code
 const showIn = (cell, ...nodes) => cell.querySelector("[data-output]").replaceChildren(...nodes);
 const isNothing = (value) => value === null || value === undefined;
@@ -81,6 +86,7 @@ class Cells {
     this.busy = false;
     this.current = null; // the cell Python is running now
     this.checking = null; // the cell whose exercise check Python is running now
+    this.ready = false; // Python has started
   }
 
   name(c) {
@@ -88,6 +94,7 @@ class Cells {
   }
 
   enable() {
+    this.ready = true;
     this.list.forEach((c) => {
       c.querySelector("[data-run]").disabled = false;
     });
@@ -116,7 +123,7 @@ class Cells {
     for (const c of this.list) c.querySelector("[data-run]").disabled = on;
     cell.querySelector("[data-stop]").hidden = !on;
     const names = first.map((c) => this.name(c)).join(", ");
-    const what = first.length
+    const what = !this.ready ? STARTING : first.length
       ? `Running ${names} (above, not run yet), then this cell…`
       : "Running…";
     if (on) showIn(cell, pre("quiet", what));
@@ -165,13 +172,15 @@ class Cells {
     const code = new Map([...above, cell].map((c) => [c, c.querySelector("textarea").value]));
     this.setBusy(cell, true, above);
     try {
-      await this.python.ready;
+      const starting = !this.ready; // meanwhile the cell says so
+      await this.python.ready; // after a restart too: the new worker must finish booting
+      if (starting) this.setBusy(cell, true, above);
       for (const earlier of above) {
         if (this.ran.has(earlier)) continue;
         const result = await this.runOne(earlier, code.get(earlier), false);
         if (result.error) {
-          const why =
-            `An earlier cell (${earlier.id}) failed, so this one did not run. Fix it first.`;
+          const why = `An earlier cell, ${this.name(earlier)}, failed ` +
+            `(${reason(result.error)}), so this one did not run. Fix it first.`;
           showIn(cell, pre("error", why));
           return;
         }
@@ -224,10 +233,16 @@ function editor(cell, cells) {
     box.rows = Math.max(3, box.value.split("\n").length + 1);
   };
   fit();
-  box.setAttribute("aria-label", `Python code of ${cell.id}`);
+  box.setAttribute("aria-label", `Python code of ${cells.name(cell)}`);
   cell.querySelector("[data-code]").replaceWith(box);
-  cell.querySelector("[data-cell-bar]").hidden = false;
-  cell.querySelector("[data-run]").disabled = true;
+  // the cell's number, as the messages name it ("cell 2 was stopped")
+  const bar = cell.querySelector("[data-cell-bar]");
+  const number = Object.assign(document.createElement("span"), { className: "mh-cell-name" });
+  number.textContent = `Cell ${cells.list.indexOf(cell) + 1}`;
+  bar.prepend(number, " ");
+  bar.hidden = false;
+  // the build's output is the author's code's: not what the reader's kept code gives
+  if (box.value !== original) showIn(cell, pre("quiet", KEPT));
   box.addEventListener("input", () => {
     fit();
     cells.stopped.delete(cell); // edited: the reader may run it again

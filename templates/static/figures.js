@@ -124,8 +124,8 @@ let epoch = 0;
 // Back leaves a figure in one press, however many taps it had
 let visiting = null;
 
-// the state fields a control outside a figure sets: its data-key and data-value, or every field
-// of a step that sets several (data-set="angle=Puff&length=1")
+// the state fields a control sets: its data-key and data-value, or every field of one that sets
+// several (a step, data-set="angle=Puff&length=1"; a choice that resets another field)
 function stepState(el) {
   if (el.dataset.set) return Object.fromEntries(new URLSearchParams(el.dataset.set));
   return { [el.dataset.key]: el.dataset.value };
@@ -459,7 +459,7 @@ class LiveFigure {
     const target = e.target.closest("[data-key]");
     const area = e.currentTarget;
     if (!target || !area.contains(target)) return;
-    const patch = { [target.dataset.key]: target.dataset.value };
+    const patch = stepState(target); // data-set: a choice that resets fields of another's
     this.set(patch, area, { control: this.control(target, area), at: target });
   }
 
@@ -803,12 +803,9 @@ export function setupFigures() {
   document.addEventListener("submit", (e) => {
     if (e.target.closest(".mh-figure, [data-slot-of]")) e.preventDefault();
   });
-  // a link holding a figure's state opens the page at that figure (unless it names a place itself)
-  const linked = [...figures.values()].find((f) => Object.keys(readURLState(f.id)).length);
-  if (linked && !location.hash) {
-    history.scrollRestoration = "manual";
-    linked.el.scrollIntoView({ block: "start" });
-  }
+  // a link holding a figure's state opens the page at that figure by the browser's own anchor
+  // scroll, templates/early.js having named the figure as its place: no scroll here (it came
+  // 0.15-1.3 s after the page showed, undoing a reader's scroll or tap meanwhile)
   // Back and Forward move between the states the reader made
   window.addEventListener("popstate", () => {
     epoch++; // the URL Back or Forward came to wins over a redraw's not yet written

@@ -11,6 +11,11 @@ import { setupOwnModel } from "./ownmodel.js";
 import { setupScrollers } from "./scrollers.js";
 import { startPython } from "./pyclient.js";
 
+// loaded async (templates/_head.html), so as not to hold up the parsed page and the browser's
+// scroll to a link's place: what follows needs the whole page
+if (document.readyState === "loading") {
+  await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed));
+}
 document.documentElement.classList.add("js");
 setupBlocks();
 setupEmbed();
@@ -20,10 +25,13 @@ setupScrollers();
 const figures = setupFigures();
 const bar = document.querySelector("[data-pystatus]");
 
-function status(text, value) {
+// TEXT, and SHORT in its place where a phone's header has no room for it (site.css)
+function status(text, value, short = text) {
   if (!bar) return;
   bar.hidden = false;
   bar.querySelector("[data-pystatus-text]").textContent = text;
+  const brief = bar.querySelector("[data-pystatus-short]");
+  if (brief) brief.textContent = short;
   const progress = bar.querySelector("[data-pystatus-bar]");
   if (value === undefined) progress.hidden = true;
   else progress.value = value;
@@ -38,10 +46,15 @@ if (figures.count || cellCount) {
     bytecodeURL: meta("mh-bytecode"),
     pyURL: new URL("../py/", import.meta.url),
     onProgress: (step, steps, label) => {
-      status(`Loading ${label} (${step} of ${steps})…`, step - 1);
+      const short = `Loading, ${step} of ${steps}…`;
+      status(`Loading ${label} (${step} of ${steps})…`, step - 1, short);
     },
   });
   figures.connect(python);
+  // taps on the figures made before this script ran, kept by templates/early.js
+  for (const el of self.mhEarlyTaps?.() || []) {
+    if (el.isConnected) el.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  }
   setupCells(python);
   setupDownloads(python);
   const ownModel = setupOwnModel(python);
@@ -49,11 +62,12 @@ if (figures.count || cellCount) {
     // only where the section is
     import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python));
   }
-  status("Loading the Python runtime (1 of 3)…", 0);
+  status("Loading the Python runtime (1 of 3)…", 0, "Loading, 1 of 3…");
   python.ready.then(
     async () => {
       await ownModel.restore();
       await figures.start();
+      ownModel.started();
       performance.mark("mh-python-ready");
       keepForOffline();
       status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");

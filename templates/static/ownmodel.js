@@ -10,6 +10,9 @@
 // the load button fetches it again. Before any byte is fetched, the worker's memory must be
 // able to grow to what the model needs (data-own-memory, in MB): where the browser cannot give
 // it (a phone), the reader is told so and nothing is downloaded.
+// A model has one state on the page, shared by every figure that uses it: each of its load boxes
+// (whichever figure drew it, and however often it is drawn again) says the same thing, and a box
+// of a model kept by an earlier visit says it is starting that copy and offers no button.
 // The cache is named by the course's address, as the offline copies are (sw.js), so two
 // courses on one origin keep their own copies; keeping a model's files drops only the older
 // versions of those same files (the name less its -HASH part), never another model's.
@@ -22,6 +25,7 @@ const WARM = /^[\w.]+:\w+$/;
 const ROOM = "toymodels.page.memory:room";
 const DIGEST = "toymodels.page.digest:sha256";
 const WAITING = "Python is still starting: the download begins as soon as it is ready…";
+const RESTORING = "Starting the model from the copy kept in your browser…";
 
 // the model a form names: {key, files: [{file, url, bytes, sha256}], bytes, warm, memory}
 function modelOf(form) {
@@ -157,16 +161,54 @@ export function setupOwnModel(python) {
   const installed = new Set(); // the keys of the models now in the worker
   const damaged = new Set(); // models of which a kept copy was dropped: the download says so
   const busy = new Map(); // key -> the promise of the model's load under way
+  // One state per model, shared by every load box that names it, in any figure: what its status
+  // line says, its progress bar ([value, max], or null: hidden) and its load button ("offered",
+  // "waiting": shown but disabled, "refused": disabled for good, "hidden": a kept copy is being
+  // started, so there is nothing to press). A figure's redraw puts Python's empty box in again:
+  // the state is painted back into it before the browser shows it
+  const states = new Map(); // key -> {text, bar, button}
+  const OFFERED = { text: "", bar: null, button: "offered" };
+  let keptURLs = new Set(); // the URLs the model cache held when the page opened
+
+  const formsOf = (model) => [...document.querySelectorAll("form[data-own-files]")]
+    .filter((form) => modelOf(form)?.key === model.key);
+
+  function paint(form, s) {
+    const status = form.querySelector("[data-own-status]");
+    const bar = form.querySelector("[data-own-progress]");
+    const button = form.querySelector("[data-own-load]");
+    if (status && status.textContent !== s.text) status.textContent = s.text;
+    if (bar && bar.hidden !== !s.bar) bar.hidden = !s.bar;
+    if (bar && s.bar) [bar.max, bar.value] = [s.bar[1], s.bar[0]];
+    if (button && button.hidden !== (s.button === "hidden")) button.hidden = s.button === "hidden";
+    if (button) button.disabled = s.button !== "offered";
+  }
+
+  // MODEL's state changed by CHANGE, and shown in every one of its load boxes
+  function show(model, change) {
+    const s = { ...(states.get(model.key) || OFFERED), ...change };
+    states.set(model.key, s);
+    for (const form of formsOf(model)) paint(form, s);
+  }
+
+  function repaint() {
+    for (const form of document.querySelectorAll("form[data-own-files]")) {
+      const model = modelOf(form);
+      const s = model && states.get(model.key);
+      if (s) paint(form, s);
+    }
+  }
 
   // every figure with a form for MODEL draws again, now that the model is in the worker
   function redraw(model) {
-    for (const form of document.querySelectorAll("form[data-own-files]")) {
+    for (const form of formsOf(model)) {
       const figure = form.closest("figure[data-figure]");
-      if (figure && modelOf(form)?.key === model.key) {
-        figure.dispatchEvent(new CustomEvent("mh:set", { detail: {} }));
-      }
+      if (figure) figure.dispatchEvent(new CustomEvent("mh:set", { detail: {} }));
     }
   }
+
+  // whether the model cache holds a copy of each of MODEL's files (not read yet, nor checked)
+  const allKept = (model) => model.files.every((f) => keptURLs.has(f.url));
 
   // the kept copies of MODEL's files, {file: bytes} (those missing or damaged left out)
   async function kept(model) {
@@ -179,9 +221,9 @@ export function setupOwnModel(python) {
     return out;
   }
 
-  async function load(model, say, bar) {
+  async function load(model) {
     const start = performance.now();
-    if (!document.documentElement.classList.contains("py-ready")) say(WAITING);
+    if (!document.documentElement.classList.contains("py-ready")) show(model, { text: WAITING });
     await python.ready;
     const refused = await noRoom(python, model);
     if (refused) throw Object.assign(new Error(refused), { refused: true });
@@ -189,29 +231,26 @@ export function setupOwnModel(python) {
     const missing = model.files.filter((f) => !have.has(f.file));
     const total = missing.reduce((n, f) => n + f.bytes, 0);
     if (missing.length) {
-      bar.max = total;
-      bar.value = 0;
-      bar.hidden = false;
       const what = damaged.has(model.key)
         ? "The kept copy of the model was damaged; downloading it again"
         : "Downloading the model";
       let got = 0;
-      say(`${what}: 0 MB of ${mb(total)}`);
+      show(model, { text: `${what}: 0 MB of ${mb(total)}`, bar: [0, total] });
       for (const f of missing) {
         const bytes = await download(f, python, (n) => {
           got += n;
-          bar.value = got;
-          say(`${what}: ${mb(got)} of ${mb(total)}`);
+          show(model, { text: `${what}: ${mb(got)} of ${mb(total)}`, bar: [got, total] });
         });
         have.set(f.file, bytes);
       }
       damaged.delete(model.key);
       for (const f of missing) await keep(f, have.get(f.file));
     }
-    say("Starting the model…");
+    show(model, { text: "Starting the model…" });
     const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
     await install(python, model, files);
     installed.add(model.key);
+    show(model, { button: "hidden" }); // until its figures draw again, without the box
     performance.measure("mh-own-model-loaded", { start, detail: model.key }); // for the bench
   }
 
@@ -226,46 +265,38 @@ export function setupOwnModel(python) {
     const form = button && button.closest("form");
     const model = modelOf(form);
     if (!model || button.disabled) return;
-    button.disabled = true;
-    const box = button.parentElement;
-    const bar = box.querySelector("[data-own-progress]");
-    const status = box.querySelector("[data-own-status]");
-    const say = (text) => { if (status.isConnected) status.textContent = text; };
+    show(model, { button: "waiting" });
     try {
       if (busy.has(model.key)) await busy.get(model.key).catch(() => {});
-      if (!installed.has(model.key)) await once(model, () => load(model, say, bar));
+      if (!installed.has(model.key)) await once(model, () => load(model));
       redraw(model);
     } catch (err) {
-      say(err.refused ? err.message : `The model did not load: ${err.message}. Try again.`);
-      bar.hidden = true;
-      button.disabled = Boolean(err.refused);
+      const text = err.refused ? err.message : `The model did not load: ${err.message}. Try again.`;
+      show(model, { text, bar: null, button: err.refused ? "refused" : "offered" });
     }
   });
 
-  // what the load boxes of MODEL's forms say (a redraw of the figure clears it)
-  function sayAll(model, text) {
-    for (const form of document.querySelectorAll("form[data-own-files]")) {
-      const status = form.querySelector("[data-own-status]");
-      if (status && modelOf(form)?.key === model.key) status.textContent = text;
-    }
-  }
-
   // MODEL from its kept copies, with no download (nor a memory check's refusal: then the load
-  // button says it): -> whether it is in the worker now
+  // button says it): -> whether it is in the worker now. While it starts, its load boxes say so
+  // and offer no button.
   async function fromKept(model) {
     const start = performance.now();
-    const have = await kept(model);
-    if (have.size !== model.files.length) return false;
+    if (installed.has(model.key)) return true;
+    if (!allKept(model)) return false;
+    show(model, { text: RESTORING, bar: null, button: "hidden" });
     try {
-      if (await noRoom(python, model)) return false;
-      sayAll(model, "Starting the model from the copy kept in your browser…");
+      const have = await kept(model);
+      if (have.size !== model.files.length || (await noRoom(python, model))) {
+        show(model, OFFERED);
+        return false;
+      }
       const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
       await install(python, model, files);
       installed.add(model.key);
       performance.measure("mh-own-model-restored", { start, detail: model.key });
       return true;
     } catch {
-      sayAll(model, "");
+      show(model, OFFERED);
       return false; // the figure offers the load button again
     }
   }
@@ -280,21 +311,52 @@ export function setupOwnModel(python) {
     return [...models.values()];
   }
 
+  // which files the model cache holds, read as the page opens: a load box of a model kept whole
+  // says at once that it starts from the copy, and shows no button to press meanwhile
+  const looked = openCache()
+    .then((cache) => (cache ? cache.keys() : []))
+    .then((keys) => {
+      keptURLs = new Set(keys.map((r) => r.url));
+      for (const model of modelsOnPage()) {
+        if (allKept(model)) show(model, { text: RESTORING, bar: null, button: "hidden" });
+      }
+    })
+    .catch(() => {});
+
   // A later visit: every model kept by an earlier one goes into the worker before the figures
   // draw their state from the URL; a form drawn later (a figure whose state, from the URL or
   // the reader, turns to the reader's own text) has its model restored when it appears, and
-  // its figures drawn again.
+  // its figures drawn again. Whatever draws a load box, the model's state is painted into it.
+  let restoring = false;
+  new MutationObserver(() => {
+    repaint();
+    if (!restoring) return;
+    for (const model of modelsOnPage()) {
+      tried.add(model.key);
+      once(model, () => fromKept(model)).then((ok) => ok && redraw(model));
+    }
+  }).observe(document.body, { childList: true, subtree: true });
+
   async function restore() {
+    await looked;
     for (const model of modelsOnPage()) {
       tried.add(model.key);
       await once(model, () => fromKept(model));
     }
-    new MutationObserver(() => {
-      for (const model of modelsOnPage()) {
-        tried.add(model.key);
-        once(model, () => fromKept(model)).then((ok) => ok && redraw(model));
-      }
-    }).observe(document.body, { childList: true, subtree: true });
+    restoring = true;
   }
-  return { restore };
+
+  // once the figures are live: a figure that still shows the load box of a model now in the
+  // worker (its state, the same as the built page's, drew nothing new) draws again
+  function started() {
+    const stale = new Map();
+    for (const form of document.querySelectorAll("form[data-own-files]")) {
+      const model = modelOf(form);
+      if (model && installed.has(model.key) && form.querySelector("[data-own-load]")) {
+        stale.set(model.key, model);
+      }
+    }
+    stale.forEach(redraw);
+  }
+  return { restore, started };
 }

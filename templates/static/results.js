@@ -80,12 +80,19 @@ export function csv(list = siteRows()) {
   return [COLUMNS.map(cell).join(","), ...list.map(line)].join("\r\n") + "\r\n";
 }
 
+// the chapter of a course package's page (its answers alone are in its file), or ""
+function packaged() {
+  if (!document.querySelector('meta[name="mh-lms"]')) return "";
+  return location.pathname.split("/").pop().replace(/\.html$/, "");
+}
+
 // many-heads-results-ada-lovelace.csv: the student's name as letters and digits of any script,
-// joined by hyphens, so every student's file has its own name.
-export function fileName(name = studentName()) {
+// joined by hyphens, so every student's file has its own name; in a course package, named by
+// its chapter too (many-heads-real-heads-results-ada-lovelace.csv), one file per chapter.
+export function fileName(name = studentName(), chapter = packaged()) {
   const words = name.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   const part = words.join("-").slice(0, 60).replace(/-+$/, "");
-  return `many-heads-results${part ? `-${part}` : ""}.csv`;
+  return `many-heads-${chapter ? `${chapter}-` : ""}results${part ? `-${part}` : ""}.csv`;
 }
 
 function shownTime(a) {

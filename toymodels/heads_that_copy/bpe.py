@@ -94,6 +94,21 @@ def split(text, classes=None):
     return out + pieces.findall(text[at:])
 
 
+def readable(data):
+    """UTF-8 bytes as text, each byte that is not part of a whole character shown as <0xE4>
+    (the notation of byte tokens in SentencePiece and llama.cpp vocabularies)."""
+    out = []
+    while data:
+        try:
+            out.append(data.decode("utf-8"))
+            break
+        except UnicodeDecodeError as e:
+            out.append(data[: e.start].decode("utf-8"))
+            out.append("".join(f"<0x{b:02X}>" for b in data[e.start : e.end]))
+            data = data[e.end :]
+    return "".join(out)
+
+
 class BPE:
     """tokens: id -> spelled token; merges: "a b" in rank order; classes: (letters, numbers)
     code point ranges, else unicodedata's."""
@@ -140,6 +155,31 @@ class BPE:
 
     def piece_bytes(self, i):
         return bytes(self.unspell[c] for c in self.tokens[i])
+
+    def shown(self, i):
+        """Token I as a reader sees it: its text, each byte of a character it holds only part
+        of shown as <0xE4> (decoding alone would give "�")."""
+        return readable(self.piece_bytes(i))
+
+    def unfinished(self, ids):
+        """The bytes at the end of the text of IDS that begin a character it does not finish
+        (at most 3: a character is at most 4 bytes)."""
+        data = b"".join(self.piece_bytes(i) for i in ids[-4:])
+        for k in range(min(3, len(data)), 0, -1):
+            try:
+                data[-k:].decode("utf-8")
+            except UnicodeDecodeError as e:
+                if e.start == 0 and e.reason == "unexpected end of data":
+                    return data[-k:]
+        return b""
+
+    def next_shown(self, ids, i):
+        """Token I as it would go on the text of IDS (a guess for the next token): when the
+        text ends in part of a character and I finishes it, the text they make together (the
+        whole character and what I holds after it), else shown(I)."""
+        head = self.unfinished(ids)
+        whole = readable(head + self.piece_bytes(i))
+        return whole if head and not whole.startswith("<0x") else self.shown(i)
 
     def decode(self, ids):
         return b"".join(self.piece_bytes(i) for i in ids).decode("utf-8", errors="replace")

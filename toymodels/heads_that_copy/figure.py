@@ -43,6 +43,12 @@ CHOICES = {
     "sink": tuple(k for k, _ in SINK),
 }
 WORD_FIELD = "token"
+# shown inside an LMS only (copyheads.css), where "Your own text" is not offered: the prose
+# asks the reader to choose it
+LMS_NOTE = (
+    '<p class="hc-lms-note">A course package leaves the live model out: “Your own text” '
+    "works on the site itself.</p>"
+)
 LABELS = {
     "repeat": "Random tokens, said twice",
     "passage": "A passage that repeats a name",
@@ -75,9 +81,10 @@ def link(tid, word_from, word_to):
 
 
 def default_token(entry):
-    """The last " it" of a sentence; else the last token."""
+    """The last " it" of a curated sentence; else (the reader's own text too) the last token,
+    whose guesses are the model's next word."""
     pieces = entry["pieces"]
-    if " it" in pieces:
+    if " it" in pieces and entry.get("kind") != "own":
         return len(pieces) - 1 - pieces[::-1].index(" it")
     return len(pieces) - 1
 
@@ -101,7 +108,9 @@ def normalise(state):
     curated = DEFAULTS["text"] if state["text"] == live.SID else state["text"]
     entry = own["entry"] or hc.text(curated)
     i = whole(state["token"], 4)
-    if i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
+    if state["text"] == live.SID and not own["entry"]:
+        state["token"] = ""  # the curated text shown meanwhile marks its own; the reader's is open
+    elif i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
         state["token"] = str(default_token(entry))
     return state, entry, own
 
@@ -156,8 +165,6 @@ def _write(state, r, notes):
         notes.append(live.FULL)
         state["write"] = ""
         return r
-    if r.cache is None:  # its cache went on with another text: read it again, in pieces
-        return live.afresh(r.ids).advance()
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
     if live.piece(nxt) in END:
         notes.append(live.FINISHED)
@@ -192,7 +199,7 @@ def row_line(pieces, row, selected, first):
 
 def render(state=None, fid="copy-layer"):
     state, entry, own = normalise(state)
-    selected = int(state["token"])
+    selected = int(state["token"] or default_token(entry))
     r = own["run"]
     layer = int(state["layer"]) - 1
     if r is not None and not r.complete:
@@ -245,6 +252,7 @@ def render(state=None, fid="copy-layer"):
         )
     controls = kit.controls(
         text_choices(state["text"]),
+        LMS_NOTE,
         own_form(state, own, fid) if state["text"] == live.SID else "",
         _layer_control(fid, state, model["layers"]),
         kit.choices("sink", SINK, state["sink"], label="The first token"),
@@ -310,6 +318,7 @@ def text_choices(current):
         label="Text",
         cls="mh-pick hc-texts",
         fk=lambda v: "text-repeat" if v in ids else f"text-{v}",
+        resets=("token",),
     )
     if current not in ids:
         return row
@@ -323,6 +332,7 @@ def text_choices(current):
             label="Seed of the random tokens",
             cls="mh-pick hc-seed",
             fk=lambda v: f"seed-{v}",
+            resets=("token",),
         )
         + "</div>"
     )
@@ -373,20 +383,6 @@ def _layer_control(fid, state, layers):
     )
 
 
-def load_box(intro):
-    """What says the model is not in the browser yet: INTRO, the load button naming the
-    download's size, and its progress bar and status line (templates/static/ownmodel.js)."""
-    size = live.size_mb()
-    return (
-        f'<div class="hc-own-load"><p>{esc(intro)}</p>'
-        f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
-        "</button> "
-        f'<progress data-own-progress max="{sum(f["bytes"] for f in live.files())}" value="0" '
-        "hidden></progress> "
-        '<span class="hc-own-status" data-own-status role="status"></span></div>'
-    )
-
-
 def own_form(state, own, fid):
     """The box for the reader's own text, and what it says: the load button and its progress
     bar (the model's two files, fetched by templates/static/ownmodel.js), a message, or what
@@ -395,7 +391,7 @@ def own_form(state, own, fid):
     size = live.size_mb()
     note = own["note"]
     if note == "load":
-        said = load_box(
+        said = live.load_box(
             "Your text is not shown yet: the maps below are the first curated text’s until "
             f"the model is in your browser. This loads SmolLM2 into your browser: {size}, kept "
             "for your next visits."
@@ -445,8 +441,6 @@ def _progress(r, state, layer, summary):
             f'aria-label="Guesses worked out"></progress> {esc(line)}</p>'
         )
         return html, summary
-    if r.cache is None:
-        return "", summary
     per_layer = r.cache.nbytes // n
     per_token = r.cache.nbytes // max(1, len(r.cache))
     kv, hs = r.llama.n_kv, r.llama.hs
@@ -462,8 +456,9 @@ def _guesses(r, selected):
     """The model's five likeliest next tokens after the marked one, with probabilities."""
     top = r.top(selected)
     after = hc.spoken(live.piece(r.ids[selected]))
+    before = r.ids[: selected + 1]
     items = "".join(
-        f'<li><span class="hc-guess">{esc(hc.spoken(live.piece(i)))}</span> '
+        f'<li><span class="hc-guess">{esc(hc.spoken(live.next_piece(before, i)))}</span> '
         f'<meter min="0" max="1" value="{p:.4f}" aria-hidden="true"></meter> '
         f"{pct(round(p * 1000))}</li>"
         for i, p in top

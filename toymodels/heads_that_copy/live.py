@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..page import data
+from ..page.html import esc
 from ..page.linalg import IN_BROWSER
 from ..page.recent import Recent
 from . import quants
@@ -191,8 +192,15 @@ def cut_note(ids):
 
 
 def piece(i):
-    """Token id I as text (a piece that is part of a character shows U+FFFD)."""
-    return model()[1].piece_bytes(i).decode("utf-8", errors="replace")
+    """Token id I as text; a byte of a character the token holds only part of shows as <0xE4>
+    (bpe.readable)."""
+    return model()[1].shown(i)
+
+
+def next_piece(ids, i):
+    """Token id I as a guess for the token after IDS: a character the text leaves unfinished
+    and I finishes is shown whole (bpe.BPE.next_shown)."""
+    return model()[1].next_shown(ids, i)
 
 
 class Run:
@@ -303,12 +311,6 @@ def run(ids):
     return _runs.keep(tuple(ids), lambda: Run(model()[0], ids))
 
 
-def afresh(ids):
-    """A new Run of IDS in place of the one kept (whose KV cache went on with a longer
-    text), computed in pieces as any other."""
-    return _runs.put(tuple(ids), Run(model()[0], ids))
-
-
 def choose(r, how="greedy", temperature=1.0, seed=0):
     """The token to write after the complete run R: the likeliest ("greedy"), or one drawn
     from the softmax of logits / TEMPERATURE by a generator seeded with (SEED, the position),
@@ -323,13 +325,12 @@ def choose(r, how="greedy", temperature=1.0, seed=0):
 
 def extend(r, nxt):
     """The complete run R with token NXT written after it, read through R's KV cache (the new
-    token's row is the only one computed): -> the new text's Run, complete; it takes R's cache
-    over (R can no longer write on; a new run of R's text would make a new cache)."""
+    token's row is the only one computed): -> the new text's Run, complete, with a copy of R's
+    cache gone on by one token (R keeps its own: Stop shows its line, and R can write on
+    again)."""
     llama, T = r.llama, len(r.ids) + 1
     ids = r.ids + [int(nxt)]
-    cache, r.cache = r.cache, None
-    if cache is None or len(cache) != T - 1:  # the cache went on with another text
-        return run(ids).finish()
+    cache = r.cache.copy()
     new = Run.__new__(Run)
     # the rows before the new token are as they were (no token sees the tokens after it)
     new.llama, new.ids, new.steps = llama, ids, None
@@ -360,3 +361,17 @@ def warm():
     llama, bpe = model()
     run(encode("Hello there.")[0]).finish().top(2)
     return len(bpe.tokens)
+
+
+def load_box(intro):
+    """What says the model is not in the browser yet: INTRO, the load button naming the
+    download's size, and its progress bar and status line (templates/static/ownmodel.js)."""
+    size = size_mb()
+    return (
+        f'<div class="hc-own-load"><p>{esc(intro)}</p>'
+        f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
+        "</button> "
+        f'<progress data-own-progress max="{sum(f["bytes"] for f in files())}" value="0" '
+        "hidden></progress> "
+        '<span class="hc-own-status" data-own-status role="status"></span></div>'
+    )

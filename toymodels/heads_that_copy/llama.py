@@ -78,6 +78,13 @@ class Cache:
     def nbytes(self):
         return sum(a.nbytes for a in self.k + self.v if a is not None)
 
+    def copy(self):
+        """A cache holding the same tokens that goes on apart: add() puts new arrays in, never
+        changes one, so the two share what they both hold."""
+        other = Cache(len(self.k))
+        other.k, other.v = list(self.k), list(self.v)
+        return other
+
     def add(self, i, k, v):
         """Layer i's keys and values with the new tokens' appended: (KV, P+T, hs) each."""
         if self.k[i] is not None:

@@ -16,7 +16,6 @@ and offers the download (the same files as "Heads that copy", kept once for both
 import re
 
 from ..heads_that_copy import live as smollm2
-from ..heads_that_copy.figure import load_box
 from ..page import kit
 from ..page.html import esc, head_name, level, quoted, state_button, whole
 from . import live
@@ -44,6 +43,7 @@ DEFAULTS = {
     "patch": "",
     "patched": "",
 }
+FRESH = ("token", "head", "patch", "patched")  # what the pair's form sets back to its default
 MAX_CANDIDATE = 40  # characters of a candidate word
 SHOWN_PATCHES = 8  # the latest patches listed
 PATCH_ITEM = re.compile(r"[Ll]([0-9]{1,2})(?:[Hh]([0-9]{1,2}))?")
@@ -163,6 +163,8 @@ def form(state, said, fid):
         + field("corrupt", "Corrupted text: the same, one word changed", " wh-text")
         + field("a", "Candidate a")
         + field("b", "Candidate b")
+        # a new pair starts afresh: its token, head and patches are not the last pair's
+        + "".join(f'<input type="hidden" name="{k}" value="">' for k in FRESH)
         + f'<button type="submit" data-fk="own-show">Measure every head</button>{said}</form>'
         '<noscript><p class="hc-own-msg">Your own pair: with JavaScript on, this figure runs '
         f"SmolLM2 on two texts you type ({smollm2.size_mb()}, loaded only when you ask)."
@@ -175,7 +177,7 @@ def form(state, said, fid):
 def messages(own):
     note = own["note"]
     if note == "load":
-        return load_box(
+        return smollm2.load_box(
             "Nothing is measured yet: this figure runs SmolLM2 in your browser on the pair "
             "above, or one you type. The same download as in “Heads that copy”: "
             f"{smollm2.size_mb()}, kept for your next visits."
@@ -216,6 +218,21 @@ def pair_table(own, lds):
         '</caption><thead><tr><th scope="col">Run</th><th scope="col">Text</th>'
         '<th scope="col">logit a − logit b</th><th scope="col">Prefers</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def backwards(own, lds):
+    """A note when the clean text does not lean to candidate a more than the corrupted one:
+    the shares a patch recovers then read backwards (over 100%, or below 0%)."""
+    if lds[0] > max(lds[1], 0):
+        return ""
+    a, b = (quoted(word(smollm2.piece(own[k]))) for k in ("a", "b"))
+    return (
+        f'<p class="hc-note">Here the clean text does not prefer {esc(a)} (a) more than the '
+        f"corrupted one does: logit a − logit b is {esc(logits(lds[0]))} (clean) against "
+        f"{esc(logits(lds[1]))} (corrupted), so a patch’s share recovered reads backwards "
+        "(over 100%, or below 0%). Choose as a the word the clean text leads to, and as b the "
+        "corrupted text’s.</p>"
     )
 
 
@@ -401,7 +418,7 @@ def _measured(state, own, said, fid):
         f'<p class="hc-note">The two texts are the same up to the token measured, so nothing '
         f"differs for patching to recover: choose {to} or a token after it.</p>"
         if t < p.differ[0]
-        else ""
+        else backwards(own, lds)
     )
     html = (
         form(state, said, fid)

@@ -7,6 +7,8 @@ pressed button is the stop) and is named for screen readers (role="group", aria-
 every focusable element has a data-fk, so focus returns to it after a redraw.
 """
 
+from urllib.parse import quote
+
 from ..html import attrs, esc, num, state_button
 from .state import decimals
 
@@ -64,11 +66,27 @@ def sentence_form(fid, text, *, name="sentence", label="Sentence", maxlength=200
     )
 
 
-def choices(key, options, current, *, label, cls="mh-pick", fk=None, **button):
+def choices(key, options, current, *, label, cls="mh-pick", fk=None, resets=(), **button):
     """A named group of toggle buttons, one per (value, text) of OPTIONS, that set state[KEY];
-    the one equal to CURRENT is pressed. FK(value) names each button's focus key."""
+    the one equal to CURRENT is pressed. FK(value) names each button's focus key. RESETS: fields
+    each button also sets back to "" (their default), e.g. a token index that belongs to the
+    text the reader leaves."""
+
+    def sets(value):
+        if not resets:
+            return None
+        return "&".join([f"{key}={quote(value, safe='')}", *(f"{r}=" for r in resets)])
+
     buttons = "".join(
-        state_button(key, value, text, value == current, fk=fk(value) if fk else None, **button)
+        state_button(
+            key,
+            value,
+            text,
+            value == current,
+            fk=fk(value) if fk else None,
+            data_set=sets(value),
+            **button,
+        )
         for value, text in options
     )
     return f'<div class="{cls}" role="group" aria-label="{esc(label)}" data-roving>{buttons}</div>'
