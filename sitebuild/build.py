@@ -255,15 +255,19 @@ def _write_chapter(env, out, common, chapters, i, page):
 
 
 def _write_answers(out, slug, answers):
-    """A page's pre-rendered first taps (sitebuild/prerender.py) as prerendered/SLUG.HASH.json;
-    -> its path from the site's top, or None for a page without any."""
-    if not any(answers.values()):
-        return None
-    data = json.dumps(answers, separators=(",", ":")).encode("utf-8")
-    name = f"prerendered/{fingerprint.hashed_name(slug + '.json', data)}"
-    (out / "prerendered").mkdir(exist_ok=True)
-    (out / name).write_bytes(data)
-    return name
+    """A page's pre-rendered first taps (sitebuild/prerender.py), a file for each figure,
+    prerendered/SLUG.FID.HASH.json holding {FID: its answers}, so that the page fetches a
+    figure's answers only once the figure comes near the screen (static/prerendered.js); ->
+    {FID: its file's path from the site's top}, or None for a page without any."""
+    files = {}
+    for fid, states in answers.items():
+        if not states:
+            continue
+        data = json.dumps({fid: states}, separators=(",", ":")).encode("utf-8")
+        files[fid] = f"prerendered/{fingerprint.hashed_name(f'{slug}.{fid}.json', data)}"
+        (out / "prerendered").mkdir(exist_ok=True)
+        (out / files[fid]).write_bytes(data)
+    return files or None
 
 
 def _unlink_chapters(html, slugs):

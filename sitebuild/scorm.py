@@ -115,11 +115,11 @@ def shared_files(site, chapters):
 
 def own_data(shared, folders, slugs):
     """SHARED without other chapters' data: the data files (py/data/FOLDER/…) of the folders
-    not in FOLDERS, and the build's answers (prerendered/SLUG.HASH.json) of chapters not in
-    SLUGS."""
+    not in FOLDERS, and the build's answers (prerendered/SLUG.FIGURE.HASH.json) of chapters not
+    in SLUGS."""
     kept = []
     for f in shared:
-        answers = re.fullmatch(r"prerendered/(.+)\.[0-9a-f]+\.json", f)
+        answers = re.fullmatch(r"prerendered/([^.]+)\.[^.]+\.[0-9a-f]+\.json", f)
         if answers and answers[1] not in slugs:
             continue
         if f.startswith("py/data/") and f.removeprefix("py/data/").split("/")[0] not in folders:

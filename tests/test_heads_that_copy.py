@@ -310,7 +310,14 @@ def test_without_javascript_the_chapter_is_complete(new_page, base_url):
 
 @pytest.mark.browser
 def test_a_token_tap_lights_its_row_in_every_head(page, base_url):
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url))
     open_ready(page, base_url + CHAPTER)
+    # the build's answers come a figure at a time, as each nears the screen: Figure 1's (in
+    # view), not the last figure's (nine screens down), until the reader scrolls to it
+    answers = [u.split("/prerendered/")[1] for u in fetched if "/prerendered/" in u]
+    assert [a for a in answers if a.startswith("heads-that-copy.copy-layer.")], answers
+    assert not [a for a in answers if a.startswith("heads-that-copy.copy-out.")], answers
     pieces = hc.text("cat")["pieces"]
     times = []
     for i in (1, 4, 9, 2):
@@ -335,6 +342,8 @@ def test_a_token_tap_lights_its_row_in_every_head(page, base_url):
     ]
     assert rowmarks(page) == [1] * 9  # the row of token 2, in a map without the first token
     url_with(page, "copy-layer.sink=hide")
+    with page.expect_request("**/prerendered/heads-that-copy.copy-out.*.json"):
+        page.locator("#copy-out").scroll_into_view_if_needed()
 
 
 @pytest.mark.browser
