@@ -61,7 +61,9 @@ async function keep(url) {
   if (await cache.match(url)) return;
   const copy = IMMUTABLE.has(url) && (await caches.match(url));
   if (copy) return cache.put(url, copy);
-  const fresh = IMMUTABLE.has(url) ? "default" : "no-cache"; // a hashed name never changes
+  // a hashed name never changes, nor does a file of this version of the runtime: the browser's
+  // HTTP cache may have it from the page's visit
+  const fresh = IMMUTABLE.has(url) || url.startsWith(PYODIDE) ? "default" : "no-cache";
   const response = await fetch(new Request(url, { cache: fresh }));
   if (!response.ok) {
     const status = response.status;
