@@ -24,20 +24,37 @@ ROOT = Path(__file__).resolve().parent.parent
 HASHED = re.compile(r"^(?P<stem>[\w-]+)\.(?P<hash>[0-9a-f]{12})\.(?P<ext>js|css|png)$")
 
 
+REAL_HEADS = """
+::: figure real-heads
+model: toymodels.real_heads.figure:render
+caption: Real heads.
+alt: Maps of real heads.
+:::
+"""
+
+
 def variant(tmp_path, label, other=False):
     """A project whose chapter and main.js both say `label`, with this repository's toymodels;
-    its page is test.html (and, with OTHER, a second chapter's is other.html)."""
+    its page is test.html (and, with OTHER, a second chapter's is other.html, and test.html
+    also holds a figure that reads data files)."""
     root = tmp_path / f"project-{label}"
     (root / "chapters").mkdir(parents=True)
     shutil.copytree(ROOT / "templates", root / "templates")
     (root / "toymodels").symlink_to(ROOT / "toymodels")
     main = root / "templates/static/main.js"
     main.write_text(main.read_text() + f'\ndocument.documentElement.dataset.variant = "{label}";\n')
-    (root / "chapters/a.md").write_text(GOOD.replace("Some prose", f"Variant {label}: some prose"))
+    chapter = GOOD.replace("Some prose", f"Variant {label}: some prose")
+    if other:  # first, so that it is in view and Python draws it at once
+        first = "\n::: figure three-heads"
+        chapter = chapter.replace(first, REAL_HEADS + first)
+    (root / "chapters/a.md").write_text(chapter)
     if other:
         second = GOOD.replace('slug = "test"', 'slug = "other"').replace("order = 1", "order = 2")
         (root / "chapters/b.md").write_text(second.replace("Some prose", "The other chapter"))
     return root
+
+
+KEPT = "async (urls) => (await Promise.all(urls.map((u) => caches.match(u)))).every(Boolean)"
 
 
 def wait_for_offline_copy(page, kept="page", seconds=120):
@@ -203,8 +220,16 @@ def test_a_first_visit_keeps_its_page_and_the_whole_site_only_when_asked(browser
         open_ready(page, url)
         wait_for_offline_copy(page)  # the worker has kept all it was asked to
         assert {u for u in fetched if ".html" in u} == {"test.html"}, fetched
-        assert not [u for u in fetched if u.startswith(("embed/", "py/data/", "prerendered/other"))]
+        assert not [u for u in fetched if u.startswith(("embed/", "prerendered/other"))]
         assert not [u for u in fetched if "/toymodels/" in u], "the Python came file by file"
+        data = {u for u in fetched if u.startswith("py/data/")}  # the figure's own
+        assert data and all(u.startswith("py/data/realheads/") for u in data), data
+        # all kept: those Python read before the page asked (which it names), and the others
+        # as they came
+        deadline = time.monotonic() + 30
+        while not page.evaluate(KEPT, [network.url + u for u in sorted(data)]):
+            assert time.monotonic() < deadline, f"not all of {data} kept"
+            page.wait_for_timeout(250)
         assert note.inner_text().startswith(
             "Kept in this browser for offline reading: this page, with what it loaded ("
         )
