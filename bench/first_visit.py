@@ -132,7 +132,7 @@ def bytes_markdown(results):
         lines.append(f"\nFetched for other pages: {others}.")
     lines.append(
         f"\nEach chapter opened at its top in a new browser profile, its service worker allowed;"
-        f" every request of the context counted until its network was quiet with the page kept "
+        f" every request of the browser counted until its network was quiet with the page kept "
         f"offline, at most {results['watch_s']} s after Python was ready. Keeping the whole site, "
         f"when a reader chooses it: {results['whole_site_bytes']:,} bytes. Served from 127.0.0.1."
     )

@@ -75,10 +75,10 @@ async function keep(url) {
 
 const keepAll = (urls) => Promise.all([...new Set(urls)].filter((u) => SIZE.has(u)).map(keep));
 
-// What a page needs offline: itself, what it loaded (LOADED, its own list), the scripts every
-// page loads and, when it runs Python, the runtime.
-function needs(page, loaded, python) {
-  return [page, ...loaded, ...SHELL.map(href), ...(python ? PYTHON.map(href) : [])];
+// What pages need offline: themselves and what they loaded (URLS), the scripts every page
+// loads and, when they run Python, the runtime.
+function needs(urls, python) {
+  return [...urls, ...SHELL.map(href), ...(python ? PYTHON.map(href) : [])];
 }
 
 // A file's name without the content hashes a newer build changes: `static/main.HASH.js` and
@@ -102,7 +102,7 @@ async function carryOver() {
   const wanted = new Set(held);
   const carried = FILES.map(href).filter((url) => wanted.has(family(url)));
   const python = PYTHON.some((path) => wanted.has(family(href(path))));
-  await keepAll([...carried, ...SHELL.map(href), ...(python ? PYTHON.map(href) : [])]);
+  await keepAll(needs(carried, python));
 }
 
 async function keepWhole(progress = () => {}) {
@@ -163,7 +163,7 @@ self.addEventListener("message", (event) => {
   const work = (async () => {
     if (data.type === "keep") {
       const loaded = (data.loaded || []).map(String).filter((url) => url.startsWith(SCOPE));
-      await keepAll(needs(String(data.page), loaded, Boolean(data.python)));
+      await keepAll(needs([String(data.page), ...loaded], Boolean(data.python)));
     } else if (data.type === "keep-whole") {
       await keepWhole((done, total) => {
         if (done % 20 === 0 || done === total) port.postMessage({ type: "progress", done, total });
