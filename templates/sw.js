@@ -196,8 +196,23 @@ function fetchKeeping(event, request) {
   );
 }
 
+// A figure's pre-rendered answers that the copy lacks (the figure never came near the screen
+// while the reader was online) answer as none when the network fails: the page then waits for
+// Python, as it does for a state the build did not draw, and logs no failed request.
+const ANSWERS = new URL("prerendered/", SCOPE).href;
+const NO_ANSWERS = () => new Response("{}", { headers: { "Content-Type": "application/json" } });
+
 async function cacheFirst(event, request, cacheName) {
-  return (await cached(request, cacheName)) || fetchKeeping(event, request);
+  const hit = await cached(request, cacheName);
+  if (hit) return hit;
+  try {
+    return await fetchKeeping(event, request);
+  } catch (err) {
+    if (request.url.startsWith(ANSWERS) && SIZE.has(request.url.split(/[?#]/)[0])) {
+      return NO_ANSWERS();
+    }
+    throw err;
+  }
 }
 
 // The network's answer when it comes; this build's copy when the network fails, or is silent
