@@ -20,6 +20,7 @@ PATH = ROOT / "bench" / "RESULTS.md"
 # every section, in the order the file holds them: its key and its title
 SECTIONS = {
     "chapters": "Chapters: loads and taps (`python bench/run.py chapters`)",
+    "firstvisit": "A first visit's downloads (`python bench/run.py firstvisit`)",
     "pyodide": "The character model in Pyodide (`python bench/run.py pyodide`)",
     "dense": "Dense maps (`python bench/run.py dense`, or `python bench/allheads.py`)",
     "live": "Your own sentence in all-MiniLM-L6-v2 (`python bench/run.py live`)",

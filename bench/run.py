@@ -29,6 +29,7 @@ way, default 3) make a run shorter.
 
 import argparse
 import gzip
+import html
 import json
 import os
 import re
@@ -42,7 +43,7 @@ from urllib.parse import quote
 # run as `python bench/run.py`: Python puts bench/ on the path, not the root with the project
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import allheads, results
+from bench import allheads, first_visit, results
 from bench.common import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -346,12 +347,14 @@ def at_first_figure(site, name):
 
 
 def prerendered_bytes(site, name):
-    """Bytes the page's pre-rendered first taps add (raw, gzipped), 0 for none."""
-    found = re.search(r'name="mh-prerendered" content="([^"]+)"', (site / name).read_text())
+    """Bytes the page's pre-rendered first taps add (raw, gzipped), 0 for none: every figure's
+    file, as if the reader scrolled through the whole page."""
+    found = re.search(r"name=\"mh-prerendered\" content='([^']+)'", (site / name).read_text())
     if not found:
         return 0, 0
-    data = (site / found[1]).read_bytes()
-    return len(data), len(gzip.compress(data, 6))
+    files = json.loads(html.unescape(found[1])).values()
+    data = [(site / path).read_bytes() for path in files]
+    return sum(map(len, data)), sum(len(gzip.compress(d, 6)) for d in data)
 
 
 def transferred(context):
@@ -694,8 +697,8 @@ def chapters_markdown(results):
             + " |"
         )
     lines.append(
-        f"\nAfter Python is ready, the service worker keeps the whole site for offline visits: "
-        f"{results['offline_copy_bytes']:,} bytes, most of them already in the browser's cache."
+        f"\nThe whole site, which the service worker keeps offline when a reader chooses it: "
+        f"{results['offline_copy_bytes']:,} bytes (a first visit's bytes: `firstvisit`)."
     )
     lines.append(
         f"\nMedians of {results['cold_loads']} cold loads; "
@@ -820,6 +823,12 @@ PARTS = {
         lambda p, browser, site, base, args: chapters(p, browser, site, base, args.chapter),
         chapters_markdown,
     ),
+    "firstvisit": (
+        lambda p, browser, site, base, args: first_visit.bytes_of_first_visits(
+            p, site, base, args.chapter
+        ),
+        first_visit.bytes_markdown,
+    ),
     "pyodide": (lambda p, browser, site, base, args: char_model(p, browser, base), char_markdown),
     "dense": (
         lambda p, browser, site, base, args: allheads.dense(browser, base, TAPS),
@@ -854,7 +863,7 @@ def main(argv=None):
         action="append",
         default=[],
         metavar="PAGE",
-        help="with chapters: only this page, e.g. many-heads.html (repeatable)",
+        help="with chapters and firstvisit: only this page, e.g. many-heads.html (repeatable)",
     )
     parser.add_argument("--site", type=Path, help="an already built site to measure")
     args = parser.parse_args(argv)

@@ -189,7 +189,8 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
         immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
         python_files = (out / python).rglob("*")
         immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
-        _write_service_worker(env, out, immutable)
+        runtime = ["pyodide/", compiled, python]
+        _write_service_worker(env, out, immutable, runtime)
 
 
 def _following(chapters, ch):
@@ -294,15 +295,19 @@ def _write_chapter(env, out, common, chapters, i, page):
 
 
 def _write_answers(out, slug, answers):
-    """A page's pre-rendered first taps (sitebuild/prerender.py) as prerendered/SLUG.HASH.json;
-    -> its path from the site's top, or None for a page without any."""
-    if not any(answers.values()):
-        return None
-    data = json.dumps(answers, separators=(",", ":")).encode("utf-8")
-    name = f"prerendered/{fingerprint.hashed_name(slug + '.json', data)}"
-    (out / "prerendered").mkdir(exist_ok=True)
-    _write(out / name, data)
-    return name
+    """A page's pre-rendered first taps (sitebuild/prerender.py), a file for each figure,
+    prerendered/SLUG.FID.HASH.json holding {FID: its answers}, so that the page fetches a
+    figure's answers only once the figure comes near the screen (static/prerendered.js); ->
+    {FID: its file's path from the site's top}, or None for a page without any."""
+    files = {}
+    for fid, states in answers.items():
+        if not states:
+            continue
+        data = json.dumps({fid: states}, separators=(",", ":")).encode("utf-8")
+        files[fid] = f"prerendered/{fingerprint.hashed_name(f'{slug}.{fid}.json', data)}"
+        (out / "prerendered").mkdir(exist_ok=True)
+        _write(out / files[fid], data)
+    return files or None
 
 
 def _unlink_chapters(html, slugs):
@@ -419,9 +424,11 @@ def _link_line(ch, href):
     return 1
 
 
-def _write_service_worker(env, out, immutable):
-    """sw.js at the site's top: it precaches every file of this build, named by a hash of
-    them all, and serves the content-addressed ones (`immutable`) from its copy first."""
+def _write_service_worker(env, out, immutable, runtime):
+    """sw.js at the site's top, named by a hash of every file of this build: it keeps what the
+    reader opens and, when asked, the whole site, whose size it is told here; it serves the
+    content-addressed files (`immutable`) from its copy first. RUNTIME lists the folders a
+    page that runs Python needs ("pyodide/", the bytecode's, the site's Python's)."""
     # not the reader's own model (models/): it is fetched only when the reader asks, and kept
     # by the page in a cache of its own
     files = sorted(
@@ -429,14 +436,28 @@ def _write_service_worker(env, out, immutable):
         for p in out.rglob("*")
         if p.is_file() and not p.relative_to(out).as_posix().startswith("models/")
     )
+    fixed = set(immutable)
     digest = hashlib.sha256()
+    digests = {}
     for name in files:
         if not name.startswith("pyodide/"):
-            digest.update(name.encode() + hashlib.sha256((out / name).read_bytes()).digest())
+            sha = hashlib.sha256((out / name).read_bytes())
+            digest.update(name.encode() + sha.digest())
+            if name not in fixed:
+                digests[name] = sha.hexdigest()
+    digests["./"] = digests["index.html"]
+    sizes = [(out / name).stat().st_size for name in files]
     sw = env.get_template("sw.js").render(
         build=digest.hexdigest()[:16],
         runtime=assets.PYODIDE_VERSION,
         files=["./"] + files,
+        sizes=[sizes[files.index("index.html")]] + sizes,
+        whole=sum(sizes),
+        digests=digests,
+        shell=[n for n in files if n.startswith("static/") and n in fixed],
+        python=[
+            n for n in files if n.startswith(tuple(runtime)) and "/toymodels/" not in n
+        ],  # the site's Python comes as one zip; its files one by one are for older builds
         immutable=sorted(immutable),
     )
     _write(out / "sw.js", sw)

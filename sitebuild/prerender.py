@@ -13,9 +13,10 @@ host sends JSON) and RAW_BUDGET bytes as they are (as the offline zip holds them
 control gets its nearest values first: the states are taken one field at a time in turn (a
 word, then a head, then a step, then the next word...), each field's values nearest to the
 shown one first, so a reader's first tap of any kind is likely drawn at once; a tap on a state
-left out is kept by the page and drawn as soon as Python answers (static/figures.js). A page's
-answers ship as one JSON file of their own (prerendered/SLUG.HASH.json), fetched after the page
-is up, never on the way to the first figure's paint.
+left out is kept by the page and drawn as soon as Python answers (static/figures.js). A figure's
+answers ship as a JSON file of their own (prerendered/SLUG.FIGURE.HASH.json), fetched once the
+page is up and the figure is within a screen of the view, never on the way to the first
+figure's paint.
 """
 
 import json

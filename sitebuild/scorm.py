@@ -119,11 +119,11 @@ def shared_files(site, chapters):
 def own_data(shared, needed, slugs):
     """SHARED without other chapters' data: the data files (py/data/…) that are not NEEDED
     (sitebuild/needs.py: a folder, "smollm2", all of whose files are; or one file,
-    "smollm2/live.json"), and the build's answers (prerendered/SLUG.HASH.json) of chapters
+    "smollm2/live.json"), and the build's answers (prerendered/SLUG.FIGURE.HASH.json) of chapters
     not in SLUGS."""
     kept = []
     for f in shared:
-        answers = re.fullmatch(r"prerendered/(.+)\.[0-9a-f]+\.json", f)
+        answers = re.fullmatch(r"prerendered/([^.]+)\.[^.]+\.[0-9a-f]+\.json", f)
         if answers and answers[1] not in slugs:
             continue
         # its name in toymodels/data/, less the content hash the site's copy carries

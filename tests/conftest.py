@@ -214,10 +214,9 @@ def watch(request):
         assert not problems, "the pages of this test misbehaved:\n" + "\n".join(problems)
 
 
-# A page whose Python is ready registers the site's service worker, whose install fetches and
-# keeps the whole site (about 450 files, 45 MB): 2-3 s of processor time for Chromium and the
-# test's server, a fifth of what the page costs, for a copy no other test reads. So the test
-# pages block it; the tests of the offline copy allow it (service_workers="allow"), or make
+# A page whose Python is ready registers the site's service worker and asks it to keep the page
+# with what it loaded and the Python runtime, a copy no other test reads. So the test pages
+# block it; the tests of the offline copy allow it (service_workers="allow"), or make
 # their own contexts.
 NO_OFFLINE_COPY = {"service_workers": "block"}
 

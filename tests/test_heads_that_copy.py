@@ -18,7 +18,7 @@ from toymodels.heads_that_copy import figure as layer_fig
 from toymodels.heads_that_copy import heads as hc
 from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy import values as v
-from toymodels.page import download, kit
+from toymodels.page import data, download, kit
 from toymodels.page.figure import check
 from toymodels.page.html import count_words, head_name
 
@@ -36,10 +36,12 @@ def raw_index():
 
 
 def raw_maps(tid):
-    """(layers, heads, T, T) from the .npz, unpacked here row by row (thousandths)."""
+    """(layers, heads, T, T) from the .npz, unpacked here row by row (thousandths, stored as
+    their low bytes then their high bytes)."""
     entry = next(t for t in raw_index()["texts"] if t["id"] == tid)
     with np.load(io.BytesIO((DATA / entry["file"]).read_bytes())) as z:
-        tri = z["att"].astype(float) / raw_index()["scale"]
+        low, high = z["att"].astype(float)
+        tri = (low + 256 * high) / raw_index()["scale"]
     T = len(entry["ids"])
     out = np.zeros(tri.shape[:2] + (T, T))
     k = 0
@@ -86,6 +88,32 @@ def test_the_map_finds_the_strongest_induction_head_by_hand():
     for measure in ("previous", "sink"):
         ranked = hc.ranked(hc.scores()[measure], 1)[0]
         assert ranked == np.unravel_index(int(np.argmax(hc.scores()[measure])), (30, 9))
+
+
+def test_a_figure_reads_only_the_maps_it_draws(monkeypatch):
+    """A state fetches the maps of the text it draws and no other (in the browser each is a
+    request): the measures come stored with index.json, the copying runs need no maps."""
+    read = []
+    real = data.read_bytes
+    monkeypatch.setattr(data, "read_bytes", lambda rel: read.append(rel) or real(rel))
+    index = ["smollm2/index.json"]
+    for figure, state, files in [
+        (copying, {}, index),
+        (copying, {"text": "repeat4", "out": "i11111"}, index),
+        (gqa, {}, index + ["smollm2/repeat1.npz"]),
+        (map_fig, {}, index + ["smollm2/repeat1.npz"]),
+        (layer_fig, {"text": "elinor", "layer": "14"}, index + ["smollm2/elinor.npz"]),
+    ]:
+        hc._cache.clear()
+        read.clear()
+        assert check(figure.render(state))["error"] is None
+        assert read == files, (figure.__name__, state)
+    hc._cache.clear()
+    every = hc.scores_of([hc.text(t["id"]) for t in hc.texts()])
+    stored = hc.scores()
+    assert sorted(stored) == sorted(every)
+    for measure, values in every.items():
+        assert np.allclose(stored[measure], values, rtol=0, atol=1e-12), measure
 
 
 def test_sink_numbers_by_hand():
@@ -366,7 +394,14 @@ def test_without_javascript_the_chapter_is_complete(new_page, base_url):
 
 @pytest.mark.browser
 def test_a_token_tap_lights_its_row_in_every_head(page, base_url):
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url))
     open_ready(page, base_url + CHAPTER)
+    # the build's answers come a figure at a time, as each nears the screen: Figure 1's (in
+    # view), not the last figure's (nine screens down), until the reader scrolls to it
+    answers = [u.split("/prerendered/")[1] for u in fetched if "/prerendered/" in u]
+    assert [a for a in answers if a.startswith("heads-that-copy.copy-layer.")], answers
+    assert not [a for a in answers if a.startswith("heads-that-copy.copy-out.")], answers
     pieces = hc.text("cat")["pieces"]
     times = []
     for i in (1, 4, 9, 2):
@@ -391,6 +426,8 @@ def test_a_token_tap_lights_its_row_in_every_head(page, base_url):
     ]
     assert rowmarks(page) == [1] * 9  # the row of token 2, in a map without the first token
     url_with(page, "copy-layer.sink=hide")
+    with page.expect_request("**/prerendered/heads-that-copy.copy-out.*.json"):
+        page.locator("#copy-out").scroll_into_view_if_needed()
 
 
 @pytest.mark.browser

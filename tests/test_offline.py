@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import open_ready, serve_dir
+from playwright.sync_api import Error as PlaywrightError
 from test_build import GOOD
 
 from sitebuild import build as site_build
@@ -23,31 +24,45 @@ ROOT = Path(__file__).resolve().parent.parent
 HASHED = re.compile(r"^(?P<stem>[\w-]+)\.(?P<hash>[0-9a-f]{12})\.(?P<ext>js|css|png)$")
 
 
-def variant(tmp_path, label):
+REAL_HEADS = """
+::: figure real-heads
+model: toymodels.real_heads.figure:render
+caption: Real heads.
+alt: Maps of real heads.
+:::
+"""
+
+
+def variant(tmp_path, label, other=False):
     """A project whose chapter and main.js both say `label`, with this repository's toymodels;
-    its page is test.html."""
+    its page is test.html (and, with OTHER, a second chapter's is other.html, and test.html
+    also holds a figure that reads data files)."""
     root = tmp_path / f"project-{label}"
     (root / "chapters").mkdir(parents=True)
     shutil.copytree(ROOT / "templates", root / "templates")
     (root / "toymodels").symlink_to(ROOT / "toymodels")
     main = root / "templates/static/main.js"
     main.write_text(main.read_text() + f'\ndocument.documentElement.dataset.variant = "{label}";\n')
-    (root / "chapters/a.md").write_text(GOOD.replace("Some prose", f"Variant {label}: some prose"))
+    chapter = GOOD.replace("Some prose", f"Variant {label}: some prose")
+    if other:  # first, so that it is in view and Python draws it at once
+        first = "\n::: figure three-heads"
+        chapter = chapter.replace(first, REAL_HEADS + first)
+    (root / "chapters/a.md").write_text(chapter)
+    if other:
+        second = GOOD.replace('slug = "test"', 'slug = "other"').replace("order = 1", "order = 2")
+        (root / "chapters/b.md").write_text(second.replace("Some prose", "The other chapter"))
     return root
 
 
-OFFLINE_COPY = """async () => {
-  const r = await navigator.serviceWorker.getRegistration();
-  return Boolean(r && r.active && r.active.state === "activated" && !r.installing && !r.waiting);
-}"""
+KEPT = "async (urls) => (await Promise.all(urls.map((u) => caches.match(u)))).every(Boolean)"
 
 
-def wait_for_offline_copy(page, seconds=120):
-    """The page's service worker has installed (so its copy is complete) and is active."""
-    deadline = time.monotonic() + seconds
-    while not page.evaluate(OFFLINE_COPY):
-        assert time.monotonic() < deadline, "the service worker never became active"
-        page.wait_for_timeout(250)
+def wait_for_offline_copy(page, kept="page", seconds=120):
+    """The site's service worker has kept the page (and what it loaded; `kept="site"`: the whole
+    site, as the reader chose) and said so to the page, which then offers or shows it."""
+    page.wait_for_selector(
+        f"html[data-offline-kept={kept}]", state="attached", timeout=seconds * 1000
+    )
 
 
 def computes(page):
@@ -133,7 +148,7 @@ def test_two_courses_on_one_host_keep_their_offline_copies(browser, tmp_path):
         page.goto(base)  # outside both courses, where no service worker answers
         for label in "ab":
             kept = page.evaluate(
-                "async (url) => Boolean(await caches.match(url))", f"{base}{label}/"
+                "async (url) => Boolean(await caches.match(url))", f"{base}{label}/test.html"
             )
             assert kept, f"course {label} has no offline copy: {page.evaluate('caches.keys()')}"
         keys = page.evaluate("caches.keys()")
@@ -150,40 +165,23 @@ def test_two_courses_on_one_host_keep_their_offline_copies(browser, tmp_path):
     context.close()
 
 
-@pytest.mark.browser
-def test_one_missing_file_does_not_cost_the_offline_copy(browser, tmp_path):
-    (tmp_path / "www").mkdir()
-    site = site_build.build(variant(tmp_path, "1"), tmp_path / "www/site")
-    (site / "embed/test/three-heads.html").unlink()  # a deploy that lost one file
-    server = serve_dir(site)
-    url = f"http://127.0.0.1:{server.server_port}/test.html"
-    context = browser.new_context()
-    page = context.new_page()
-    try:
-        open_ready(page, url)
-        wait_for_offline_copy(page, seconds=60)
-    finally:
-        server.shutdown()
-        server.server_close()
-    open_ready(page, url)
-    computes(page)
-    context.close()
-
-
 class Network:
     """A server on 127.0.0.1 whose answers are delayed by `delay` seconds for paths that
-    `slow(path)` picks: a slow network, file by file."""
+    `slow(path)` picks: a slow network, file by file; while `down`, it answers nothing."""
 
     def __init__(self, directory, delay=6):
         network = self
 
         class SlowHandler(Handler):
             def send_head(self):
+                if network.down:  # the connection closes unanswered: a network failure
+                    self.close_connection = True
+                    return None
                 if network.slow(self.path):
                     time.sleep(network.delay)
                 return super().send_head()
 
-        self.delay, self.slow = delay, lambda path: False
+        self.delay, self.slow, self.down = delay, lambda path: False, False
         server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 256})
         self.server = server(
             ("127.0.0.1", 0), functools.partial(SlowHandler, directory=str(directory))
@@ -195,6 +193,69 @@ class Network:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+def whole_site_mb(site):
+    """The size of every file of a build but the reader's models and sw.js, in MB as said."""
+    files = [f for f in site.rglob("*") if f.is_file() and f.relative_to(site).parts[0] != "models"]
+    return f"{sum(f.stat().st_size for f in files if f != site / 'sw.js') / 1e6:.1f} MB"
+
+
+@pytest.mark.browser
+def test_a_first_visit_keeps_its_page_and_the_whole_site_only_when_asked(browser, tmp_path):
+    """A first visit keeps the page it opened, with what it loaded, and fetches no other page or
+    data file for it; offline, that page opens and computes and another does not, until the
+    reader keeps the whole site (a file the deploy lost is left out of it)."""
+    site = site_build.build(variant(tmp_path, "1", other=True), tmp_path / "www/site")
+    (site / "embed/test/three-heads.html").unlink()  # a deploy that lost one file
+    network = Network(site)
+    url, other = network.url + "test.html", network.url + "other.html"
+    context = browser.new_context()
+    page = context.new_page()
+    fetched = []
+    context.on("request", lambda r: fetched.append(r.url.removeprefix(network.url)))
+    note = page.locator("[data-offline]")
+    whole = f"Keep the whole site for offline reading ({whole_site_mb(site)})"
+    try:
+        open_ready(page, url)
+        wait_for_offline_copy(page)  # the worker has kept all it was asked to
+        assert {u for u in fetched if ".html" in u} == {"test.html"}, fetched
+        assert not [u for u in fetched if u.startswith(("embed/", "prerendered/other"))]
+        assert not [u for u in fetched if "/toymodels/" in u], "the Python came file by file"
+        data = {u for u in fetched if u.startswith("py/data/")}  # the figure's own
+        assert data and all(u.startswith("py/data/realheads/") for u in data), data
+        # all kept: those Python read before the page asked (which it names), and the others
+        # as they came
+        deadline = time.monotonic() + 30
+        while not page.evaluate(KEPT, [network.url + u for u in sorted(data)]):
+            assert time.monotonic() < deadline, f"not all of {data} kept"
+            page.wait_for_timeout(250)
+        assert note.inner_text().startswith(
+            "Kept in this browser for offline reading: this page, with what it loaded ("
+        )
+        assert page.get_by_role("button", name=whole).is_visible()
+        network.down = True
+        open_ready(page, url)
+        computes(page)
+        elsewhere = context.new_page()  # a page of its own: Chromium's error page comes late
+        with pytest.raises(PlaywrightError, match="ERR_FAILED"):
+            elsewhere.goto(other)
+        elsewhere.close()
+        network.down = False
+        open_ready(page, url)
+        wait_for_offline_copy(page)
+        page.get_by_role("button", name=whole).click()
+        wait_for_offline_copy(page, "site")
+        assert note.inner_text() == (
+            f"The whole site is kept in this browser for offline reading ({whole_site_mb(site)})."
+        )
+        network.down = True
+        open_ready(page, other)
+        assert page.locator("text=The other chapter").count() == 1
+        computes(page)
+    finally:
+        context.close()
+        network.close()
 
 
 def visit(page, url, errors, seconds=240):

@@ -8,6 +8,7 @@ import gzip
 import importlib
 import json
 import re
+from html import unescape
 
 import pytest
 from conftest import url_with, with_own_python
@@ -31,10 +32,19 @@ BODY_IS = """([fid, html]) => {
 def shipped(site, name):
     """{fid: {key: answer}} of a built page, and {fid: its figure's model}."""
     html = (site / name).read_text(encoding="utf-8")
-    meta = re.search(r'<meta name="mh-prerendered" content="([^"]+)">', html)
+    answers = {}
+    for fid, path in answer_files(html).items():
+        held = json.loads((site / path).read_text(encoding="utf-8"))
+        assert list(held) == [fid], path  # a file for each figure
+        answers.update(held)
     models = dict(re.findall(r'<figure class="mh-figure" id="([^"]+)" data-figure="([^"]+)"', html))
-    answers = json.loads((site / meta[1]).read_text(encoding="utf-8")) if meta else {}
     return answers, models
+
+
+def answer_files(html):
+    """{figure id: its answers' file} as a built page's <meta name="mh-prerendered"> says."""
+    meta = re.search(r"<meta name=\"mh-prerendered\" content='([^']+)'>", html)
+    return json.loads(unescape(meta[1])) if meta else {}
 
 
 def render_in_cpython(model, state, fid):
@@ -201,8 +211,9 @@ def test_until_python_has_answered_for_a_figure_a_tap_paints_the_shipped_answer(
 ):
     fid, k, v, answer = first_tap(site)
     answers, _ = shipped(site, CHAPTER)
+    files = answer_files((site / CHAPTER).read_text(encoding="utf-8"))
     page.add_init_script(HOLD)
-    with page.expect_response("**/prerendered/*.json"):
+    with page.expect_response(f"**/{files[fid]}"):
         page.goto(base_url + CHAPTER)
     page.wait_for_selector(f"html.py-ready #{fid}.is-live", timeout=90_000)
     # Python has been asked for the state shown (the figure is in view); its answer is held back

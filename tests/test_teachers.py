@@ -2,6 +2,7 @@
 offline zip, the service worker, and printing."""
 
 import functools
+import re
 import subprocess
 import sys
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import open_before_python, open_ready, serve_dir
-from playwright.sync_api import expect
+from playwright.sync_api import Error, expect
 from test_build import GOOD, RECAP, project
 
 from sitebuild import build as site_build
@@ -297,8 +298,8 @@ def wait_for_updated_caches(page, first, alone=False):
 
 
 def wait_for_offline_copy(page):
-    """The service worker is active, so its install (which caches the whole build) has finished."""
-    page.evaluate("navigator.serviceWorker.ready.then(() => true)")
+    """The service worker has kept the page and what it loaded, and said so to the page."""
+    page.wait_for_selector("html[data-offline-kept]", state="attached", timeout=120_000)
     return site_cache_keys(page)
 
 
@@ -356,16 +357,34 @@ def test_second_visit_works_with_the_server_gone_and_updates_are_not_mixed(new_p
     page.wait_for_selector(".mh-shares caption:has-text('“key”')")
 
 
+def home_copy_mb(site):
+    """What a visit to the home page keeps, in MB as said: the page and the hashed static files."""
+    hashed = [
+        p for p in (site / "static").iterdir() if re.fullmatch(r"[\w-]+\.[0-9a-f]{12}\.\w+", p.name)
+    ]
+    total = (site / "index.html").stat().st_size + sum(p.stat().st_size for p in hashed)
+    return f"{total / 1e6:.1f} MB"
+
+
 @pytest.mark.browser
-def test_a_visit_to_the_home_page_alone_keeps_the_site_offline(new_page, site):
+def test_a_visit_to_the_home_page_keeps_it_alone(new_page, site):
+    """The home page runs no Python: a visit keeps it and its scripts, for an offline visit, and
+    fetches neither the Python runtime nor any chapter for the copy."""
     server = serve_dir(site)
     base = f"http://127.0.0.1:{server.server_port}/"
     page = new_page(service_workers="allow")
+    fetched = []
+    page.context.on("request", lambda r: fetched.append(r.url.removeprefix(base)))
     page.goto(base)
-    assert wait_for_offline_copy(page)
+    page.wait_for_selector("html[data-offline-kept=page]", state="attached", timeout=60_000)
     server.shutdown()
     server.server_close()
-    open_ready(page, base + "split-attend.html")
-    step = page.locator("#split-attend [data-fk='step-mix']")
-    step.click()
-    page.wait_for_selector("#split-attend [data-fk='step-mix'][aria-pressed='true']")
+    assert not [u for u in fetched if u.startswith(("pyodide/", "bytecode/", "py/", "embed/"))]
+    assert not [u for u in fetched if u.endswith(".html")], fetched
+    page.reload()
+    expect(page.locator(".mh-offline [role=status]")).to_have_text(
+        "Kept in this browser for offline reading: this page, with what it loaded "
+        f"({home_copy_mb(site)}). Other pages need the network."
+    )
+    with pytest.raises(Error, match="ERR_FAILED"):
+        page.goto(base + "split-attend.html")

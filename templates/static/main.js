@@ -7,6 +7,7 @@ import { setupDownloads } from "./downloads.js";
 import { setupEmbed } from "./embed.js";
 import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
+import { keepForOffline } from "./offline.js";
 import { setupOwnModel } from "./ownmodel.js";
 import { setupScrollers } from "./scrollers.js";
 import { startPython } from "./pyclient.js";
@@ -69,7 +70,7 @@ if (figures.count || cellCount) {
       await figures.start();
       ownModel.started();
       performance.mark("mh-python-ready");
-      keepForOffline();
+      keepForOffline(python);
       status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");
       bar?.classList.add("is-done"); // said to screen readers, then gone from the screen
       document.documentElement.classList.add("py-ready");
@@ -81,15 +82,5 @@ if (figures.count || cellCount) {
     },
   );
 } else {
-  keepForOffline(); // nothing to compete with: keep the site now
-}
-
-// After Python is up (so it does not compete with start-up), let the service worker keep this
-// build for offline visits. Not on file:// or where service workers are off.
-function keepForOffline() {
-  if (!("serviceWorker" in navigator) || !location.protocol.startsWith("http")) return;
-  if (document.querySelector('meta[name="mh-lms"]')) return; // an LMS serves its package
-  const scope = new URL("../", import.meta.url).pathname;
-  navigator.serviceWorker.register(new URL("../sw.js", import.meta.url), { scope })
-    .catch(() => {}); // a refused registration only means no offline copy
+  keepForOffline(null); // nothing to compete with: keep the page now
 }

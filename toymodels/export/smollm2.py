@@ -1,14 +1,14 @@
 """Export SmolLM2-135M-Instruct's heads for the chapter "Heads that copy" (toymodels/data/smollm2/).
 
-For each curated text: its ids and pieces, every head's map in thousandths (lower triangles,
-see toymodels/heads_that_copy/heads.py, which reads them and defines the measures), and the
-model's top-1 guess at each position. Then copying runs on the repeated random tokens (each
-run opens with the same first token, FIRST, since how much a head rests on the first token
-depends on what that token is): the top-1 guesses with every subset of the five strongest
-induction heads pulled out, with the five strongest previous-token heads out (alone and with
-the induction heads), and with five heads drawn at random from the rest (a control). The same
-head sets are pulled out on the curated texts too, where there is little to copy: their mean
-loss per text is the plain-text control. The heads are picked by the shipped measures applied
+For each curated text: its ids and pieces, every head's map in thousandths (lower triangles in byte
+planes, see toymodels/heads_that_copy/heads.py, which reads them and defines the measures), the
+model's top-1 guess at each position, and every head's measures over all the texts. Then copying
+runs on the repeated random tokens (each run opens with the same first token, FIRST, since how much
+a head rests on the first token depends on what that token is): the top-1 guesses with every subset
+of the five strongest induction heads pulled out, with the five strongest previous-token heads out
+(alone and with the induction heads), and with five heads drawn at random from the rest (a control).
+The same head sets are pulled out on the curated texts too, where there is little to copy: their
+mean loss per text is the plain-text control. The heads are picked by the shipped measures applied
 to the rounded maps, exactly as the browser will see them.
 """
 
@@ -228,7 +228,7 @@ def export(out=OUT, model=None, log=print):
     entries = []
     for entry, maps in text_entries(m, bpe):
         tri = hc.pack(maps, SCALE)  # (L, H, T(T+1)/2) uint16
-        write_npz(out / entry["file"], att=tri)
+        write_npz(out / entry["file"], att=hc.planes(tri))
         entries.append(dict(entry, att=hc.unpack(tri, SCALE)))
         log(f"{entry['id']}: {len(entry['ids'])} tokens")
     ind, prev, control = pick_heads(entries)
@@ -249,6 +249,7 @@ def export(out=OUT, model=None, log=print):
         "scale": SCALE,
         "model": model_info(m),
         "texts": [{k: v for k, v in e.items() if k != "att"} for e in entries],
+        "scores": {k: v.tolist() for k, v in hc.scores_of(entries).items()},
         "copying": {
             "induction_heads": [list(h) for h in ind],
             "previous_heads": [list(h) for h in prev],

@@ -53,7 +53,7 @@ def normalise(state):
     for key in ("out", "text"):
         if state[key] not in CHOICES[key]:
             state[key] = DEFAULTS[key]
-    entry = hc.text(state["text"])
+    entry = hc.entry(state["text"])  # its ids and guesses: no maps
     i = whole(state["pos"], 3)
     if i is None or i not in hc.guessed(entry) or str(i) != state["pos"]:
         state["pos"] = str(default_pos(entry))

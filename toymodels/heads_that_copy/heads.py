@@ -3,11 +3,15 @@
 The export (toymodels/data/smollm2/, written at build time by `python -m toymodels.export
 smollm2`) holds, for each curated text, its token ids and pieces, the model's top-1 next-token
 guess at every position, and every head's attention map (30 layers × 9 heads) in thousandths:
-ID.npz with one uint16 array "att" of shape (layers, heads, T(T+1)/2), each map's lower triangle
-row by row (a causal model's upper triangle is zero). index.json lists the texts, the model's
-shape, and the copying runs: the top-1 guesses on the repeated random tokens with chosen heads
-pulled out (each head's output zeroed before the output projection), computed by the forward
-at export time.
+ID.npz with one array "att", each map's lower triangle row by row (a causal model's upper
+triangle is zero) as uint16 thousandths of shape (layers, heads, T(T+1)/2), stored as its two
+byte planes, uint8 of shape (2, layers, heads, T(T+1)/2) (`planes`): most shares are a few
+thousandths, so the high plane is nearly all zeros and the file compresses to a sixth less than
+the uint16 array, with the same numbers. index.json lists the texts, the model's shape, every
+head's measures over all the texts (`scores_of` on the stored maps, at export time: a figure
+then fetches only the maps it draws), and the copying runs: the top-1 guesses on the repeated
+random tokens with chosen heads pulled out (each head's output zeroed before the output
+projection), computed by the forward at export time.
 
 Measures of one head, from the maps (rows from the third token on: row 0 sees only itself and
 row 1's previous token is the first token, so from row 2 the three links below are three
@@ -70,6 +74,18 @@ def unpack(tri, scale):
     return out
 
 
+def planes(tri):
+    """uint16 thousandths (…) -> their byte planes, uint8 (2, …): low bytes, then high bytes."""
+    tri = np.asarray(tri, dtype=np.uint16)
+    return np.stack([tri & 0xFF, tri >> 8]).astype(np.uint8)
+
+
+def unplanes(stored):
+    """The inverse of `planes`: uint8 (2, …) -> uint16 (…)."""
+    stored = np.asarray(stored, dtype=np.uint16)
+    return stored[0] | (stored[1] << 8)
+
+
 def index():
     """index.json of the export: the model, the texts, the copying runs."""
     if "index" not in _cache:
@@ -81,17 +97,24 @@ def texts():
     return index()["texts"]
 
 
+def entry(tid):
+    """One text's entry in index.json (ids, pieces, guesses), without its maps."""
+    found = next((t for t in texts() if t["id"] == tid), None)
+    if found is None:
+        raise KeyError(f"the export has no text '{tid}'")
+    return found
+
+
 def text(tid):
-    """One text's entry with 'att': float maps (layers, heads, T, T)."""
+    """One text's entry with 'att': float maps (layers, heads, T, T), read from its file."""
     if tid not in _cache:
-        entry = next((t for t in texts() if t["id"] == tid), None)
-        if entry is None:
-            raise KeyError(f"the export has no text '{tid}'")
-        with np.load(io.BytesIO(_read(entry["file"])), allow_pickle=False) as z:
-            att = unpack(z["att"], index()["scale"])
-        if att.shape[-1] != len(entry["ids"]):
-            raise ValueError(f"{entry['file']}: {att.shape[-1]} rows for {len(entry['ids'])} ids")
-        _cache[tid] = dict(entry, att=att)
+        found = entry(tid)
+        with np.load(io.BytesIO(_read(found["file"])), allow_pickle=False) as z:
+            att = unpack(unplanes(z["att"]), index()["scale"])
+        if att.shape[-1] != len(found["ids"]):
+            n = len(found["ids"])
+            raise ValueError(f"{found['file']}: {att.shape[-1]} rows for {n} ids")
+        _cache[tid] = dict(found, att=att)
     return _cache[tid]
 
 
@@ -130,9 +153,11 @@ def run_inductions(entries):
 
 
 def scores():
-    """Every head's four measures over the whole export: {measure: (layers, heads)}."""
+    """Every head's four measures over the whole export: {measure: (layers, heads)}, as the
+    export computed them with `scores_of` from the stored maps of every text (index.json), so
+    that no figure fetches every text's maps for them."""
     if "scores" not in _cache:
-        _cache["scores"] = scores_of([text(t["id"]) for t in texts()])
+        _cache["scores"] = {m: np.array(v) for m, v in index()["scores"].items()}
     return _cache["scores"]
 
 

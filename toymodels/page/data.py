@@ -7,7 +7,8 @@ from the site (a synchronous request, which a Web Worker may make) and kept in
 the in-memory file system for the next call. The worker tells Python where the
 site's Python folder is through MANYHEADS_PY_URL; the build names each data file
 by its content and lists the names in data.json there, so this build's Python
-never reads another build's data.
+never reads another build's data. `fetched()` lists what was fetched, so that the page can
+ask the site's service worker to keep it for offline visits (static/offline.js).
 """
 
 import json
@@ -32,6 +33,7 @@ def read_bytes(relpath):
     return data
 
 
+_fetched = []  # the URLs fetched, in order
 _names = {}  # data.json: toymodels/data/RELPATH -> its content-addressed URL
 
 
@@ -55,7 +57,13 @@ def _fetch(url, what):
     xhr.send(None)
     if xhr.status != 200:
         raise FileNotFoundError(f"{what}: the site answered {xhr.status}")
+    _fetched.append(url)
     return Uint8Array.new(xhr.response).to_py().tobytes()
+
+
+def fetched():
+    """The address of every file fetched from the site so far, in order (none under CPython)."""
+    return list(_fetched)
 
 
 def read_text(relpath):
