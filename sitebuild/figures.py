@@ -32,7 +32,7 @@ import toymodels
 from toymodels import BUILD_ONLY
 from toymodels.page import figure as contract
 
-from . import blame, limits, sanitizer
+from . import blame, browser, limits, sanitizer
 from .chapters import AuthorError, suggest
 from .markup import tags
 
@@ -125,7 +125,8 @@ def _load(block, model, root, own=()):
             f"not '{func}'{known()}",
         )
     try:
-        module = blame.import_module(name, rel, line)
+        with browser.traced():
+            module = blame.import_module(name, rel, line)
     except ModuleNotFoundError:
         raise AuthorError(
             rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}"
@@ -135,6 +136,7 @@ def _load(block, model, root, own=()):
         raise AuthorError(
             rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}"
         )
+    browser.refuse_imports(name, rel, line)
     return module, fn
 
 
@@ -200,7 +202,7 @@ class Drawing:
         limits.tick()
         took = time.process_time()
         try:
-            with limits.time_limit(limits.FIGURE_SECONDS):
+            with limits.time_limit(limits.FIGURE_SECONDS), browser.traced():
                 answer = self.fn(dict(state), self.fid)
         except limits.Overrun as e:
             at, figure = self.site(blame.blamed(e, self.package)[0])

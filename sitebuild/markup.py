@@ -18,7 +18,7 @@ from latex2mathml.converter import convert_to_element
 
 from toymodels import BUILD_ONLY
 
-from . import blame
+from . import blame, browser
 from .chapters import AuthorError, suggest
 from .limits import MARKDOWN_SECONDS, Overrun, time_limit
 
@@ -53,7 +53,8 @@ def value(name, rel="?", line=1):
             "the values of a chapter's package"
         )
     try:
-        imported = blame.import_module(module, rel, line)
+        with browser.traced(refuse=False):
+            imported = blame.import_module(module, rel, line)
     except ImportError as e:
         raise LookupError(f"no value '{name}': {e}") from None
     listed = getattr(imported, "PROSE_VALUES", ())

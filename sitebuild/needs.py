@@ -8,23 +8,31 @@ turn (read from their source, not run). Such a module reads a data folder by nam
 string, as `DIR = "smollm2"` or `f"charmodel/{run}/manifest.json"` do
 (toymodels.page.data.read_bytes takes a path inside toymodels/data/), so a folder whose name
 starts a string in one of them is needed. Prose values ({{ … }}) are not: the build writes
-their values into the page.
+their values into the page. A folder whose name the code builds (DIR = "char" + "model") is
+found by what the build saw read: call data_folders after building the chapter.
 """
 
 import ast
 import re
 
+from .browser import READS
 from .chapters import Block
 from .figures import MODEL
 
 
 def data_folders(chapter, root):
-    """The top-level folders of toymodels/data/ that CHAPTER's Python may read, sorted."""
+    """The top-level folders of toymodels/data/ that CHAPTER's Python may read, sorted: those
+    its modules name, and those they were seen reading while the build drew its figures
+    (browser.READS), which finds a folder whose name the code builds."""
     folders = _folders(root)
     found = set()
-    for module in imported(named_modules(chapter), root):
+    named = named_modules(chapter)
+    modules = imported(named, root)
+    for module in modules:
         source = _source(module, root)
         found |= {f for f in folders if re.search(rf"""["']{re.escape(f)}(?:/|["'])""", source)}
+    for module in modules | named:
+        found |= {path.split("/")[0] for path in READS.get(module, ())} & set(folders)
     return sorted(found)
 
 

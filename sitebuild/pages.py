@@ -10,7 +10,7 @@ from markupsafe import Markup
 
 from toymodels.page import cells
 
-from . import blame
+from . import blame, browser
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
 from .limits import CELL_SECONDS, Overrun, time_limit
@@ -311,7 +311,8 @@ class ChapterRenderer:
 
     def _run(self, b, code, first_line, check=None):
         """Run a cell with CPython at build time, in the page's namespace; its error is the
-        author's."""
+        author's. The reader's browser must have what it imports (sitebuild/browser.py)."""
+        browser.refuse_cell_imports(code, self.rel, first_line)
         try:
             with time_limit(CELL_SECONDS):
                 result = cells.run(code, self.ns, check)
@@ -379,6 +380,7 @@ class ChapterRenderer:
                 fn = getattr(blame.import_module(module, self.rel, check_line), func, None)
             except ImportError:
                 fn = None
+            browser.refuse_imports(module, self.rel, check_line)
         if not callable(fn):
             raise AuthorError(
                 self.rel,

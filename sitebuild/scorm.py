@@ -86,12 +86,13 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
                 f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
             )
     chapters = [ch for ch in every if only is None or ch["slug"] in only]
-    needs = {ch.meta["slug"]: data_folders(ch, root) for ch in loaded}
     groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
         built = None if only is None else [ch["slug"] for ch in chapters]
         site = build(root, Path(tmp) / "site", lms=version, only=built)
+        # after the build, which records what each figure read (sitebuild/browser.py)
+        needs = {ch.meta["slug"]: data_folders(ch, root) for ch in loaded}
         shared = shared_files(site, every)
         for name, members in groups:
             target = dest / package_name(name, version)

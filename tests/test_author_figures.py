@@ -27,8 +27,8 @@ from playwright.sync_api import expect
 from test_build import GOOD, ROOT, project
 
 import toymodels
+from sitebuild import browser, check, limits, pages, scorm
 from sitebuild import build as site_build
-from sitebuild import check, limits, pages
 from sitebuild.chapters import AuthorError
 
 FIGURE = textwrap.dedent('''\
@@ -75,6 +75,8 @@ def author(tmp_path, monkeypatch):
     def write(source, name="figure.py"):
         for module in [m for m in sys.modules if m.startswith("toymodels.two_back")]:
             del sys.modules[module]
+        for module in [m for m in browser.READS if m.startswith("toymodels.two_back")]:
+            del browser.READS[module]  # what the module read as it was before
         (extra / "two_back" / name).write_text(source)
         importlib.invalidate_caches()
         return root
@@ -294,6 +296,125 @@ MISTAKES += [
 ]
 
 
+# what works under the build's CPython but not in the reader's browser (sitebuild/browser.py)
+LACKS = "the reader's browser has no module '{}' (needed by " + BLOCK + "): its Python holds "
+LACKS += "numpy, the standard library as Pyodide ships it and toymodels/, and nothing else the "
+LACKS += "build has installed; compute it with those, or compute it at build time as a prose value"
+NO_FILE = (
+    "the reader's browser has no file toymodels/two_back/words.txt: it has the .py files of "
+    "toymodels/ and, through toymodels.page.data.read_bytes, the files of toymodels/data/; move "
+    'the file into toymodels/data/ and read it with read_bytes("PATH IN toymodels/data")'
+)
+READ = "from pathlib import Path\n\nfrom ..page import data\nfrom ..page.html import esc"
+IN_RENDER = "    state = merge(DEFAULTS, state)\n"
+DRAWN = ', given the state {} (from the chapter); render({}, "two-back") in Python shows the '
+DRAWN += "whole traceback"
+BROWSER = [
+    (
+        "a module only the build has",
+        broken("from ..page.html import esc", "import markdown\nfrom ..page.html import esc"),
+        f"toymodels/two_back/figure.py:4: {LACKS.format('markdown')}",
+    ),
+    (
+        "a module only the build has, imported where one state needs it",
+        broken(
+            IN_RENDER, IN_RENDER + '    if state["view"] == "scores":\n        import html5lib\n'
+        ),
+        f"toymodels/two_back/figure.py:15: {LACKS.format('html5lib')}",
+    ),
+    (
+        "a standard module Pyodide sells apart",
+        broken("from ..page.html import esc", "import sqlite3\nfrom ..page.html import esc"),
+        f"toymodels/two_back/figure.py:4: {LACKS.format('sqlite3')}",
+    ),
+    (
+        "a build-only package",
+        broken(
+            "from ..page.html import esc",
+            "from ..page.html import esc\nfrom ..training import corpus",
+        ),
+        "toymodels/two_back/figure.py:5: this imports toymodels/training/, "
+        f"which is build-only and never reaches the reader's browser (needed by {BLOCK}); a "
+        "module the browser runs may import numpy, the standard library and the other packages "
+        "of toymodels/",
+    ),
+    (
+        "a data file beside the module, read at import",
+        broken("from ..page.html import esc", READ).replace(
+            "WORD_FIELD = ",
+            'WORDS = Path(__file__).with_name("words.txt").read_text()\nWORD_FIELD = ',
+        ),
+        "toymodels/two_back/figure.py:12: importing this module raised FileNotFoundError: "
+        f"{NO_FILE} (needed by {BLOCK}); fix the code at this line, which runs when the module "
+        "is imported",
+    ),
+    (
+        "a data file beside the module, read by render",
+        broken("from ..page.html import esc", READ).replace(
+            IN_RENDER, IN_RENDER + '    Path(__file__).with_name("words.txt").read_text()\n'
+        ),
+        f"toymodels/two_back/figure.py:17: figure '{MODEL}' ({BLOCK}) raised FileNotFoundError: "
+        f"{NO_FILE}{DRAWN}",
+    ),
+    (
+        "a data path out of toymodels/data/",
+        broken("from ..page.html import esc", READ).replace(
+            IN_RENDER, IN_RENDER + '    data.read_text("../training/RESULTS.md")\n'
+        ),
+        f"toymodels/two_back/figure.py:17: figure '{MODEL}' ({BLOCK}) raised FileNotFoundError: "
+        "read_bytes reads toymodels/training/RESULTS.md, outside toymodels/data/, the only "
+        "folder the site ships data from (its data.json): move the file into toymodels/data/ "
+        "and name it from there (in toymodels/page/data.py:"
+        f"{line_of('page/data.py', 'return path.read_bytes()')}, called from this line){DRAWN}",
+    ),
+    (
+        "a data file read without read_bytes",
+        broken("from ..page.html import esc", READ).replace(
+            IN_RENDER,
+            IN_RENDER + '    (Path(data.HERE) / "realheads" / "live.json").read_bytes()\n',
+        ),
+        f"toymodels/two_back/figure.py:17: figure '{MODEL}' ({BLOCK}) raised FileNotFoundError: "
+        "toymodels/data/realheads/live.json is read directly, and the reader's browser gets a "
+        'data file only through toymodels.page.data.read_bytes: write read_bytes("realheads/'
+        f'live.json"){DRAWN}',
+    ),
+]
+
+
+@pytest.mark.parametrize("name,source,message", BROWSER, ids=[m[0] for m in BROWSER])
+def test_code_the_browser_cannot_run_stops_the_build_at_its_line(author, name, source, message):
+    """Each of these builds under CPython and failed on the reader's first tap (issue 65)."""
+    author("The cat sat\n", "words.txt")
+    stops(author(source), message)
+
+
+def test_what_the_browser_has_builds(author):
+    """An import guarded for a browser without it, a data file through read_bytes and the
+    module's own source all build; the data file read counts as the module's."""
+    source = broken(
+        "from ..page.html import esc",
+        READ + "\ntry:\n    import markdown\nexcept ImportError:\n    markdown = None",
+    ).replace(
+        IN_RENDER,
+        IN_RENDER + '    data.read_bytes("realheads/live.json")\n    Path(__file__).read_text()\n',
+    )
+    root = author(source)
+    site_build.build(root, root / "site")
+    assert "realheads/live.json" in browser.READS["toymodels.two_back.figure"]
+
+
+def test_a_chapter_package_holds_a_data_folder_whose_name_the_code_builds(author, tmp_path):
+    """No string names the folder, so only what the build saw the figure read puts it into the
+    chapter's SCORM package (it was left out: a 404 in the LMS)."""
+    source = broken("from ..page.html import esc", READ).replace(
+        IN_RENDER, IN_RENDER + '    data.read_bytes("what_a_head_" + "does/index.json")\n'
+    )
+    (package,) = scorm.write_packages(author(source), tmp_path / "out", only=["test"])
+    with zipfile.ZipFile(package) as z:
+        folders = {n.split("/")[2] for n in z.namelist() if n.startswith("py/data/")}
+    assert folders == {"what_a_head_does"}
+
+
 @pytest.mark.parametrize("name,source,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_broken_figure_module_stops_the_build_at_its_line(author, name, source, message):
     stops(author(source), message)
@@ -316,6 +437,12 @@ def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
         "toymodels/two_back/checks.py:1: importing this module raised ModuleNotFoundError: No "
         "module named 'nump' (needed by chapters/a.md:20); check the name: a module here may "
         "import numpy, the standard library and toymodels/",
+    )
+    author("import markdown\n\n\ndef check(env):\n    return True, 'Yes.'\n", "checks.py")
+    stops(
+        root,
+        "toymodels/two_back/checks.py:1: "
+        + LACKS.format("markdown").replace(BLOCK, "chapters/a.md:20"),
     )
 
 
@@ -412,6 +539,9 @@ def test_the_guide_documents_every_message():
     ):
         message = next(m for n, _, m in MISTAKES if n == name)
         text = message.split(": ", 1)[1]
+        assert f"`{text}`" in guide, text
+    for name in ("a module only the build has", "a data file beside the module, read by render"):
+        text = next(m for n, _, m in BROWSER if n == name).split(": ", 1)[1]
         assert f"`{text}`" in guide, text
     # the kit's line moves as the kit changes: the guide writes LINE
     kit = next(m for n, _, m in MISTAKES if n == "a wrong shape passed to the kit")

@@ -207,6 +207,13 @@ MISTAKES = [
         "or its earlier cells",
     ),
     (
+        "live cell importing what only the build has",
+        GOOD + "\n```python live\nx = 1\nimport markdown\n```\n",
+        "chapters/a.md:23: this live cell imports markdown, which the reader's browser does not "
+        "have, so it would fail when the reader runs it: its Python holds numpy, the standard "
+        "library as Pyodide ships it and toymodels/ without its build-only packages",
+    ),
+    (
         "live cell never closed",
         GOOD + "\n```python live\nx = 1\n",
         "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line "
