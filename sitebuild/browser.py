@@ -42,6 +42,8 @@ from .chapters import AuthorError
 BRIDGE = ("js", "pyodide_js")
 # toymodels module -> the paths in toymodels/data/ it read through read_bytes
 READS = {}
+# path in toymodels/data/ -> (file, line) of toymodels/ first seen reading it through read_bytes
+READ_AT = {}
 
 
 @functools.cache
@@ -276,6 +278,10 @@ def _check_read(path, mode):
         if frame is not None:
             asked = frame.f_globals.get("__name__", "")
             READS.setdefault(asked, set()).add(path.relative_to(home).as_posix())
+            READ_AT.setdefault(
+                path.relative_to(home).as_posix(),
+                (blame.relative(frame.f_code.co_filename), frame.f_lineno),
+            )
         return
     if mode != "refuse":
         return

@@ -28,6 +28,7 @@ from toymodels import BUILD_ONLY
 
 from . import (
     assets,
+    budgets,
     bytecode,
     fingerprint,
     icon,
@@ -118,6 +119,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
     pages = [_render_chapter(ch, env, root, _following(chapters, ch), notes) for ch in built]
     python, data = _copy_python(root, out)
+    notes += budgets.data_files(root / "toymodels" / "data")
     compiled = bytecode.copy_bytecode(out)
     shutil.copytree(root / "templates" / "static", out / "static")
     (out / "static" / "morphdom.js").write_text(assets.morphdom_script(), "utf-8")
@@ -142,6 +144,8 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
         _write_results(env, out, common, root)
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
+        html = (out / f"{page.chapter.meta['slug']}.html").read_text(encoding="utf-8")
+        notes += budgets.page(page.chapter, html, page.figures)
         if not lms:
             _write_embeds(env, out, common, page)
     check_links(out, built)

@@ -13,8 +13,9 @@ Every call is held to what the browser needs of it: it keeps the contract, it dr
 chapter's state the same way twice (into markup that holds only what the page's sanitizer
 keeps, sitebuild/sanitizer.py), its markup carries no inline style or script, it is
 stopped after FIGURE_SECONDS, and a state that takes more than SLOW_SECONDS of processor time
-is noted as a warning (sitebuild/limits.py). The chapter's own `state:` may name only the
-module's fields, with values the figure draws as written.
+is noted as a warning (sitebuild/limits.py), as is markup over its budget (sitebuild/budgets.py);
+it imports and reads only what the reader's browser has (sitebuild/browser.py). The chapter's
+own `state:` may name only the module's fields, with values the figure draws as written.
 
 Whatever goes wrong is an AuthorError at the line to fix (sitebuild/blame.py): a syntax
 error's own line, the innermost line of the chapter's package that raised (with the kit's line
@@ -32,7 +33,7 @@ import toymodels
 from toymodels import BUILD_ONLY
 from toymodels.page import figure as contract
 
-from . import blame, browser, limits, sanitizer
+from . import blame, browser, budgets, limits, prerender, sanitizer
 from .chapters import AuthorError, suggest
 from .markup import tags
 
@@ -194,8 +195,27 @@ class Drawing:
                     "faster (compute once and keep what every state needs)",
                 )
             )
+        self._big(answer, state, why)
         self._inline(answer, state, why)
         return answer
+
+    def _big(self, answer, state, why):
+        """A note, once per figure block, when an answer's markup is over its budget."""
+        n = budgets.markup_bytes(answer)
+        if n <= budgets.FIGURE_BYTES or getattr(self, "noted_big", False):
+            return
+        self.noted_big = True
+        at, figure = self.site(blame.defined_at(self.fn))
+        self._note(
+            (
+                *at,
+                f"{figure} wrote {budgets.size(n)} of markup, {_given(state, why)}: more than "
+                f"the {budgets.size(budgets.FIGURE_BYTES)} a figure's markup may hold, since "
+                "its page carries it, Python sends it on every tap and the build prepares "
+                f"first taps only within {budgets.size(prerender.RAW_BUDGET)} of answers per "
+                "figure; draw less (fewer rows, fewer digits)",
+            )
+        )
 
     def _call(self, state, why):
         """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS."""

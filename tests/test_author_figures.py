@@ -27,7 +27,7 @@ from playwright.sync_api import expect
 from test_build import GOOD, ROOT, project
 
 import toymodels
-from sitebuild import browser, check, limits, pages, scorm
+from sitebuild import browser, budgets, check, limits, pages, scorm
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
 
@@ -554,6 +554,10 @@ def test_the_guide_documents_every_message():
     assert looping in guide  # the limits as the guide states them
     assert limits.FIGURE_SECONDS == 10 and limits.SLOW_SECONDS == 0.2
     assert "more than the 0.2 s a state may take" in guide and "after 180 s" in guide
+    sizes = (budgets.DATA_FILE_BYTES, budgets.FIGURE_BYTES, budgets.PAGE_BYTES)
+    assert sizes == (2_000_000, 300_000, 1_000_000)
+    assert "a data file over 2 MB, a figure's\nmarkup (its `html` and slots) over 300 kB" in guide
+    assert "and a chapter's page over 1 MB are" in guide
 
 
 # ---- in the browser ----------------------------------------------------------------------------
@@ -656,6 +660,55 @@ def test_a_state_slow_to_draw_is_a_warning_naming_the_figure_state_and_time(auth
         r"faster \(compute once and keep what every state needs\)",
         message,
     ), message
+    assert check.check(root, strict=False) == 0
+    assert check.check(root, strict=True) == 1
+
+
+def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):
+    """A data file, a figure's markup and a page over their budgets (here just under the
+    biggest data file, and small) are each one warning at the line to change: the line that
+    read the file, `def render`, the figure block; `check --strict` fails on them."""
+    files = [p for p in (ROOT / "toymodels" / "data").rglob("*") if p.is_file()]
+    biggest = max(files, key=lambda p: p.stat().st_size)
+    rel = biggest.relative_to(ROOT / "toymodels" / "data").as_posix()
+    monkeypatch.setattr(budgets, "DATA_FILE_BYTES", biggest.stat().st_size - 1)
+    monkeypatch.setattr(budgets, "FIGURE_BYTES", 2000)
+    monkeypatch.setattr(budgets, "PAGE_BYTES", 20_000)
+    monkeypatch.setattr(browser, "READ_AT", {})
+    source = broken("from ..page.html import esc", READ).replace(
+        IN_RENDER,
+        IN_RENDER + f'    data.read_bytes("{rel}")\n    pad = "<p>" + "x" * 3000 + "</p>"\n',
+    )
+    root = author(source.replace("return result(buttons,", "return result(buttons + pad,"))
+    notes = []
+    site_build.build(root, root / "site", notes=notes)
+    mb = f"{biggest.stat().st_size / 1e3:.0f} kB"
+    assert (
+        "toymodels/two_back/figure.py",
+        17,
+        f"toymodels/data/{rel} is {mb}, more than the {mb} a data file may be: the site, its "
+        "offline zip and each SCORM package whose chapter reads it carry it, and a reader's "
+        "browser fetches it whole; keep only what the figures show (float16, fewer steps, one "
+        "file per state)",
+    ) in notes
+    big = [n for n in notes if "of markup" in n[2]]
+    assert big == [
+        (
+            "toymodels/two_back/figure.py",
+            15,
+            f"figure '{MODEL}' ({BLOCK}) wrote 3 kB of markup, given the state {{}} (from the "
+            "chapter): more than the 2 kB a figure's markup may hold, since its page carries it, "
+            "Python sends it on every tap and the build prepares first taps only within 1.3 MB "
+            "of answers per figure; draw less (fewer rows, fewer digits)",
+        )
+    ]
+    (page,) = [n for n in notes if n[0] == "chapters/a.md"]
+    assert page[1] == 12 and re.fullmatch(
+        r"the page test\.html is \d+ kB, more than the 20 kB a page may be, which a reader "
+        r"downloads before seeing it; its biggest figure, 'two-back', is \d kB; draw less, or "
+        r"split the chapter",
+        page[2],
+    ), page
     assert check.check(root, strict=False) == 0
     assert check.check(root, strict=True) == 1
 
