@@ -775,6 +775,22 @@ def test_serve_stops_a_build_that_overruns_and_says_where_it_was(tmp_path):
         wait_until(lambda: b"sat sees The." in get("test.html"), 60, "the fix was not built")
 
 
+@pytest.mark.browser
+def test_serve_shows_a_saved_edit_in_the_open_page(page, tmp_path):
+    """A save to a chapter is built (that chapter alone rendered again) and the page open on it
+    reloads itself to show it; the script that asks is serve's own, never in the built site."""
+    root, _, env = served_project(tmp_path, "")
+    with serving(root, env) as (said, get):
+        url = re.search(r"http://127\.0\.0\.1:\d+/", "".join(said)).group(0)
+        page.goto(url + "test.html")
+        expect(page.locator("main")).to_contain_text("Some prose")
+        chapter = root / "chapters" / "a.md"
+        chapter.write_text(chapter.read_text().replace("Some prose", "Edited prose"))
+        expect(page.locator("main")).to_contain_text("Edited prose", timeout=120_000)
+        assert b"/__serve/reload.js" in get("test.html")
+    assert "__serve" not in (root / "site" / "test.html").read_text()
+
+
 def served_project(tmp_path, setting):
     """A project whose toymodels/ holds the repository's packages (linked) and a package
     two_back/ of its own, which serve watches; every Python serve starts imports it, and runs
