@@ -311,10 +311,11 @@ class ChapterRenderer:
 
     def _run(self, b, code, first_line, check=None):
         """Run a cell with CPython at build time, in the page's namespace; its error is the
-        author's. The reader's browser must have what it imports (sitebuild/browser.py)."""
+        author's. The reader's browser must have what it imports and what the code of
+        toymodels/ it calls reads (sitebuild/browser.py)."""
         browser.refuse_cell_imports(code, self.rel, first_line)
         try:
-            with time_limit(CELL_SECONDS):
+            with time_limit(CELL_SECONDS), browser.traced():
                 result = cells.run(code, self.ns, check)
             overran = f"{Overrun.__name__}: " in (result["error"] or "")
         except Overrun:  # it struck outside the cell's own code

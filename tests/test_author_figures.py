@@ -388,6 +388,21 @@ def test_code_the_browser_cannot_run_stops_the_build_at_its_line(author, name, s
     stops(author(source), message)
 
 
+def test_a_live_cell_calling_code_that_reads_a_file_the_browser_lacks(author):
+    """The cell runs in the reader's browser too, and so does the code of toymodels/ it calls."""
+    author("The cat sat\n", "words.txt")
+    reader = "from pathlib import Path\n\n\ndef words():\n"
+    reader += '    return Path(__file__).with_name("words.txt").read_text().split()\n'
+    root = author(reader, "words.py")
+    cell = "\n```python live\nfrom toymodels.two_back.words import words\nwords()\n```\n"
+    (root / "chapters" / "a.md").write_text(CHAPTER + cell)
+    stops(
+        root,
+        f"chapters/a.md:21: this live cell raised FileNotFoundError: {NO_FILE}; fix the code or "
+        "its earlier cells",
+    )
+
+
 def test_what_the_browser_has_builds(author):
     """An import guarded for a browser without it, a data file through read_bytes and the
     module's own source all build; the data file read counts as the module's."""
