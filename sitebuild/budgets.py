@@ -6,14 +6,15 @@ figure's markup goes into its page, its embed page and every answer Python sends
 and a figure whose answers outgrow sitebuild/prerender.py's budget gets no prepared first taps
 at all; a page is what a reader downloads before the first paint. So each over its budget is a
 warning (`check --strict` fails) at the line to change: the line that read the data file (else
-the file itself), the figure's `def render`, the page's biggest figure block. Each budget is
-several times the biggest the site's own chapters make. A live cell's output is capped where
-the cell runs.
+the file itself), the figure's `def render`, the page's biggest figure block; and a live
+figure none of whose states fits the budget of the prepared first taps is named at its block.
+Each budget is several times the biggest the site's own chapters make. A live cell's output
+is capped where the cell runs.
 """
 
 from pathlib import Path
 
-from . import browser
+from . import browser, prerender
 
 DATA_FILE_BYTES = 2_000_000  # one file of toymodels/data/
 FIGURE_BYTES = 300_000  # one answer's markup: its html and slots, as UTF-8
@@ -54,18 +55,31 @@ def data_files(data_dir):
     return out
 
 
-def page(chapter, html, figures):
-    """[(file, line, message)] if the chapter's page HTML is over PAGE_BYTES, at the block of
-    its biggest figure (FIGURES: fid -> its markup), else at the chapter's first line."""
+def page(chapter, html, figures, answers=None):
+    """[(file, line, message)]: the chapter's page HTML over PAGE_BYTES, at the block of its
+    biggest figure (FIGURES: fid -> its markup), else at the chapter's first line; and each
+    live figure that got no prepared first taps at all (ANSWERS: fid -> {state: answer}), at
+    its block."""
+    out = [
+        (
+            chapter.path,
+            _block_line(chapter.source, fid) or 1,
+            f"figure '{fid}' gets no prepared first taps: not one of its states fits what they "
+            f"may take ({size(prerender.BUDGET)} gzipped, {size(prerender.RAW_BUDGET)} raw), "
+            "so a tap before Python is ready waits for it; draw less",
+        )
+        for fid, kept in (answers or {}).items()
+        if not kept
+    ]
     n = len(html.encode("utf-8"))
     if n <= PAGE_BYTES:
-        return []
+        return out
     line, biggest = 1, ""
     if figures:
         fid = max(figures, key=lambda f: len(str(figures[f]).encode("utf-8")))
         line = _block_line(chapter.source, fid) or 1
         biggest = f"; its biggest figure, '{fid}', is {size(len(str(figures[fid]).encode()))}"
-    return [
+    return out + [
         (
             chapter.path,
             line,

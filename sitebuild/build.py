@@ -148,7 +148,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
         html = (out / f"{page.chapter.meta['slug']}.html").read_text(encoding="utf-8")
-        notes += budgets.page(page.chapter, html, page.figures)
+        notes += budgets.page(page.chapter, html, page.figures, page.answers)
         if not lms:
             _write_embeds(env, out, common, page)
     check_links(out, built)

@@ -27,7 +27,7 @@ from playwright.sync_api import expect
 from test_build import GOOD, ROOT, project
 
 import toymodels
-from sitebuild import browser, budgets, check, limits, pages, scorm
+from sitebuild import browser, budgets, check, limits, pages, prerender, scorm
 from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
 
@@ -690,6 +690,7 @@ def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):
     monkeypatch.setattr(budgets, "FIGURE_BYTES", 2000)
     monkeypatch.setattr(budgets, "PAGE_BYTES", 20_000)
     monkeypatch.setattr(browser, "READ_AT", {})
+    monkeypatch.setattr(prerender, "RAW_BUDGET", 3000)
     source = broken("from ..page.html import esc", READ).replace(
         IN_RENDER,
         IN_RENDER + f'    data.read_bytes("{rel}")\n    pad = "<p>" + "x" * 3000 + "</p>"\n',
@@ -713,11 +714,18 @@ def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):
             15,
             f"figure '{MODEL}' ({BLOCK}) wrote 3 kB of markup, given the state {{}} (from the "
             "chapter): more than the 2 kB a figure's markup may hold, since its page carries it, "
-            "Python sends it on every tap and the build prepares first taps only within 1.3 MB "
+            "Python sends it on every tap and the build prepares first taps only within 3 kB "
             "of answers per figure; draw less (fewer rows, fewer digits)",
         )
     ]
-    (page,) = [n for n in notes if n[0] == "chapters/a.md"]
+    unprepared, page = [n for n in notes if n[0] == "chapters/a.md"]
+    assert unprepared == (
+        "chapters/a.md",
+        12,
+        "figure 'two-back' gets no prepared first taps: not one of its states fits what they "
+        "may take (110 kB gzipped, 3 kB raw), so a tap before Python is ready waits for it; "
+        "draw less",
+    )
     assert page[1] == 12 and re.fullmatch(
         r"the page test\.html is \d+ kB, more than the 20 kB a page may be, which a reader "
         r"downloads before seeing it; its biggest figure, 'two-back', is \d kB; draw less, or "
