@@ -63,7 +63,8 @@ def modules():
         if package.get("package_type") == "cpython_module"
         for name in package["imports"]
     }
-    # the standard library's compiled modules (math, zlib, ...) are built into Pyodide itself
+    # the standard library's compiled modules (math, zlib, ...) are built into Pyodide itself;
+    # the few it leaves out (readline, say) are not told apart here
     compiled = {n for n in sys.stdlib_module_names if n not in names and _compiled(n)}
     loaded = set(lock["packages"]["numpy"]["imports"])  # static/pyruntime.js loads numpy alone
     return frozenset((names | compiled | set(sys.builtin_module_names) | loaded) - sold_apart) | {
@@ -117,7 +118,6 @@ def refuse_imports(name, rel, line):
                 todo.append(imported)
 
 
-@functools.lru_cache(maxsize=1024)
 def refuse_cell_imports(code, rel, first_line):
     """An AuthorError at the first import of a live cell's CODE (its first line at REL:
     FIRST_LINE) of a module the reader's browser lacks: the reader runs the cell there."""
