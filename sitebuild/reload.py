@@ -14,24 +14,7 @@ from pathlib import Path
 
 SCRIPT_PATH = "/__serve/reload.js"
 BUILD_PATH = "/__serve/build"
-SCRIPT = """\
-// build.py serve adds this script to the pages it sends (sitebuild/reload.py): reload the
-// page once serve has built a newer site than the one the page came from.
-const built = new URL(import.meta.url).searchParams.get("build");
-async function poll() {
-  try {
-    const answer = await fetch("BUILD_PATH", { cache: "no-store" });
-    if (answer.ok && (await answer.text()).trim() !== built) {
-      location.reload();
-      return;
-    }
-  } catch {
-    // serve is stopped or busy: ask again
-  }
-  setTimeout(poll, 400);
-}
-poll();
-""".replace("BUILD_PATH", BUILD_PATH)
+SCRIPT = Path(__file__).with_name("reload.js")  # BUILD_PATH is "build" beside it
 
 
 def handler(base, builds):
@@ -44,7 +27,7 @@ def handler(base, builds):
             if path == BUILD_PATH:
                 return self._send(str(builds.count).encode(), "text/plain; charset=utf-8")
             if path == SCRIPT_PATH:
-                return self._send(SCRIPT.encode(), "text/javascript")
+                return self._send(SCRIPT.read_bytes(), "text/javascript")
             try:
                 file = Path(self.translate_path(self.path))
                 file = file / "index.html" if file.is_dir() else file

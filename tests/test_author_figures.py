@@ -805,7 +805,8 @@ def test_serve_shows_a_saved_edit_in_the_open_page(page, tmp_path):
     root, _, env = served_project(tmp_path, "")
     with serving(root, env) as (said, get):
         url = re.search(r"http://127\.0\.0\.1:\d+/", "".join(said)).group(0)
-        page.goto(url + "test.html")
+        # Python ready first: a page still loading would ask for files the new build replaced
+        open_ready(page, url + "test.html")
         expect(page.locator("main")).to_contain_text("Some prose")
         chapter = root / "chapters" / "a.md"
         chapter.write_text(chapter.read_text().replace("Some prose", "Edited prose"))

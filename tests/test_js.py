@@ -18,6 +18,7 @@ LIMIT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["ruf
 SHIPPED = sorted((ROOT / "templates" / "static").glob("*.js")) + sorted(
     (ROOT / "bench").glob("*.js")
 )
+SHIPPED += sorted((ROOT / "sitebuild").glob("*.js"))  # serve's own, sent to its pages
 UNIT_TESTS = sorted((ROOT / "tests" / "js").glob("*.test.js"))
 # a course page loads this one with a plain <script src>, not as a module (README: teachers)
 CLASSIC = {"embed-resize.js"}
