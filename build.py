@@ -91,6 +91,13 @@ def main(argv=None):
         help="where to write the site (default: site/ in the root)",
     )
     ap.add_argument(
+        "--reuse",
+        type=Path,
+        default=None,
+        help="with build: keep rendered chapters in this folder and render only those whose "
+        "sources changed since (what serve does)",
+    )
+    ap.add_argument(
         "--root",
         type=Path,
         default=ROOT,
@@ -146,7 +153,7 @@ def main(argv=None):
         # a build stopped from outside (build.py serve stops one that overruns) says where it was
         faulthandler.register(signal.SIGTERM, chain=True)
         notes = []
-        site = build(root, out, args.pyodide_cdn, notes=notes)
+        site = build(root, out, args.pyodide_cdn, notes=notes, reuse=args.reuse)
         for path, line, message in notes:
             print(f"{path}:{line}: warning: {message}", file=sys.stderr)
         print(f"built {site}")

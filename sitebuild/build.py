@@ -29,7 +29,9 @@ from toymodels import BUILD_ONLY
 
 from . import (
     assets,
+    budgets,
     bytecode,
+    chaptercache,
     fingerprint,
     icon,
     livemodel,
@@ -46,13 +48,15 @@ from .pages import ChapterRenderer
 from .policy import content_security_policy, early_script
 
 
-def build(root, site=None, cdn=False, lms=None, only=None, notes=None):
+def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=None):
     """Build into a new folder beside site/, then swap it in with one rename, holding a lock
     on the folder around site/; on failure site/ is untouched (sitebuild/publish.py). LMS
     ("1.2" or "2004") builds the chapters for a SCORM package instead (sitebuild/scorm.py):
     no home page, embeds or service worker, and no links between chapters; ONLY, a list of
     slugs, then limits the chapters built. Warnings (file, line, message), such as a figure
-    slow to draw, are added to NOTES, a list, if given."""
+    slow to draw, are added to NOTES, a list, if given. REUSE, a folder, keeps each chapter
+    rendered for the next build, which renders again only those whose sources changed
+    (sitebuild/chaptercache.py)."""
     if only is not None and not lms:
         raise ValueError("only a build for an LMS leaves chapters out: its pages link to none")
     site = Path(site or Path(root) / "site").absolute()
@@ -62,7 +66,7 @@ def build(root, site=None, cdn=False, lms=None, only=None, notes=None):
         try:
             tmp = publish.new_folder(site)
             url = assets.CDN_URL if cdn else "pyodide/"
-            _render_site(Path(root), tmp, url, lms, only, [] if notes is None else notes)
+            _render_site(Path(root), tmp, url, lms, only, [] if notes is None else notes, reuse)
             publish.publish(tmp, site)
         except OSError as e:
             full = disk_full(e, tmp or site.parent)
@@ -142,15 +146,16 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
+def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=None):
     """Write every page and asset into `out`; raises AuthorError on an author mistake. With
     LMS, only what a SCORM package holds: the chapters (those of ONLY, if given), static
     files, Python and runtime."""
     env = environment(root)
     chapters = load_chapters(root)
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
-    pages = [_render_chapter(ch, env, root, _following(chapters, ch), notes) for ch in built]
+    pages = [_chapter_page(ch, env, root, _following(chapters, ch), notes, reuse) for ch in built]
     python, data = _copy_python(root, out)
+    notes += budgets.data_files(root / "toymodels" / "data")
     compiled = bytecode.copy_bytecode(out)
     shutil.copytree(root / "templates" / "static", out / "static")
     _write(out / "static" / "morphdom.js", assets.morphdom_script())
@@ -177,6 +182,8 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None):
         _write_results(env, out, common, root)
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
+        html = (out / f"{page.chapter.meta['slug']}.html").read_text(encoding="utf-8")
+        notes += budgets.page(page.chapter, html, page.figures, page.answers)
         if not lms:
             _write_embeds(env, out, common, page)
     check_links(out, built)
@@ -258,6 +265,20 @@ def _render_chapter(ch, env, root, following=None, notes=None):
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
     answers, report = prerender.page_answers(renderer.figures, str(body))
     return Page(ch, body, sources, renderer.figure_html, answers, report)
+
+
+def _chapter_page(ch, env, root, following, notes, reuse):
+    """CH's Page: rendered, or as a build before rendered it (REUSE, a folder, else None)."""
+    if reuse is None:
+        return _render_chapter(ch, env, root, following, notes)
+    k = chaptercache.key(ch, following, root)
+    kept = chaptercache.load(reuse, ch, k)
+    if kept is None:
+        mine = []
+        kept = _render_chapter(ch, env, root, following, mine), mine
+        chaptercache.store(reuse, ch, k, *kept)
+    notes += kept[1]
+    return kept[0]
 
 
 def _write(path, data):

@@ -14,9 +14,11 @@ chapter's state the same way twice (into markup that holds only what the page's 
 keeps, sitebuild/sanitizer.py), its markup carries no inline style or script, it is
 stopped after FIGURE_SECONDS, and a state that takes more than SLOW_SECONDS of processor time
 is noted as a warning (sitebuild/limits.py), as is a warning it sets off (numpy's overflow,
-say), at the author's line. A slider whose field CHOICES lists must agree with it: each number
-drawn as written, and a value of its scale outside CHOICES still drawn. The chapter's own
-`state:` may name only the module's fields, with values the figure draws as written.
+say), at the author's line, and markup over its budget (sitebuild/budgets.py); it imports and
+reads only what the reader's browser has (sitebuild/browser.py). A slider whose field CHOICES
+lists must agree with it: each number drawn as written, and a value of its scale outside CHOICES
+still drawn. The chapter's own `state:` may name only the module's fields, with values the figure
+draws as written.
 
 Whatever goes wrong is an AuthorError at the line to fix (sitebuild/blame.py): a syntax
 error's own line, the innermost line of the chapter's package that raised (with the kit's line
@@ -35,7 +37,7 @@ import toymodels
 from toymodels import BUILD_ONLY
 from toymodels.page import figure as contract
 
-from . import blame, limits, sanitizer
+from . import blame, browser, budgets, limits, prerender, sanitizer
 from .chapters import AuthorError, suggest
 from .markup import tags
 
@@ -128,7 +130,8 @@ def _load(block, model, root, own=()):
             f"not '{func}'{known()}",
         )
     try:
-        module = blame.import_module(name, rel, line)
+        with browser.traced():
+            module = blame.import_module(name, rel, line)
     except ModuleNotFoundError:
         raise AuthorError(
             rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}"
@@ -138,6 +141,7 @@ def _load(block, model, root, own=()):
         raise AuthorError(
             rel, line, f"unknown figure '{model}': {name} has no function '{func}'{known()}"
         )
+    browser.refuse_imports(name, rel, line)
     return module, fn
 
 
@@ -195,8 +199,27 @@ class Drawing:
                     "faster (compute once and keep what every state needs)",
                 )
             )
+        self._big(answer, state, why)
         self._inline(answer, state, why)
         return answer
+
+    def _big(self, answer, state, why):
+        """A note, once per figure block, when an answer's markup is over its budget."""
+        n = budgets.markup_bytes(answer)
+        if n <= budgets.FIGURE_BYTES or getattr(self, "noted_big", False):
+            return
+        self.noted_big = True
+        at, figure = self.site(blame.defined_at(self.fn))
+        self._note(
+            (
+                *at,
+                f"{figure} wrote {budgets.size(n)} of markup, {_given(state, why)}: more than "
+                f"the {budgets.size(budgets.FIGURE_BYTES)} a figure's markup may hold, since "
+                "its page carries it, Python sends it on every tap and the build prepares "
+                f"first taps only within {budgets.size(prerender.RAW_BUDGET)} of answers per "
+                "figure; draw less (fewer rows, fewer digits)",
+            )
+        )
 
     def _call(self, state, why):
         """(FN's answer for STATE, the processor time it took), within FIGURE_SECONDS; each
@@ -207,6 +230,7 @@ class Drawing:
             with (
                 limits.time_limit(limits.FIGURE_SECONDS),
                 blame.warnings_caught(self.package) as warned,
+                browser.traced(),
             ):
                 answer = self.fn(dict(state), self.fid)
         except limits.Overrun as e:

@@ -21,7 +21,7 @@ from latex2mathml.converter import convert_to_element
 
 from toymodels import BUILD_ONLY
 
-from . import blame, limits
+from . import blame, browser, limits
 from .chapters import AuthorError, suggest
 from .limits import MARKDOWN_SECONDS, Overrun, time_limit
 
@@ -60,7 +60,8 @@ def value(name, rel="?", line=1):
             "the values of a chapter's package"
         )
     try:
-        imported = blame.import_module(module, rel, line)
+        with browser.traced(refuse=False):
+            imported = blame.import_module(module, rel, line)
     except ImportError as e:
         raise LookupError(f"no value '{name}': {e}") from None
     listed = getattr(imported, "PROSE_VALUES", ())

@@ -11,7 +11,7 @@ from markupsafe import Markup
 
 from toymodels.page import cells
 
-from . import blame, limits
+from . import blame, browser, limits
 from .cellrunner import CellEnded, CellProcess, CellStopped
 from .chapters import APPENDIX_ORDER, FIGURE_FIELDS, AuthorError, Block, fields, suggest
 from .figures import MODEL, call_figure, shipped
@@ -325,7 +325,9 @@ class ChapterRenderer:
     def _run(self, b, code, first_line, check=None, ns=None, what="this live cell"):
         """Run a cell with CPython at build time, in the page's namespace (or NS), in the page's
         own child process (sitebuild/cellrunner.py); its error is the author's, reported as
-        WHAT's."""
+        WHAT's. The reader's browser must have what it imports, and what the code of toymodels/
+        it calls reads (sitebuild/browser.py, traced in the child)."""
+        browser.refuse_cell_imports(code, self.rel, first_line)
         try:
             result = self.cells.run(code, ns or self.ns, check, CELL_SECONDS)
         except CellStopped:
@@ -397,6 +399,7 @@ class ChapterRenderer:
                 fn = getattr(blame.import_module(module, self.rel, check_line), func, None)
             except ImportError:
                 fn = None
+            browser.refuse_imports(module, self.rel, check_line)
         if not callable(fn):
             raise AuthorError(
                 self.rel,

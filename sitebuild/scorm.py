@@ -89,12 +89,13 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
     # the readers' path: an appendix (the author guide) only when named
     path = [ch for ch in every if ch["order"] < APPENDIX_ORDER]
     chapters = path if only is None else [ch for ch in every if ch["slug"] in only]
-    needs = {ch.meta["slug"]: data_paths(ch, root) for ch in loaded}
     groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
         built = None if only is None else [ch["slug"] for ch in chapters]
         site = build(root, Path(tmp) / "site", lms=version, only=built)
+        # after the build, which records what each figure read (sitebuild/browser.py)
+        needs = {ch.meta["slug"]: data_paths(ch, root) for ch in loaded}
         shared = shared_files(site, every)
         for name, members in groups:
             target = dest / package_name(name, version)

@@ -29,7 +29,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
-from . import blame, limits
+from . import blame, limits, reload
 from .policy import content_security_policy, framing
 
 WATCHED = ("chapters", "templates", "toymodels", "sitebuild")
@@ -293,6 +293,7 @@ class Builds:
 
     def __init__(self, root, out, extra):
         self.root, self.out, self.extra = root, out, extra
+        self.count = 0  # good builds so far: the open pages reload when it grows (reload.py)
         self.seen = snapshot(root)
         self.good = out.stat().st_mtime if (out / "index.html").exists() else None
 
@@ -318,6 +319,7 @@ class Builds:
         ok = proc.returncode == 0
         print(_report(said, why == "overran", ok) or "built")
         if ok:
+            self.count += 1
             self.good = time.time()
             Handler.csp = policy_of(self.out)
         elif self.good is not None:
@@ -398,12 +400,20 @@ def watch(builds):
 
 
 def serve(root, out, port, extra):
+    """Build, serve OUT, and build again on each save: only the chapters whose sources changed
+    are rendered again (sitebuild/chaptercache.py), and the open pages reload once it is built
+    (sitebuild/reload.py)."""
+    with tempfile.TemporaryDirectory(prefix="manyheads-serve.") as kept:
+        return _serve(root, out, port, [*extra, "--reuse", kept])
+
+
+def _serve(root, out, port, extra):
     builds = Builds(root, out, extra)
     if not builds.run():
         if not out.exists():
             return 1
         Handler.csp = policy_of(out)  # the last good site's
-    handler = functools.partial(Handler, directory=str(out))
+    handler = functools.partial(reload.handler(Handler, builds), directory=str(out))
     server = Server(("127.0.0.1", port), handler)
     threading.Thread(target=watch, args=(builds,), daemon=True).start()
     print(f"Many Heads is at http://127.0.0.1:{server.server_port}/  (Ctrl-C stops)", flush=True)

@@ -29,8 +29,8 @@ from test_build import GOOD, ROOT, project
 from test_build import MISTAKES as CHAPTER_MISTAKES
 
 import toymodels
+from sitebuild import browser, budgets, check, limits, pages, prerender, scorm
 from sitebuild import build as site_build
-from sitebuild import check, limits, pages
 from sitebuild.chapters import AuthorError
 
 FIGURE = textwrap.dedent('''\
@@ -77,6 +77,8 @@ def author(tmp_path, monkeypatch):
     def write(source, name="figure.py"):
         for module in [m for m in sys.modules if m.startswith("toymodels.two_back")]:
             del sys.modules[module]
+        for module in [m for m in browser.READS if m.startswith("toymodels.two_back")]:
+            del browser.READS[module]  # what the module read as it was before
         (extra / "two_back" / name).write_text(source)
         importlib.invalidate_caches()
         return root
@@ -346,6 +348,140 @@ MISTAKES += [
 ]
 
 
+# what works under the build's CPython but not in the reader's browser (sitebuild/browser.py)
+LACKS = "the reader's browser has no module '{}' (needed by " + BLOCK + "): its Python holds "
+LACKS += "numpy, the standard library as Pyodide ships it and toymodels/, and nothing else the "
+LACKS += "build has installed; compute it with those, or compute it at build time as a prose value"
+NO_FILE = (
+    "the reader's browser has no file toymodels/two_back/words.txt: it has the .py files of "
+    "toymodels/ and, through toymodels.page.data.read_bytes, the files of toymodels/data/; move "
+    'the file into toymodels/data/ and read it with read_bytes("PATH IN toymodels/data")'
+)
+READ = "from pathlib import Path\n\nfrom ..page import data\nfrom ..page.html import esc"
+IN_RENDER = "    state = merge(DEFAULTS, state)\n"
+DRAWN = ', given the state {} (from the chapter); render({}, "two-back") in Python shows the '
+DRAWN += "whole traceback"
+BROWSER = [
+    (
+        "a module only the build has",
+        broken("from ..page.html import esc", "import markdown\nfrom ..page.html import esc"),
+        f"toymodels/two_back/figure.py:4: {LACKS.format('markdown')}",
+    ),
+    (
+        "a module only the build has, imported where one state needs it",
+        broken(
+            IN_RENDER, IN_RENDER + '    if state["view"] == "scores":\n        import html5lib\n'
+        ),
+        f"toymodels/two_back/figure.py:15: {LACKS.format('html5lib')}",
+    ),
+    (
+        "a standard module Pyodide sells apart",
+        broken("from ..page.html import esc", "import sqlite3\nfrom ..page.html import esc"),
+        f"toymodels/two_back/figure.py:4: {LACKS.format('sqlite3')}",
+    ),
+    (
+        "a build-only package",
+        broken(
+            "from ..page.html import esc",
+            "from ..page.html import esc\nfrom ..training import corpus",
+        ),
+        "toymodels/two_back/figure.py:5: this imports toymodels/training/, "
+        f"which is build-only and never reaches the reader's browser (needed by {BLOCK}); a "
+        "module the browser runs may import numpy, the standard library and the other packages "
+        "of toymodels/",
+    ),
+    (
+        "a data file beside the module, read at import",
+        broken("from ..page.html import esc", READ).replace(
+            "WORD_FIELD = ",
+            'WORDS = Path(__file__).with_name("words.txt").read_text()\nWORD_FIELD = ',
+        ),
+        "toymodels/two_back/figure.py:12: importing this module raised FileNotFoundError: "
+        f"{NO_FILE} (needed by {BLOCK}); fix the code at this line, which runs when the module "
+        "is imported",
+    ),
+    (
+        "a data file beside the module, read by render",
+        broken("from ..page.html import esc", READ).replace(
+            IN_RENDER, IN_RENDER + '    Path(__file__).with_name("words.txt").read_text()\n'
+        ),
+        f"toymodels/two_back/figure.py:17: figure '{MODEL}' ({BLOCK}) raised FileNotFoundError: "
+        f"{NO_FILE}{DRAWN}",
+    ),
+    (
+        "a data path out of toymodels/data/",
+        broken("from ..page.html import esc", READ).replace(
+            IN_RENDER, IN_RENDER + '    data.read_text("../training/RESULTS.md")\n'
+        ),
+        f"toymodels/two_back/figure.py:17: figure '{MODEL}' ({BLOCK}) raised FileNotFoundError: "
+        "read_bytes reads toymodels/training/RESULTS.md, outside toymodels/data/, the only "
+        "folder the site ships data from (its data.json): move the file into toymodels/data/ "
+        "and name it from there (in toymodels/page/data.py:"
+        f"{line_of('page/data.py', 'return path.read_bytes()')}, called from this line){DRAWN}",
+    ),
+    (
+        "a data file read without read_bytes",
+        broken("from ..page.html import esc", READ).replace(
+            IN_RENDER,
+            IN_RENDER + '    (Path(data.HERE) / "realheads" / "live.json").read_bytes()\n',
+        ),
+        f"toymodels/two_back/figure.py:17: figure '{MODEL}' ({BLOCK}) raised FileNotFoundError: "
+        "toymodels/data/realheads/live.json is read directly, and the reader's browser gets a "
+        'data file only through toymodels.page.data.read_bytes: write read_bytes("realheads/'
+        f'live.json"){DRAWN}',
+    ),
+]
+
+
+@pytest.mark.parametrize("name,source,message", BROWSER, ids=[m[0] for m in BROWSER])
+def test_code_the_browser_cannot_run_stops_the_build_at_its_line(author, name, source, message):
+    """Each of these builds under CPython and failed on the reader's first tap (issue 65)."""
+    author("The cat sat\n", "words.txt")
+    stops(author(source), message)
+
+
+def test_a_live_cell_calling_code_that_reads_a_file_the_browser_lacks(author):
+    """The cell runs in the reader's browser too, and so does the code of toymodels/ it calls."""
+    author("The cat sat\n", "words.txt")
+    reader = "from pathlib import Path\n\n\ndef words():\n"
+    reader += '    return Path(__file__).with_name("words.txt").read_text().split()\n'
+    root = author(reader, "words.py")
+    cell = "\n```python live\nfrom toymodels.two_back.words import words\nwords()\n```\n"
+    (root / "chapters" / "a.md").write_text(CHAPTER + cell)
+    stops(
+        root,
+        f"chapters/a.md:21: this live cell raised FileNotFoundError: {NO_FILE}; fix the code or "
+        "its earlier cells",
+    )
+
+
+def test_what_the_browser_has_builds(author):
+    """An import guarded for a browser without it, a data file through read_bytes and the
+    module's own source all build; the data file read counts as the module's."""
+    source = broken(
+        "from ..page.html import esc",
+        READ + "\ntry:\n    import markdown\nexcept ImportError:\n    markdown = None",
+    ).replace(
+        IN_RENDER,
+        IN_RENDER + '    data.read_bytes("realheads/live.json")\n    Path(__file__).read_text()\n',
+    )
+    root = author(source)
+    site_build.build(root, root / "site")
+    assert "realheads/live.json" in browser.READS["toymodels.two_back.figure"]
+
+
+def test_a_chapter_package_holds_a_data_folder_whose_name_the_code_builds(author, tmp_path):
+    """No string names the folder, so only what the build saw the figure read puts it into the
+    chapter's SCORM package (it was left out: a 404 in the LMS)."""
+    source = broken("from ..page.html import esc", READ).replace(
+        IN_RENDER, IN_RENDER + '    data.read_bytes("what_a_head_" + "does/index.json")\n'
+    )
+    (package,) = scorm.write_packages(author(source), tmp_path / "out", only=["test"])
+    with zipfile.ZipFile(package) as z:
+        folders = {n.split("/")[2] for n in z.namelist() if n.startswith("py/data/")}
+    assert folders == {"what_a_head_does"}
+
+
 @pytest.mark.parametrize("name,source,message", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_a_broken_figure_module_stops_the_build_at_its_line(author, name, source, message):
     stops(author(source), message)
@@ -374,6 +510,12 @@ def test_a_prose_value_or_a_check_from_a_module_python_cannot_read(author):
         "toymodels/two_back/checks.py:1: importing this module raised ModuleNotFoundError: No "
         "module named 'nump' (needed by chapters/a.md:20); check the name: a module here may "
         "import numpy, the standard library and toymodels/",
+    )
+    author("import markdown\n\n\ndef check(env):\n    return True, 'Yes.'\n", "checks.py")
+    stops(
+        root,
+        "toymodels/two_back/checks.py:1: "
+        + LACKS.format("markdown").replace(BLOCK, "chapters/a.md:20"),
     )
 
 
@@ -606,6 +748,10 @@ def test_the_guide_documents_every_message():
         "return False, 'Make each row of w add up to 1.'",
     ):
         assert f"`{text}`" in guide, text
+        assert f"`{text}`" in guide, text
+    for name in ("a module only the build has", "a data file beside the module, read by render"):
+        text = next(m for n, _, m in BROWSER if n == name).split(": ", 1)[1]
+        assert f"`{text}`" in guide, text
     # the kit's line moves as the kit changes: the guide writes LINE
     kit = next(m for n, _, m in MISTAKES if n == "a wrong shape passed to the kit")
     written = re.sub(r"tables\.py:\d+", "tables.py:LINE", kit.split(": ", 1)[1])
@@ -617,6 +763,10 @@ def test_the_guide_documents_every_message():
     assert looping in guide  # the limits as the guide states them
     assert limits.FIGURE_SECONDS == 10 and limits.SLOW_SECONDS == 0.2
     assert "more than the 0.2 s a state may take" in guide and "after 180 s" in guide
+    sizes = (budgets.DATA_FILE_BYTES, budgets.FIGURE_BYTES, budgets.PAGE_BYTES)
+    assert sizes == (2_000_000, 300_000, 1_000_000)
+    assert "a data file over 2 MB, a figure's\nmarkup (its `html` and slots) over 300 kB" in guide
+    assert "and a chapter's page over 1 MB are" in guide
 
 
 # ---- in the browser ----------------------------------------------------------------------------
@@ -753,6 +903,63 @@ def test_a_numpy_warning_is_a_warning_naming_the_figure_state_and_line(author, c
     assert check.check(root, strict=True) == 1
 
 
+def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):
+    """A data file, a figure's markup and a page over their budgets (here just under the
+    biggest data file, and small) are each one warning at the line to change: the line that
+    read the file, `def render`, the figure block; `check --strict` fails on them."""
+    files = [p for p in (ROOT / "toymodels" / "data").rglob("*") if p.is_file()]
+    biggest = max(files, key=lambda p: p.stat().st_size)
+    rel = biggest.relative_to(ROOT / "toymodels" / "data").as_posix()
+    monkeypatch.setattr(budgets, "DATA_FILE_BYTES", biggest.stat().st_size - 1)
+    monkeypatch.setattr(budgets, "FIGURE_BYTES", 2000)
+    monkeypatch.setattr(budgets, "PAGE_BYTES", 20_000)
+    monkeypatch.setattr(browser, "READ_AT", {})
+    monkeypatch.setattr(prerender, "RAW_BUDGET", 3000)
+    source = broken("from ..page.html import esc", READ).replace(
+        IN_RENDER,
+        IN_RENDER + f'    data.read_bytes("{rel}")\n    pad = "<p>" + "x" * 3000 + "</p>"\n',
+    )
+    root = author(source.replace("return result(buttons,", "return result(buttons + pad,"))
+    notes = []
+    site_build.build(root, root / "site", notes=notes)
+    mb = f"{biggest.stat().st_size / 1e3:.0f} kB"
+    assert (
+        "toymodels/two_back/figure.py",
+        17,
+        f"toymodels/data/{rel} is {mb}, more than the {mb} a data file may be: the site, its "
+        "offline zip and each SCORM package whose chapter reads it carry it, and a reader's "
+        "browser fetches it whole; keep only what the figures show (float16, fewer steps, one "
+        "file per state)",
+    ) in notes
+    big = [n for n in notes if "of markup" in n[2]]
+    assert big == [
+        (
+            "toymodels/two_back/figure.py",
+            15,
+            f"figure '{MODEL}' ({BLOCK}) wrote 3 kB of markup, given the state {{}} (from the "
+            "chapter): more than the 2 kB a figure's markup may hold, since its page carries it, "
+            "Python sends it on every tap and the build prepares first taps only within 3 kB "
+            "of answers per figure; draw less (fewer rows, fewer digits)",
+        )
+    ]
+    unprepared, page = [n for n in notes if n[0] == "chapters/a.md"]
+    assert unprepared == (
+        "chapters/a.md",
+        12,
+        "figure 'two-back' gets no prepared first taps: not one of its states fits what they "
+        "may take (110 kB gzipped, 3 kB raw), so a tap before Python is ready waits for it; "
+        "draw less",
+    )
+    assert page[1] == 12 and re.fullmatch(
+        r"the page test\.html is \d+ kB, more than the 20 kB a page may be, which a reader "
+        r"downloads before seeing it; its biggest figure, 'two-back', is \d kB; draw less, or "
+        r"split the chapter",
+        page[2],
+    ), page
+    assert check.check(root, strict=False) == 0
+    assert check.check(root, strict=True) == 1
+
+
 def test_build_and_serve_report_a_figure_that_loops_and_serve_builds_the_next_save(tmp_path):
     """Under `build.py serve`: a save that makes a figure loop for ever is a build that ends
     (its figure stopped at its line, here after 2 s), with the last good site still served and
@@ -813,6 +1020,23 @@ def test_serve_stops_a_build_that_overruns_and_says_where_it_was(tmp_path):
         assert "Traceback" not in text and "Current thread" not in text
         figure.write_text(FIGURE.replace("looks at", "sees"))
         wait_until(lambda: b"sat sees The." in get("test.html"), 60, "the fix was not built")
+
+
+@pytest.mark.browser
+def test_serve_shows_a_saved_edit_in_the_open_page(page, tmp_path):
+    """A save to a chapter is built (that chapter alone rendered again) and the page open on it
+    reloads itself to show it; the script that asks is serve's own, never in the built site."""
+    root, _, env = served_project(tmp_path, "")
+    with serving(root, env) as (said, get):
+        url = re.search(r"http://127\.0\.0\.1:\d+/", "".join(said)).group(0)
+        # Python ready first: a page still loading would ask for files the new build replaced
+        open_ready(page, url + "test.html")
+        expect(page.locator("main")).to_contain_text("Some prose")
+        chapter = root / "chapters" / "a.md"
+        chapter.write_text(chapter.read_text().replace("Some prose", "Edited prose"))
+        expect(page.locator("main")).to_contain_text("Edited prose", timeout=120_000)
+        assert b"/__serve/reload.js" in get("test.html")
+    assert "__serve" not in (root / "site" / "test.html").read_text()
 
 
 def served_project(tmp_path, setting):

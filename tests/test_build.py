@@ -207,6 +207,13 @@ MISTAKES = [
         "or its earlier cells",
     ),
     (
+        "live cell importing what only the build has",
+        GOOD + "\n```python live\nx = 1\nimport markdown\n```\n",
+        "chapters/a.md:23: this live cell imports markdown, which the reader's browser does not "
+        "have, so it would fail when the reader runs it: its Python holds numpy, the standard "
+        "library as Pyodide ships it and toymodels/ without its build-only packages",
+    ),
+    (
         "live cell never closed",
         GOOD + "\n```python live\nx = 1\n",
         "chapters/a.md:21: live cell opened here with ```python live is never closed; add a line "
@@ -734,3 +741,33 @@ def test_check_strict_fails_on_what_build_py_new_wrote_for_the_author_to_replace
         "chapters/a.md:21: warning: this recap still holds the sentence `build.py new` wrote "
         "when it added the chapter that follows; say in one sentence what that chapter adds",
     ], said
+
+
+def test_a_build_reusing_chapters_renders_only_those_whose_sources_changed(tmp_path, monkeypatch):
+    """What `build.py serve` does on a save (sitebuild/chaptercache.py): a chapter edited is
+    rendered again, the others are taken as the build before rendered them, and the site is the
+    one a whole build writes; an edit to the code renders every chapter."""
+    second = GOOD.replace('slug = "test"', 'slug = "second"').replace("order = 1", "order = 2")
+    root = project(tmp_path, {"01-a.md": GOOD, "02-b.md": second}, copied=("templates",))
+    rendered = []
+    render = site_build._render_chapter
+    monkeypatch.setattr(
+        site_build, "_render_chapter", lambda ch, *a: rendered.append(ch.path) or render(ch, *a)
+    )
+    kept = tmp_path / "kept"
+    site_build.build(root, root / "site", reuse=kept)
+    assert rendered == ["chapters/01-a.md", "chapters/02-b.md"]
+    (root / "chapters" / "02-b.md").write_text(second.replace("Some prose", "Edited prose"))
+    rendered.clear()
+    site_build.build(root, root / "site", reuse=kept)
+    assert rendered == ["chapters/02-b.md"]
+    site_build.build(root, tmp_path / "whole")  # every chapter rendered
+    for page in ("index.html", "test.html", "second.html"):
+        assert (root / "site" / page).read_text() == (tmp_path / "whole" / page).read_text()
+    assert "Edited prose" in (root / "site" / "second.html").read_text()
+    (root / "templates" / "chapter.html").write_text(
+        (root / "templates" / "chapter.html").read_text() + "\n"
+    )
+    rendered.clear()
+    site_build.build(root, root / "site", reuse=kept)
+    assert rendered == ["chapters/01-a.md", "chapters/02-b.md"]

@@ -21,6 +21,7 @@ SHIPPED = [
     ROOT / "templates" / "early.js",
     *sorted((ROOT / "bench").glob("*.js")),
 ]
+SHIPPED += sorted((ROOT / "sitebuild").glob("*.js"))  # serve's own, sent to its pages
 UNIT_TESTS = sorted((ROOT / "tests" / "js").glob("*.test.js"))
 # a course page loads this one with a plain <script src>, not as a module (README: teachers)
 CLASSIC = {"embed-resize.js", "early.js"}
