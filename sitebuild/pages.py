@@ -414,7 +414,11 @@ class ChapterRenderer:
             "check": check,
             "hints": hints,
         }
-        return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)
+        eid = self._id("exercise")
+        self.questions.append(
+            {"id": eid, "kind": "exercise", "block": b, "question": exercise["task"]}
+        )
+        return self.macros.cell(eid, code, result, exercise, self.ns)
 
     def _recap(self, b):
         """What the reader now knows, and a link to the next chapter with what it adds."""

@@ -168,13 +168,17 @@ def _base(ch, q):
 def _check(ch, q, renderer):
     choices = []
     for o in q["options"]:
-        verdict = RIGHT if o["correct"] else WRONG
-        rest = str(renderer.macros.verdictless(o)).strip()
-        feedback = _piece(ch, f"<strong>{verdict}</strong> {rest}", o["feedback_source"], o["line"])
+        feedback = _piece(ch, _feedback(o, renderer.macros), o["feedback_source"], o["line"])
         choices.append(
             Choice(_piece(ch, o["text"], o["source"], o["line"]), o["correct"], feedback)
         )
     return Question(**_base(ch, q), choices=choices)
+
+
+def _feedback(o, macros):
+    """A check option's feedback as the page gives it (templates/blocks.html)."""
+    verdict = RIGHT if o["correct"] else WRONG
+    return f"<strong>{verdict}</strong> {str(macros.verdictless(o)).strip()}"
 
 
 def _guess(ch, q):
@@ -577,3 +581,55 @@ def write_all(root, dest, only=None, base=None):
     paths[1].write_text(moodle_xml(questions, base), "utf-8")
     write_qti(questions, paths[2], base)
     return paths, questions
+
+
+# --- the class summary's questions ------------------------------------------------------------
+
+
+class _TextContent(HTMLParser):
+    def __init__(self, text):
+        super().__init__(convert_charrefs=True)
+        self.parts = []
+        self.feed(str(text))
+        self.close()
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def text_content(markup):
+    """HTML -> its text as a browser's textContent reads it, spaces collapsed and trimmed: how
+    "Your results" writes a question and a choice (templates/static/blocks.js)."""
+    return re.sub(r"\s+", " ", "".join(_TextContent(markup).parts)).strip()
+
+
+def class_bank(pages, macros):
+    """The path's questions as class.html needs them to read students' results files: per
+    chapter (slug, title), each check, guess and exercise in page order with its block id, its
+    text, and for a choice question its choices, which are right, and the feedback each gets,
+    all as the page's text."""
+    out = []
+    for page in pages:
+        found = []
+        for q in page.questions:
+            entry = {"id": q["id"], "kind": q["kind"], "question": text_content(q["question"])}
+            if q["kind"] == "check":
+                options = q["options"]
+                entry["choices"] = [text_content(o["text"]) for o in options]
+                entry["right"] = [o["correct"] for o in options]
+                entry["feedback"] = [text_content(_feedback(o, macros)) for o in options]
+            elif q["kind"] == "guess":
+                choices = [text_content(c["html"]) for c in q["choices"]]
+                answer = q["answer"]
+                entry["choices"] = choices
+                entry["right"] = [i == answer for i in range(len(choices))]
+                entry["feedback"] = [
+                    "" if answer is None
+                    else GUESS_RIGHT if i == answer
+                    else GUESS_TOLD.format(choices[answer])
+                    for i in range(len(choices))
+                ]  # fmt: skip
+            found.append(entry)
+        out.append({"slug": page.chapter.meta["slug"], "title": page.chapter.meta["title"],
+                    "questions": found})  # fmt: skip
+    return out

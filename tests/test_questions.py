@@ -401,6 +401,12 @@ def test_a_guess_without_choices_is_left_out_and_the_count_says_so(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "1 questions, without links back: no --base-url"
     assert (root / "manyheads-questions.gift").read_text("utf-8").count("::hostile.") == 1
+    command = [sys.executable, str(ROOT / "build.py"), "questions", "--root", str(root)]
+    done = subprocess.run([*command, "--chapter", "hostil"], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: no chapter 'hostil' (did you mean 'hostile'?); the chapters are hostile\n"
+    )
 
 
 @pytest.mark.parametrize(
