@@ -40,6 +40,7 @@ from . import (
 )
 from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
+from .classbank import class_bank
 from .markup import Prose
 from .pages import ChapterRenderer
 from .policy import content_security_policy
@@ -206,9 +207,7 @@ def _write_results(env, out, common, root):
 def _write_class(env, out, common, chapters, pages):
     """The class summary (class.html): a teacher's page that reads the students' "Your results"
     files in the browser; it carries the path's questions as the pages ask them
-    (sitebuild/questions.py), to name each answer and its feedback."""
-    from .questions import class_bank  # it reads chapters with this module's helpers
-
+    (sitebuild/classbank.py), to name each answer and its feedback."""
     path, _ = reading_path(chapters)
     on_path = [p for p in pages if p.chapter in path]
     html = env.get_template("class.html").render(

@@ -20,14 +20,15 @@ import html
 import posixpath
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree as ET
 
 from .build import environment, load_chapters
 from .chapters import reading_path, suggest
+from .classbank import GUESS_RIGHT, GUESS_TOLD, feedback_html
 from .markup import TOKENS, Prose
 from .pages import ChapterRenderer
 
@@ -38,11 +39,9 @@ CP = "http://www.imsglobal.org/xsd/imscp_v1p1"
 QTI_XSD = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1p1.xsd"
 TEMPLATES = "http://www.imsglobal.org/question/qti_v2p1/rptemplates/"
 MANIFEST = "imsmanifest.xml"
-# the page's words for a checked answer (templates/blocks.html) and a guess (blocks.js)
-RIGHT, WRONG = "Right.", "Not quite."
-GUESS_RIGHT, GUESS_TOLD = "That is the answer.", "The answer: {}"
 # HTML a chapter's inline prose may hold that QTI 2.1's XHTML subset lacks: shown as a span
 QTI_INLINE = {"a", "abbr", "br", "code", "em", "kbd", "small", "strong", "sub", "sup", "span"}
+QTI_BLOCK = {"p", "ul", "ol", "li", "pre", "blockquote", "div"}  # in an explanation's feedback
 GIFT_SPECIAL = re.compile(r"([\\~=#{}:])")
 
 
@@ -56,10 +55,12 @@ class Text:
 
     html: str
     plain: str
+    tex: list = field(default_factory=list)  # each formula's TeX, in order
 
-    def tex_html(self):
-        """The HTML with each formula as its TeX source between \\( and \\)."""
-        return _Rewriter(self.html, _tex_list(self), html_out=True).out
+    def tex_html(self, page=None):
+        """The HTML with each formula as its TeX source between \\( and \\); links made
+        absolute against PAGE (the chapter's address), or dropped without one."""
+        return _Rewriter(self.html, self.tex, html_out=True, page=page).out
 
 
 @dataclass
@@ -139,18 +140,9 @@ def _tex_of(rel, source, line):
     ]
 
 
-def _tex_list(text):
-    return getattr(text, "_tex", [])
-
-
-def _with_tex(text, tex):
-    text._tex = tex
-    return text
-
-
 def _piece(ch, html_text, source, line):
     tex = _tex_of(ch.path, source, line)
-    return _with_tex(Text(str(html_text), _Rewriter(str(html_text), tex).out.strip()), tex)
+    return Text(str(html_text), _Rewriter(str(html_text), tex).out.strip(), tex)
 
 
 def _base(ch, q):
@@ -168,17 +160,11 @@ def _base(ch, q):
 def _check(ch, q, renderer):
     choices = []
     for o in q["options"]:
-        feedback = _piece(ch, _feedback(o, renderer.macros), o["feedback_source"], o["line"])
+        feedback = _piece(ch, feedback_html(o, renderer.macros), o["feedback_source"], o["line"])
         choices.append(
             Choice(_piece(ch, o["text"], o["source"], o["line"]), o["correct"], feedback)
         )
     return Question(**_base(ch, q), choices=choices)
-
-
-def _feedback(o, macros):
-    """A check option's feedback as the page gives it (templates/blocks.html)."""
-    verdict = RIGHT if o["correct"] else WRONG
-    return f"<strong>{verdict}</strong> {str(macros.verdictless(o)).strip()}"
 
 
 def _guess(ch, q):
@@ -190,13 +176,12 @@ def _guess(ch, q):
     choices = []
     for i, text in enumerate(texts):
         if answer is None:
-            feedback = _with_tex(Text("", ""), [])
+            feedback = Text("", "")
         elif i == answer:
-            feedback = _with_tex(Text(html.escape(GUESS_RIGHT), GUESS_RIGHT), [])
+            feedback = Text(html.escape(GUESS_RIGHT), GUESS_RIGHT)
         else:
             told, right = GUESS_TOLD.format(""), texts[answer]
-            feedback = Text(html.escape(told) + right.html, told + right.plain)
-            _with_tex(feedback, _tex_list(right))
+            feedback = Text(html.escape(told) + right.html, told + right.plain, right.tex)
         choices.append(Choice(text, answer is None or i == answer, feedback))
     split = next(i for i, (_, t) in enumerate(b.lines) if t.strip() == "---")
     body = b.lines[split + 1 :]
@@ -208,9 +193,10 @@ class _Rewriter(HTMLParser):
     """HTML -> plain text (HTML_OUT false) or HTML (true), each <math> replaced by the next TeX
     of TEX between \\( and \\)."""
 
-    def __init__(self, text, tex, html_out=False):
+    def __init__(self, text, tex, html_out=False, page=None):
         super().__init__(convert_charrefs=True)
         self.tex, self.html_out, self.depth, self.parts = list(tex), html_out, 0, []
+        self.page, self.links = page, []  # whether each open <a> was kept
         self.feed(text)
         self.close()
         self.out = "".join(self.parts)
@@ -222,6 +208,11 @@ class _Rewriter(HTMLParser):
                 wrapped = f"\\({formula}\\)"
                 self.parts.append(html.escape(wrapped, quote=False) if self.html_out else wrapped)
             self.depth += 1
+        elif self.html_out and not self.depth and tag == "a":
+            href = absolute(dict(attrs).get("href") or "", self.page)
+            self.links.append(href is not None)
+            if href is not None:
+                self.parts.append(f'<a href="{html.escape(href)}">')
         elif self.html_out and not self.depth:
             self.parts.append(self.get_starttag_text())
 
@@ -232,7 +223,7 @@ class _Rewriter(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "math":
             self.depth -= 1
-        elif self.html_out and not self.depth:
+        elif self.html_out and not self.depth and (tag != "a" or (self.links and self.links.pop())):
             self.parts.append(f"</{tag}>")
 
     def handle_data(self, data):
@@ -258,6 +249,19 @@ def base_url(url):
             "home page is served at, e.g. --base-url https://school.example/many-heads/"
         )
     return url if url.endswith("/") else url + "/"
+
+
+def absolute(href, page):
+    """HREF, a link of a chapter's page, as an address outside the site: as it is with a scheme
+    (https:, mailto:), else against PAGE, the chapter's address; None without PAGE."""
+    if urlsplit(href).scheme:
+        return href
+    return None if page is None else urljoin(page, href)
+
+
+def page_url(q, base):
+    """The address of Q's chapter under BASE, or None."""
+    return f"{base}{q.chapter}.html" if base else None
 
 
 def links(q, base):
@@ -332,8 +336,9 @@ def moodle_xml(questions, base=None):
             _moodle_text(cat, "category", f"$course$/Many Heads/{q.title}", fmt=None)
         el = ET.SubElement(quiz, "question", type="multichoice")
         _moodle_text(el, "name", q.id, fmt=None)
-        _moodle_text(el, "questiontext", f"<p>{q.prompt.tex_html()}</p>{_link_html(q, base)}")
-        _moodle_text(el, "generalfeedback", q.general.tex_html() if q.general else "")
+        page = page_url(q, base)
+        _moodle_text(el, "questiontext", f"<p>{q.prompt.tex_html(page)}</p>{_link_html(q, base)}")
+        _moodle_text(el, "generalfeedback", q.general.tex_html(page) if q.general else "")
         ET.SubElement(el, "defaultgrade").text = "1"
         ET.SubElement(el, "penalty").text = "0"
         ET.SubElement(el, "hidden").text = "0"
@@ -348,8 +353,8 @@ def moodle_xml(questions, base=None):
             answer = ET.SubElement(
                 el, "answer", fraction="100" if c.correct else "0", format="html"
             )
-            ET.SubElement(answer, "text").text = c.text.tex_html()
-            _moodle_text(answer, "feedback", c.feedback.tex_html())
+            ET.SubElement(answer, "text").text = c.text.tex_html(page)
+            _moodle_text(answer, "feedback", c.feedback.tex_html(page))
     ET.indent(quiz)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(quiz, encoding="unicode")
 
@@ -363,12 +368,13 @@ def qti_id(q):
 
 
 class _QtiBuilder(HTMLParser):
-    """Inline HTML of a chapter -> QTI 2.1 content appended to PARENT: XHTML elements in QTI's
-    namespace (those QTI lacks as <span>), MathML in its own, links made absolute."""
+    """A chapter's HTML -> QTI 2.1 content appended to PARENT: XHTML elements in QTI's
+    namespace (those QTI lacks as <span>), MathML in its own, links made absolute against PAGE
+    (the chapter's address; without one, a link into the site keeps its words only)."""
 
-    def __init__(self, parent, text, base):
+    def __init__(self, parent, text, page):
         super().__init__(convert_charrefs=True)
-        self.stack, self.base = [parent], base
+        self.stack, self.page = [parent], page
         self.feed(text)
         self.close()
 
@@ -379,14 +385,14 @@ class _QtiBuilder(HTMLParser):
             kept = {k: v or "" for k, v in attrs if k != "xmlns"}
             el = ET.SubElement(top, f"{{{MATHML}}}{tag}", kept)
         else:
-            name = tag if tag in QTI_INLINE else "span"
+            name = tag if tag in QTI_INLINE or tag in QTI_BLOCK else "span"
             keep = {}
             if name == "a":
-                href = dict(attrs).get("href") or ""
-                if self.base is None and not urlsplit(href).scheme:
-                    name = "span"  # a link into the site, with no site to point to
+                href = absolute(dict(attrs).get("href") or "", self.page)
+                if href is None:
+                    name = "span"
                 else:
-                    keep["href"] = href if urlsplit(href).scheme else self.base + href
+                    keep["href"] = href
             if name == "abbr" and dict(attrs).get("title"):
                 keep["title"] = dict(attrs)["title"]
             el = ET.SubElement(top, f"{{{QTI}}}{name}", keep)
@@ -463,10 +469,11 @@ def qti_item(q, base=None):
         body, "choiceInteraction", responseIdentifier="RESPONSE", shuffle="false",
         maxChoices="1", minChoices="1",
     )  # fmt: skip
-    _QtiBuilder(_qti(interaction, "prompt"), q.prompt.html, base)
+    page = page_url(q, base)
+    _QtiBuilder(_qti(interaction, "prompt"), q.prompt.html, page)
     for i, c in zip(ids, q.choices, strict=True):
         _QtiBuilder(
-            _qti(interaction, "simpleChoice", identifier=i, fixed="true"), c.text.html, base
+            _qti(interaction, "simpleChoice", identifier=i, fixed="true"), c.text.html, page
         )
     found = links(q, base)
     if found:
@@ -483,9 +490,9 @@ def qti_item(q, base=None):
         fb = _qti(
             item, "modalFeedback", outcomeIdentifier="FEEDBACK", showHide="show", identifier=i
         )
-        _QtiBuilder(_qti(fb, "p"), c.feedback.html, base)
+        _QtiBuilder(_qti(fb, "p"), c.feedback.html, page)
         if q.general:
-            _QtiBuilder(_qti(fb, "div"), q.general.html, base)
+            _QtiBuilder(_qti(fb, "div"), q.general.html, page)
     ET.indent(item)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(item, encoding="unicode")
 
@@ -581,55 +588,3 @@ def write_all(root, dest, only=None, base=None):
     paths[1].write_text(moodle_xml(questions, base), "utf-8")
     write_qti(questions, paths[2], base)
     return paths, questions
-
-
-# --- the class summary's questions ------------------------------------------------------------
-
-
-class _TextContent(HTMLParser):
-    def __init__(self, text):
-        super().__init__(convert_charrefs=True)
-        self.parts = []
-        self.feed(str(text))
-        self.close()
-
-    def handle_data(self, data):
-        self.parts.append(data)
-
-
-def text_content(markup):
-    """HTML -> its text as a browser's textContent reads it, spaces collapsed and trimmed: how
-    "Your results" writes a question and a choice (templates/static/blocks.js)."""
-    return re.sub(r"\s+", " ", "".join(_TextContent(markup).parts)).strip()
-
-
-def class_bank(pages, macros):
-    """The path's questions as class.html needs them to read students' results files: per
-    chapter (slug, title), each check, guess and exercise in page order with its block id, its
-    text, and for a choice question its choices, which are right, and the feedback each gets,
-    all as the page's text."""
-    out = []
-    for page in pages:
-        found = []
-        for q in page.questions:
-            entry = {"id": q["id"], "kind": q["kind"], "question": text_content(q["question"])}
-            if q["kind"] == "check":
-                options = q["options"]
-                entry["choices"] = [text_content(o["text"]) for o in options]
-                entry["right"] = [o["correct"] for o in options]
-                entry["feedback"] = [text_content(_feedback(o, macros)) for o in options]
-            elif q["kind"] == "guess":
-                choices = [text_content(c["html"]) for c in q["choices"]]
-                answer = q["answer"]
-                entry["choices"] = choices
-                entry["right"] = [i == answer for i in range(len(choices))]
-                entry["feedback"] = [
-                    "" if answer is None
-                    else GUESS_RIGHT if i == answer
-                    else GUESS_TOLD.format(choices[answer])
-                    for i in range(len(choices))
-                ]  # fmt: skip
-            found.append(entry)
-        out.append({"slug": page.chapter.meta["slug"], "title": page.chapter.meta["title"],
-                    "questions": found})  # fmt: skip
-    return out

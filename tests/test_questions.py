@@ -23,7 +23,7 @@ from test_build import project
 from sitebuild import assets
 from sitebuild.build import load_chapters
 from sitebuild.chapters import reading_path
-from sitebuild.questions import MATHML, QTI, QuestionsError, base_url, write_all
+from sitebuild.questions import MATHML, QTI, QTI_BLOCK, QuestionsError, base_url, write_all
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = "https://school.example/many-heads/"
@@ -61,6 +61,7 @@ QTI_ITEM = {
     "mapResponse",
     "modalFeedback",
     *QTI_INLINE,
+    *QTI_BLOCK,
 }
 HOSTILE = """+++
 title = "Hostile <b>& \\"friends\\""
@@ -75,7 +76,7 @@ sources = ["Someone (2020). A paper."]
 - [x] Yes: `</p><img src=x onerror=alert(1)>` stays ~ = # { } : \\ text.
   Right. It is shown as written: {=x} #1 ~2.
 - [ ] No & 1 < 2 > 0.
-  Not quite. `:: title ::` is text too.
+  Not quite. `:: title ::` is text too; see [below](#later) and [all chapters](index.html).
 :::
 
 ::: guess Guess `{~a =b}`?
@@ -354,7 +355,9 @@ def test_hostile_text_stays_text_in_every_format(tmp_path, node):
     )
     assert check["choices"][0]["feedback"]["text"] == "Right. It is shown as written: {=x} #1 ~2."
     assert check["choices"][1]["text"]["text"] == "No & 1 < 2 > 0."
-    assert check["choices"][1]["feedback"]["text"] == "Not quite. :: title :: is text too."
+    assert check["choices"][1]["feedback"]["text"] == (
+        "Not quite. :: title :: is text too; see below and all chapters."
+    )
     assert guess["stem"]["text"].startswith("Guess {~a =b}?")
     # a guess naming no answer: every choice counts, as on the page
     assert [(c["text"]["text"], c["weight"]) for c in guess["choices"]] == [
@@ -370,6 +373,10 @@ def test_hostile_text_stays_text_in_every_format(tmp_path, node):
     assert shown.find("p/code").text == "<script>alert(1)</script>"
     assert not shown.findall(".//script") and not shown.findall(".//img")
     assert "\\(a &lt; b\\)" in body
+    # a link of the page's, made absolute: the chapter's own anchor, another page of the site
+    feedback = quiz.findall("question[@type='multichoice']/answer/feedback/text")[1].text
+    links = html5lib.parseFragment(feedback, namespaceHTMLElements=False).findall(".//a")
+    assert [a.get("href") for a in links] == [f"{BASE}hostile.html#later", f"{BASE}index.html"]
     assert quiz.find("question/category/text").text == (
         '$course$/Many Heads/Hostile <b>& "friends"'
     )
@@ -384,6 +391,8 @@ def test_hostile_text_stays_text_in_every_format(tmp_path, node):
         "~=#{}:\\",
         "</p><img src=x onerror=alert(1)>",
     ]
+    hrefs = [a.get("href") for a in item.iter(f"{Q}a")]
+    assert hrefs[-2:] == [f"{BASE}hostile.html#later", f"{BASE}index.html"]
     mapped = items["items/hostile.guess-1.xml"]
     assert mapped.find(f"{Q}responseProcessing").get("template").endswith("/map_response")
     entries = mapped.findall(f"{Q}responseDeclaration/{Q}mapping/{Q}mapEntry")
@@ -401,6 +410,8 @@ def test_a_guess_without_choices_is_left_out_and_the_count_says_so(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "1 questions, without links back: no --base-url"
     assert (root / "manyheads-questions.gift").read_text("utf-8").count("::hostile.") == 1
+    moodle = (root / "manyheads-questions.xml").read_text("utf-8")
+    assert "see below and all chapters." in moodle and "href" not in moodle  # no site to go to
     command = [sys.executable, str(ROOT / "build.py"), "questions", "--root", str(root)]
     done = subprocess.run([*command, "--chapter", "hostil"], capture_output=True, text=True)
     assert done.returncode == 1
