@@ -277,6 +277,13 @@ def links(q, base):
 # --- GIFT -----------------------------------------------------------------------------------
 
 
+def category(q):
+    """The quiz bank's category of Q's chapter, under the course's: its title on one line, a /
+    (which would open a subcategory) written as -."""
+    title = re.sub(r"\s+", " ", q.title).strip().replace("/", "-")
+    return f"$course$/Many Heads/{title}"
+
+
 def gift_escape(text):
     """Plain text as GIFT reads it: its special characters ~ = # { } : and \\ escaped, on one
     line."""
@@ -289,7 +296,7 @@ def gift(questions, base=None):
     for q in questions:
         if q.chapter != chapter:
             chapter = q.chapter
-            out.append(f"$CATEGORY: $course$/Many Heads/{q.title.replace('/', '-')}\n")
+            out.append(f"$CATEGORY: {category(q)}\n")
         stem = q.prompt.plain + "".join(f" ({what}: {url})" for what, url in links(q, base))
         lines = [f"// {q.id}", f"::{gift_escape(q.id)}::[plain]{gift_escape(stem)} {{"]
         for c in q.choices:
@@ -333,7 +340,7 @@ def moodle_xml(questions, base=None):
         if q.chapter != chapter:
             chapter = q.chapter
             cat = ET.SubElement(quiz, "question", type="category")
-            _moodle_text(cat, "category", f"$course$/Many Heads/{q.title}", fmt=None)
+            _moodle_text(cat, "category", category(q), fmt=None)
         el = ET.SubElement(quiz, "question", type="multichoice")
         _moodle_text(el, "name", q.id, fmt=None)
         page = page_url(q, base)

@@ -64,7 +64,7 @@ QTI_ITEM = {
     *QTI_BLOCK,
 }
 HOSTILE = """+++
-title = "Hostile <b>& \\"friends\\""
+title = "Hostile <b>& \\"friends\\"/\\nfoes"
 slug = "hostile"
 order = 1
 series = "Chapter 1 · Tests"
@@ -344,8 +344,11 @@ def test_hostile_text_stays_text_in_every_format(tmp_path, node):
         "manyheads-hostile-questions.xml",
         "manyheads-hostile-questions-qti21.zip",
     ]
-    read = [q for q in parse_gift(node, paths[0].read_text("utf-8")) if q["type"] == "MC"]
-    check, guess = read
+    everything = parse_gift(node, paths[0].read_text("utf-8"))
+    assert [q["title"] for q in everything if q["type"] == "Category"] == [
+        '$course$/Many Heads/Hostile <b>& "friends"- foes'
+    ]
+    check, guess = [q for q in everything if q["type"] == "MC"]
     assert check["title"] == "hostile.check-1"
     assert check["stem"]["text"].startswith(
         "Is <script>alert(1)</script> & ~=#{}:\\ text, with \\(a < b\\)? (The question"
@@ -378,7 +381,7 @@ def test_hostile_text_stays_text_in_every_format(tmp_path, node):
     links = html5lib.parseFragment(feedback, namespaceHTMLElements=False).findall(".//a")
     assert [a.get("href") for a in links] == [f"{BASE}hostile.html#later", f"{BASE}index.html"]
     assert quiz.find("question/category/text").text == (
-        '$course$/Many Heads/Hostile <b>& "friends"'
+        '$course$/Many Heads/Hostile <b>& "friends"- foes'
     )
 
     manifest, items = qti_items(paths[2])

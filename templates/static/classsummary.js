@@ -238,7 +238,8 @@ function perStudent(read, bank) {
   });
 }
 
-export const progressText = (p) => `${p.answered} of ${p.total}, ${p.right} right first`;
+export const progressText = (p) =>
+  p.total ? `${p.answered} of ${p.total}, ${p.right} right first` : "nothing graded";
 
 // The summary as CSV, every field quoted and guarded against formula injection as "Your
 // results" is: the questions' table, a blank line, then the students' table.

@@ -165,6 +165,14 @@ test("the summary's CSV holds the questions' table, then the students'", () => {
     "1 of 1, 1 right first", "3 of 3, 2 right first"]);
 });
 
+test("a chapter asking nothing graded says so rather than 0 of 0", () => {
+  const bank = [...BANK, { slug: "split", title: "Split", questions: [
+    { id: "guess-1", kind: "guess", question: "?", choices: ["a"], right: [false],
+      feedback: [""] }] }];
+  const rows = parseCSV(summaryCSV(summarise([ADA], bank), bank));
+  assert.deepEqual(rows.at(-1).slice(-2), ["nothing graded", "3 of 3, 2 right first"]);
+});
+
 test("CSV: quotes, commas and line breaks inside fields; a byte-order mark; LF endings", () => {
   assert.deepEqual(parseCSV('\ufeff"a,b","c""d"\n"e\r\nf",g\n'), [["a,b", 'c"d'], ["e\r\nf", "g"]]);
   assert.deepEqual(parseCSV("x,,y"), [["x", "", "y"]]);
