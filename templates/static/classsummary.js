@@ -204,13 +204,14 @@ function perQuestion(read, bank) {
     c.questions.map((q) => {
       const tries = read.map((f) => triesOf(f, c.slug, q.id)).filter((t) => t.length);
       const firsts = tries.map((t) => isRight(q, t[0]));
+      const graded = GRADED.has(q.kind) || (q.right ?? []).includes(true);
       return {
         chapter: c.title,
         id: `${c.slug}.${q.id}`,
         kind: q.kind,
         question: q.question,
         answered: tries.length,
-        firstRight: firsts.some((r) => r !== null) ? firsts.filter((r) => r).length : null,
+        firstRight: graded ? firsts.filter((r) => r).length : null,
         wrong: mostWrong(q, tries.flat()),
         medianTries: median(tries.map((t) => t.length)),
       };

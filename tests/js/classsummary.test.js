@@ -169,7 +169,11 @@ test("a chapter asking nothing graded says so rather than 0 of 0", () => {
   const bank = [...BANK, { slug: "split", title: "Split", questions: [
     { id: "guess-1", kind: "guess", question: "?", choices: ["a"], right: [false],
       feedback: [""] }] }];
-  const rows = parseCSV(summaryCSV(summarise([ADA], bank), bank));
+  const s = summarise([ADA], bank);
+  assert.equal(s.questions.at(-1).firstRight, null); // a guess naming no answer
+  assert.equal(s.questions[3].firstRight, 1);
+  assert.equal(summarise([BOB], bank).questions[3].firstRight, 0); // asked, none answered
+  const rows = parseCSV(summaryCSV(s, bank));
   assert.deepEqual(rows.at(-1).slice(-2), ["nothing graded", "3 of 3, 2 right first"]);
 });
 
