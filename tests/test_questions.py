@@ -301,6 +301,13 @@ def test_qti_package_is_a_content_package_of_valid_choice_items(exported, pages)
         for el in item.iter():
             ns, _, tag = el.tag[1:].partition("}")
             assert ns == MATHML or (ns == QTI and tag in QTI_ITEM), el.tag
+        # the XSD's sequences: declarations, the body, its processing, then the feedback
+        children = " ".join(el.tag.rsplit("}", 1)[-1] for el in item) + " "
+        assert re.fullmatch(
+            r"responseDeclaration (outcomeDeclaration )+itemBody responseProcessing "
+            r"(modalFeedback )+",
+            children,
+        ), children
         [response] = item.findall(f"{Q}responseDeclaration")
         assert response.attrib == {
             "identifier": "RESPONSE",
@@ -312,6 +319,9 @@ def test_qti_package_is_a_content_package_of_valid_choice_items(exported, pages)
         assert interaction.get("maxChoices") == "1"
         assert text(interaction.find(f"{Q}prompt")) == page["question"]
         choices = interaction.findall(f"{Q}simpleChoice")
+        assert [el.tag for el in interaction] == [f"{Q}prompt"] + [f"{Q}simpleChoice"] * len(
+            choices
+        )
         assert [text(c) for c in choices] == page["choices"]
         ids = [c.get("identifier") for c in choices]
         right = [i for i, r in zip(ids, page["right"], strict=True) if r]
