@@ -42,7 +42,8 @@ class ChapterRenderer:
         self.figures = {}
         self.figure_html = {}  # fid -> the figure's markup, for its embed page
         self.counts = {}
-        # each check and guess as written, for the quiz-bank export (sitebuild/questions.py)
+        # each check, guess and exercise as rendered, in page order: for the quiz-bank export
+        # (sitebuild/questions.py) and the class summary (sitebuild/classbank.py)
         self.questions = []
         # (file, line, message) of each warning, such as a figure slow to draw
         self.notes = [] if notes is None else notes

@@ -39,7 +39,7 @@ CP = "http://www.imsglobal.org/xsd/imscp_v1p1"
 QTI_XSD = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1p1.xsd"
 TEMPLATES = "http://www.imsglobal.org/question/qti_v2p1/rptemplates/"
 MANIFEST = "imsmanifest.xml"
-# HTML a chapter's inline prose may hold that QTI 2.1's XHTML subset lacks: shown as a span
+# the elements of a chapter's prose that QTI 2.1's XHTML subset has too; any other is a span
 QTI_INLINE = {"a", "abbr", "br", "code", "em", "kbd", "small", "strong", "sub", "sup", "span"}
 QTI_BLOCK = {"p", "ul", "ol", "li", "pre", "blockquote", "div"}  # in an explanation's feedback
 GIFT_SPECIAL = re.compile(r"([\\~=#{}:])")
