@@ -10,6 +10,8 @@
 #   make export               re-exports "Real heads", "Heads that copy" and "What a head does" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
+#   make questions            every question of the path for a quiz bank: GIFT, Moodle XML, QTI 2.1
+#                             (make questions QUESTIONS="--base-url https://…/ --chapter SLUG")
 
 PYTHON ?= python3
 VENV := .venv
@@ -30,7 +32,7 @@ PORT ?= 8000
 # (bench/RESULTS.md's history); more on a bigger machine
 TEST_WORKERS ?= 3
 
-.PHONY: serve build test lint ci-time bench shots zip scorm export pyodide chromium corpus clean
+.PHONY: serve build test lint ci-time bench shots zip scorm questions export pyodide chromium corpus clean
 
 serve: $(SITE_STAMP) pyodide
 	$(PY) build.py serve --port $(PORT)
@@ -110,3 +112,7 @@ zip: $(SITE_STAMP) pyodide
 SCORM ?=
 scorm: $(SITE_STAMP) pyodide
 	$(PY) build.py scorm $(SCORM)
+
+QUESTIONS ?=
+questions: $(SITE_STAMP)
+	$(PY) build.py questions $(QUESTIONS)

@@ -17,6 +17,10 @@
                                  package an LMS imports, with that chapter's data only
                                  (--chapter SLUG: that chapter's alone; --scorm 2004: SCORM 2004
                                  4th edition; --all: one package, every chapter a SCO of its own)
+    python build.py questions    write every Check yourself and Guess first of the path as Moodle
+                                 GIFT, Moodle XML and QTI 2.1 (manyheads-questions.gift, .xml,
+                                 -qti21.zip) for an LMS's quiz bank (--chapter SLUG: that
+                                 chapter's; --base-url URL: the site's address, for the links)
     --pyodide-cdn                load Pyodide from its official CDN instead of site/pyodide/
 
 The pipeline lives in sitebuild/ (sitebuild/build.py); this file only reads the command
@@ -34,6 +38,7 @@ from sitebuild.archive import zip_site
 from sitebuild.build import DiskFull, build, disk_full
 from sitebuild.chapters import AuthorError
 from sitebuild.check import check
+from sitebuild.questions import QuestionsError, write_all
 from sitebuild.scaffold import new_chapter
 from sitebuild.scorm import PackageError, write_packages
 from sitebuild.serve import serve
@@ -47,7 +52,7 @@ def main(argv=None):
         "command",
         nargs="?",
         default="build",
-        choices=("build", "serve", "fetch", "new", "check", "zip", "scorm"),
+        choices=("build", "serve", "fetch", "new", "check", "zip", "scorm", "questions"),
     )
     ap.add_argument("title", nargs="?", help="with new: the chapter's title")
     ap.add_argument("--strict", action="store_true", help="with check: warnings fail too")
@@ -77,12 +82,17 @@ def main(argv=None):
         "--chapter",
         action="append",
         metavar="SLUG",
-        help="with scorm: package this chapter only (again for more)",
+        help="with scorm, questions: this chapter only (again for more)",
+    )
+    ap.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="with questions: the address the site is served at, for each item's link back",
     )
     ap.add_argument(
         "--test-tools",
         action="store_true",
-        help="with fetch: also fetch the test tools (axe-core, scorm-again)",
+        help="with fetch: also fetch the test tools (axe-core, scorm-again, gift-pegjs)",
     )
     ap.add_argument(
         "--out",
@@ -118,6 +128,7 @@ def main(argv=None):
             if args.test_tools:
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")
                 print(f"{assets.SCORM_AGAIN_SPEC}: {assets.scorm_again_dir()}, verified")
+                print(f"{assets.GIFT_PEGJS_SPEC}: {assets.gift_parser()}, verified")
             return 0
         if args.command == "new":
             if not args.title:
@@ -143,6 +154,15 @@ def main(argv=None):
             for target in write_packages(root, root, args.scorm, args.all, args.chapter):
                 print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
+        if args.command == "questions":
+            paths, questions = write_all(root, root, args.chapter, args.base_url)
+            for target in paths:
+                print(f"wrote {target}")
+            print(
+                f"{len(questions)} questions"
+                + ("" if args.base_url else ", without links back: no --base-url")
+            )
+            return 0
         if args.command == "serve":
             return serve(
                 root,
@@ -161,7 +181,7 @@ def main(argv=None):
     except AuthorError as e:
         print(e, file=sys.stderr)
         return 1
-    except (assets.AssetError, PackageError) as e:
+    except (assets.AssetError, PackageError, QuestionsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except DiskFull as e:

@@ -274,3 +274,27 @@ def scorm_again_dir():
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
+
+
+GIFT_PEGJS_SPEC = "gift-pegjs@1.0.2"
+GIFT_PEGJS_TARBALL = "gift-pegjs-1.0.2.tgz"
+GIFT_PEGJS_SHA256 = "b15e322e9f9145c753bee378a12c31b9f45526f472ac81186a0ff706722f1c7d"
+
+
+def gift_parser():
+    """gift-pegjs's parser (lib/gift-parser.js, a CommonJS module without dependencies), the
+    GIFT reader the question export's tests run with node; for the tests only, never shipped.
+    Fetched from npm, verified against the pin, unpacked into the cache; -> its path."""
+    out = cache_dir() / "gift-pegjs-1.0.2" / "gift-parser.js"
+    if out.exists():
+        return out
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / GIFT_PEGJS_TARBALL
+    _npm_pack(GIFT_PEGJS_SPEC, tgz, GIFT_PEGJS_SHA256)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with tarfile.open(tgz) as tar:
+        tmp.write_bytes(tar.extractfile("package/lib/gift-parser.js").read())
+        (out.parent / "LICENSE").write_bytes(tar.extractfile("package/LICENSE").read())
+    tmp.rename(out)
+    return out

@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -43,6 +43,7 @@ from . import (
 )
 from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
+from .classbank import class_bank
 from .markup import Prose
 from .pages import ChapterRenderer
 from .policy import content_security_policy, early_script
@@ -180,6 +181,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     if not lms:
         _write(out / "index.html", _home(env, common, chapters))
         _write_results(env, out, common, root)
+        _write_class(env, out, common, chapters, pages)
     for i, page in enumerate(pages):
         _write_chapter(env, out, common, chapters, i, page)
         html = (out / f"{page.chapter.meta['slug']}.html").read_text(encoding="utf-8")
@@ -245,6 +247,20 @@ def _write_results(env, out, common, root):
     _write(out / "training-results.html", html)
 
 
+def _write_class(env, out, common, chapters, pages):
+    """The class summary (class.html): a teacher's page that reads the students' "Your results"
+    files in the browser; it carries the path's questions as the pages ask them
+    (sitebuild/classbank.py), to name each answer and its feedback."""
+    path, _ = reading_path(chapters)
+    on_path = [p for p in pages if p.chapter in path]
+    html = env.get_template("class.html").render(
+        **common,
+        title="Class summary",
+        bank=class_bank(on_path, env.get_template("blocks.html").module),
+    )
+    _write(out / "class.html", html)
+
+
 @dataclass
 class Page:
     """One chapter as the build's steps pass it on, once its body is rendered."""
@@ -255,6 +271,7 @@ class Page:
     figures: dict  # figure id -> the figure's HTML, for its embed page
     answers: dict  # figure id -> {state key: answer}: the first taps before Python
     report: dict  # figure id -> (bytes of answers kept, gzip-compressed; states left out)
+    questions: list = field(default_factory=list)  # its checks, guesses and exercises, in order
 
 
 def _render_chapter(ch, env, root, following=None, notes=None):
@@ -264,7 +281,7 @@ def _render_chapter(ch, env, root, following=None, notes=None):
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
     answers, report = prerender.page_answers(renderer.figures, str(body))
-    return Page(ch, body, sources, renderer.figure_html, answers, report)
+    return Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
 
 
 def _chapter_page(ch, env, root, following, notes, reuse):

@@ -20,7 +20,7 @@ FRONT_FIELDS = {
 }
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # pages the build writes itself (SLUG.html would replace them)
-RESERVED_SLUGS = ("index", "training-results")
+RESERVED_SLUGS = ("index", "training-results", "class")
 OPEN = re.compile(r"^:::\s*([A-Za-z][\w-]*)\s*(.*?)\s*$")
 CLOSE = re.compile(r"^:::\s*$")
 FENCE = re.compile(r"^(```|~~~)")

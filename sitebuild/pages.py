@@ -44,6 +44,9 @@ class ChapterRenderer:
         self.figures = {}
         self.figure_html = {}  # fid -> the figure's markup, for its embed page
         self.counts = {}
+        # each check, guess and exercise as rendered, in page order: for the quiz-bank export
+        # (sitebuild/questions.py) and the class summary (sitebuild/classbank.py)
+        self.questions = []
         # (file, line, message) of each warning, such as a figure slow to draw
         self.notes = [] if notes is None else notes
 
@@ -266,13 +269,23 @@ class ChapterRenderer:
                 self.rel, b.line, "a guess block needs an explanation below its '---' line"
             )
         explanation = self.prose.block("\n".join(t for _, t in body), body[0][0])
-        return self.macros.guess(
-            self._id("guess"),
-            Markup(self.prose.inline(b.args, b.line)),
-            choices,
-            Markup(explanation),
-            answer,
+        gid, question = self._id("guess"), Markup(self.prose.inline(b.args, b.line))
+        sources = [t.strip()[2:].removeprefix("[x] ") for _, t in b.lines[:split] if t.strip()]
+        self.questions.append(
+            {
+                "id": gid,
+                "kind": "guess",
+                "block": b,
+                "question": question,
+                "choices": [
+                    {"html": c, "source": s, "correct": i == answer}
+                    for i, (c, s) in enumerate(zip(choices, sources, strict=True))
+                ],
+                "answer": answer,
+                "explanation": Markup(explanation),
+            }
         )
+        return self.macros.guess(gid, question, choices, Markup(explanation), answer)
 
     def _check(self, b):
         options = []
@@ -304,11 +317,14 @@ class ChapterRenderer:
                     o["line"],
                     "this option has no feedback; add an indented line below it saying why",
                 )
+            o["source"], o["feedback_source"] = o["text"], " ".join(o["feedback"])
             o["text"] = Markup(self.prose.inline(o["text"], o["line"]))
             o["feedback"] = Markup(self.prose.inline(" ".join(o["feedback"]), o["line"] + 1))
-        return self.macros.check(
-            self._id("check"), Markup(self.prose.inline(b.args, b.line)), options
+        cid, question = self._id("check"), Markup(self.prose.inline(b.args, b.line))
+        self.questions.append(
+            {"id": cid, "kind": "check", "block": b, "question": question, "options": options}
         )
+        return self.macros.check(cid, question, options)
 
     def _deeper(self, b):
         return self.macros.deeper(
@@ -431,7 +447,11 @@ class ChapterRenderer:
             "check": check,
             "hints": hints,
         }
-        return self.macros.cell(self._id("exercise"), code, result, exercise, self.ns)
+        eid = self._id("exercise")
+        self.questions.append(
+            {"id": eid, "kind": "exercise", "block": b, "question": exercise["task"]}
+        )
+        return self.macros.cell(eid, code, result, exercise, self.ns)
 
     def _solution(self, b, lines, check, at, before, split_line):
         """Run the exercise's solution (LINES, below its second '---' at SPLIT_LINE) where a

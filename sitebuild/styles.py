@@ -21,6 +21,7 @@ CASCADE = (
     "onehead.css",
     "copyheads.css",
     "whathead.css",
+    "class.css",
 )
 
 

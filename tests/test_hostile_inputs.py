@@ -32,7 +32,7 @@ from toymodels.page import cells, download
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("slug", ["index", "training-results"])
+@pytest.mark.parametrize("slug", ["index", "training-results", "class"])
 def test_a_slug_naming_a_page_the_build_writes(tmp_path, slug):
     fails(
         tmp_path,

@@ -112,7 +112,17 @@ def test_pages_load_only_content_addressed_files(tmp_path):
     storage.write_text(storage.read_text() + "\n// changed\n")
     after = static_names(site_build.build(root, site, cdn=True))
     renamed = {n.split(".")[0] for n in before - after if HASHED.match(n)}
-    assert renamed == {"storage", "attempts", "results", "blocks", "cells", "lms", "main"}, renamed
+    assert renamed == {
+        "storage",
+        "attempts",
+        "results",
+        "blocks",
+        "cells",
+        "lms",
+        "main",
+        "class",
+        "classsummary",
+    }, renamed
 
 
 # ---- the browser -----------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 offline zip, the service worker, and printing."""
 
 import functools
+import json
 import re
 import subprocess
 import sys
@@ -388,3 +389,71 @@ def test_a_visit_to_the_home_page_keeps_it_alone(new_page, site):
     )
     with pytest.raises(Error, match="ERR_FAILED"):
         page.goto(base + "split-attend.html")
+
+
+def results_csv(rows):
+    """A "Your results" file as results.js writes one: every field quoted, CRLF line ends."""
+    columns = ["student", "chapter", "block", "kind", "question", "attempt", "answer"]
+    columns += ["result", "time"]
+    quoted = ['"' + str(v).replace('"', '""') + '"' for v in columns]
+    lines = [",".join(quoted)]
+    for r in rows:
+        lines.append(",".join('"' + str(r[c]).replace('"', '""') + '"' for c in columns))
+    return "\r\n".join(lines) + "\r\n"
+
+
+def test_the_class_summary_reads_students_files_in_the_page_and_sends_nothing(
+    page, base_url, site, tmp_path
+):
+    from test_questions import on_the_pages
+
+    asked = on_the_pages(site)["one-head.check-1"]
+    wrong, right = asked["choices"][2], asked["choices"][asked["right"].index(True)]
+    hostile = '<img src=x onerror="document.title=1">'
+
+    def attempt(student, block, n, answer, result, chapter="One head, from scratch"):
+        return {
+            "student": student, "chapter": chapter, "block": block, "kind": "check yourself",
+            "question": "?", "attempt": n, "answer": answer, "result": result,
+            "time": "2026-12-07T09:00:00.000Z",
+        }  # fmt: skip
+
+    files = {
+        "ada.csv": [
+            attempt("Ada", "check-1", 1, wrong, "not yet"),
+            attempt("Ada", "check-1", 2, right, "correct"),
+        ],
+        "other.csv": [attempt(hostile, "check-1", 1, hostile, "not yet", chapter="Biology")],
+        "bob.csv": [attempt(hostile, "check-1", 1, wrong, "not yet")],
+    }
+    paths = []
+    for name, rows in files.items():
+        (tmp_path / name).write_text(results_csv(rows), "utf-8")
+        paths.append(tmp_path / name)
+    page.goto(base_url + "class.html")
+    expect(page.locator("[data-class-drop]")).to_be_visible()  # its script is ready
+    sent = []
+    page.on("request", lambda r: sent.append(r.url))
+    page.set_input_files("[data-class-files]", paths)
+    rows = page.locator("[data-class-questions] tbody tr")
+    expect(page.locator("[data-class-count]")).to_have_text(f"2 students: Ada, {hostile}.")
+    assert rows.count() == len(json_bank_questions(site))
+    check = rows.filter(has_text=asked["question"])
+    expect(check.locator("td")).to_have_text(
+        ["One head, from scratch", asked["question"], "2", "0", f"{wrong} (2×)",
+         asked["feedback"][2], "1.5"]
+    )  # fmt: skip
+    expect(page.locator("[data-class-skipped] li")).to_have_text(
+        ["other.csv is from another course: no chapter of this site (it has Biology)."]
+    )
+    students = page.locator("[data-class-students] tbody tr")
+    expect(students.nth(1).locator("th")).to_have_text(hostile)
+    assert page.locator("[data-class] img").count() == 0 and page.title() != "1"
+    assert sent == []  # the files are read in the page: nothing is requested, nothing sent
+
+
+def json_bank_questions(site):
+    """Every question class.html carries, read from its data."""
+    html = (site / "class.html").read_text("utf-8")
+    data = re.search(r"data-class-bank='([^']*)'", html).group(1)
+    return [q for chapter in json.loads(data) for q in chapter["questions"]]

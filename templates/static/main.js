@@ -22,6 +22,8 @@ setupBlocks();
 setupEmbed();
 setupResults();
 setupScrollers();
+// the class summary's own script, on its page only (class.html)
+if (document.querySelector("[data-class]")) import("./class.js");
 
 const figures = setupFigures();
 const bar = document.querySelector("[data-pystatus]");

@@ -7,7 +7,7 @@
 import { addAttempt, chapterTitle, clearPage, pageAttempts, siteAttempts } from "./attempts.js";
 import { loadShared, saveShared } from "./storage.js";
 
-const COLUMNS = [
+export const COLUMNS = [
   "student", "chapter", "block", "kind", "question", "attempt", "answer", "result", "time",
 ];
 
@@ -69,7 +69,7 @@ export function studentName() {
 // gets a ' so that a spreadsheet shows it as text, and every field is quoted, so that a
 // spreadsheet splitting on semicolons or tabs (as many locales do) does not start a new cell,
 // perhaps a formula, inside an answer such as x;=1+1.
-function cell(value) {
+export function cell(value) {
   let text = String(value ?? "");
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return `"${text.replace(/"/g, '""')}"`;
