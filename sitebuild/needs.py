@@ -9,7 +9,7 @@ string, as `DIR = "smollm2"` or `f"charmodel/{run}/manifest.json"` do
 (toymodels.page.data.read_bytes takes a path inside toymodels/data/), so a folder whose name
 starts a string in one of them is needed; where the modules name only whole paths in it
 (`"smollm2/live.json"`), only those files are. Prose values ({{ … }}) are not: the build
-writes their values into the page. A folder whose name the code builds (DIR = "char" +
+writes their values into the page. A file whose path the code builds (DIR = "char" +
 "model") is found by what the build saw read: call data_paths after building the chapter.
 """
 
@@ -26,8 +26,8 @@ def data_paths(chapter, root):
     ("smollm2") where one of its modules names the folder or a path made at run time in it
     (f"smollm2/{name}.npz"), else the files its modules name whole ("smollm2/live.json"), so
     that a chapter using one file of another chapter's folder carries that file alone; and the
-    folders its modules were seen reading while the build drew its figures (browser.READS),
-    which finds a folder whose name the code builds. Text in a string (a docstring that
+    files its modules were seen reading while the build drew its figures (browser.READS),
+    which finds a file whose name the code builds. Text in a string (a docstring that
     mentions a file) names nothing."""
     folders = _folders(root)
     whole, files = set(), set()
@@ -43,7 +43,7 @@ def data_paths(chapter, root):
             else:
                 files.add(text)
     for module in modules | named:  # what the build saw read (sitebuild/browser.py)
-        whole |= {path.split("/")[0] for path in READS.get(module, ())} & set(folders)
+        files |= {path for path in READS.get(module, ()) if path.split("/")[0] in folders}
     return sorted(whole | {p for p in files if p.split("/")[0] not in whole})
 
 
