@@ -159,7 +159,7 @@ def test_each_pair_says_whether_its_answer_flips():
         else:
             assert (
                 f"The answer flips: the model prefers “{a}” after the clean text, “{b}” after "
-                "the other."
+                "the corrupted one."
             ) in text
 
 

@@ -206,7 +206,10 @@ def flip_line(p):
     """Whether the model's answer flips between the two texts, in a sentence."""
     a, b = quoted(word(p["a"])), quoted(word(p["b"]))
     if p["why"] == "flips":
-        return f"The answer flips: the model prefers {a} after the clean text, {b} after the other."
+        return (
+            f"The answer flips: the model prefers {a} after the clean text, {b} after the "
+            "corrupted one."
+        )
     return (
         f"The answer does not flip: the model prefers {quoted(prefers(p, p['ld_clean']))} after "
         f"both texts. The pair is kept because the logit difference moves "

@@ -382,11 +382,6 @@ def patch_sum_range():
 # where the patch is made, and which way
 
 
-def ex_blind_token():
-    """The head that matters most without looking, patched at the last token only."""
-    return percent(_example()["patch_token"][_ex_blind()])
-
-
 def ex_blind_self():
     """Its attention from the last token to that token itself, in the clean text."""
     return percent(_example()["att_self"][_ex_blind()])
