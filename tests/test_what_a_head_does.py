@@ -10,6 +10,7 @@ export tier is not installed.
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -225,6 +226,21 @@ def test_spearman_with_ties_against_hand_ranks():
     # ranks (1,2,3,4,5) and (1,2,4,5,3): d^2 = 0+0+1+1+4 = 6, 1 - 6*6/(5*24) = 0.7
     assert at.spearman([1, 2, 3, 4, 5], [1, 2, 4, 5, 3]) == pytest.approx(0.7)
     assert np.isnan(at.spearman([1, 1, 1], [1, 2, 3]))
+
+
+def test_each_pronoun_pair_asks_about_its_own_pronoun_and_nouns():
+    """The question after a Winograd sentence names the pronoun the sentence uses ("he" where
+    it says "he"), and both candidates are nouns of that sentence."""
+    asked = 0
+    for pid, family, clean, _corrupt, a, b in pairs.candidates():
+        if family != "pronoun":
+            continue
+        sentence, question = clean.split(" In this sentence, ")
+        said = re.search(r" because (\w+) ", sentence).group(1)
+        assert question == f'"{said}" refers to the', pid
+        assert f" {a.strip()} " in sentence and f" {b.strip()} " in sentence, pid
+        asked += said == "he"
+    assert asked == 2
 
 
 def test_the_keep_rule():
