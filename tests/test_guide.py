@@ -168,6 +168,22 @@ def test_code_shown_in_the_guide_is_the_module_code():
                 assert inspect.getsource(fn).rstrip("\n") in shown, name
 
 
+def test_the_guide_names_every_export_make_export_runs():
+    """Each `python -m toymodels.export NAME` of the Makefile's export target is named in the
+    guide's sentence on `make export`, with the chapter it writes for (issue 59: the patching
+    export was left out)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    target = re.search(r"^export:.*?\n((?:\t.*\n|\s*#.*\n)+)", makefile, flags=re.M).group(1)
+    run = re.findall(r"-m toymodels\.export (\w+)", target)
+    assert run == ["minilm", "smollm2", "patching"]
+    said = re.search(r"`make export` (.*?)\n\n", CHAPTER.read_text(encoding="utf-8"), re.S)
+    said = " ".join(said.group(1).split())
+    chapters = {"minilm": '"Real heads"', "smollm2": '"Heads that copy"'}
+    chapters["patching"] = '"What a head does" (`python -m toymodels.export patching`'
+    for name in run:
+        assert chapters[name] in said, (name, said)
+
+
 @pytest.fixture(scope="module")
 def guide_page(tmp_path_factory):
     site = site_build.build(ROOT, tmp_path_factory.mktemp("guide") / "site")

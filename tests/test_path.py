@@ -84,7 +84,9 @@ def test_the_footer_and_the_home_page_say_which_numbers_are_read_from_files(site
     assert sorted(p.name for p in data.iterdir() if p.is_dir()) == sorted(READ_FROM_FILES)
     for page in ("index.html", "heads-that-copy.html", "one-head.html"):
         html = (site / page).read_text(encoding="utf-8")
-        footer = unescape(re.search(r'<footer class="site-footer">(.*?)</footer>', html).group(1))
+        footer = unescape(
+            re.search(r'<footer class="site-footer">(.*?)</footer>', html, re.S).group(1)
+        )
         assert "Every number" not in footer, page
         for said in READ_FROM_FILES.values():
             assert said in footer, (page, said)

@@ -435,21 +435,35 @@ def test_the_readers_own_pair_measured_tapped_and_patched(new_page, server, cpyt
     url_with(page, "what-own.patch=L24H4")
     want = same_as_cpython()
     first = rows.first.locator("th, td").all_inner_texts()
-    assert first[0] == "L24\u00a0H4" and re.fullmatch(r"\d+ ms, layers 24–30", first[3]), first
-    assert f"<td>{first[1]}</td><td>{first[2]}</td>" in want["html"]
+    assert first[0] == "L24\u00a0H4" and re.fullmatch(r"\d+ ms, layers 24–30", first[4]), first
+    assert first[1] == "clean into corrupted, at every position"
+    assert f"<td>{first[2]}</td><td>{first[3]}</td>" in want["html"]
+    # the other way: the same head's corrupted output put into the clean run
+    fig.locator('[data-key="way"][data-value="noise"]').click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#what-own .wh-patches tbody tr').length == 2"
+    )
+    url_with(page, "what-own.way=noise")
+    noised = rows.first.locator("th, td").all_inner_texts()
+    assert noised[:2] == ["L24\u00a0H4", "corrupted into clean, at every position"], noised
+    want = same_as_cpython()
+    assert noised[3].startswith("loses ")
+    assert f"<td>{noised[2]}</td><td>{noised[3]}</td>" in want["html"]
+    fig.locator('[data-key="way"][data-value="denoise"]').click()
+    url_with(page, "what-own.patch=L24H4", without=("what-own.way=",))  # the default again
 
     box = fig.locator("input[name=patch]")
     box.fill("l24h4 L20")
     box.press("Enter")
     page.wait_for_function(
-        "() => document.querySelectorAll('#what-own .wh-patches tbody tr').length == 2"
+        "() => document.querySelectorAll('#what-own .wh-patches tbody tr').length == 3"
     )
     url_with(page, "what-own.patch=L20")
     latest = rows.first.locator("th, td").all_inner_texts()
     assert latest[0] == "layer 20 (all 9 heads) and L24\u00a0H4", latest
-    assert re.fullmatch(r"\d+ ms, layers 20–30", latest[3]), latest
+    assert re.fullmatch(r"\d+ ms, layers 20–30", latest[4]), latest
     want = same_as_cpython()
-    assert f"<td>{latest[1]}</td><td>{latest[2]}</td>" in want["html"]
+    assert f"<td>{latest[2]}</td><td>{latest[3]}</td>" in want["html"]
     assert box.input_value() == "L20 L24H4"
     # axe-core finds nothing serious in the measured figure (maps, opened head, patches)
     page.evaluate(assets.axe_script())

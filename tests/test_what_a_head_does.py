@@ -10,6 +10,7 @@ export tier is not installed.
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -227,6 +228,21 @@ def test_spearman_with_ties_against_hand_ranks():
     assert np.isnan(at.spearman([1, 1, 1], [1, 2, 3]))
 
 
+def test_each_pronoun_pair_asks_about_its_own_pronoun_and_nouns():
+    """The question after a Winograd sentence names the pronoun the sentence uses ("he" where
+    it says "he"), and both candidates are nouns of that sentence."""
+    asked = 0
+    for pid, family, clean, _corrupt, a, b in pairs.candidates():
+        if family != "pronoun":
+            continue
+        sentence, question = clean.split(" In this sentence, ")
+        said = re.search(r" because (\w+) ", sentence).group(1)
+        assert question == f'"{said}" refers to the', pid
+        assert f" {a.strip()} " in sentence and f" {b.strip()} " in sentence, pid
+        asked += said == "he"
+    assert asked == 2
+
+
 def test_the_keep_rule():
     assert pairs.keep(3.0, -1.0) == (True, "flips")
     assert pairs.keep(0.4, -0.4) == (False, "moves too little")
@@ -291,6 +307,50 @@ def test_a_fresh_run_of_a_few_heads_equals_the_committed_export(model, bpe, comm
     for h in heads:
         assert fresh[h] == pytest.approx(float(arrays["patch"][n][h]), abs=1e-3), h
     assert abs(fresh[heads[0]]) > 0.05  # some head does move it
+    # the other patches: at the last token, at the changed word, and noising (float16: 1e-3)
+    for key, (way, where) in patching.PATCHES.items():
+        fresh = patching.patch_heads(model, clean, corrupt, a, b, heads, way=way, where=where)
+        for h in heads:
+            assert fresh[h] == pytest.approx(float(arrays[key][n][h]), abs=2e-3), (key, h)
+    # the attention read elsewhere: to the answer's token, to itself, the induction step
+    ids, d = entry["ids_clean"], entry["differ"][0]
+    answer = [j for j, i in enumerate(ids) if i == a]
+    after = [j + 1 for j in range(d) if ids[j] == ids[d]]
+    assert answer and after  # an indirect-object pair names the answer and repeats a name
+    for key, row, cols in (
+        ("att_answer", -1, answer),
+        ("att_self", -1, [len(ids) - 1]),
+        ("att_induct", d, after),
+    ):
+        want = clean.maps[:, :, row, cols].sum(-1)
+        assert np.allclose(want, arrays[key][n], atol=2e-3), key
+
+
+@model_test
+def test_a_patch_at_one_token_and_noising_by_hand(model, bpe):
+    """patch_heads against a forward written out here: the clean run with one head's output
+    at the last token taken from the corrupted run (noising, at the token), and the corrupted
+    run with the clean output at the changed word only; the shares against the definitions."""
+    cand = next(c for c in pairs.candidates() if c[0] == "ioi1")
+    entry, (clean, corrupt, (ld_clean, ld_bad)) = patching.measure(model, bpe, *cand)
+    a, b, d = entry["token_a"], entry["token_b"], entry["differ"]
+    T, (L, h) = len(clean.ids), (17, 4)
+
+    def forward(ids, source, cols):
+        def tap(i, y):
+            if i == L:
+                y[h, cols] = source.y[L, h, cols]
+
+        *_, (_, _, x) = model.run(ids, tap=tap)
+        return at.logit_diff(model, x[-1], a, b)
+
+    lost = (ld_clean - forward(clean.ids, corrupt, [T - 1])) / (ld_clean - ld_bad)
+    got = patching.patch_heads(model, clean, corrupt, a, b, [(L, h)], way="noise", where="token")
+    assert got[L, h] == pytest.approx(lost, abs=1e-4)
+    back = (forward(corrupt.ids, clean, d) - ld_bad) / (ld_clean - ld_bad)
+    got = patching.patch_heads(model, clean, corrupt, a, b, [(L, h)], where="word")
+    assert got[L, h] == pytest.approx(back, abs=1e-4)
+    assert abs(back) > 0.05  # this head does move it at the changed word
 
 
 def test_the_cli_says_what_is_missing_and_writes_nothing(monkeypatch, capsys, tmp_path):
@@ -304,10 +364,12 @@ def test_the_cli_says_what_is_missing_and_writes_nothing(monkeypatch, capsys, tm
 
 
 def test_pair_by_pair_the_agreement_quoted_is_the_exports():
-    """The prose's least and most agreeing pairs, and the pairs ranked the other way round,
-    against the per-pair correlations the export stored (computed there before the arrays
+    """The prose's least and most agreeing pairs (attention against the patch at the same,
+    last, token), and the pairs ranked the other way round, against the per-pair correlations
+    the export stored (computed there before the arrays
     were rounded for the file)."""
-    stored = sorted((p["spearman"]["attention"], p["id"]) for p in wh.all_pairs() if p["kept"])
+    stored = [(p["spearman"]["attention_token"], p["id"]) for p in wh.all_pairs() if p["kept"]]
+    stored = sorted(stored)
     (low, worst), (high, best) = stored[0], stored[-1]
     assert values.agree_least_text() == quoted(wh.pair(worst)["clean"] + "…")
     assert values.agree_most_text() == quoted(wh.pair(best)["clean"] + "…")

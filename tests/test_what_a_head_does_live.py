@@ -18,7 +18,7 @@ from toymodels.heads_that_copy import live as smollm2
 from toymodels.page.figure import check
 from toymodels.what_a_head_does import live, own
 from toymodels.what_a_head_does.attribution import Trace, logit_diff
-from toymodels.what_a_head_does.patching import Patch, recovered
+from toymodels.what_a_head_does.patching import Patch, positions, recovered, share
 
 pytestmark = pytest.mark.model
 CLEAN, CORRUPT = own.DEFAULTS["clean"], own.DEFAULTS["corrupt"]
@@ -84,8 +84,17 @@ def test_a_live_patch_equals_the_exports_batched_patch_and_a_forward_from_layer_
     lds = [logit_diff(llama, t.x[-1, -1], a, b) for t in (tc, tk)]
     for head in chosen:
         one = Patch(tc, tk, [head]).advance(float("inf"))
-        share = recovered(one.logit_diff(-1, a, b), *lds)
-        assert share == pytest.approx(batched[head], abs=1e-4)
+        got = recovered(one.logit_diff(-1, a, b), *lds)
+        assert got == pytest.approx(batched[head], abs=1e-4)
+    # the other places and the other way, as the export makes them
+    differ = [n for n, (i, j) in enumerate(zip(ids, bad, strict=True)) if i != j]
+    for way, where in (("noise", "every"), ("denoise", "token"), ("noise", "word")):
+        batched = patch_heads(llama, tc, tk, a, b, heads=chosen, way=way, where=where)
+        at = positions(where, len(ids) - 1, differ)
+        for head in chosen:
+            one = Patch(tc, tk, [head], way, at).advance(float("inf"))
+            got = share(one.logit_diff(-1, a, b), *lds, way)
+            assert got == pytest.approx(batched[head], abs=1e-4), (way, where, head)
     # a layer and a head together, from the kept residual, against the whole corrupted forward
     heads = [(19, h) for h in range(9)] + [(23, 3)]
     patch = Patch(tc, tk, heads)
@@ -120,10 +129,13 @@ def test_the_reader_patches_a_head_a_layer_and_several_and_sees_each_forwards_ti
         state = answer["state"]
         assert state["patch"] == canonical
         chosen, _, _ = own.read_patch(canonical)
-        done = p.patches[tuple(chosen)]
-        share = recovered(done.logit_diff(-1, a, b), *lds)
-        row = f'<th scope="row">{said}</th><td>{own.logits(done.logit_diff(-1, a, b))}</td>'
-        assert row + f"<td>{own.percent(share)}</td>" in answer["html"]
+        done = p.patch(chosen)
+        got = recovered(done.logit_diff(-1, a, b), *lds)
+        row = (
+            f'<th scope="row">{said}</th><td>clean into corrupted, at every position</td>'
+            f"<td>{own.logits(done.logit_diff(-1, a, b))}</td>"
+        )
+        assert row + f"<td>recovers {own.percent(got)}</td>" in answer["html"]
         first = chosen[0][0] + 1
         assert f"<td>{1000 * done.seconds:.0f} ms, layers {first}–30</td>" in answer["html"]
     # the table lists every patch asked for, newest first, and the state holds them (a link)
@@ -148,6 +160,38 @@ def test_the_reader_patches_a_head_a_layer_and_several_and_sees_each_forwards_ti
     answer, calls = drawn(state)
     untimed = [re.sub(r"<td>\d+ ms, ", "<td>", h) for h in (answer["html"], html)]
     assert untimed[0] == untimed[1] and calls > 2
+
+
+def test_the_reader_chooses_where_and_which_way(llama):
+    """Noising at the token measured, then a patch at the changed word: each row says where
+    and which way, its share is the one its definition gives, and the link keeps both."""
+    state = drawn({})[0]["state"]
+    p = live.pair(token(CLEAN), token(CORRUPT))
+    a, b = (live.candidate(w)[0] for w in ("Lucy", "Mark"))
+    T = len(p.traces[0].ids)
+    t = T - 2  # " salt": a token after the changed word, not the last
+    ld_clean, ld_bad = p.logit_diffs(t, a, b)
+    answer = drawn(dict(state, token=str(t), patch="L18H5", at="token", way="noise"))[0]
+    done = p.patch([(17, 4)], "noise", "token", t)
+    lost = (ld_clean - done.logit_diff(t, a, b)) / (ld_clean - ld_bad)
+    assert (
+        '<th scope="row">L18\u00a0H5</th><td>corrupted into clean, at the token measured only</td>'
+        f"<td>{own.logits(done.logit_diff(t, a, b))}</td><td>loses {own.percent(lost)}</td>"
+    ) in answer["html"]
+    assert answer["state"]["patched"] == "L18H5~token~noise"
+    answer = drawn(dict(answer["state"], at="word", way="denoise"))[0]
+    done = p.patch([(17, 4)], "denoise", "word", t)
+    back = (done.logit_diff(t, a, b) - ld_bad) / (ld_clean - ld_bad)
+    assert (
+        '<th scope="row">L18\u00a0H5</th><td>clean into corrupted, at “Mark” only</td>'
+        f"<td>{own.logits(done.logit_diff(t, a, b))}</td><td>recovers {own.percent(back)}</td>"
+    ) in answer["html"]
+    assert answer["state"]["patched"] == "L18H5~word~denoise|L18H5~token~noise"
+    # the two rows differ: where the head is put back matters
+    assert own.percent(back) != own.percent(lost)
+    for key, value in (("at", "word"), ("way", "denoise")):
+        pressed = rf'data-key="{key}" data-value="{value}"[^>]*aria-pressed="true"'
+        assert re.search(pressed, answer["html"]), key
 
 
 def test_a_token_before_the_changed_word_has_nothing_to_recover(llama):

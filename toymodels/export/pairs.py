@@ -7,8 +7,8 @@ position. The exporter (patching.py) keeps only the pairs where the model's diff
 actually moves between the two texts (`keep`), and the two texts must be the same number of
 tokens, so that every position of one has its counterpart in the other.
 
-    pronoun  Winograd-style: "it" resolved by one adjective ("too tired" / "too wide"),
-             then asked which noun it was
+    pronoun  Winograd-style: "it" (or "he") resolved by one adjective ("too tired" / "too
+             wide"), then asked which noun that pronoun was
     gender   two names and "she" / "he": to whom the pronoun's owner gave something
     ioi      indirect object: "When Mary and John went ..., John gave a drink to" Mary;
              the corrupted text repeats the other name, so the answer swaps
@@ -16,7 +16,7 @@ tokens, so that every position of one has its counterpart in the other.
              (the corrupted text has another surname)
 """
 
-ASK = ' In this sentence, "it" refers to the'
+ASK = ' In this sentence, "{}" refers to the'  # the sentence's own pronoun
 
 # (sentence with {} for the word, clean word, corrupted word, noun the clean one means,
 # noun the corrupted one means)
@@ -26,7 +26,7 @@ WINOGRAD = (
     ("The cup fell off the table because it was too {}.", "full", "small"),
     ("The dog chased the cat because it was {}.", "hungry", "scared"),
     ("The fish ate the worm because it was {}.", "hungry", "tasty"),
-    ("The car hit the wall because it was going too {}.", "fast", "high"),
+    ("The truck hit the bridge because it was too {}.", "tall", "low"),
     ("The bottle didn't fit in the box because it was too {}.", "tall", "small"),
     ("The ball broke the window because it was {}.", "heavy", "thin"),
     ("The table won't fit through the door because it is too {}.", "wide", "narrow"),
@@ -49,7 +49,7 @@ NOUNS = (
     ("cup", "table"),
     ("dog", "cat"),
     ("fish", "worm"),
-    ("car", "wall"),
+    ("truck", "bridge"),
     ("bottle", "box"),
     ("ball", "window"),
     ("table", "door"),
@@ -149,12 +149,18 @@ REPEAT = (
 )
 
 
+def pronoun(sentence):
+    """The pronoun a Winograd sentence resolves: the word after "because"."""
+    return sentence.split(" because ")[1].split()[0]
+
+
 def candidates():
     """Every curated pair, kept or not: [(id, family, clean, corrupt, a, b)], a and b the
     candidate next tokens as text (each a space and a word)."""
     out = []
     for n, ((s, w1, w2), (n1, n2)) in enumerate(zip(WINOGRAD, NOUNS, strict=True), 1):
-        out.append((f"pronoun{n}", "pronoun", s.format(w1) + ASK, s.format(w2) + ASK, n1, n2))
+        ask = ASK.format(pronoun(s))
+        out.append((f"pronoun{n}", "pronoun", s.format(w1) + ask, s.format(w2) + ask, n1, n2))
     n = 0
     for t, (woman, man) in zip(GENDER, COUPLES, strict=True):  # one couple a sentence
         for A, B in ((woman, man), (man, woman)):  # both orders: the model favours one

@@ -6,8 +6,10 @@ alone is patched from the clean run into the corrupted one. A tap on a head open
 three maps and lists its numbers.
 
 State: pair (a kept pair's id, e.g. "ioi1"), head ("L24H4", 1-based; "" opens the head whose
-patching recovers most in that pair). The numbers are the export's (heads.py); nothing here
-computes a measure.
+patching, as shown, moves most in that pair), patch (which patching the third map shows, one
+of PATCHES: the clean output put back at every position, at the last token alone, where the
+attention map is read, or at the changed word alone; or noising, the corrupted output put
+into the clean run). The numbers are the export's (heads.py); nothing here computes a measure.
 """
 
 import re
@@ -16,14 +18,32 @@ from ..page import kit
 from ..page.html import attrs, esc, head_name, level, num, quoted
 from . import heads as wh
 
-DEFAULTS = {"pair": "ioi1", "head": ""}
+DEFAULTS = {"pair": "ioi1", "head": "", "patch": "every"}
+# value: (the export's array, its button, the map's title, how a cell says its value)
+PATCHES = {
+    "every": ("patch", "Every position", "Patching at every position: share recovered", "recovers"),
+    "token": (
+        "patch_token",
+        "The last token",
+        "Patching at the last token only: share recovered",
+        "recovers",
+    ),
+    "word": (
+        "patch_word",
+        "The changed word",
+        "Patching at the changed word only: share recovered",
+        "recovers",
+    ),
+    "noise": ("noise", "Noising", "Noising at every position: share lost", "loses"),
+}
 DLA_SCALE = 1.0  # logits: the darkest colour of the attribution map, each way
 PATCH_SCALE = 0.5  # of the difference: the darkest colour of the patching map, each way
+NO_FLIP = "answer kept"  # how a pair whose answer does not flip is marked
 HEAD = re.compile(r"[Ll]([0-9]{1,2})\s*[Hh]([0-9]{1,2})")
 
 
 def _choices():
-    return {"pair": tuple(wh.kept())}
+    return {"pair": tuple(wh.kept()), "patch": tuple(PATCHES)}
 
 
 CHOICES = _choices()
@@ -53,10 +73,11 @@ def strongest(values):
 def normalise(state):
     """-> (state, the pair's entry with its arrays, the opened head (layer, head))."""
     state = kit.merge(DEFAULTS, state)
-    if state["pair"] not in CHOICES["pair"]:
-        state["pair"] = DEFAULTS["pair"]
+    for key in ("pair", "patch"):
+        if state[key] not in CHOICES[key]:
+            state[key] = DEFAULTS[key]
     p = wh.pair(state["pair"])
-    at = read_head(state["head"]) or strongest(p["patch"])
+    at = read_head(state["head"]) or strongest(p[PATCHES[state["patch"]][0]])
     state["head"] = head_value(*at)
     return state, p, at
 
@@ -95,10 +116,11 @@ def percent(v):
     return num(float(text), 1 if abs(x) < 10 else 0) + "%"
 
 
-def measures(p):
+def measures(p, patch="every"):
     """The three maps: (key, title, its (layers, heads) values, colour class of a value, how a
-    cell names its value)."""
+    cell names its value); the third the patching PATCH names."""
     to = quoted(differing(p, 0))
+    array, _, title, verb = PATCHES[patch]
     return (
         (
             "att",
@@ -116,10 +138,10 @@ def measures(p):
         ),
         (
             "patch",
-            "Patching: share of the difference recovered",
-            p["patch"],
+            title,
+            p[array],
             lambda v: signed_level(v, PATCH_SCALE),
-            lambda v: f"patching recovers {percent(v)}",
+            lambda v: f"{'noising' if patch == 'noise' else 'patching'} {verb} {percent(v)}",
         ),
     )
 
@@ -166,13 +188,33 @@ def signed_legend(low, high):
 
 def labels(ids):
     """The pairs' buttons: their two candidate answers, or where two pairs of a family share
-    them (the same names in another order), the clean text's first three words."""
+    them (the same names in another order), the clean text's first three words; a pair whose
+    answer does not flip (kept because its difference moves enough) marked so."""
     entry = {e["id"]: e for e in wh.all_pairs()}
     out = [f"{word(entry[i]['a'])} or {word(entry[i]['b'])}" for i in ids]
-    return [
+    out = [
         " ".join(entry[i]["clean"].split()[:3]) + "…" if out.count(text) > 1 else text
         for i, text in zip(ids, out, strict=True)
     ]
+    return [
+        text if entry[i]["why"] == "flips" else f"{text} ({NO_FLIP})"
+        for i, text in zip(ids, out, strict=True)
+    ]
+
+
+def flip_line(p):
+    """Whether the model's answer flips between the two texts, in a sentence."""
+    a, b = quoted(word(p["a"])), quoted(word(p["b"]))
+    if p["why"] == "flips":
+        return (
+            f"The answer flips: the model prefers {a} after the clean text, {b} after the "
+            "corrupted one."
+        )
+    return (
+        f"The answer does not flip: the model prefers {quoted(prefers(p, p['ld_clean']))} after "
+        f"both texts. The pair is kept because the logit difference moves "
+        f"{num(p['ld_clean'] - p['ld_corrupt'])} towards {b}."
+    )
 
 
 def picker(current):
@@ -210,6 +252,7 @@ def pair_panel(p):
         '<thead><tr><th scope="col">Run</th><th scope="col">Text</th>'
         '<th scope="col">logit a − logit b</th><th scope="col">Prefers</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></div>"
+        f'<p class="mh-summary">{esc(flip_line(p))}</p>'
     )
 
 
@@ -224,14 +267,18 @@ def head_facts(p, at):
         f"Direct logit attribution: {logits(p['dla_clean'][L, H])} towards {a} "
         f"(in the corrupted text: {logits(p['dla_corrupt'][L, H])}).",
         f"Patched from the clean run into the corrupted one, it recovers "
-        f"{percent(p['patch'][L, H])} of the logit difference.",
+        f"{percent(p['patch'][L, H])} of the logit difference at every position, "
+        f"{percent(p['patch_token'][L, H])} at the last token only and "
+        f"{percent(p['patch_word'][L, H])} at {w0} only.",
+        f"Noised, its output from the corrupted run put into the clean one (every position), "
+        f"the model loses {percent(p['noise'][L, H])} of it.",
     ]
 
 
 def render(state=None, fid="what-head"):
     state, p, at = normalise(state)
     maps = []
-    for key, title, values, colour, said in measures(p):
+    for key, title, values, colour, said in measures(p, state["patch"]):
         legend = (
             kit.legend(None)
             if key == "att"
@@ -248,8 +295,15 @@ def render(state=None, fid="what-head"):
         f'<section class="hc-opened" aria-label="{esc(name)}, opened"><h3>{esc(name)}</h3>'
         f"<ul>{''.join(f'<li>{esc(f)}</li>' for f in facts)}</ul></section>"
     )
+    shown = (
+        '<div class="wh-family"><span class="wh-family-name">Patching shown</span>'
+        + kit.choices(
+            "patch", [(k, v[1]) for k, v in PATCHES.items()], state["patch"], label="Patching shown"
+        )
+        + "</div>"
+    )
     html = (
-        kit.controls(picker(state["pair"]))
+        kit.controls(picker(state["pair"]) + shown)
         + pair_panel(p)
         + f'<div class="wh-maps">{"".join(maps)}</div>'
         + opened

@@ -9,9 +9,18 @@ float32 array (kept pairs, layers, heads) per measure:
 
     att_clean, att_corrupt  attention from the last token to the tokens where the two texts
                             differ, in each text
+    att_answer, att_self    in the clean text, attention from the last token to the answer
+                            a's tokens, and to itself
+    att_induct              in the clean text, attention from the changed word to the tokens
+                            just after that word's earlier occurrences (an induction head's)
     dla_clean, dla_corrupt  direct logit attribution to logit[a] - logit[b] (attribution.py)
-    patch                   activation patching: the share of the difference the corrupted
-                            run gets back when that one head's output comes from the clean run
+    patch                   activation patching (patching.py), denoising: the share of the
+                            difference the corrupted run gets back when that one head's
+                            output comes from the clean run, at every position
+    patch_token, patch_word the same, the output put back at the last token only, or at the
+                            changed word's tokens only
+    noise                   noising: the share the clean run loses when that head's output
+                            comes from the corrupted run, at every position
 
 Read through toymodels.page.data, so the same code runs at build time and in the browser.
 """
@@ -24,7 +33,19 @@ import numpy as np
 from ..page import data
 
 DIR = "what_a_head_does"
-ARRAYS = ("patch", "att_clean", "att_corrupt", "dla_clean", "dla_corrupt")
+ARRAYS = (
+    "patch",
+    "att_clean",
+    "att_corrupt",
+    "dla_clean",
+    "dla_corrupt",
+    "patch_token",
+    "patch_word",
+    "noise",
+    "att_answer",
+    "att_self",
+    "att_induct",
+)
 # the families in the order the figure offers them: what each pair tests, in a few words
 FAMILIES = (
     ("ioi", "Who gets it (indirect object)"),
@@ -82,8 +103,8 @@ def kept():
 
 
 def pair(pid):
-    """One kept pair's entry with its (layers, heads) arrays: patch, att_clean, att_corrupt,
-    dla_clean, dla_corrupt. KeyError for an id that is not a kept pair."""
+    """One kept pair's entry with its (layers, heads) arrays (ARRAYS). KeyError for an id
+    that is not a kept pair."""
     ids = index()["kept"]
     if pid not in ids:
         raise KeyError(f"the export kept no pair '{pid}'")

@@ -12,7 +12,7 @@ reader asks for (patching.py), each one forward, also computed in pieces and tim
 from ..heads_that_copy import live as smollm2
 from ..page.recent import Recent
 from .attribution import Trace, attribute, logit_diff
-from .patching import Patch
+from .patching import Patch, positions
 
 KEEP = 2  # the last pairs' traces kept (two traces of up to 64 tokens: about 18 MB each pair)
 MAX_PATCHES = 40  # patches kept per pair (each holds its final residual stream, T x 576)
@@ -75,10 +75,15 @@ class Pair:
         """logit[a] - logit[b] at token t in the clean and the corrupted text."""
         return tuple(logit_diff(tr.model, tr.x[-1, t], a, b) for tr in self.traces)
 
-    def patch(self, heads):
-        """The Patch of HEADS on this pair, kept (maybe not complete yet)."""
-        key = tuple(sorted(set(heads)))
-        return self.patches.keep(key, lambda: Patch(*self.traces, key))
+    def patch(self, heads, way="denoise", where="every", t=None):
+        """The Patch of HEADS on this pair, WAY and WHERE as patching.Patch and
+        patching.positions take them (T the token measured, default the last), kept (maybe
+        not complete yet)."""
+        t = len(self.traces[0].ids) - 1 if t is None else t
+        chosen = tuple(sorted(set(heads)))
+        at = positions(where, t, self.differ)
+        key = (chosen, way, str(at))
+        return self.patches.keep(key, lambda: Patch(*self.traces, chosen, way, at))
 
 
 def candidate(word):

@@ -7,10 +7,14 @@ the share of the logit difference it recovers and the time its forward took.
 State: clean, corrupt (the texts), a, b (the candidates, each one token), token (the clean
 text's token measured, 0-based; "" for the last), head (the opened head, "L24H4"; "" for the
 one with the largest attribution), patch (the heads last asked to be patched together: "L24H4
-L20H3", or a layer, "L24"), patched (the patches asked for on this pair, newest first, "|"
-between them, the newest included: what the table of patches lists, so that a link or a reload
-shows the same table). Until the reader loads the model, the figure says what it will do
-and offers the download (the same files as "Heads that copy", kept once for both).
+L20H3", or a layer, "L24"), at (where the patch puts the output back, a value of AT: every
+position, the token measured alone, or the changed word alone), way (a value of WAYS: the
+clean output into the corrupted run, what it recovers; or the corrupted output into the clean
+run, what it loses), patched (the patches asked for on this pair, newest first, "|" between
+them, the newest included, each "L24H4" or, with another place or way, "L24H4~token~noise":
+what the table of patches lists, so that a link or a reload shows the same table). Until the
+reader loads the model, the figure says what it will do and offers the download (the same
+files as "Heads that copy", kept once for both).
 """
 
 import re
@@ -31,7 +35,7 @@ from .figure import (
     strongest,
     word,
 )
-from .patching import recovered
+from .patching import share
 
 DEFAULTS = {
     "clean": "After Lucy and Mark finished dinner, Mark passed the salt to",
@@ -41,9 +45,23 @@ DEFAULTS = {
     "token": "",
     "head": "",
     "patch": "",
+    "at": "every",
+    "way": "denoise",
     "patched": "",
 }
 FRESH = ("token", "head", "patch", "patched")  # what the pair's form sets back to its default
+# where a patch puts the output back: value -> (its button, how a row says it, {to} the word)
+AT = {
+    "every": ("Every position", "at every position"),
+    "token": ("The token measured", "at the token measured only"),
+    "word": ("The changed word", "at {to} only"),
+}
+# which way: value -> (its button, how a row says it, the share's verb)
+WAYS = {
+    "denoise": ("Clean into corrupted", "clean into corrupted", "recovers"),
+    "noise": ("Corrupted into clean", "corrupted into clean", "loses"),
+}
+CHOICES = {"at": tuple(AT), "way": tuple(WAYS)}
 MAX_CANDIDATE = 40  # characters of a candidate word
 SHOWN_PATCHES = 8  # the latest patches listed
 PATCH_ITEM = re.compile(r"[Ll]([0-9]{1,2})(?:[Hh]([0-9]{1,2}))?")
@@ -236,7 +254,7 @@ def backwards(own, lds):
     )
 
 
-def patch_form(state, fid, error):
+def patch_form(state, fid, error, to):
     field = kit.text_box(
         fid,
         "patch",
@@ -250,45 +268,75 @@ def patch_form(state, fid, error):
         f'<label class="hc-what" for="{esc(fid)}-patch">Patch together</label> {field} '
         '<button type="submit" data-fk="patch-go">Patch</button> '
         f'<span class="mh-help" id="{esc(fid)}-patch-help">{esc(PATCH_HELP)}</span>{said}</form>'
+        + settings(state, to)
+    )
+
+
+def settings(state, to):
+    """Where the next patch puts the output back, and which way."""
+    at = [(k, v[0] if k != "word" else f"{v[0]}, {to}") for k, v in AT.items()]
+    ways = [(k, v[0]) for k, v in WAYS.items()]
+    return (
+        '<div class="wh-family"><span class="wh-family-name">Put back at</span>'
+        + kit.choices("at", at, state["at"], label="Put back at")
+        + '</div><div class="wh-family"><span class="wh-family-name">Which way</span>'
+        + kit.choices("way", ways, state["way"], label="Which way")
+        + "</div>"
     )
 
 
 def history(state):
-    """The patches to list, newest first: state["patch"] (if it names heads), then those of
-    state["patched"] -> (a list of (layer, head) lists, the canonical "patched" text)."""
+    """The patches to list, newest first: state["patch"] (if it names heads) with state's
+    place and way, then those of state["patched"] -> (a list of (heads as (layer, head)
+    pairs, at, way), the canonical "patched" text)."""
     out = []
-    for text in [state["patch"], *state["patched"].split("|")]:
+    items = [f"{state['patch']}~{state['at']}~{state['way']}", *state["patched"].split("|")]
+    for item in items:
+        text, at, way = (item.split("~") + ["every", "denoise"])[:3]
         chosen, canonical, error = read_patch(text)
-        if chosen and not error and chosen not in out:
-            out.append(chosen)
+        key = (chosen, at, way)
+        if chosen and not error and at in AT and way in WAYS and key not in out:
+            out.append(key)
     out = out[:SHOWN_PATCHES]
     heads = smollm2.manifest()["config"]["n_head"]
-    return out, "|".join(patch_text(c, heads) for c in out)
+    return out, "|".join(patch_item(c, at, way, heads) for c, at, way in out)
 
 
-def patch_rows(own, lds, heads, asked):
-    """The patches ASKED for that are done, newest first, measured at the tapped token."""
+def patch_item(chosen, at, way, heads):
+    """One patch as the state's "patched" lists it: 'L24H4', or 'L24H4~token~noise' for
+    another place or way than the first of each."""
+    text = patch_text(chosen, heads)
+    return text if (at, way) == ("every", "denoise") else f"{text}~{at}~{way}"
+
+
+def patch_rows(own, lds, heads, asked, to):
+    """The patches ASKED for that are done, newest first, each read at the token measured:
+    which heads, from which run into which and where, the patched run's logit difference and
+    the share it recovers (denoising) or loses (noising)."""
     p, t, a, b = own["pair"], own["token"], own["a"], own["b"]
     rows, n = [], p.traces[0].model.n_layer
-    for chosen in asked:
-        patch = p.patch(chosen)
+    for chosen, at, way in asked:
+        patch = p.patch(chosen, way, at, t)
         if not patch.complete:
             continue
         ld = patch.logit_diff(t, a, b)
-        share = recovered(ld, *lds)
+        part = share(ld, *lds, way)
+        done = "—" if part is None else f"{WAYS[way][2]} {percent(part)}"
         rows.append(
             f'<tr><th scope="row">{esc(patch_name(chosen, heads))}</th>'
-            f"<td>{esc(logits(ld))}</td>"
-            f"<td>{esc('—' if share is None else percent(share))}</td>"
+            f"<td>{esc(WAYS[way][1])}, {esc(AT[at][1].format(to=to))}</td>"
+            f"<td>{esc(logits(ld))}</td><td>{esc(done)}</td>"
             f"<td>{1000 * patch.seconds:.0f} ms, layers {chosen[0][0] + 1}–{n}</td></tr>"
         )
     if not rows:
         return ""
     return (
         '<div class="hc-scroll"><table class="mh-matrix wh-patches">'
-        "<caption>Patched from the clean run into the corrupted one, at the token measured"
-        '</caption><thead><tr><th scope="col">Heads</th><th scope="col">logit a − logit b'
-        '</th><th scope="col">Recovered</th><th scope="col">Its forward</th></tr></thead>'
+        "<caption>Each head’s output put from one run into the other, where the row says; "
+        "the logit difference read at the token measured</caption>"
+        '<thead><tr><th scope="col">Heads</th><th scope="col">Patched</th>'
+        '<th scope="col">logit a − logit b</th><th scope="col">Share of the difference</th>'
+        '<th scope="col">Its forward</th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
     )
 
@@ -323,6 +371,9 @@ def render(state=None, fid="what-own"):
     for key in ("a", "b"):
         state[key] = state[key][:MAX_CANDIDATE]
     state["patch"] = state["patch"][:200]
+    for key, allowed in CHOICES.items():
+        if state[key] not in allowed:
+            state[key] = DEFAULTS[key]
     state["patched"] = state["patched"][: 100 * SHOWN_PATCHES]
     try:
         own = read(state)
@@ -347,12 +398,12 @@ def render(state=None, fid="what-own"):
     return _measured(state, own, said, fid)
 
 
-def advance_patches(p, asked, heads):
+def advance_patches(p, asked, heads, t):
     """The first of the patches ASKED for that is not done goes a piece further -> (the line
     saying how far it is, or "" once it is done; whether any is still to be done)."""
     working = ""
-    for c in asked:
-        patch = p.patch(c)
+    for c, at, way in asked:
+        patch = p.patch(c, way, at, t)
         if not patch.complete:
             patch.advance(smollm2.BUDGET_S)
             if not patch.complete:
@@ -361,7 +412,7 @@ def advance_patches(p, asked, heads):
                     f"{patch.done} of {p.traces[0].model.n_layer}…</p>"
                 )
             break
-    return working, any(not p.patch(c).complete for c in asked)
+    return working, any(not p.patch(c, way, at, t).complete for c, at, way in asked)
 
 
 def two_maps(att, dla, at, measured, to):
@@ -401,7 +452,7 @@ def _measured(state, own, said, fid):
     if chosen:
         state["patch"] = text
     asked, state["patched"] = history(state)
-    working, more = advance_patches(p, asked, heads)
+    working, more = advance_patches(p, asked, heads, t)
     piece = smollm2.piece(own["ids"][t])
     measured = quoted(word(piece) or piece)
     tokens = kit.token_buttons(
@@ -426,10 +477,10 @@ def _measured(state, own, said, fid):
         + pair_table(own, lds)
         + two_maps(att, dla, at, measured, to)
         + opened
-        + patch_form(state, fid, error)
+        + patch_form(state, fid, error, to)
         + working
         + note
-        + patch_rows(own, lds, heads, asked)
+        + patch_rows(own, lds, heads, asked, to)
     )
     summary = (
         f"Your pair at {measured}: logit a − logit b {logits(lds[0])} (clean), "

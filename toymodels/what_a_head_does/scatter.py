@@ -1,7 +1,8 @@
 """Figure "Looking against doing": every head of every kept pair as a point, its attention
 from the last token to the word that differs (across) against the share of the logit
-difference patching it recovers (up), with the rank correlations of the two, for all the
-kept pairs or one family of them.
+difference patching it at that same last token recovers (up; the patch at every position
+also counts what the head does at other tokens, which this attention cannot see), with the
+rank correlations of the two, for all the kept pairs or one family of them.
 
 State: family ("all" or a family of heads.FAMILIES). Heads near zero on both measures (under
 NEAR either way) are counted, not drawn: they are most of them, and all in one spot.
@@ -21,12 +22,13 @@ NAMES = {"all": "every kept pair"} | {f: label.lower() for f, label in wh.FAMILI
 
 
 def points(family):
-    """(attention, patching) over every head of the family's kept pairs, each flat (n,)."""
+    """(attention, patching at the last token) over every head of the family's kept pairs,
+    each flat (n,)."""
     kept = wh.kept()
     fam = {p["id"]: p["family"] for p in wh.all_pairs()}
     ns = [n for n, pid in enumerate(kept) if family == "all" or fam[pid] == family]
     a = wh.arrays()
-    return a["att_clean"][ns].ravel(), a["patch"][ns].ravel(), len(ns)
+    return a["att_clean"][ns].ravel(), a["patch_token"][ns].ravel(), len(ns)
 
 
 def correlations(family):
@@ -45,7 +47,8 @@ def render(state=None, fid="what-scatter"):
     drawn = (att >= NEAR) | (np.abs(patch) >= NEAR)
     hidden = int((~drawn).sum())
     said = (
-        f"Attention to the word that differs against the share patching recovers, every head "
+        f"Attention to the word that differs against the share patching at the last token "
+        f"recovers, every head "
         f"of {count_words(n_pairs, 'pair')} ({NAMES[family]}): rank correlation {num(rho)}, "
         f"{num(rho_size)} against the size of the share; {hidden:,} of {att.size:,} points "
         f"(a head in a pair) are under {100 * NEAR:g}% on both and not drawn."
@@ -56,7 +59,7 @@ def render(state=None, fid="what-scatter"):
         x_range=(0, 1),
         y_range=(-0.6, 0.7),
         x_label="attention from the last token to the word that differs",
-        y_label="share recovered",
+        y_label="share recovered, patched at the last token",
         title=said,
         x_ticks=[(x, f"{100 * x:.0f}%") for x in (0, 0.25, 0.5, 0.75, 1)],
         y_ticks=[(-0.5, "−50%"), (0, "0%"), (0.5, "+50%")],
