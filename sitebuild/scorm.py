@@ -86,9 +86,7 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
             raise PackageError(
                 f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
             )
-    # the readers' path: an appendix (the author guide) only when named
-    path = [ch for ch in every if ch["order"] < APPENDIX_ORDER]
-    chapters = path if only is None else [ch for ch in every if ch["slug"] in only]
+    chapters = chosen(every, only)
     groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
@@ -108,6 +106,14 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
                 raise PackageError(f"{target.name}: " + "; ".join(problems))
             written.append(target)
     return written
+
+
+def chosen(every, only=None):
+    """The chapters (front matter) of EVERY to package: the readers' path, or those ONLY names;
+    an appendix (the author guide) only when named."""
+    if only is None:
+        return [ch for ch in every if ch["order"] < APPENDIX_ORDER]
+    return [ch for ch in every if ch["slug"] in only]
 
 
 def shared_files(site, chapters):
