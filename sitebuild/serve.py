@@ -166,12 +166,14 @@ class Server(QuietHangUps, ThreadingHTTPServer):
     takes them, so that slow downloads (a classroom fetching a 97 MB model over a slow
     network) hold none of the threads that answer pages. A reader that takes nothing for
     `idle_timeout` seconds is hung up on; beyond `max_transfers` files at once (bounding the
-    open files and the memory, one chunk each), a request is answered 503 with Retry-After."""
+    open files and the memory, one chunk each), a request that finds no place free within
+    `slot_seconds` is answered 503 with Retry-After."""
 
     request_queue_size = 1024
     max_threads = 32
     idle_timeout = 10
     max_transfers = 256
+    slot_seconds = 2
     retry_seconds = 5
 
     def server_activate(self):
@@ -181,6 +183,7 @@ class Server(QuietHangUps, ThreadingHTTPServer):
         self.closed = False
         self.sending, self.sending_lock = selectors.DefaultSelector(), threading.Lock()
         self.held, self.pending = 0, {}
+        self.slots = threading.Condition(self.silent_lock)
         self.wake_up, self.waker = socket.socketpair()  # a new transfer ends the sender's wait
         self.waker.setblocking(False)
         self.sending.register(self.wake_up, selectors.EVENT_READ)
@@ -188,16 +191,19 @@ class Server(QuietHangUps, ThreadingHTTPServer):
         threading.Thread(target=self._send, daemon=True).start()
 
     def reserve(self):
-        """A place among the files being sent, if there is one left; -> whether there was."""
-        with self.silent_lock:
-            if self.held >= self.max_transfers:
+        """A place among the files being sent, waiting up to `slot_seconds` for one (a busy
+        machine's sending thread frees a finished file's place late: a classroom's second
+        request may come first); -> whether there was one."""
+        with self.slots:
+            if not self.slots.wait_for(lambda: self.held < self.max_transfers, self.slot_seconds):
                 return False
             self.held += 1
             return True
 
     def release(self):
-        with self.silent_lock:
+        with self.slots:
             self.held -= 1
+            self.slots.notify()
 
     def later(self, request, body):
         """Send the open file BODY on REQUEST once its handler is done with the connection."""

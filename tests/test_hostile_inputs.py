@@ -294,7 +294,8 @@ def test_malformed_requests_are_answered_without_a_traceback(
 
 def test_beyond_max_transfers_a_download_is_told_to_come_back(tmp_path):
     """With `max_transfers` files being sent, one more request is answered 503 with
-    Retry-After, at once; when those readers hang up, their places are free again."""
+    Retry-After once no place is freed within `slot_seconds`; when those readers hang up, their
+    places are free again."""
     (tmp_path / "index.html").write_text("<p>ok</p>")
     (tmp_path / "model.bin").write_bytes(os.urandom(4 << 20))
 
@@ -309,6 +310,28 @@ def test_beyond_max_transfers_a_download_is_told_to_come_back(tmp_path):
         assert body == b"Too many downloads at once; try again in a few seconds.\n"
         stop.set()  # the readers hang up
         assert wait_until(lambda: fetch(port, "/")[0] == 200, 30, "no place was freed")
+
+
+def test_a_place_freed_within_a_moment_is_waited_for_not_refused(tmp_path):
+    """A busy machine's sending thread frees a finished file's place late, and a classroom's
+    next request may come first: it waits for the place (`slot_seconds`) instead of a 503."""
+    (tmp_path / "index.html").write_text("<p>ok</p>")
+
+    class One(Server):
+        max_transfers = 1
+
+    made = []
+
+    class Kept(One):
+        def server_activate(self):
+            super().server_activate()
+            made.append(self)
+
+    with dev_server(tmp_path, Kept) as port:
+        (server,) = made
+        assert server.reserve()  # the one place, held as by a file still being sent
+        threading.Timer(0.5, server.release).start()  # sent, and noticed late
+        assert fetch(port, "/")[0] == 200
 
 
 # ---- what a live cell shows (issue 66, 4) ----------------------------------------------------
