@@ -27,7 +27,9 @@ async function keep(cache, path) {
   if (copy) return cache.put(url, copy);
   const response = await fetch(new Request(url, { cache: "no-cache" }));
   if (!response.ok) {
-    console.warn(`Many Heads: ${path} answered ${response.status}; it is left out of the offline copy`);
+    console.warn(
+      `Many Heads: ${path} answered ${response.status}; it is left out of the offline copy`,
+    );
     return;
   }
   await cache.put(url, response);
@@ -36,7 +38,9 @@ async function keep(cache, path) {
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const [site, runtime] = await Promise.all([caches.open(SITE), caches.open(RUNTIME)]);
-    await Promise.all(FILES.map((path) => keep(path.startsWith("pyodide/") ? runtime : site, path)));
+    await Promise.all(
+      FILES.map((path) => keep(path.startsWith("pyodide/") ? runtime : site, path)),
+    );
     await self.skipWaiting();
   })());
 });
@@ -71,7 +75,8 @@ async function cacheFirst(request, cacheName) {
 // for longer than a reader should wait and a copy exists.
 async function networkFirst(request) {
   const network = fetch(request);
-  const slow = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => cached(request, SITE));
+  const slow = new Promise((resolve) => setTimeout(resolve, 4000))
+    .then(() => cached(request, SITE));
   try {
     return await Promise.race([network, slow.then((hit) => hit || network)]);
   } catch (err) {
