@@ -34,6 +34,16 @@ def found(paths, pattern, ignore=None):
     ]
 
 
+def test_docs_hold_no_dates_or_commit_ids():
+    docs = tracked("docs/*.md")
+    assert docs
+    dated = found(docs, DATE) + found(docs, COMMIT, ignore=ASSET_NAME)
+    assert not dated, (
+        "a dated run in docs/ (move the measurement to bench/RESULTS.md, keep the rule):\n"
+        + "\n".join(dated)
+    )
+
+
 def test_code_names_no_issue_numbers():
     code = tracked("*.py", "*.js", "*.mjs", "*.html", "*.css", "Makefile")
     assert code
