@@ -264,7 +264,7 @@ def page(new_page):
 def cold_page(browser, watch):
     """A page (1200 x 900) in a new browser context, caches cold: for a test that waits for an
     idle moment (settled()). Under load, in two clean-clone CI runs, a warm profile's page went
-    20 s without one (docs/testing.md); a new context's has not in any run on record."""
+    20 s without one (bench/RESULTS.md); a new context's has not in any run on record."""
     context = browser.new_context(**NO_OFFLINE_COPY, viewport={"width": 1200, "height": 900})
     watch.attach(context)
     page = context.new_page()
