@@ -32,7 +32,7 @@ from bench.common import (
 )
 
 TAPS = int(os.environ.get("BENCH_TAPS", 40))
-OWN_32 = (  # a reader's sentence of 32 words, the most the box takes (issue 15)
+OWN_32 = (  # a reader's sentence of 32 words, the most the box takes
     "When the morning train finally pulled into the quiet station, my grandmother stepped "
     "down with two heavy suitcases, a basket of apples, and a letter she had never once dared "
     "to open."

@@ -28,6 +28,8 @@ SECTIONS = {
     "whathead": "Your own pair in SmolLM2, What a head does (`python bench/run.py whathead`)",
     "train": "Train it yourself (`python bench/run.py train`)",
     "ci": "A clean clone's CI, `bash .ci/run` (`make ci-time`)",
+    # no part writes this one: measurements once quoted in docs/ and code, kept as they were
+    "history": "Earlier measurements, once quoted in docs/ and the code",
 }
 MARK = "<!-- bench section: {} -->"
 HEAD = """# Bench results
@@ -35,7 +37,8 @@ HEAD = """# Bench results
 Written by the bench (`make bench`, `python bench/run.py [PART …]`, `make ci-time`), never by
 hand: each section is the latest run of its part, with its date, commit, machine and load
 average. Older runs are in git's history (`git log -p bench/RESULTS.md`); what the numbers mean
-and the targets they are held to are in docs/performance.md.
+and the targets they are held to are in docs/performance.md. The last section, which no part
+writes, keeps the measurements docs/ and the code once quoted, as they were.
 """
 
 

@@ -68,7 +68,7 @@ THROTTLE = 4  # Chromium's CPU slowed 4x: a mid-range phone, as DevTools calls i
 PACE_MS = 400  # a reader's pace: the next tap this long after the last one painted
 QUIET_MS = 500  # a page's network is quiet once no request is open or ends for this long
 FIRST_TAP_SETTLE_MS = 1500  # once Python is ready, a reader reads the figure this long first
-# "Real heads", the reader's own sentence (issue 15): 24 tokens
+# "Real heads", the reader's own sentence: 24 tokens
 OWN_24 = (
     "The old lighthouse keeper watched the storm roll in while his daughter counted the "
     "fishing boats returning safely home at dusk."
@@ -115,7 +115,7 @@ def live_markdown(r):
     )
 
 
-# "Heads that copy", the reader's own text (issue 47): 20 and 64 tokens
+# "Heads that copy", the reader's own text: 20 and 64 tokens
 OWN_SMOLLM2 = (
     "The old lighthouse keeper watched the storm roll in while his daughter counted the fishing "
     "boats at dusk again.",
@@ -709,7 +709,7 @@ def chapters_markdown(results):
     return "\n".join(lines) + "\n"
 
 
-# "What a head does", the reader's own pair (issue 48): the figure's pair, and a longer one
+# "What a head does", the reader's own pair: the figure's pair, and a longer one
 OWN_PAIRS = (
     (
         "After Lucy and Mark finished dinner, Mark passed the salt to",

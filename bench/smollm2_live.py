@@ -1,4 +1,4 @@
-"""SmolLM2 live (issue 47) under Pyodide 0.27.7: how long the page's numpy takes, in Node (the
+"""SmolLM2 live under Pyodide 0.27.7: how long the page's numpy takes, in Node (the
 site's runtime from the download cache, the same wasm numpy the browser runs; no page, no
 worker, so this is the Python's own time).
 

@@ -1,7 +1,6 @@
 """Bytecode compiled ahead for the reader's Python. Pyodide's standard library and numpy come as
-source, and every start compiled each module it imports: in a warm browser profile, a chapter's
-Python took 2.5-3.1 s and 2.8-4.3 processor-seconds to be ready from source, 1.6 s and 1.8-2.8
-from bytecode (docs/performance.md). So the build compiles, once per machine and pins, inside the
+source, and every start compiled each module it imports: most of the time a chapter's Python
+takes to be ready (bench/RESULTS.md). So the build compiles, once per machine and pins, inside the
 pinned Pyodide itself (Node runs it: bytecode.mjs, bytecode_in_pyodide.py), the modules a start
 imports: Pyodide's own, and those of AHEAD with theirs. The site serves them from
 bytecode/HASH/, named by their content so that a reader's copy survives the site's updates

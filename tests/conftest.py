@@ -51,14 +51,27 @@ def pytest_configure(config):
     )
 
 
+# the fixtures that start Chromium; every page fixture asks for one of them
+BROWSER_FIXTURES = frozenset({"playwright", "browser", "profiles"})
+
+
+def uses_a_browser(item):
+    """Whether ITEM asks, directly or through another fixture, for one that starts Chromium."""
+    return not BROWSER_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects, so `-m "not browser"` starts none
 def pytest_collection_modifyitems(items):
-    """Modules with more browser and model tests first, each module's tests in their order: with
-    pytest-xdist (`make test`), each worker takes a whole module at a time
+    """Every test that uses a browser fixture is marked `browser` (no test has to remember the
+    marker). Then modules with more browser and model tests first, each module's tests in their
+    order: with pytest-xdist (`make test`), each worker takes a whole module at a time
     (--dist loadfile, so a module's shared pages open once), and the slowest ones started first
     end with the rest rather than after it. The other tests count for nothing: 280 of them
     (test_figures.py) take 5 s, less than one browser test."""
     weight, first = {}, {}
     for i, item in enumerate(items):
+        if uses_a_browser(item) and not item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.browser)
         slow = item.get_closest_marker("browser") or item.get_closest_marker("model")
         weight[item.path] = weight.get(item.path, 0) + (1 if slow else 0)
         first.setdefault(item.path, i)
@@ -250,7 +263,7 @@ def page(new_page):
 def cold_page(browser, watch):
     """A page (1200 x 900) in a new browser context, caches cold: for a test that waits for an
     idle moment (settled()). Under load, in two clean-clone CI runs, a warm profile's page went
-    20 s without one (docs/testing.md); a new context's has not in any run on record."""
+    20 s without one (bench/RESULTS.md); a new context's has not in any run on record."""
     context = browser.new_context(**NO_OFFLINE_COPY, viewport={"width": 1200, "height": 900})
     watch.attach(context)
     page = context.new_page()

@@ -3,7 +3,7 @@
 Chromium keeps the machine code it compiled for a page's WebAssembly (Pyodide's runtime, compiled
 as it streams in) in its profile's code cache, beside the HTTP cache; a new browser context
 (Playwright's `new_context`) is off the record and has neither, so each test's page compiled the
-10 MB runtime again: about 2 of the 6 processor-seconds a Python start took (docs/testing.md).
+10 MB runtime again: about 2 of the 6 processor-seconds a Python start took (bench/RESULTS.md).
 
 So the test pages (conftest's `new_page` and `ready_page`) are pages of persistent profiles, one
 Chromium each, kept for the pytest process and lent to one page at a time: a profile's options

@@ -214,3 +214,15 @@ def test_the_committed_results_hold_only_the_bench_sections():
     found = results.sections(text)
     assert set(found) <= set(results.SECTIONS) and "chapters" in found and "ci" in found
     assert list(found) == [k for k in results.SECTIONS if k in found]
+
+
+def test_a_run_keeps_the_history_no_part_writes_as_it_was(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    path.write_text(results.PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    history = results.sections(path.read_text())["history"]
+    assert "2.5-3.1 s" in history  # bytecode.py's timings, moved from its docstring
+    meta = {"when": WHEN, "at": "abc123", "on": "Linux, 2 CPUs"}
+    results.write("ci", "CI: passed.", [0.5, 0.4, 0.3], [1.0, 0.6, 0.4], path, **meta)
+    text = path.read_text()
+    assert results.sections(text)["history"] == history and text.endswith(history)
+    assert "CI: passed." in results.sections(text)["ci"]

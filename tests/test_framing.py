@@ -1,4 +1,4 @@
-"""Framing (issue 44, 5): under `build.py serve`'s header a chapter may be framed only by the
+"""Framing: under `build.py serve`'s header a chapter may be framed only by the
 site itself, so a page on another origin cannot show one invisibly and steer the reader's
 clicks; an embed/ page may be framed by a course page anywhere. The other origin is a server on
 another port of 127.0.0.1."""

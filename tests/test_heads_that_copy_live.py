@@ -1,4 +1,4 @@
-"""The reader's own text in SmolLM2, live (issue 47), in CPython: Figure 1 ("copy-layer") on
+"""The reader's own text in SmolLM2, live, in CPython: Figure 1 ("copy-layer") on
 a typed text, computed a few layers per call as the page does, against the shipped forward
 run at once; the next-token guesses against a softmax of the logits; writing on with the KV
 cache against a plain loop that reads the whole text again for every token; the reader's

@@ -186,7 +186,7 @@ def test_allowed_raw_html_and_a_byte_order_mark_build(tmp_path):
     assert "Press <kbd>Ctrl</kbd>+<kbd>Enter</kbd>, H<sub>2</sub>O" in html
 
 
-# issue 66 (1): latex2mathml wrote the text of \\text{…} as markup, put into the page after the
+# latex2mathml wrote the text of \\text{…} as markup, put into the page after the
 # chapter's HTML was checked: this line sent every reader away, from prose and captions alike
 TEX_REFRESH = r'$\text{<select><meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/">}$'
 
@@ -335,8 +335,8 @@ def test_a_placeholder_naming_a_function_that_needs_arguments(tmp_path, monkeypa
     )
 
 
-# what a page may hold that loads from another origin or sends the reader away (issue 44: the
-# probe's misses first), each as `check` must report it
+# what a page may hold that loads from another origin or sends the reader away (the
+# misses of a probe of the build first), each as `check` must report it
 OFF_SITE = [
     ("<meta http-equiv=refresh content='0; url=https://example.org/'>", "a <meta> refresh"),
     ('<meta http-equiv="refresh" content="0">', "a <meta> refresh"),
@@ -376,7 +376,7 @@ OFF_SITE = [
     ('<input type=image src="https://example.org/i.png">', "loads https://example.org/i.png"),
     ('<a href="#x"><img src="javascript:alert(1)"></a>', "loads javascript:alert(1)"),
     ('<svg><script href="https://example.org/s.js"></script></svg>', "loads https://example"),
-    # issue 66 (2): what Chromium keeps in a <select> and html5lib drops
+    # what Chromium keeps in a <select> and html5lib drops
     (
         '<select><meta/http-equiv="refresh"/content="2;url=http://127.0.0.2:9/"></select>',
         "line 1: <meta> inside a <select>, which Chromium keeps and this check's parser drops",
@@ -430,7 +430,7 @@ def test_a_figure_that_returns_no_dict(monkeypatch):
     )
 
 
-# issue 66 (2): a figure's first view goes into its chapter and embed page as the build drew it,
+# a figure's first view goes into its chapter and embed page as the build drew it,
 # where no sanitizer sees it: it may hold only what the page's sanitizer keeps
 KIT_ONLY = [
     (

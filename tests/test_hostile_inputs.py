@@ -1,4 +1,4 @@
-"""The smaller breaks of issue 44 (6): a slug that would replace a page the build writes, a
+"""Smaller breaks: a slug that would replace a page the build writes, a
 chapter that is a folder, front matter nested 5,000 deep, `build.py new` with backslashes,
 quotes and 300 characters in the title, a data file whose name leaves the folder a zip is
 unpacked into on Windows, a symbolic link as the training results, CSV fields that start a
@@ -240,7 +240,7 @@ def fetch(port, path):
 
 
 def test_slow_downloads_hold_no_thread_that_pages_need(tmp_path):
-    """Issue 66 (3): more slow downloads of a model than the server has threads, and a page is
+    """More slow downloads of a model than the server has threads, and a page is
     still answered; so is the whole model, byte for byte, to a reader who takes it at once."""
     (tmp_path / "index.html").write_text("<p>ok</p>")
     model = os.urandom(4 << 20)  # more than a connection's socket buffers hold
@@ -334,7 +334,7 @@ def test_a_place_freed_within_a_moment_is_waited_for_not_refused(tmp_path):
         assert fetch(port, "/")[0] == 200
 
 
-# ---- what a live cell shows (issue 66, 4) ----------------------------------------------------
+# ---- what a live cell shows ----------------------------------------------------
 
 
 def test_a_cell_printing_200_000_lines_shows_the_first_and_counts_the_rest():

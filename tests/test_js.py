@@ -1,7 +1,9 @@
 """The JavaScript, checked in every test run as ruff checks the Python: its unit tests
 (tests/js/*.test.js, run by `node --test`: the answer store's logic in milliseconds, without a
-browser), the syntax of every script the site ships (and of the bench's page scripts), and
-lines of at most ruff's line-length (100 characters). A line too long is split, never exempted.
+browser), the syntax of every script the site ships (the service worker as the build renders
+it), of the bench's page scripts and of the build's Node part, each parsed as what it runs as (a
+module or a classic script), and lines of at most ruff's line-length (100 characters). A line
+too long is split, never exempted.
 
 Node's own check is used rather than a linter from npm: it needs no install beyond the Node
 that npm (README: what the commands need) comes with."""
@@ -13,18 +15,26 @@ from pathlib import Path
 
 import pytest
 
+from sitebuild import build as site_build
+
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["ruff"]["line-length"]
-# templates/early.js is written into every page's <head>, a classic inline script
-SHIPPED = [
+SERVICE_WORKER = ROOT / "templates" / "sw.js"
+SCRIPTS = [
     *sorted((ROOT / "templates" / "static").glob("*.js")),
-    ROOT / "templates" / "early.js",
-    *sorted((ROOT / "bench").glob("*.js")),
+    SERVICE_WORKER,
+    *sorted((ROOT / "bench" / "pages").glob("*.*js")),
+    ROOT / "sitebuild" / "bytecode.mjs",
+    ROOT / "templates" / "early.js",  # written into every page's <head>, a classic inline script
+    *sorted((ROOT / "sitebuild").glob("*.js")),  # serve's own, sent to its pages
 ]
-SHIPPED += sorted((ROOT / "sitebuild").glob("*.js"))  # serve's own, sent to its pages
 UNIT_TESTS = sorted((ROOT / "tests" / "js").glob("*.test.js"))
-# a course page loads this one with a plain <script src>, not as a module (README: teachers)
-CLASSIC = {"embed-resize.js", "early.js"}
+# classic scripts: a course page loads embed-resize.js with a plain <script src> (README:
+# teachers), main.js registers the service worker as one; the bench's page scripts are function
+# expressions or init scripts that page.evaluate and add_init_script run as one (bench/common.py)
+CLASSIC = {"templates/static/embed-resize.js", "templates/sw.js", "templates/early.js"}
+# the bench's modules: served in place of static/pyclient.js, and a driver Node runs
+BENCH_MODULES = {"bench/pages/main-thread-client.js", "bench/pages/smollm2-live.mjs"}
 # a classic script parsed as the browser parses one (node --check would take it for CommonJS)
 PARSE_SCRIPT = (
     "new (require('vm').Script)(require('fs').readFileSync(0, 'utf8'), "
@@ -57,15 +67,27 @@ def test_the_unit_tests_pass(node):
         pytest.fail(f"node --test failed:\n{run.stdout}\n{run.stderr}", pytrace=False)
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=where)
-def test_every_shipped_script_parses(node, path):
-    if path.name in CLASSIC:
+def is_classic(path):
+    name = where(path)
+    return name in CLASSIC or (name.startswith("bench/pages/") and name not in BENCH_MODULES)
+
+
+def source(path):
+    """What runs: the service worker as the build renders it (sample values), the rest as is."""
+    if path != SERVICE_WORKER:
+        return path.read_bytes()
+    template = site_build.environment(ROOT).get_template(SERVICE_WORKER.name)
+    sample = {"build": "0" * 16, "runtime": "0.0.0", "files": ["./"], "immutable": []}
+    return template.render(**sample).encode("utf-8")
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=where)
+def test_every_script_parses(node, path):
+    if is_classic(path):
         command = [node, "-e", PARSE_SCRIPT, where(path)]
     else:
         command = [node, "--input-type=module", "--check"]
-    run = subprocess.run(
-        command, input=path.read_bytes(), cwd=ROOT, capture_output=True, timeout=60
-    )
+    run = subprocess.run(command, input=source(path), cwd=ROOT, capture_output=True, timeout=60)
     if run.returncode:
         error = run.stderr.decode("utf-8", "replace").replace("[stdin]", where(path))
         pytest.fail(error.split("\n    at ")[0], pytrace=False)
@@ -74,7 +96,7 @@ def test_every_shipped_script_parses(node, path):
 def test_no_line_is_longer_than_pythons():
     too_long = [
         f"{where(path)}:{n}: {len(line)} characters, more than {LIMIT}; split the line"
-        for path in [*SHIPPED, *(ROOT / "tests").glob("js/**/*.js")]
+        for path in [*SCRIPTS, *(ROOT / "tests").glob("js/**/*.js")]
         for n, line in enumerate(path.read_text("utf-8").splitlines(), 1)
         if len(line) > LIMIT
     ]

@@ -1,4 +1,4 @@
-"""The reader's own sentence in "Real heads" (issue 15): the compact weights the build ships
+"""The reader's own sentence in "Real heads": the compact weights the build ships
 against the float32 checkpoint, the shipped tokenizer against `tokenizers`, the figure's
 messages, and in Chromium the opt-in download, the live maps against CPython's, a second
 visit offline, and hostile text. Every server listens on 127.0.0.1."""

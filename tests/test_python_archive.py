@@ -1,4 +1,4 @@
-"""The worker reads the site's Python from one archive (issue 44, 7): the build writes
+"""The worker reads the site's Python from one archive: the build writes
 py/HASH/python.zip holding exactly the files files.json lists, and a first visit fetches it
 once and no .py file one by one (`python bench/first_visit.py` times it at 100 ms a round
 trip)."""

@@ -2,7 +2,7 @@
 elements and attributes the figure kit emits (static/sanitize.js, DOMPurify), on a host without
 headers and under `build.py serve`. The two ways a live cell could answer a figure with markup
 of its own: replace the figure's render in its module, or replace the worker's onmessage and
-answer the page's next figure call itself. Each adds every way out the probe of issue 44 found
+answer the page's next figure call itself. Each adds every way out a probe of the page found
 (a meta refresh first) aimed at another origin, a recorder on another port of 127.0.0.1.
 """
 
@@ -112,7 +112,7 @@ def test_python_markup_cannot_take_the_page_away(browser, host, recorder, how):
     # Python's answer is drawn (before the fix, the page was refreshed instead)
     figure.locator(f"p.{mark}").wait_for(state="attached", timeout=20_000)
     assert figure.evaluate(LEFT_OVER) == []
-    # a form from Python submits nothing, by a click or by Enter: the page would reload (issue 66)
+    # a form from Python submits nothing, by a click or by Enter: the page would reload
     page.evaluate(SUBMITS)
     go, send = (figure.get_by_role("button", name=n, exact=True) for n in ("go", "send"))
     enter = figure.locator("form.mh-probe-plain input")

@@ -1,7 +1,7 @@
 """The reader's experience, measured in Chromium at a laptop's, a tablet's and a phone's width:
 room for figures, nothing cut off or wider than the screen, the selected column in view, the map
 on a phone's first screen, no layout shift while Python starts, tap targets, history and state
-links, and what quizzes and code cells say (issue 21).
+links, and what quizzes and code cells say.
 
 The tests that only read a chapter share its page (conftest's ready_page): one opened at 1280 x
 900 and resized for the other widths, one on a phone with touch, one on a phone without, each

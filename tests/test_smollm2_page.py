@@ -1,4 +1,4 @@
-"""SmolLM2 live in the page (issue 47), in Chromium with the real weights: the opt-in download of
+"""SmolLM2 live in the page, in Chromium with the real weights: the opt-in download of
 its two files (the size said before any byte, nothing fetched unasked, progress over both), the
 maps drawn for the reader's text equal to CPython's, the files kept beside MiniLM's (which stay),
 a second visit restored from the cache with no request for models/ (the server refusing them),

@@ -115,7 +115,7 @@ def test_cells_run_like_the_build_and_show_tracebacks(page, base_url, site):
     assert error.startswith("Traceback (most recent call last):") and error.endswith(
         "NameError: name 'undefined_name' is not defined\n"
     )
-    # a flood of output (issue 66, 4): the page shows what the build would, cut as Python cut it
+    # a flood of output: the page shows what the build would, cut as Python cut it
     flood = "for i in range(20_000):\n    print(i)"
     box.fill(flood)
     box.press("Control+Enter")

@@ -1,4 +1,4 @@
-"""The reader's own model in the chapter's figure (issue 17: "Pause keeps the model; the reader
+"""The reader's own model in the chapter's figure ("Pause keeps the model; the reader
 can then use it in the chapter's other sections"): a snapshot of the run in the worker
 (toymodels/one_character/yours.py) becomes one more model choice of figure "char-model", which
 then does with it what it does with a shipped model; without one (a new tab, after Reset) the

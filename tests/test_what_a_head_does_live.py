@@ -1,4 +1,4 @@
-"""The reader's own pair in SmolLM2, live (issue 48), in CPython: Figure 3 ("what-own") computed
+"""The reader's own pair in SmolLM2, live, in CPython: Figure 3 ("what-own") computed
 a piece per call as the page does; its direct attributions against the model's own logits; its
 patches against the export's batched patching and against a forward from the first layer;
 every message a reader can meet; its markup against the page's allow-list.

@@ -1,5 +1,5 @@
 // SCORM suspend data (templates/static/lms.js), in Node: a chapter's start with suspend data
-// of 1 MB and 5 MB (issue 66, 5) reads only what the edition lets a package write, restores
+// of 1 MB and 5 MB reads only what the edition lets a package write, restores
 // the records within it, and writes back suspend data within the limit; a guess of 200,000
 // "|" is cut to fit in one pass. The page is a stand-in of two blocks (a check and a guess),
 // the LMS one of SCORM 1.2's API whose every value is kept; the browser side is tested in

@@ -11,7 +11,7 @@ from its export (toymodels/data/smollm2/, written by `python -m toymodels.export
     gqa.py     Figure 3: which query heads share keys and values
     copying.py Figure 4: the second copy's guesses with stored sets of heads pulled out
 
-The model itself, one forward for the build's export and the reader's own text (issue 47):
+The model itself, one forward for the build's export and the reader's own text:
 
     llama.py   SmolLM2's forward (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied
                logits), every head's attention, a KV cache for writing on

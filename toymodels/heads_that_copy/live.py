@@ -1,4 +1,4 @@
-"""The reader's own text in SmolLM2-135M-Instruct, run where the figures run (issue 47).
+"""The reader's own text in SmolLM2-135M-Instruct, run where the figures run.
 
 The build repacks the model's GGUF into two files (sitebuild/smollm2live.py); the manifest
 toymodels/data/smollm2/live.json names them, with their sizes and sha256. In the browser the

@@ -65,8 +65,8 @@ SAY_EVERY = 250  # steps between two progress lines for screen readers
 MAX_MS = 20  # a slice stops before it would take longer than this
 HALF = 0.5  # the copying score marked on the plot
 # steps per second of the default recipe in Pyodide 0.27.7 in Chromium on this project's 2-core
-# machine shared with other jobs: 5.9, 7.2, 13.3 and 14.7 in four sessions of
-# `python bench/run.py train` at load averages 5.5-12 (toymodels/training/RESULTS.md); the median
+# machine shared with other jobs: the median of the sessions of `python bench/run.py train`
+# recorded in toymodels/training/RESULTS.md
 BROWSER_SPS = 10
 
 _run = None  # the run in progress in this worker, or None

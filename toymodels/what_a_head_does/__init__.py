@@ -1,4 +1,4 @@
-"""Chapter "What a head does" (issue 48): what each head of SmolLM2-135M adds to the model's
+"""Chapter "What a head does": what each head of SmolLM2-135M adds to the model's
 choice between two next tokens, read from the same forward the page runs
 (toymodels/heads_that_copy/llama.py).
 

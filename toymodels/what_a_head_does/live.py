@@ -1,5 +1,5 @@
 """The reader's own pair of texts in SmolLM2, live: the same three measures as the export's,
-computed in the page on two texts and two candidate next words the reader types (issue 48).
+computed in the page on two texts and two candidate next words the reader types.
 
 The model is "Heads that copy"'s (heads_that_copy/live.py): the same two files, fetched when
 the reader asks and kept, the same forward. A pair is two Traces (attribution.py) computed a
