@@ -219,7 +219,9 @@ async function cacheFirst(event, request, cacheName) {
 // for longer than a reader should wait and a copy exists.
 async function networkFirst(event, request) {
   const network = fetchKeeping(event, request);
-  const slow = new Promise((resolve) => setTimeout(resolve, 4000)).then(() => cached(request, SITE));
+  const slow = new Promise((resolve) => setTimeout(resolve, 4000)).then(() =>
+    cached(request, SITE),
+  );
   try {
     return await Promise.race([network, slow.then((hit) => hit || network)]);
   } catch (err) {

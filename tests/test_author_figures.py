@@ -435,7 +435,7 @@ BROWSER = [
 
 @pytest.mark.parametrize("name,source,message", BROWSER, ids=[m[0] for m in BROWSER])
 def test_code_the_browser_cannot_run_stops_the_build_at_its_line(author, name, source, message):
-    """Each of these builds under CPython and failed on the reader's first tap (issue 65)."""
+    """Each of these builds under CPython and failed on the reader's first tap."""
     author("The cat sat\n", "words.txt")
     stops(author(source), message)
 

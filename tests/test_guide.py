@@ -170,7 +170,7 @@ def test_code_shown_in_the_guide_is_the_module_code():
 
 def test_the_guide_names_every_export_make_export_runs():
     """Each `python -m toymodels.export NAME` of the Makefile's export target is named in the
-    guide's sentence on `make export`, with the chapter it writes for (issue 59: the patching
+    guide's sentence on `make export`, with the chapter it writes for (the patching
     export was left out)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     target = re.search(r"^export:.*?\n((?:\t.*\n|\s*#.*\n)+)", makefile, flags=re.M).group(1)

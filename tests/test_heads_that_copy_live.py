@@ -94,7 +94,7 @@ def test_the_own_text_computed_in_pieces_ends_in_the_shipped_forwards_maps(llama
 
 @model_test
 def test_the_readers_text_marks_its_last_token_and_a_text_chip_resets_the_mark(llama):
-    """Issue 60: the reader's own text opened with the mark of the curated text (its " it", or
+    """The reader's own text opened with the mark of the curated text (its " it", or
     the index the curated text's mark had); now its last token, whose guesses are the next word,
     and every text chip sets the token back to the new text's own."""
     answer, _ = drawn({"text": "own", "own": TEXT, "token": ""})
@@ -209,7 +209,7 @@ def test_the_reader_is_told_what_keeps_or_changed_the_text(llama, text, said):
 
 @model_test
 def test_a_text_in_chinese_or_with_emoji_shows_bytes_not_replacement_characters(llama):
-    """Issue 60: the token buttons show a token holding part of a character as its bytes
+    """The token buttons show a token holding part of a character as its bytes
     (我 is E6 88 91, in two tokens), never "�"; after the token that leaves 🐈 three bytes short
     of whole (F0 9F 90), the five guesses are each one whole emoji."""
     text = "我喜欢猫。🐈 The cat 🙂 ねこ"
@@ -451,7 +451,7 @@ def test_in_chromium_the_readers_text_is_drawn_in_pieces_then_written_on(
     )
     page.locator("#copy-layer [data-key='write'][data-value='']").click()
     page.wait_for_selector("#copy-layer .hc-write button[type='submit']", timeout=60_000)
-    assert page.locator("#copy-layer .hc-cache").count() == 1  # the cache line stays (issue 60)
+    assert page.locator("#copy-layer .hc-cache").count() == 1  # the cache line stays
     written = page.locator("#copy-layer input[name='own']").input_value()
     ids = ids_of(TEXT)
     while len(live.text_of(ids)) < len(written):  # CPython's greedy tokens, as many as written
@@ -483,7 +483,7 @@ def llama_vocab():
 def test_a_text_whose_cache_went_on_keeps_its_own_line_and_writes_on_from_it(llama):
     """Stop pressed while a token was being written: the page asks for the text before that
     token, whose cache a longer text went on with. Its KV cache line stays (it was gone after
-    Stop: issue 60), and writing on from it again writes the same token, from its own cache."""
+    Stop), and writing on from it again writes the same token, from its own cache."""
     text = "Two plus two is"
     n = len(ids_of(text))
     state = drawn({"text": "own", "own": text})[0]["state"]

@@ -78,6 +78,7 @@ def source(path):
         return path.read_bytes()
     template = site_build.environment(ROOT).get_template(SERVICE_WORKER.name)
     sample = {"build": "0" * 16, "runtime": "0.0.0", "files": ["./"], "immutable": []}
+    sample |= {"sizes": [1], "whole": 1, "digests": {}, "shell": [], "python": []}
     return template.render(**sample).encode("utf-8")
 
 

@@ -97,7 +97,7 @@ def test_a_tap_the_build_did_not_draw_is_kept_and_drawn_once_python_is_ready(bas
 def test_taps_before_the_pages_script_runs_are_kept_too(base_url, page):
     """A word and a step tapped after the first paint but before main.js runs (held back here;
     0.1-0.9 s on a reader's page) are kept by the page's inline listener (templates/early.js),
-    the newest marked once main.js runs, and both drawn once Python is ready (issue 60)."""
+    the newest marked once main.js runs, and both drawn once Python is ready."""
     without_build_answers(page)
     release = hold_python(page)
     held = []

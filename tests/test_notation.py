@@ -83,7 +83,7 @@ def test_a_downloaded_figure_keeps_the_raised_letter():
     assert "\ue000" not in got["svg"] + got["csv"]  # no mark of the reader's left in either
 
 
-# A term is explained where a chapter first uses it (issue 60): the term, and what must stand
+# A term is explained where a chapter first uses it: the term, and what must stand
 # within a sentence after its first use in the chapter's Markdown
 EXPLAINED = {
     "02-split-attend.md": [("$d_\\text{model}$", "how many numbers describe it")],

@@ -431,7 +431,7 @@ def test_a_state_link_opens_at_its_figure_before_the_script_and_the_script_leave
     """A link holding a figure's state opens at that figure by the browser's own anchor scroll
     (templates/early.js names the figure as the link's place), while main.js is still held
     back; a scroll by the reader then is where main.js leaves the page (it jumped to the
-    figure 0.15-1.3 s after the page showed, undoing it: issue 60)."""
+    figure 0.15-1.3 s after the page showed, undoing it)."""
     page = new_page(viewport={"width": 1280, "height": 900})
     held = []
     page.route(re.compile(r".*/static/main\.[0-9a-f]+\.js$"), lambda route: held.append(route))

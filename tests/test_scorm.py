@@ -93,7 +93,7 @@ def test_every_package_is_one_an_lms_imports(packages, version):
 
 
 def test_the_author_guide_is_packaged_only_when_named(packages):
-    """Issue 60: `make scorm` packaged the author guide, and --all listed it as an activity."""
+    """`make scorm` packaged the author guide, and --all listed it as an activity."""
     every = [ch.meta for ch in load_chapters(ROOT)]
     path = sorted(ch["slug"] for ch in every if ch["order"] < 90)
     assert sorted(ch["slug"] for ch in scorm.chosen(every)) == path
@@ -103,7 +103,7 @@ def test_the_author_guide_is_packaged_only_when_named(packages):
 
 def test_the_package_sizes_docs_teachers_states_hold(packages):
     """docs/teachers.md gives the range of a chapter package's size (it said "about 23 MB" of
-    packages from 11 to 25 MB: issue 60); every chapter's package is inside it."""
+    packages from 11 to 25 MB); every chapter's package is inside it."""
     said = (ROOT / "docs" / "teachers.md").read_text("utf-8")
     low, high = map(int, re.search(r"from about (\d+) MB to (\d+) MB", said).groups())
     sizes = {n: p.stat().st_size / 1e6 for n, p in packages["1.2"].items()}
@@ -224,7 +224,7 @@ def test_build_py_scorm_packages_one_chapter_when_asked(tmp_path):
 DATA = {"real-heads": ["realheads"], "one-character": ["charmodel"]}
 DATA["heads-that-copy"] = ["smollm2"]
 DATA["what-a-head-does"] = ["smollm2", "what_a_head_does"]
-# the files of another chapter's folder a chapter reads, alone (issue 60: ch. 7 carried ch. 6's
+# the files of another chapter's folder a chapter reads, alone (ch. 7 carried ch. 6's
 # 16 curated maps); in every other folder it carries, every file
 ALONE = {"what-a-head-does": {"smollm2": ["py/data/smollm2/live.json"]}}
 
@@ -653,7 +653,7 @@ def test_a_package_offers_no_own_sentence_since_it_leaves_the_model_out(page, pa
 @pytest.mark.browser
 def test_a_package_offers_no_own_text_in_smollm2_since_it_leaves_the_model_out(page, packages, lms):
     """Heads that copy's "Your own text" loads SmolLM2's 98 MB, which the packages do not carry:
-    inside an LMS neither figure offers it, and Figure 1 says so (issue 60)."""
+    inside an LMS neither figure offers it, and Figure 1 says so."""
     with zipfile.ZipFile(packages["1.2"]["manyheads-heads-that-copy-scorm12.zip"]) as z:
         assert not [n for n in z.namelist() if n.startswith("models/")]
     frame = launch(page, lms("1.2", "heads-that-copy"), "1.2")

@@ -297,7 +297,7 @@ def shown_bytes(shown):
 
 @model_test
 def test_a_token_holding_part_of_a_character_shows_its_bytes_and_a_guess_finishes_it(hf, bpe):
-    """The reader's own text in Chinese or with emoji (issue 60): no token shows "�"; a token
+    """The reader's own text in Chinese or with emoji: no token shows "�"; a token
     that transformers decodes alone is shown as it decodes it, the others as the bytes they
     hold (together, every byte of the text); a guess that finishes the character the text so far
     leaves unfinished shows it whole: the text so far and the guess as shown are transformers'

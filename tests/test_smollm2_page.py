@@ -188,7 +188,7 @@ def test_load_keep_compare_then_a_second_visit_offline(new_page, server, cpython
     models/: the model is restored from the cache without a request, and computes a new text;
     from the page's start its load box says it is starting the kept copy, shows no load button,
     and keeps saying so when the reader presses "Show its heads" meanwhile. "What a head does"
-    Figure 3, on that visit, measures its pair once the kept model is in (issue 60)."""
+    Figure 3, on that visit, measures its pair once the kept model is in."""
     base = server.base
     page = new_page(viewport={"width": 1200, "height": 900})
     requests = []

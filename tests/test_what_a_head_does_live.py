@@ -202,7 +202,7 @@ def test_a_token_before_the_changed_word_has_nothing_to_recover(llama):
 
 
 def test_a_new_pair_starts_afresh_and_a_backward_pair_is_told(llama):
-    """Issue 60: the pair's form sets the token, head and patches back, so a new pair does not
+    """The pair's form sets the token, head and patches back, so a new pair does not
     list the last pair's patches; candidates the clean text does not lean to as a get a note
     (its patches' shares read backwards, "Recovered 136%"), the pair it opens with none."""
     answer = drawn({"patch": "L24H4"})[0]

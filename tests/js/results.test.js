@@ -1,5 +1,5 @@
 // The results file's name (templates/static/results.js), in Node: the student's name in it, and
-// in a course package the chapter's, whose answers alone the file holds there (issue 60).
+// in a course package the chapter's, whose answers alone the file holds there.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
