@@ -179,14 +179,6 @@ def test_on_a_phone_heads_that_copy_offers_its_texts_and_layers_compactly(new_pa
           .map((e) => e.getBoundingClientRect()).map((r) => Math.round(r.top + r.height / 2))"""
     )
     assert len(tops) == 5 and max(tops) - min(tops) <= 2, tops
-    # down at a figure, the header scrolled away, Python's progress is still on the screen (it
-    # stayed in the header, out of sight)
-    page.locator("#copy-gqa").scroll_into_view_if_needed()
-    page.wait_for_function(
-        """() => { const r = document.querySelector("[data-pystatus]").getBoundingClientRect();
-          return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }"""
-    )
-    assert page.locator("[data-pystatus] .mh-pystatus-short").inner_text().startswith("Loading")
 
 
 # each "Guess first"'s height as the page is parsed, before its script runs (module scripts

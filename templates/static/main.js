@@ -27,14 +27,6 @@ if (document.querySelector("[data-class]")) import("./class.js");
 
 const figures = setupFigures();
 const bar = document.querySelector("[data-pystatus]");
-// a chapter's note sits in the site's header: once the reader has scrolled the header away (down
-// at a figure, say), it floats at the foot of the screen (site.css), so progress stays in sight
-const header = bar?.closest(".site-header");
-if (header && "IntersectionObserver" in self) {
-  new IntersectionObserver(([seen]) => {
-    bar.classList.toggle("is-floating", !seen.isIntersecting);
-  }).observe(header);
-}
 
 // TEXT, and SHORT in its place where a phone's header has no room for it (site.css)
 function status(text, value, short = text) {
