@@ -452,7 +452,7 @@ def test_the_readers_own_pair_measured_tapped_and_patched(new_page, server, cpyt
     fig.locator('[data-key="way"][data-value="denoise"]').click()
     url_with(page, "what-own.patch=L24H4", without=("what-own.way=",))  # the default again
 
-    box = fig.locator("input[name=patch]")
+    box = fig.locator("input[name=patch][type=text]")
     box.fill("l24h4 L20")
     box.press("Enter")
     page.wait_for_function(

@@ -109,7 +109,9 @@ def normalise(state):
     entry = own["entry"] or hc.text(curated)
     i = whole(state["token"], 4)
     if state["text"] == live.SID and not own["entry"]:
-        state["token"] = ""  # the curated text shown meanwhile marks its own; the reader's is open
+        # the reader's text is not read yet (no model): the token a link asked for waits for it,
+        # and the curated text shown meanwhile marks its own
+        state["token"] = "" if i is None or str(i) != state["token"] else state["token"]
     elif i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
         state["token"] = str(default_token(entry))
     return state, entry, own
@@ -200,6 +202,8 @@ def row_line(pieces, row, selected, first):
 def render(state=None, fid="copy-layer"):
     state, entry, own = normalise(state)
     selected = int(state["token"] or default_token(entry))
+    if selected >= len(entry["pieces"]):  # a token of the reader's text, not yet read
+        selected = default_token(entry)
     r = own["run"]
     layer = int(state["layer"]) - 1
     if r is not None and not r.complete:
@@ -513,7 +517,9 @@ def download_tables(state, fid="copy-layer"):
         layer = min(layer, r.done - 1)
     hide = state["sink"] == "hide"
     first = 1 if hide else 0
-    selected = int(state["token"])
+    selected = int(state["token"] or default_token(entry))
+    if selected >= len(entry["pieces"]):  # a token of the reader's text, not yet read
+        selected = default_token(entry)
     if selected < first:
         return []
     said = [quoted(hc.shown(p)) for p in entry["pieces"][first:]]
