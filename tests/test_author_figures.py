@@ -1036,6 +1036,10 @@ def test_serve_shows_a_saved_edit_in_the_open_page(page, tmp_path):
         chapter.write_text(chapter.read_text().replace("Some prose", "Edited prose"))
         expect(page.locator("main")).to_contain_text("Edited prose", timeout=120_000)
         assert b"/__serve/reload.js" in get("test.html")
+        # the reloaded page left before serve stops: what it still asks for (its Python, a
+        # figure's answers, the build's number) would find no server
+        page.wait_for_selector("html.py-ready", timeout=90_000)
+        page.goto("about:blank")
     assert "__serve" not in (root / "site" / "test.html").read_text()
 
 
