@@ -26,6 +26,7 @@ import dataclasses
 import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -111,6 +112,15 @@ def wait_until(condition, timeout, message, interval=0.05):
             raise AssertionError(f"{message} (waited {timeout} s)")
         time.sleep(interval)
     return value
+
+
+@pytest.fixture(scope="session")
+def node():
+    """The path of Node, which runs the tests of tests/js/ and the parsers tests read with."""
+    found = shutil.which("node")
+    if not found:
+        pytest.fail("node is not installed: it comes with npm (Debian: apt-get install npm)")
+    return found
 
 
 @pytest.fixture(scope="session")

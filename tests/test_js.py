@@ -8,7 +8,6 @@ too long is split, never exempted.
 Node's own check is used rather than a linter from npm: it needs no install beyond the Node
 that npm (README: what the commands need) comes with."""
 
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -44,14 +43,6 @@ PARSE_SCRIPT = (
 
 def where(path):
     return path.relative_to(ROOT).as_posix()
-
-
-@pytest.fixture(scope="module")
-def node():
-    found = shutil.which("node")
-    if not found:
-        pytest.fail("node is not installed: it comes with npm (Debian: apt-get install npm)")
-    return found
 
 
 def test_the_unit_tests_pass(node):

@@ -9,7 +9,6 @@ pages themselves: their questions, choices, right answers and feedback."""
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -139,14 +138,6 @@ def on_the_pages(site):
                     "right": [str(i) == answer for i in range(len(labels))],
                     "explanation": text(explain, skip=("summary",)),
                 }
-    return found
-
-
-@pytest.fixture(scope="module")
-def node():
-    found = shutil.which("node")
-    if not found:
-        pytest.fail("node is not installed: it comes with npm (Debian: apt-get install npm)")
     return found
 
 
