@@ -269,19 +269,6 @@ def page(new_page):
     return new_page(viewport={"width": 1200, "height": 900})
 
 
-@pytest.fixture
-def cold_page(browser, watch):
-    """A page (1200 x 900) in a new browser context, caches cold: for a test that waits for an
-    idle moment (settled()). Under load, in two clean-clone CI runs, a warm profile's page went
-    20 s without one (bench/RESULTS.md); a new context's has not in any run on record."""
-    context = browser.new_context(**NO_OFFLINE_COPY, viewport={"width": 1200, "height": 900})
-    watch.attach(context)
-    page = context.new_page()
-    page.watch = watch
-    yield page
-    context.close()
-
-
 class Relay:
     """A shared page's context's events, passed to the watch of the test that holds the page;
     while no test holds it, to a watch of its own, so that nothing the page does is lost."""
@@ -630,29 +617,15 @@ def url_with(page, *parts, without=()):
 
 
 def settled(page):
-    """Wait until the page has done what its last redraw left for after the paint (figures.js:
-    a slot far from the view, the URL): an idle moment with time to spare comes after it.
-
-    First the page is scrolled, instantly, to where it already is. After a few quick taps
-    that Playwright scrolled to ("Real heads": sentence, view, view), headless Chromium here
-    ran no idle callback for ten minutes while the page did 5 ms of work in 2 s and stayed
-    where it was; a scroll to the same place ended that, and it changes nothing a test reads.
-    Under load, a page in a warm profile (tests/profiles.py) had none in 20 s even with that
-    scroll made again each second it waited: wait on the page of `cold_page`. A page of a new
-    context, too, once went 20 s without one in a clean clone's CI at load 10: it may wait 60."""
-    warm = hasattr(page, "profile")  # set on the pages tests/profiles.py lends
-    assert not warm, "settled() waits on a page of a new context: take cold_page"
-    page.evaluate("() => window.scrollTo({ left: scrollX, top: scrollY, behavior: 'instant' })")
-    idle = page.evaluate("""() => new Promise((done) => {
-      const until = performance.now() + 60_000; // a page never idle fails the test, never hangs it
-      const go = (idle) => {
-        if (idle.timeRemaining() >= 40) done(true);
-        else if (performance.now() > until) done(false);
-        else requestIdleCallback(go, { timeout: 1000 });
-      };
-      requestIdleCallback(go, { timeout: 1000 });
-    })""")
-    assert idle, "the page had no idle moment with 40 ms to spare in 60 s (an endless animation?)"
+    """Finish now what the page's last redraw left for after its paint (figures.js: a slot far
+    from the view, the URL), as a download or printing does: the page's own figures module's
+    writeURLNow(), the module found among the files the page loaded. Waiting for an idle moment
+    instead failed under load: headless Chromium can go a minute without an idle callback."""
+    page.evaluate("""async () => {
+      const src = performance.getEntriesByType("resource").map((e) => e.name)
+        .find((name) => /\\/static\\/figures\\.[0-9a-f]+\\.js$/.test(name));
+      (await import(src)).writeURLNow();
+    }""")
 
 
 def one_blas_thread():

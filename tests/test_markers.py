@@ -11,7 +11,6 @@ from conftest import ROOT
 MODULE = """
 def test_page(page): pass
 def test_new_page(new_page): pass
-def test_cold_page(cold_page): pass
 def test_ready_page(ready_page): pass
 def test_browser(browser): pass
 def test_profiles(profiles): pass

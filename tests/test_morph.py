@@ -37,14 +37,13 @@ SEEN = """([fid, html]) => {
 def drawn_as_python_says(page, fid, render):
     """The page's state, after checking that its figure's markup is CPython's for that state
     (call it once the page has drawn the answer to the last action)."""
-    settled(page)  # the URL is written after the paint
+    settled(page)  # the URL is written after the paint: write it now
     state = page.evaluate(SEEN, [fid, None])["state"]
     assert page.evaluate(SEEN, [fid, render(state, fid)["html"]])["same"], state
     return state
 
 
-def test_each_redraw_is_pythons_markup_and_keeps_what_did_not_change(cold_page, base_url):
-    page = cold_page
+def test_each_redraw_is_pythons_markup_and_keeps_what_did_not_change(page, base_url):
     open_ready(page, base_url + "real-heads.html")
     fid = "real-heads"
     page.click(f'#{fid} [data-key="view"][data-value="model"]')

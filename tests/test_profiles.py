@@ -3,10 +3,10 @@ still starts as in a new browser context: a module of tests runs in a pytest of 
 test finds none of the storage, cookies or routes the test before it left in the same profile,
 two pages open at once keep their storage apart (the second one's new profile starting with the
 first one's caches), a page closed in a test leaves the test's next page nothing, and a failed
-test's profile is not lent again. `settled()` refuses a warm profile's page (docs/testing.md)."""
+test's profile is not lent again."""
 
 import pytest
-from conftest import outcomes_of, settled
+from conftest import outcomes_of
 
 pytestmark = pytest.mark.browser
 
@@ -110,8 +110,3 @@ def test_each_test_of_a_warm_profile_starts_with_nothing_of_the_test_before(tmp_
         assert outcomes[name] == [], (name, log)
     [failure] = outcomes["test_04"]
     assert "failed on purpose" in failure, log
-
-
-def test_settled_refuses_a_warm_profiles_page_and_names_the_fixture_to_take(new_page):
-    with pytest.raises(AssertionError, match="settled\\(\\) waits on a page of a new context"):
-        settled(new_page())
