@@ -16,7 +16,9 @@
     python build.py scorm        write manyheads-CHAPTER-scorm12.zip for each chapter: a SCORM
                                  package an LMS imports, with that chapter's data only
                                  (--chapter SLUG: that chapter's alone; --scorm 2004: SCORM 2004
-                                 4th edition; --all: one package, every chapter a SCO of its own)
+                                 4th edition; --all: one package, every chapter a SCO of its own;
+                                 --cmi5: manyheads-CHAPTER-cmi5.zip, cmi5 course packages, with
+                                 --mastery SCORE (0-1) and --lrs ORIGIN, an LRS elsewhere)
     python build.py questions    write every Check yourself and Guess first of the path as Moodle
                                  GIFT, Moodle XML and QTI 2.1 (manyheads-questions.gift, .xml,
                                  -qti21.zip) for an LMS's quiz bank (--chapter SLUG: that
@@ -33,7 +35,7 @@ import signal
 import sys
 from pathlib import Path
 
-from sitebuild import assets, bytecode, livemodel, smollm2live
+from sitebuild import assets, bytecode, cmi5, livemodel, smollm2live
 from sitebuild.archive import zip_site
 from sitebuild.build import DiskFull, build, disk_full
 from sitebuild.chapters import AuthorError
@@ -79,6 +81,20 @@ def main(argv=None):
         "--all", action="store_true", help="with scorm: one package holding every chapter"
     )
     ap.add_argument(
+        "--cmi5", action="store_true", help="with scorm: cmi5 course packages instead of SCORM"
+    )
+    ap.add_argument(
+        "--mastery",
+        type=float,
+        metavar="SCORE",
+        help="with scorm --cmi5: the score from 0 to 1 that passes (cmi5.xml's masteryScore)",
+    )
+    ap.add_argument(
+        "--lrs",
+        metavar="ORIGIN",
+        help="with scorm --cmi5: the origin of an LRS elsewhere than the LMS that serves the pages",
+    )
+    ap.add_argument(
         "--chapter",
         action="append",
         metavar="SLUG",
@@ -92,7 +108,8 @@ def main(argv=None):
     ap.add_argument(
         "--test-tools",
         action="store_true",
-        help="with fetch: also fetch the test tools (axe-core, scorm-again, gift-pegjs)",
+        help="with fetch: also fetch the test tools (axe-core, scorm-again, gift-pegjs, "
+        "xapi-validation)",
     )
     ap.add_argument(
         "--out",
@@ -129,6 +146,7 @@ def main(argv=None):
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")
                 print(f"{assets.SCORM_AGAIN_SPEC}: {assets.scorm_again_dir()}, verified")
                 print(f"{assets.GIFT_PEGJS_SPEC}: {assets.gift_parser()}, verified")
+                print(f"{assets.XAPI_VALIDATION_SPEC}: {assets.xapi_validator_dir()}, verified")
             return 0
         if args.command == "new":
             if not args.title:
@@ -151,7 +169,13 @@ def main(argv=None):
             print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "scorm":
-            for target in write_packages(root, root, args.scorm, args.all, args.chapter):
+            if args.cmi5:
+                made = cmi5.write_packages(
+                    root, root, args.all, args.chapter, args.mastery, args.lrs
+                )
+            else:
+                made = write_packages(root, root, args.scorm, args.all, args.chapter)
+            for target in made:
                 print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
             return 0
         if args.command == "questions":

@@ -298,3 +298,78 @@ def gift_parser():
         (out.parent / "LICENSE").write_bytes(tar.extractfile("package/LICENSE").read())
     tmp.rename(out)
     return out
+
+
+CMI5_SPEC = "@xapi/cmi5@1.4.0"
+CMI5_TARBALL = "xapi-cmi5-1.4.0.tgz"
+CMI5_SHA256 = "1cd5b1b5373837c8327f487b65f1628feb26c9b548020edb86802ee52edd67bf"
+CMI5_ESM_SHA256 = "52dc341bd6b2a6b9494f69e10cc76eeb54144d5fd9e17f350dea783ad8bf2332"
+
+
+def cmi5_script():
+    """@xapi/cmi5's ES module (package/dist/Cmi5.esm.js: the cmi5 client with @xapi/xapi, axios,
+    uuid and deepmerge bundled in, no import, no eval), which static/cmi5.js imports as
+    ./xapi-cmi5.js in a cmi5 package; its MIT licence goes on top as a comment. Fetched from npm
+    on first use, verified against the pins."""
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / CMI5_TARBALL
+    _npm_pack(CMI5_SPEC, tgz, CMI5_SHA256)
+    with tarfile.open(tgz) as tar:
+        code = tar.extractfile("package/dist/Cmi5.esm.js").read()
+        licence = tar.extractfile("package/LICENSE.md").read().decode("utf-8")
+    check(f"{CMI5_TARBALL}: dist/Cmi5.esm.js", sha256(code), CMI5_ESM_SHA256)
+    return f"/*! {CMI5_SPEC} from npm\n\n{licence.strip()}\n*/\n" + code.decode("utf-8")
+
+
+# @learninglocker/xapi-validation and the two packages it requires, at the versions its
+# package.json allows: (spec, tarball, sha256, folder under node_modules/)
+XAPI_VALIDATION = (
+    (
+        "@learninglocker/xapi-validation@3.0.0",
+        "learninglocker-xapi-validation-3.0.0.tgz",
+        "769027bb549127a04e477ee5298d78f4db9b6647449de45cfe106ff14ec42c30",
+        "@learninglocker/xapi-validation",
+    ),
+    (
+        "rulr@4.0.2",
+        "rulr-4.0.2.tgz",
+        "e3f7808bff18847058cad82b83a06cdbde88dc156a99a502dd9344d61a7c054a",
+        "rulr",
+    ),
+    (
+        "lodash@4.17.21",
+        "lodash-4.17.21.tgz",
+        "6a087ac9e5702a0c9d60fbcd48696012646ec8df1491dea472b150e79fcaf804",
+        "lodash",
+    ),
+)
+XAPI_VALIDATION_SPEC = XAPI_VALIDATION[0][0]
+
+
+def xapi_validator_dir():
+    """A folder whose node_modules/ holds @learninglocker/xapi-validation 3.0.0 with rulr and
+    lodash, the xAPI statement validator the cmi5 tests run with node; for the tests only,
+    never shipped. Fetched from npm, verified against the pins, unpacked into the cache."""
+    out = cache_dir() / "xapi-validation-3.0.0"
+    if (out / ".verified").exists():
+        return out
+    downloads = cache_dir() / "downloads"
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for spec, tarball, pinned, folder in XAPI_VALIDATION:
+        tgz = downloads / tarball
+        _npm_pack(spec, tgz, pinned)
+        target = tmp / "node_modules" / folder
+        with tarfile.open(tgz) as tar:
+            for member in tar.getmembers():
+                if not member.isfile() or not member.name.startswith("package/"):
+                    continue
+                path = target / member.name.removeprefix("package/")
+                if ".." in Path(member.name).parts:
+                    raise AssetError(f"{tarball}: {member.name} leaves its folder")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(tar.extractfile(member).read())
+    (tmp / ".verified").write_text("\n".join(spec for spec, *_ in XAPI_VALIDATION))
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out

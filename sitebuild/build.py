@@ -49,15 +49,16 @@ from .pages import ChapterRenderer
 from .policy import content_security_policy, early_script
 
 
-def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=None):
+def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=None, lrs=None):
     """Build into a new folder beside site/, then swap it in with one rename, holding a lock
     on the folder around site/; on failure site/ is untouched (sitebuild/publish.py). LMS
     ("1.2" or "2004") builds the chapters for a SCORM package instead (sitebuild/scorm.py):
     no home page, embeds or service worker, and no links between chapters; ONLY, a list of
-    slugs, then limits the chapters built. Warnings (file, line, message), such as a figure
-    slow to draw, are added to NOTES, a list, if given. REUSE, a folder, keeps each chapter
-    rendered for the next build, which renders again only those whose sources changed
-    (sitebuild/chaptercache.py)."""
+    slugs, then limits the chapters built. LMS "cmi5" builds them for a cmi5 package
+    (sitebuild/cmi5.py), whose pages may also connect to LRS, an origin, if given. Warnings
+    (file, line, message), such as a figure slow to draw, are added to NOTES, a list, if
+    given. REUSE, a folder, keeps each chapter rendered for the next build, which renders
+    again only those whose sources changed (sitebuild/chaptercache.py)."""
     if only is not None and not lms:
         raise ValueError("only a build for an LMS leaves chapters out: its pages link to none")
     site = Path(site or Path(root) / "site").absolute()
@@ -67,7 +68,8 @@ def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=Non
         try:
             tmp = publish.new_folder(site)
             url = assets.CDN_URL if cdn else "pyodide/"
-            _render_site(Path(root), tmp, url, lms, only, [] if notes is None else notes, reuse)
+            noted = [] if notes is None else notes
+            _render_site(Path(root), tmp, url, lms, only, noted, reuse, lrs)
             publish.publish(tmp, site)
         except OSError as e:
             full = disk_full(e, tmp or site.parent)
@@ -147,7 +149,7 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=None):
+def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=None, lrs=None):
     """Write every page and asset into `out`; raises AuthorError on an author mistake. With
     LMS, only what a SCORM package holds: the chapters (those of ONLY, if given), static
     files, Python and runtime."""
@@ -161,6 +163,8 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     shutil.copytree(root / "templates" / "static", out / "static")
     _write(out / "static" / "morphdom.js", assets.morphdom_script())
     _write(out / "static" / "purify.js", assets.dompurify_script())
+    if lms == "cmi5":  # the cmi5 client, in cmi5 packages only (static/cmi5.js)
+        _write(out / "static" / "xapi-cmi5.js", assets.cmi5_script())
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
     _write(out / "static" / "icon.png", icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
@@ -171,7 +175,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
         "bytecode": compiled,
         "chapters": [c.meta for c in chapters],
         "root": "",
-        "csp": content_security_policy(pyodide_url, css, early),
+        "csp": content_security_policy(pyodide_url, css, early, lrs),
         "styles": Markup(css),
         "early": Markup(early),
         "asset": asset,

@@ -30,10 +30,11 @@ def early_script(root=ROOT):
     return (Path(root) / "templates" / "early.js").read_text("utf-8")
 
 
-def content_security_policy(pyodide_url="pyodide/", css=None, script=None):
+def content_security_policy(pyodide_url="pyodide/", css=None, script=None, lrs=None):
     """The policy as one header value for pages whose <style> holds CSS and whose inline
     <script> holds SCRIPT (by default, this checkout's templates/styles/ and early.js); a CDN
-    runtime adds that one origin for scripts and fetches."""
+    runtime adds that one origin for scripts and fetches. LRS, an origin, is the one a cmi5
+    package's pages may also send statements to (sitebuild/cmi5.py): connect-src only."""
     css = styles.text() if css is None else css
     script = early_script() if script is None else script
     extra = ""
@@ -45,7 +46,7 @@ def content_security_policy(pyodide_url="pyodide/", css=None, script=None):
             "default-src 'self'",
             f"script-src 'self' 'wasm-unsafe-eval' {styles.source(script)}{extra}",
             "worker-src 'self' blob:",
-            f"connect-src 'self'{extra}",
+            f"connect-src 'self'{extra}{f' {lrs}' if lrs else ''}",
             "img-src 'self'",
             f"style-src 'self' {styles.source(css)}",
             "font-src 'self'",

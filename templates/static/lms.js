@@ -191,7 +191,7 @@ export function progress(list = blocks()) {
 // so the report agrees with the score; every try is in "Your results" and its CSV. A first try
 // restored from suspend data was written in its own session and is not written again.
 
-const LETTERS = "abcdefghijklmnopqrstuvwxyz"; // choice n as 1.2's CMIFeedback writes it
+export const LETTERS = "abcdefghijklmnopqrstuvwxyz"; // choice n as 1.2's CMIFeedback writes it
 
 // TEXT on one line within LIMIT characters: runtimes such as scorm-again refuse a response of
 // several lines, and 2004 reads a leading "{" as a language tag.
@@ -201,8 +201,13 @@ export function oneLine(text, limit) {
   return t;
 }
 
-const slug = () =>
+export const slug = () =>
   decodeURIComponent(location.pathname.split("/").pop().replace(/\.html$/, "")) || "chapter";
+
+// A question's id, the same in every build and every standard: the chapter, then the block
+// ("many-heads.check-1"), in printable ASCII within 255 characters.
+export const questionId = (b) =>
+  `${slug()}.${b.id}`.replace(/[^\u0021-\u007e]/g, "_").slice(0, 255);
 
 // [element, value] pairs for every question of LIST, as edition ED writes them.
 export function interactions(list, ed) {
@@ -211,8 +216,7 @@ export function interactions(list, ed) {
     const el = `cmi.interactions.${n}`;
     const choices = choicesOf(b);
     const type = b.kind === "exercise" ? ed.codeType : choices.length ? "choice" : "fill-in";
-    const id = `${slug()}.${b.id}`.replace(/[^\u0021-\u007e]/g, "_").slice(0, 255);
-    out.push([`${el}.id`, id], [`${el}.type`, type]);
+    out.push([`${el}.id`, questionId(b)], [`${el}.type`, type]);
     if (ed.description) {
       out.push([`${el}.description`, oneLine(question(b).replace(/\s+/g, " "), ed.textLimit)]);
     }
@@ -234,13 +238,14 @@ export function interactions(list, ed) {
 }
 
 const original = (b) => b.el.querySelector("[data-original]")?.content.textContent ?? "";
-const options = (b) => [...b.el.querySelectorAll(".mh-option")];
+export const options = (b) => [...b.el.querySelectorAll(".mh-option")];
 // a question's choices: a check's options, a guess's choices; none for an exercise
-function choicesOf(b) {
+export function choicesOf(b) {
   if (b.kind === "check") return options(b);
   return b.kind === "guess" ? [...b.el.querySelectorAll(".mh-choice")] : [];
 }
-const question = (b) => (b.el.querySelector("legend, .mh-question")?.textContent ?? "").trim();
+export const question = (b) =>
+  (b.el.querySelector("legend, .mh-question")?.textContent ?? "").trim();
 
 // A short hash of a starting code, so an edit kept for one version of an exercise is not
 // applied to another.
@@ -539,7 +544,7 @@ class Session {
 
 // "Your results" inside an LMS: what the LMS keeps cannot be cleared here (the first tries make
 // the score), and the file holds this chapter only, the one the LMS opened.
-function resultsForLMS() {
+export function resultsForLMS() {
   const section = document.querySelector("[data-results]");
   if (!section) return;
   section.querySelector("[data-results-clear]")?.remove();

@@ -17,6 +17,8 @@ import { startPython } from "./pyclient.js";
 if (document.readyState === "loading") {
   await new Promise((parsed) => document.addEventListener("DOMContentLoaded", parsed));
 }
+// in a cmi5 package, the answers the LRS kept, restored before the blocks read them (cmi5.js)
+await self.mhLmsReady;
 document.documentElement.classList.add("js");
 setupBlocks();
 setupEmbed();
