@@ -10,6 +10,7 @@
 #   make export               re-exports "Real heads", "Heads that copy" and "What a head does" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
+#                             (make scorm SCORM=--cmi5: cmi5 course packages instead)
 #   make questions            every question of the path for a quiz bank: GIFT, Moodle XML, QTI 2.1
 #                             (make questions QUESTIONS="--base-url https://…/ --chapter SLUG")
 

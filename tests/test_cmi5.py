@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import uuid
+import xml.etree.ElementTree as ET
 import zipfile
 from http import HTTPStatus
 from pathlib import Path
@@ -55,8 +56,6 @@ def test_the_package_is_one_an_lms_imports(package):
         course = z.read("cmi5.xml").decode()
         page = z.read(f"{GUIDE}.html").decode()
     ns = {"c": cmi5.NS}
-    import xml.etree.ElementTree as ET
-
     root = ET.fromstring(course)
     (au,) = root.findall("c:au", ns)
     assert au.attrib == {

@@ -75,7 +75,8 @@ function interaction(b, attempt) {
   const choices = choicesOf(b);
   if (b.kind === "exercise") return { type: "long-fill-in", response: String(attempt.answer) };
   if (choices.length && Number.isInteger(attempt.choice) && LETTERS[attempt.choice]) {
-    const right = b.kind === "check" ? choices.findIndex((o) => o.querySelector(".right")) : -1;
+    const isRight = (o) => o.querySelector("[data-feedback].right");
+    const right = b.kind === "check" ? choices.findIndex(isRight) : -1;
     return {
       type: "choice",
       response: LETTERS[attempt.choice],
@@ -114,9 +115,10 @@ class Session {
     };
   }
 
-  problem(what) {
+  // One line: what the LMS did not do; the answers are sent later unless the session is off.
+  problem(what, off = false) {
     say(`Your LMS did not ${what}. The chapter still works; your answers are kept on ` +
-      "this page and sent when the LMS takes them.");
+      (off ? "this page." : "this page and sent when the LMS takes them."));
   }
 
   // Sends the outbox, first to last, one at a time; on a refusal, stops and tries again later.
@@ -271,7 +273,7 @@ async function start(found, late) {
     session = new Session(found.params);
     await session.cmi5.initialize();
   } catch {
-    session?.problem("start this session");
+    session?.problem("start this session", true);
     return null;
   }
   const kept = await session.readState();
