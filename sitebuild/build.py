@@ -163,8 +163,10 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     shutil.copytree(root / "templates" / "static", out / "static")
     _write(out / "static" / "morphdom.js", assets.morphdom_script())
     _write(out / "static" / "purify.js", assets.dompurify_script())
-    if lms == "cmi5":  # the cmi5 client, in cmi5 packages only (static/cmi5.js)
+    if lms == "cmi5":  # the cmi5 client (static/cmi5.js and the library), in cmi5 packages only
         _write(out / "static" / "xapi-cmi5.js", assets.cmi5_script())
+    else:
+        (out / "static" / "cmi5.js").unlink()
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
     _write(out / "static" / "icon.png", icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
