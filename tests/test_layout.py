@@ -15,10 +15,11 @@ from sitebuild.build import shipped_python
 from toymodels import BUILD_ONLY
 
 ROOT = Path(__file__).resolve().parent.parent
-# the kernel first, then the chapters in reading order: a package may import only itself and
-# packages before it (the guide's example stands alone on the kernel)
+# the kernel first, the real models over it, then the chapters in reading order: a package may
+# import only itself and packages before it (the guide's example stands alone on the kernel)
 ORDER = (
     "page",
+    "models",
     "one_head",
     "many_heads",
     "split_attend",

@@ -19,8 +19,8 @@ import smollm2_reference
 
 from toymodels.export import cli, llama, smollm2
 from toymodels.heads_that_copy import heads as hc
-from toymodels.heads_that_copy import llama as shipped
-from toymodels.heads_that_copy.bpe import BPE, split
+from toymodels.models.smollm2 import llama as shipped
+from toymodels.models.smollm2.bpe import BPE, split
 from toymodels.page import data
 
 DATA = Path(data.HERE) / hc.DIR
@@ -186,7 +186,7 @@ def test_export_is_small_and_every_map_reads_back(committed):
     # ten random runs: 3.3 MB as uint16 maps, 2.9 MB as their byte planes
     assert size < 3_000_000, f"the export is {size} bytes"
     m = committed["model"]
-    # live.json: the manifest of the live model's files (sitebuild/smollm2live.py), no export
+    # live.json: the manifest of the live model's files (sitebuild/models/smollm2.py), no export
     files = {t["file"] for t in committed["texts"]} | {"index.json", "live.json"}
     assert {p.name for p in DATA.iterdir()} == files
     for t in committed["texts"]:

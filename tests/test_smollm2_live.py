@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import smollm2_reference
 
-from sitebuild import smollm2live
+from sitebuild.models import smollm2 as smollm2_recipe
 from toymodels.export import llama
 from toymodels.heads_that_copy import heads as hc
-from toymodels.heads_that_copy import llama as shipped_llama
-from toymodels.heads_that_copy import quants, weights
-from toymodels.heads_that_copy.llama import Cache
+from toymodels.models.smollm2 import llama as shipped_llama
+from toymodels.models.smollm2 import quants, weights
+from toymodels.models.smollm2.llama import Cache
 
 ROOT = Path(__file__).resolve().parent.parent
 TRICKY = (
@@ -50,7 +50,7 @@ def repacked(gguf, tmp_path_factory):
     """The build's files, made into a temporary download cache: (folder, manifest)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MANYHEADS_CACHE", str(tmp_path_factory.mktemp("cache")))
-        return smollm2live.files()
+        return smollm2_recipe.files()
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def test_the_repacked_file_holds_the_ggufs_blocks_unchanged(gguf, repacked, data
     _, reader = gguf
     folder, manifest = repacked
     raw = llama.blocks(reader)
-    assert [t["name"] for t in manifest["tensors"]] == smollm2live.order(raw)
+    assert [t["name"] for t in manifest["tensors"]] == smollm2_recipe.order(raw)
     assert manifest["tensors"][0]["name"] == "token_embd.weight"
     assert [t["name"] for t in manifest["tensors"][1:10]][-1].startswith("blk.0.")
     blocks = weights.Blocks(manifest, data)
@@ -188,11 +188,11 @@ def test_the_repacked_file_holds_the_ggufs_blocks_unchanged(gguf, repacked, data
         assert np.array_equal(blocks.raw(t["name"]), ref), t["name"]
     assert end == len(data) == manifest["weights"]["bytes"]
     assert blocks.damaged() == []
-    assert smollm2live.sizes(manifest) == {"F32": 0.14, "Q4_1": 66.36, "Q8_0": 30.08}
+    assert smollm2_recipe.sizes(manifest) == {"F32": 0.14, "Q4_1": 66.36, "Q8_0": 30.08}
     assert manifest["config"] == llama.config(reader)
     for m in (manifest["weights"], manifest["tokenizer"]):
         path = folder / m["file"]
-        assert smollm2live.assets.sha256(path) == m["sha256"] and m["sha256"][:16] in m["file"]
+        assert smollm2_recipe.assets.sha256(path) == m["sha256"] and m["sha256"][:16] in m["file"]
     assert len(data) < 100_000_000  # the issue's download budget, the tokenizer (1.1 MB) aside
     # a file cut short, or one damaged byte, is caught
     with pytest.raises(ValueError, match="fetch it again"):
@@ -207,14 +207,14 @@ def test_the_cache_keeps_the_files_and_repacks_a_damaged_one(repacked, monkeypat
     folder, manifest = repacked
     monkeypatch.setenv("MANYHEADS_CACHE", str(folder.parent))
     calls = []
-    monkeypatch.setattr(smollm2live, "repack", lambda path: calls.append(path))
-    assert smollm2live.files() == (folder, manifest) and calls == []  # whole: kept as it is
+    monkeypatch.setattr(smollm2_recipe, "repack_gguf", lambda path: calls.append(path))
+    assert smollm2_recipe.files() == (folder, manifest) and calls == []  # whole: kept as it is
     tok = folder / manifest["tokenizer"]["file"]
     good = tok.read_bytes()
     try:
         tok.write_bytes(good[:-1] + b" ")
         with pytest.raises(TypeError):  # the stand-in repack returns None: it was called
-            smollm2live.files()
+            smollm2_recipe.files()
         assert len(calls) == 1
     finally:
         tok.write_bytes(good)
@@ -230,7 +230,7 @@ import json, sys
 sys.modules["gguf"] = None  # any import of gguf now fails
 sys.path.insert(0, {str(ROOT)!r})
 import numpy as np
-from toymodels.heads_that_copy import weights
+from toymodels.models.smollm2 import weights
 folder = {str(folder)!r}
 m = json.load(open(folder + "/manifest.json"))
 bpe = weights.tokenizer(open(folder + "/" + m["tokenizer"]["file"], encoding="utf-8").read())

@@ -9,7 +9,7 @@ to the word that differs, both read from the kept traces (no forward); and the p
 reader asks for (patching.py), each one forward, also computed in pieces and timed.
 """
 
-from ..heads_that_copy import live as smollm2
+from ..models.smollm2 import live as smollm2
 from ..page.recent import Recent
 from .attribution import Trace, attribute, logit_diff
 from .patching import Patch, positions
