@@ -3,7 +3,8 @@ files, for the build's repack of SmolLM2's file (sitebuild/models/smollm2.py) an
 exporter (toymodels/export/llama.py). Not the PyPI package gguf, whose own dependencies
 (requests, pyyaml, tqdm) the site tier would otherwise carry for these sixty lines; numpy and
 the stdlib alone, so the browser's Python can read a GGUF file too. tests/test_smollm2_build.py
-holds it to gguf's reader on SmolLM2's file.
+reads a small made file with it; tests/test_smollm2_live.py holds the repack of SmolLM2's file
+to what gguf's reader gives.
 
 GGUF (version 2 or 3, little-endian): "GGUF", the version (u32), the tensor count and the
 key-value count (u64 each); each key-value pair (a string, a value type u32, a value); each
