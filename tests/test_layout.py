@@ -166,6 +166,23 @@ def test_chapter_packages_depend_one_way():
     assert set(ORDER + ALONE + BUILD_ONLY) <= packages
 
 
+def test_a_real_models_code_is_reached_through_models_never_through_a_chapter():
+    """A real model's forward, tokenizer and live run are toymodels/models/NAME/, written once:
+    no package imports a module of a chapter that reads a real model but that chapter itself
+    (a second chapter on the same model imports toymodels.models.NAME)."""
+    real = ("real_heads", "heads_that_copy", "what_a_head_does")
+    bad = [
+        f"{a} imports {b}"
+        for a, targets in graph().items()
+        for b in targets
+        if b.count(".") >= 1
+        and b.split(".")[1] in real
+        and a.split(".")[:2] != b.split(".")[:2]
+        and not a.startswith(("toymodels.export", "tests"))
+    ]
+    assert bad == []
+
+
 def chapter_names():
     """Every {{ value }}, figure model and exercise check the chapters name."""
     values, callables = set(), set()
