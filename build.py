@@ -35,7 +35,7 @@ import signal
 import sys
 from pathlib import Path
 
-from sitebuild import assets, bytecode, cmi5, livemodel, smollm2live
+from sitebuild import assets, bytecode, cmi5, models
 from sitebuild.archive import zip_site
 from sitebuild.build import DiskFull, build, disk_full
 from sitebuild.chapters import AuthorError
@@ -139,8 +139,8 @@ def main(argv=None):
             print(bytecode.bytecode_dir())
             # the live models' files made in the cache now, not by the first of several
             # builds at once (make test's workers)
-            print(livemodel.weights(root))
-            print(smollm2live.files()[0])
+            for folder in models.fetch_all(root):
+                print(folder)
             print(f"{assets.MORPHDOM_SPEC}: {len(assets.morphdom_script()):,} characters, verified")
             if args.test_tools:
                 print(f"{assets.AXE_SPEC}: {len(assets.axe_script()):,} characters, verified")

@@ -79,7 +79,7 @@ KV_TAPS = 40  # taps on another figure, before and while the chapter trains
 
 def live_minilm(browser, base):
     """The reader's own sentence in all-MiniLM-L6-v2, with the machine's load average."""
-    from toymodels.real_heads import live
+    from toymodels.models.minilm import live
 
     context = browser.new_context(service_workers="block")
     page = context.new_page()
@@ -134,7 +134,7 @@ def live_smollm2(browser, base):
     (ownmodel.js's mh-own-model-restored measure: the files read and checked, the memory asked
     for, handed to Python, warmed up) and its text's first layer and guesses drawn; then in a
     Python of its own, the forward's times and the worker's memory."""
-    from toymodels.heads_that_copy import live
+    from toymodels.models.smollm2 import live
 
     chapter = base + "heads-that-copy.html?copy-layer.text=own&copy-layer.layer=1&copy-layer.own="
     context = browser.new_context(service_workers="block")
@@ -740,7 +740,7 @@ def live_own_pair(browser, base):
     forward), on "Patch all of layer 1" and on a typed head of layer 30, each to the paint after
     the figure's redraw, with the forward's time the table of patches reports. Then in a Python
     of its own, the figure's steps on both pairs (in_pyodide/own_pair.py)."""
-    from toymodels.heads_that_copy import live
+    from toymodels.models.smollm2 import live
 
     clean, corrupt, _, _ = OWN_PAIRS[1]
     query = f"what-own.clean={quote(clean)}&what-own.corrupt={quote(corrupt)}"

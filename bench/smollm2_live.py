@@ -3,7 +3,7 @@ site's runtime from the download cache, the same wasm numpy the browser runs; no
 worker, so this is the Python's own time).
 
 `python bench/smollm2_live.py` repacks the GGUF into the cache if needed
-(sitebuild/smollm2live.py), then prints, as medians over REPEAT runs after one warm-up:
+(sitebuild/models/smollm2.py), then prints, as medians over REPEAT runs after one warm-up:
 
 - reading the weight file and dequantising it (every layer's Q4_1 blocks; the Q8_0
   embedding), and building the model (keep: every layer kept in float32);
@@ -27,7 +27,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 
-from sitebuild import assets, smollm2live  # noqa: E402
+from sitebuild import assets  # noqa: E402
+from sitebuild.models import smollm2 as smollm2_recipe  # noqa: E402
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", 5))
 SHIPPED = ("__init__.py", "llama.py", "quants.py", "bpe.py", "weights.py")
@@ -35,7 +36,7 @@ SHIPPED = ("__init__.py", "llama.py", "quants.py", "bpe.py", "weights.py")
 
 def main():
     runtime = assets.runtime_dir()
-    folder, manifest = smollm2live.files()
+    folder, manifest = smollm2_recipe.files()
     node = shutil.which("node")
     if node is None:
         sys.exit("node is not installed: this bench runs Pyodide in Node")

@@ -34,11 +34,10 @@ from . import (
     chaptercache,
     fingerprint,
     icon,
-    livemodel,
+    models,
     prerender,
     publish,
     reading,
-    smollm2live,
     styles,
 )
 from .archive import python_zip, unsafe_name
@@ -198,8 +197,7 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
     if not lms:
-        livemodel.copy_weights(root, out / "models")
-        smollm2live.copy_files(root, out / "models")
+        models.copy_all(root, out / "models")
         immutable = [*asset.values(), *data, *(compiled + name for name in bytecode.FILES)]
         immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
         python_files = (out / python).rglob("*")

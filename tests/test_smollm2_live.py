@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 import smollm2_reference
 
-from sitebuild import smollm2live
+from sitebuild.models import smollm2 as smollm2_recipe
 from toymodels.export import llama
 from toymodels.heads_that_copy import heads as hc
-from toymodels.heads_that_copy import llama as shipped_llama
-from toymodels.heads_that_copy import quants, weights
-from toymodels.heads_that_copy.llama import Cache
+from toymodels.models.smollm2 import llama as shipped_llama
+from toymodels.models.smollm2 import quants, weights
+from toymodels.models.smollm2.llama import Cache
 
 ROOT = Path(__file__).resolve().parent.parent
 TRICKY = (
@@ -38,11 +38,23 @@ model_test = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def gguf():
+    """(the PyPI package gguf, its reader of the model's file): the reference the site's own
+    reader (toymodels/models/gguf.py) and dequantisation are held to."""
+    module = pytest.importorskip("gguf", reason="the reference reader is the gguf package")
     try:
-        module = llama.gguf_module()
         return module, module.GGUFReader(str(llama.smollm2_path()))
-    except (ModuleNotFoundError, FileNotFoundError) as e:
+    except FileNotFoundError as e:
         pytest.skip(f"{e}: the checks against the model's own file need it")
+
+
+def gguf_blocks(reader):
+    """{name: (block type, shape (rows, cols) or (n,), raw uint8 bytes)} of every tensor, as
+    gguf's reader gives them."""
+    out = {}
+    for t in reader.tensors:
+        shape = tuple(int(n) for n in reversed(t.shape))  # GGUF lists the fastest axis first
+        out[t.name] = (t.tensor_type.name, shape, t.data.reshape(-1).view(np.uint8))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +62,7 @@ def repacked(gguf, tmp_path_factory):
     """The build's files, made into a temporary download cache: (folder, manifest)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MANYHEADS_CACHE", str(tmp_path_factory.mktemp("cache")))
-        return smollm2live.files()
+        return smollm2_recipe.files()
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +130,7 @@ def test_f32_and_wrong_sizes():
 def test_every_tensor_of_the_file_equals_gguf_py_bit_for_bit(gguf):
     module, reader = gguf
     kinds = set()
-    for name, (kind, shape, raw) in llama.blocks(reader).items():
+    for name, (kind, shape, raw) in gguf_blocks(reader).items():
         t = next(t for t in reader.tensors if t.name == name)
         ref = module.quants.dequantize(t.data, t.tensor_type).reshape(shape)
         ours = quants.dequantize(raw, kind, shape)
@@ -126,7 +138,7 @@ def test_every_tensor_of_the_file_equals_gguf_py_bit_for_bit(gguf):
         assert np.array_equal(ours.view(np.uint32), ref.astype(np.float32).view(np.uint32)), name
         kinds.add(kind)
     assert kinds == {"F32", "Q4_1", "Q8_0"}
-    kind, shape, raw = llama.blocks(reader)["token_embd.weight"]
+    kind, shape, raw = gguf_blocks(reader)["token_embd.weight"]
     ids = [0, 5, 49151, 5, 198]
     full = quants.dequantize(raw, kind, shape)
     assert np.array_equal(quants.rows(raw, kind, shape, ids), full[ids])
@@ -173,8 +185,8 @@ def test_each_layer_is_handed_over_as_it_is_computed(model):
 def test_the_repacked_file_holds_the_ggufs_blocks_unchanged(gguf, repacked, data):
     _, reader = gguf
     folder, manifest = repacked
-    raw = llama.blocks(reader)
-    assert [t["name"] for t in manifest["tensors"]] == smollm2live.order(raw)
+    raw = gguf_blocks(reader)
+    assert [t["name"] for t in manifest["tensors"]] == smollm2_recipe.order(raw)
     assert manifest["tensors"][0]["name"] == "token_embd.weight"
     assert [t["name"] for t in manifest["tensors"][1:10]][-1].startswith("blk.0.")
     blocks = weights.Blocks(manifest, data)
@@ -188,11 +200,12 @@ def test_the_repacked_file_holds_the_ggufs_blocks_unchanged(gguf, repacked, data
         assert np.array_equal(blocks.raw(t["name"]), ref), t["name"]
     assert end == len(data) == manifest["weights"]["bytes"]
     assert blocks.damaged() == []
-    assert smollm2live.sizes(manifest) == {"F32": 0.14, "Q4_1": 66.36, "Q8_0": 30.08}
-    assert manifest["config"] == llama.config(reader)
+    assert smollm2_recipe.sizes(manifest) == {"F32": 0.14, "Q4_1": 66.36, "Q8_0": 30.08}
+    keys = [k for k in reader.fields if k.startswith(("general.", "llama."))]
+    assert manifest["config"] == weights.config({k: reader.fields[k].contents() for k in keys})
     for m in (manifest["weights"], manifest["tokenizer"]):
         path = folder / m["file"]
-        assert smollm2live.assets.sha256(path) == m["sha256"] and m["sha256"][:16] in m["file"]
+        assert smollm2_recipe.assets.sha256(path) == m["sha256"] and m["sha256"][:16] in m["file"]
     assert len(data) < 100_000_000  # the issue's download budget, the tokenizer (1.1 MB) aside
     # a file cut short, or one damaged byte, is caught
     with pytest.raises(ValueError, match="fetch it again"):
@@ -207,14 +220,14 @@ def test_the_cache_keeps_the_files_and_repacks_a_damaged_one(repacked, monkeypat
     folder, manifest = repacked
     monkeypatch.setenv("MANYHEADS_CACHE", str(folder.parent))
     calls = []
-    monkeypatch.setattr(smollm2live, "repack", lambda path: calls.append(path))
-    assert smollm2live.files() == (folder, manifest) and calls == []  # whole: kept as it is
+    monkeypatch.setattr(smollm2_recipe, "repack_gguf", lambda path: calls.append(path))
+    assert smollm2_recipe.files() == (folder, manifest) and calls == []  # whole: kept as it is
     tok = folder / manifest["tokenizer"]["file"]
     good = tok.read_bytes()
     try:
         tok.write_bytes(good[:-1] + b" ")
         with pytest.raises(TypeError):  # the stand-in repack returns None: it was called
-            smollm2live.files()
+            smollm2_recipe.files()
         assert len(calls) == 1
     finally:
         tok.write_bytes(good)
@@ -230,7 +243,7 @@ import json, sys
 sys.modules["gguf"] = None  # any import of gguf now fails
 sys.path.insert(0, {str(ROOT)!r})
 import numpy as np
-from toymodels.heads_that_copy import weights
+from toymodels.models.smollm2 import weights
 folder = {str(folder)!r}
 m = json.load(open(folder + "/manifest.json"))
 bpe = weights.tokenizer(open(folder + "/" + m["tokenizer"]["file"], encoding="utf-8").read())

@@ -23,11 +23,12 @@ from conftest import (
 )
 from test_quality import axe_violations, describe
 
-from sitebuild import assets, smollm2live
+from sitebuild import assets
+from sitebuild.models import smollm2 as smollm2_recipe
 from sitebuild.serve import Handler
 from toymodels.heads_that_copy import figure as hc_figure
-from toymodels.heads_that_copy import live
-from toymodels.real_heads import live as minilm
+from toymodels.models.minilm import live as minilm
+from toymodels.models.smollm2 import live
 
 pytestmark = pytest.mark.browser
 CHAPTER = "heads-that-copy.html"
@@ -69,7 +70,7 @@ def server(site):
 @pytest.fixture(scope="module")
 def cpython():
     """The model's files in the download cache, run by CPython (live.use)."""
-    folder, _ = smollm2live.files()
+    folder, _ = smollm2_recipe.files()
     live.use(folder)
     yield folder
     live.use(live.HOME)
@@ -170,7 +171,7 @@ def cpython_html(state):
     raise AssertionError("CPython never finished the text")
 
 
-# text the model cannot take as it is, and what the reader is told (heads_that_copy/live.py)
+# text the model cannot take as it is, and what the reader is told (models/smollm2/live.py)
 EDGES = [
     ("", live.EMPTY),
     ("   \t  ", live.SPACES),
@@ -319,8 +320,8 @@ def test_a_browser_without_the_memory_is_told_before_any_download(browser, watch
     """Where the worker's memory cannot grow to what the model needs (Chromium's WebAssembly
     memory held under it: V8's --wasm-max-mem-pages), or the device says it has too little
     (navigator.deviceMemory), the load button says so and nothing is fetched. SmolLM2's form
-    asks for 660 MB (toymodels/heads_that_copy/live.py MEMORY_MB), MiniLM's for 300
-    (toymodels/real_heads/live.py)."""
+    asks for 660 MB (toymodels/models/smollm2/live.py MEMORY_MB), MiniLM's for 300
+    (toymodels/models/minilm/live.py)."""
     assert (live.MEMORY_MB, minilm.MEMORY_MB) == (660, 300)
     mb, url = (660, SMOLLM2) if fid == "copy-layer" else (300, MINILM)
     args = CHROMIUM_ARGS + (["--js-flags=--wasm-max-mem-pages=4000"] if how == "wasm-limit" else [])

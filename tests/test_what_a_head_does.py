@@ -18,7 +18,7 @@ import pytest
 import smollm2_reference
 
 from toymodels.export import cli, llama, pairs, patching
-from toymodels.heads_that_copy import llama as shipped
+from toymodels.models.smollm2 import llama as shipped
 from toymodels.page.html import quoted
 from toymodels.what_a_head_does import attribution as at
 from toymodels.what_a_head_does import heads as wh

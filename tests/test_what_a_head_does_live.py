@@ -3,7 +3,7 @@ a piece per call as the page does; its direct attributions against the model's o
 patches against the export's batched patching and against a forward from the first layer;
 every message a reader can meet; its markup against the page's allow-list.
 
-Marked `model`: they read the repacked files (sitebuild.smollm2live.files()) and skip where
+Marked `model`: they read the repacked files (sitebuild.models.smollm2.files()) and skip where
 those cannot be made. One model is built for the module.
 """
 
@@ -14,7 +14,7 @@ import pytest
 from test_heads_that_copy_live import Markup, allowed, finished
 
 from toymodels.export.patching import patch_heads
-from toymodels.heads_that_copy import live as smollm2
+from toymodels.models.smollm2 import live as smollm2
 from toymodels.page.figure import check
 from toymodels.what_a_head_does import live, own
 from toymodels.what_a_head_does.attribution import Trace, logit_diff

@@ -3,6 +3,8 @@
 One package per chapter over a small shared kernel; dependencies run one way:
 
     page/           the kernel: HTML helpers, the figure contract, data files, live cells
+    models/         the real models (SmolLM2, MiniLM): forward, tokenizer, weights, one
+                    package each, over the kernel; what chapters, build and exporter share
     one_head/       chapter "One head, from scratch": one hand-made head, every number shown
     many_heads/     chapter "Many heads looking at once": three hand-made heads
     split_attend/   chapter "Split, attend, concatenate, mix" (may use many_heads)
@@ -17,8 +19,9 @@ One package per chapter over a small shared kernel; dependencies run one way:
                     GPT-2, SmolLM2), and patching SmolLM2's heads
     data/           data the shipped modules read (checkpoints, exported maps)
 
-Chapter packages import the kernel and earlier chapters' models; nothing shipped imports
-a BUILD_ONLY package (tests/test_layout.py holds both rules).
+Chapter packages import the kernel, models/ and earlier chapters' toy models (never a real
+model from another chapter); models/ imports the kernel alone; nothing shipped imports a
+BUILD_ONLY package (tests/test_layout.py holds these rules).
 """
 
 BUILD_ONLY = ("training", "export")  # never copied into the site, never imported by shipped code

@@ -9,7 +9,7 @@ import json
 import statistics
 import time
 
-from toymodels.heads_that_copy import live as smollm2
+from toymodels.models.smollm2 import live as smollm2
 from toymodels.what_a_head_does import live, own
 from toymodels.what_a_head_does.patching import Patch
 

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pyodide_js
 
+from toymodels.models.minilm import live
 from toymodels.real_heads import figure as fig
-from toymodels.real_heads import live
 
 
 def times(f, n):

@@ -9,8 +9,8 @@ from pathlib import Path
 sys.path.insert(0, "/w")
 import numpy as np  # noqa: E402
 
-from toymodels.heads_that_copy import weights  # noqa: E402
-from toymodels.heads_that_copy.llama import Cache  # noqa: E402
+from toymodels.models.smollm2 import weights  # noqa: E402
+from toymodels.models.smollm2.llama import Cache  # noqa: E402
 
 REPEAT = int(REPEAT)  # noqa: F821  (set by bench/pages/smollm2-live.mjs)
 out = {}

@@ -1,5 +1,5 @@
 """Run in Pyodide by bench/run.py (its part `smollm2`), as a live cell, once SmolLM2's two files
-are in the worker and warmed up (toymodels/heads_that_copy/live.py): for each text, the first
+are in the worker and warmed up (toymodels/models/smollm2/live.py): for each text, the first
 layer's maps (a new run's first piece, which the page draws at once), all 30 layers' maps (its
 270 heads), and one token written on with the KV cache (its greedy choice from the last row's
 logits included), each the median of REPEAT runs, in ms; then the worker's WebAssembly memory
@@ -11,7 +11,7 @@ import time
 
 import pyodide_js
 
-from toymodels.heads_that_copy import live
+from toymodels.models.smollm2 import live
 
 
 def measure(texts, repeat):

@@ -7,7 +7,7 @@ async ([url, code]) => {
   const t0 = performance.now();
   const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
   await py.put("/home/pyodide/models/" + url.split("/").pop(), bytes);
-  await py.call("toymodels.real_heads.live:warm", []);
+  await py.call("toymodels.models.minilm.live:warm", []);
   const ready = performance.now() - t0;
   return { ready, value: await runCell(py, code) };
 }

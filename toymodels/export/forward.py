@@ -1,7 +1,7 @@
 """numpy forward passes that return every layer's and head's attention.
 
 `Bert` reads a BERT-style encoder (Hugging Face safetensors names, e.g.
-all-MiniLM-L6-v2) and runs the shipped forward, toymodels/real_heads/bert.py, the
+all-MiniLM-L6-v2) and runs the shipped forward, toymodels/models/minilm/bert.py, the
 one the browser runs too. `GPT2` reads GPT-2's layout
 (Conv1D weights stored in x out, pre-LayerNorm blocks, a causal mask, the tanh
 GELU). Both compute in float64 from the stored float32 weights.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..real_heads import bert
-from ..real_heads.bert import layer_norm, softmax, split_heads
+from ..models.minilm import bert
+from ..models.minilm.bert import layer_norm, softmax, split_heads
 
 
 def gelu_tanh(x):
@@ -65,7 +65,8 @@ class Checkpoint:
 
 class Bert(bert.Bert):
     """A BERT-style encoder from a folder with config.json and model.safetensors, run by the
-    shipped forward (toymodels/real_heads/bert.py): one forward for the export and the browser."""
+    shipped forward (toymodels/models/minilm/bert.py): one forward for the export and the
+    browser."""
 
     def __init__(self, folder):
         super().__init__(load_safetensors(folder), load_config(folder))

@@ -106,9 +106,9 @@ def write_npz(path, **arrays):
 
 
 def model_info(m):
-    r = m.reader
-    n_params = sum(int(t.n_elements) for t in r.tensors)
-    kinds = sorted({t.tensor_type.name for t in r.tensors})
+    tensors = m.reader.tensors.values()  # (block type, shape, bytes) each
+    n_params = sum(int(np.prod(shape)) for _, shape, _ in tensors)
+    kinds = sorted({kind for kind, _, _ in tensors})
     return {
         "id": "smollm2",
         "name": "SmolLM2-135M-Instruct",

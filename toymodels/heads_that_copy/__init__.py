@@ -11,11 +11,6 @@ from its export (toymodels/data/smollm2/, written by `python -m toymodels.export
     gqa.py     Figure 3: which query heads share keys and values
     copying.py Figure 4: the second copy's guesses with stored sets of heads pulled out
 
-The model itself, one forward for the build's export and the reader's own text:
-
-    llama.py   SmolLM2's forward (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied
-               logits), every head's attention, a KV cache for writing on
-    quants.py  the GGUF's Q4_1, Q8_0 and F32 blocks as float32, in numpy alone
-    bpe.py     the byte-level BPE tokenizer
-    weights.py the site's repacked weight and tokenizer files, read as the page reads them
+The model itself (forward, quantisation, tokenizer, the reader's own text) is
+toymodels/models/smollm2/, shared with "What a head does" and the exporter.
 """

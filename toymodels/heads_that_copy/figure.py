@@ -17,10 +17,10 @@ maps they come from: a written token's row appears in every head of the layer sh
 
 import numpy as np
 
+from ..models.smollm2 import live
 from ..page import kit
 from ..page.html import attrs, esc, head_name, pct, quoted, whole
 from . import heads as hc
-from . import live
 
 DEFAULTS = {
     "text": "cat",
@@ -408,9 +408,7 @@ def own_form(state, own, fid):
         r = own["run"]
         lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]
         said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in lines)
-    box = kit.own_model_attrs(
-        "hc-own", files, "toymodels.heads_that_copy.live:warm", live.MEMORY_MB
-    )
+    box = kit.own_model_attrs("hc-own", files, live.WARM, live.MEMORY_MB)
     field = kit.text_box(fid, "own", state["own"], placeholder=f"up to {live.MAX_TOKENS} tokens")
     return (
         f"<form{box}>"

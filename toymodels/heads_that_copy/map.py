@@ -14,10 +14,10 @@ import re
 
 import numpy as np
 
+from ..models.smollm2 import live
 from ..page import kit
 from ..page.html import attrs, esc, head_name, level, state_button
 from . import heads as hc
-from . import live
 
 DEFAULTS = {"score": "induction", "head": "", "text": "", "own": "", "repeat": ""}
 SCORES = (

@@ -7,10 +7,10 @@ gives, never typed in.
 
 import numpy as np
 
+from ..models.smollm2 import live
 from ..page.html import count_words, head_name, plural_of
 from ..page.prose import public_functions
 from . import heads as hc
-from . import live
 from .figure import link
 
 COPIES = 0.3  # a head "copies" when a second-copy row gives the token to copy this much

@@ -14,12 +14,12 @@ import re
 
 import numpy as np
 
+from ..models.minilm import live
 from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import attrs, esc, pct, quoted, state_button, whole
 from ..page.kit.grid import FRAME, mark_row
 from ..page.recent import Recent
-from . import live
 from . import maps as rh
 
 DEFAULTS = {
@@ -318,7 +318,7 @@ def _own(state, data, note, fid):
         )
     else:
         said = ""
-    box = kit.own_model_attrs("rh-own", [m], "toymodels.real_heads.live:warm", live.MEMORY_MB)
+    box = kit.own_model_attrs("rh-own", live.files(), live.WARM, live.MEMORY_MB)
     field = kit.text_box(fid, "own", state["own"], placeholder=f"up to {live.MAX_WORDS} words")
     return (
         f"<form{box}>"

@@ -1,6 +1,6 @@
 """Chapter "What a head does": what each head of SmolLM2-135M adds to the model's
 choice between two next tokens, read from the same forward the page runs
-(toymodels/heads_that_copy/llama.py).
+(toymodels/models/smollm2/llama.py).
 
     attribution.py  direct logit attribution: each head's output carried straight to the
                     difference of two logits through the final norm (its scale frozen),

@@ -23,7 +23,7 @@ import numpy as np
 
 
 class Trace:
-    """One forward of `model` (a heads_that_copy.llama.Llama) on `ids`, kept whole:
+    """One forward of `model` (a toymodels.models.smollm2.llama.Llama) on `ids`, kept whole:
     y (layers, H, T, hs) every head's output before the output projection, x (layers+1, T, d)
     the residual stream entering each layer and (last) leaving the model, maps
     (layers, H, T, T) the attention. float32, as the forward computed them. With `lazy`, the

@@ -1,15 +1,15 @@
 """The reader's own pair of texts in SmolLM2, live: the same three measures as the export's,
 computed in the page on two texts and two candidate next words the reader types.
 
-The model is "Heads that copy"'s (heads_that_copy/live.py): the same two files, fetched when
-the reader asks and kept, the same forward. A pair is two Traces (attribution.py) computed a
+The model is "Heads that copy"'s (toymodels/models/smollm2/live.py): the same two files, fetched
+when the reader asks and kept, the same forward. A pair is two Traces (attribution.py) computed a
 few layers per call, so the page draws progress and answers other taps between the pieces;
 then, for the token the reader taps, every head's direct logit attribution and its attention
 to the word that differs, both read from the kept traces (no forward); and the patches the
 reader asks for (patching.py), each one forward, also computed in pieces and timed.
 """
 
-from ..heads_that_copy import live as smollm2
+from ..models.smollm2 import live as smollm2
 from ..page.recent import Recent
 from .attribution import Trace, attribute, logit_diff
 from .patching import Patch, positions

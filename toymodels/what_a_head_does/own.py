@@ -19,7 +19,7 @@ files as "Heads that copy", kept once for both).
 
 import re
 
-from ..heads_that_copy import live as smollm2
+from ..models.smollm2 import live as smollm2
 from ..page import kit
 from ..page.html import esc, head_name, level, quoted, state_button, whole
 from . import live
@@ -164,9 +164,7 @@ def read(state):
 
 def form(state, said, fid):
     """The four boxes and the button, in the form that loads the model when asked."""
-    box = kit.own_model_attrs(
-        "hc-own wh-own", smollm2.files(), "toymodels.heads_that_copy.live:warm", smollm2.MEMORY_MB
-    )
+    box = kit.own_model_attrs("hc-own wh-own", smollm2.files(), smollm2.WARM, smollm2.MEMORY_MB)
 
     def field(name, label, cls=""):
         most = str(MAX_CANDIDATE) if name in ("a", "b") else None

@@ -1,10 +1,11 @@
 """The reader's own text in SmolLM2-135M-Instruct, run where the figures run.
 
-The build repacks the model's GGUF into two files (sitebuild/smollm2live.py); the manifest
-toymodels/data/smollm2/live.json names them, with their sizes and sha256. In the browser the
-page fetches them only when the reader asks (templates/static/ownmodel.js) and writes them
-into Pyodide's file system at HOME/FILE, then calls `warm`; the figures ask `loaded()` and
-then `text(...)`. Under CPython (tests, the benchmark) `use(folder)` names the folder instead.
+The build repacks the model's GGUF into two files (the recipe sitebuild/models/smollm2.py); the
+manifest toymodels/data/smollm2/live.json names them, with their sizes and sha256. In the
+browser the page fetches them only when the reader asks (templates/static/ownmodel.js) and
+writes them into Pyodide's file system at HOME/FILE, then calls `warm`; the figures ask
+`loaded()` and then `text(...)`. Under CPython (tests, the benchmark) `use(folder)` names the
+folder instead.
 
 A long forward takes seconds under Pyodide, and one worker answers every figure, so a text is
 computed a few layers at a time (`Run.advance`, a time budget per call): the figure draws what
@@ -32,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..page import data
-from ..page.html import esc
-from ..page.linalg import IN_BROWSER
-from ..page.recent import Recent
+from ...page import data
+from ...page.html import esc
+from ...page.linalg import IN_BROWSER
+from ...page.recent import Recent
 from . import quants
 from .bpe import split
 from .llama import Cache, Llama, softmax
@@ -45,6 +46,7 @@ MAX_TOKENS = 64
 # MB (2**20 bytes) the worker must be able to grow to before the files are fetched
 # (toymodels/page/memory.py): 656 measured with the model in (bench/run.py smollm2)
 MEMORY_MB = 660
+WARM = f"{__name__}:warm"  # what the page calls once the files are in the worker
 MAX_CHARS = 10_000  # a text is cut here before it is tokenised (never megabytes)
 HOME = Path("/home/pyodide/models")
 SID = "own"

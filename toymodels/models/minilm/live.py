@@ -1,21 +1,21 @@
 """The reader's own sentence in all-MiniLM-L6-v2, run where the figure runs.
 
-The build ships the model's compact weights (compact.py) as one file; realheads/live.json
-names it and its size. In the browser the page fetches that file only when the reader asks
-(templates/static/ownmodel.js: a progress bar, then a cache of its own for later visits) and
-writes it into Pyodide's file system at HOME/FILE; the figure asks `loaded()` and then
-`sentence(text)`, which returns the same dict as maps.sentence does for a curated sentence,
-so labels and summaries come from the same code. Under CPython (tests, the benchmark) `use`
-names the file instead.
+The build ships the model's compact weights (compact.py) as one file (the recipe
+sitebuild/models/minilm.py makes it); realheads/live.json names it, its size and sha256. In
+the browser the page fetches that file only when the reader asks (templates/static/ownmodel.js:
+a progress bar, then a cache of its own for later visits) and writes it into Pyodide's file
+system at HOME/FILE; the figure asks `loaded()` and then `sentence(text)`, which returns the
+same dict as maps.sentence does for a curated sentence, so labels and summaries come from the
+same code. Under CPython (tests, the benchmark) `use` names the file instead.
 """
 
 import functools
 import json
 from pathlib import Path
 
-from ..page import data
-from ..page.linalg import IN_BROWSER
-from ..page.recent import Recent
+from ...page import data
+from ...page.linalg import IN_BROWSER
+from ...page.recent import Recent
 from .bert import Bert
 from .compact import Compact
 from .wordpiece import WordPiece
@@ -28,6 +28,7 @@ SID = "own"
 # the most memory the worker needs with the model in it (MB; bench/RESULTS.md measures it, 165):
 # a browser that cannot give it is told so before the download (static/ownmodel.js)
 MEMORY_MB = 300
+WARM = f"{__name__}:warm"  # what the page calls once the file is in the worker
 _state = {"path": None, "model": None, "wp": None}
 _done = Recent(4)  # the last few sentences' maps, by text
 
@@ -36,6 +37,12 @@ _done = Recent(4)  # the last few sentences' maps, by text
 def manifest():
     """realheads/live.json, read once (every drawing of the figure asks it; don't change it)."""
     return json.loads(data.read_text("realheads/live.json"))
+
+
+def files():
+    """The manifest's entry for the one file the page fetches, in a list."""
+    m = manifest()
+    return [{k: m[k] for k in ("file", "bytes", "sha256")}]
 
 
 def size_mb():

@@ -3,7 +3,7 @@ layer's and head's attention: the one forward of the chapter "Real heads".
 
 The build-time exporter (toymodels/export/) runs it on the float32 checkpoint to write the
 curated sentences' maps; the browser runs it under Pyodide on the compact weights the build
-ships (toymodels/real_heads/compact.py) for the reader's own sentence. Word + position +
+ships (toymodels/models/minilm/compact.py) for the reader's own sentence. Word + position +
 token-type embeddings, LayerNorm, then blocks of bidirectional multi-head self-attention with
 biases, a residual LayerNorm and an exact-GELU MLP; it stops after the last layer's attention,
 which is all the maps need. It computes in float64 from whatever the weights are stored in.
@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..page.linalg import matmul
+from ...page.linalg import matmul
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 

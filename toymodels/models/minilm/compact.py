@@ -17,7 +17,7 @@ header's dtype of the integer ones is "int8"):
   (lowest first), so a row decodes alone.
 
 Vectors (biases, LayerNorm) stay float32.
-Written by the build (sitebuild/livemodel.py) with `pack`; read in the browser and in the tests
+Written by the build (sitebuild/models/minilm.py) with `pack`; read in the browser and in the tests
 with `Compact`, numpy and the stdlib only.
 """
 

