@@ -11,6 +11,8 @@ One package per chapter over a small shared kernel; dependencies run one way:
     heads_that_copy/ chapter "Heads that copy": SmolLM2-135M's exported heads and measures
     what_a_head_does/ chapter "What a head does": each head's direct share of a logit
                     difference, and the export's patching of every head
+    why_a_head_looks/ chapter "Why a head looks there" (not on the path yet): a head's score
+                    split into what earlier parts wrote, knockouts, composition scores
     guide/          the author guide's worked example
     training/       build-only: the character model's corpus, trainer and evaluation
     export/         build-only: exporting attention maps from pretrained models (MiniLM,
