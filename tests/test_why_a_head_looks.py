@@ -9,6 +9,7 @@ import pytest
 
 from toymodels.one_character import copy_test
 from toymodels.one_character import model as cm
+from toymodels.why_a_head_looks import measure
 from toymodels.why_a_head_looks import split as sp
 
 RUN = "reference-repeats"  # the run with one previous-character head and one induction head
@@ -148,3 +149,17 @@ def test_composition_scores_are_the_papers(model):
                 assert got["V"][hb, ha] == pytest.approx(score(ov_b, ov_a), rel=1e-9)
     folded, bare = (sp.composition(params, cfg, 1, fold_norm=f)["K"] for f in (True, False))
     assert np.abs(folded - bare).max() > 1e-3  # the norm's gain changes what is read
+
+
+def test_the_induction_head_reads_its_previous_character_head():
+    """On repeated nonsense, taking the previous-character head L1 H2 out of the induction head
+    L2 H1's keys takes most of its attention to the target away, in most cases; taking out
+    another layer-1 head does much less. The numbers the chapter will quote."""
+    assert measure.induction_heads(RUN) == [(1, 0)]
+    got = measure.summary(RUN, 1, 0, n=5)
+    assert got["before_median"] > 0.5
+    assert got["drop_by_component"]["L1\u00a0H2"] > 0.9
+    others = [got["drop_by_component"][f"L1\u00a0H{h}"] for h in (1, 3, 4)]
+    assert max(others) < 0.3
+    assert got["moved_share"] > 0.9 and got["control_drop_median"] < 0.3
+    assert got["mean_lift"]["norm bias"] == pytest.approx(0, abs=1e-9)
