@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # packages before it (the guide's example stands alone on the kernel)
 ORDER = (
     "page",
+    "models",
     "one_head",
     "many_heads",
     "split_attend",
@@ -26,6 +27,7 @@ ORDER = (
     "one_character",
     "heads_that_copy",
     "what_a_head_does",
+    "why_a_head_looks",
 )
 ALONE = ("guide",)
 
@@ -108,8 +110,8 @@ def test_the_graph_is_read_right():
     assert (
         "toymodels.many_heads.model" in edges["toymodels.many_heads.figure"]
     )  # `from . import model`
-    assert "toymodels.page.data" in edges["toymodels.one_character.model"]  # inside a function
-    assert "toymodels.one_character.copy_test" in edges["toymodels.training.evaluate"]
+    assert "toymodels.page.data" in edges["toymodels.models.charmodel.model"]  # inside a function
+    assert "toymodels.models.charmodel.copy_test" in edges["toymodels.training.evaluate"]
     assert "sitebuild.build" in edges["build"]
 
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from toymodels.one_character import copy_test
-from toymodels.one_character import model as cm
+from toymodels.models.charmodel import copy_test
+from toymodels.models.charmodel import model as cm
 from toymodels.why_a_head_looks import measure
 from toymodels.why_a_head_looks import split as sp
 

@@ -3,11 +3,12 @@
 One package per chapter over a small shared kernel; dependencies run one way:
 
     page/           the kernel: HTML helpers, the figure contract, data files, live cells
+    models/         models more than one chapter runs (charmodel/: the character model)
     one_head/       chapter "One head, from scratch": one hand-made head, every number shown
     many_heads/     chapter "Many heads looking at once": three hand-made heads
     split_attend/   chapter "Split, attend, concatenate, mix" (may use many_heads)
     real_heads/     chapter "Real heads": a pretrained model's exported maps
-    one_character/  chapter "One character at a time": the trained character model
+    one_character/  chapter "One character at a time": the trained character model's chapter
     heads_that_copy/ chapter "Heads that copy": SmolLM2-135M's exported heads and measures
     what_a_head_does/ chapter "What a head does": each head's direct share of a logit
                     difference, and the export's patching of every head
@@ -19,8 +20,8 @@ One package per chapter over a small shared kernel; dependencies run one way:
                     GPT-2, SmolLM2), and patching SmolLM2's heads
     data/           data the shipped modules read (checkpoints, exported maps)
 
-Chapter packages import the kernel and earlier chapters' models; nothing shipped imports
-a BUILD_ONLY package (tests/test_layout.py holds both rules).
+Chapter packages import the kernel, models/ and earlier chapters' packages; nothing shipped
+imports a BUILD_ONLY package (tests/test_layout.py holds both rules).
 """
 
 BUILD_ONLY = ("training", "export")  # never copied into the site, never imported by shipped code

@@ -1,6 +1,6 @@
 """The induction circuit of a character model, measured with the split and the knockout.
 
-What: on the copying test's repeated nonsense (toymodels/one_character/copy_test.py), for every
+What: on the copying test's repeated nonsense (toymodels/models/charmodel/copy_test.py), for every
 query i in a repeat of period P, an induction head should look at the target j = i - P + 1,
 the character after the earlier copy of i's character. For each such case, `cases` splits the
 score s[i, j] (split.Split.pairs) and ranks the components on the key side by their lift: how
@@ -20,8 +20,8 @@ import json
 
 import numpy as np
 
-from ..one_character import copy_test, lab
-from ..one_character import model as cm
+from ..models.charmodel import copy_test
+from ..models.charmodel import model as cm
 from ..page.html import head_name
 from . import split as sp
 
@@ -30,12 +30,9 @@ N_STRETCHES = 20  # stretches of the copying test measured (each gives 30-48 cas
 
 
 def induction_heads(run):
-    """The (layer, head) pairs, 0-based, whose induction score at RUN's last checkpoint is at
-    least lab.INDUCTION_AT: the heads the page calls "copies what came next"."""
-    scores = lab.evaluation()["runs"][run]["checkpoints"][-1]["induction"]  # (L, H)
-    return [
-        (m, h) for m, row in enumerate(scores) for h, s in enumerate(row) if s >= lab.INDUCTION_AT
-    ]
+    """RUN's induction heads, (layer, head) 0-based: copy_test.induction_heads of the shipped
+    evaluation."""
+    return copy_test.induction_heads(cm.evaluation(), run)
 
 
 def cases(params, cfg, layer, head, n=N_STRETCHES):

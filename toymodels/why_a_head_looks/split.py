@@ -2,7 +2,7 @@
 each earlier part of the model wrote, checked by taking one part out.
 
 The residual stream entering layer l at position t is a sum of components, each written by one
-part of the model (toymodels/one_character/model.py):
+part of the model (toymodels/models/charmodel/model.py):
 
     x[t] = wte[id_t] + pe[t] + sum over layers m < l (sum over heads y_h[t] @ Wo[h] + mlp_m[t])
 
@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from ..one_character import model as cm
+from ..models.charmodel import model as cm
 from ..page.html import head_name
 
 CHARACTER, POSITION, NORM_BIAS = "character", "position", "norm bias"
