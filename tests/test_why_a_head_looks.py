@@ -114,11 +114,30 @@ def test_knockout_is_the_head_on_the_edited_stream(model, runs, side):
         got = s.knockout(1, 0, i, f"L1\u00a0H{h + 1}", side)
         assert np.abs(got - want).max() < 1e-12
         assert np.abs(got - cache["h1.att"][0, i, : i + 1]).max() > 1e-6  # it changed something
+    gone = cache["h0.head_out"][[0, 3]].sum(0)[: i + 1]  # two heads at once
+    q, k = cache["h1.q"][0, i], cache["h1.k"][0, : i + 1]
+    if side == "keys":
+        k = layernorm(x - gone, g, b) @ params["h1.wk"][:, cols]
+    else:
+        q = layernorm(x[i] - gone[i], g, b) @ params["h1.wq"][:, cols]
+    got = s.knockout(1, 0, i, ("L1\u00a0H1", "L1\u00a0H4"), side)
+    assert np.abs(got - attention_row(q, k, K)).max() < 1e-12
     with pytest.raises(
         ValueError,
         match="no component 'L2 H1' enters layer 2; these do: character, position, L1 H1,",
     ):
         s.knockout(1, 0, i, "L2\u00a0H1")
+
+
+def test_the_random_control_is_as_long_as_the_component(runs):
+    """The control's random directions have, at every position, the length of the component
+    they stand in for, and are other directions."""
+    s, _ = runs[1]
+    part = s.parts(1)[1][3, :30]  # L1 H2's write (30, D)
+    noise = sp.random_like(part, np.random.default_rng(0))
+    assert np.allclose(np.linalg.norm(noise, axis=-1), np.linalg.norm(part, axis=-1), rtol=1e-12)
+    cos = (noise * part).sum(-1) / np.linalg.norm(part, axis=-1) ** 2
+    assert np.abs(cos).max() < 0.9
 
 
 def test_composition_scores_are_the_papers(model):

@@ -27,6 +27,7 @@ from . import split as sp
 
 DROP = 0.5  # a knockout "moves" the attention when it takes this share of it away
 N_STRETCHES = 20  # stretches of the copying test measured (each gives 30-48 cases)
+SEED = 0  # the random directions of the control
 
 
 def induction_heads(run):
@@ -42,6 +43,7 @@ def cases(params, cfg, layer, head, n=N_STRETCHES):
     keys, the attention left when each other earlier head is taken out instead (the control),
     and "left": the attention left when each component is taken out of the keys, by name."""
     x, periods = copy_test.copy_set(n=n)
+    rng = np.random.default_rng(SEED)
     out = []
     for idx, P in zip(x, periods, strict=True):
         s = sp.Split(params, cfg, idx)
@@ -57,6 +59,9 @@ def cases(params, cfg, layer, head, n=N_STRETCHES):
             top = names[int(np.argmax(lift[: len(names)]))]
             before = float(s.attention(layer, head, i)[j])
             left = {nm: float(s.knockout(layer, head, i, nm, "keys")[j]) for nm in names}
+            top_part = s.parts(layer)[1][names.index(top), : i + 1]  # (i+1, D)
+            noise = sp.random_like(top_part, rng)
+            random_left = float(s.without(layer, head, i, noise, "keys")[j])
             out.append(
                 {
                     "i": i,
@@ -66,6 +71,7 @@ def cases(params, cfg, layer, head, n=N_STRETCHES):
                     "after": left[top],
                     "control": [left[h] for h in heads if h != top],
                     "left": left,
+                    "random_left": random_left,
                     "lift": dict(zip(names + [sp.NORM_BIAS], lift.tolist(), strict=True)),
                     "query_lift": dict(
                         zip(names + [sp.NORM_BIAS], query_lift.tolist(), strict=True)
@@ -83,15 +89,16 @@ def summary(run, layer, head, n=N_STRETCHES):
     """What the cases of RUN's head (LAYER, HEAD) say, as plain numbers: how often each
     component lifts the target most, the median attention before and after taking the top
     one out of the keys, the share of cases where that takes at least DROP of the attention
-    away, the control's median drop, the median drop when each component is taken out, each
-    earlier head's mean lift beside its K-composition
-    score into this head (and their rank correlation)."""
+    away, the controls' median drops (the other heads; random directions as long as the top
+    component), the median drop when each component is taken out, each earlier head's mean
+    lift beside its K-composition score into this head (and their rank correlation)."""
     params, cfg, _ = cm.load(run)
     cs = cases(params, cfg, layer, head, n)
     before = np.array([c["before"] for c in cs])
     after = np.array([c["after"] for c in cs])
     drops = _drop(before, after)
     control = np.array([np.median(_drop(c["before"], np.array(c["control"]))) for c in cs])
+    random_left = np.array([c["random_left"] for c in cs])
     tops = {}
     for c in cs:
         tops[c["top"]] = tops.get(c["top"], 0) + 1
@@ -108,6 +115,7 @@ def summary(run, layer, head, n=N_STRETCHES):
         "moved_share": float(np.mean(drops >= DROP)),
         "drop_median": float(np.median(drops)),
         "control_drop_median": float(np.median(control)),
+        "random_drop_median": float(np.median(_drop(before, random_left))),
         "drop_by_component": {
             n: float(np.median([_drop(c["before"], c["left"][n]) for c in cs]))
             for n in cs[0]["left"]

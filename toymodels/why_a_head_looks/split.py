@@ -112,17 +112,24 @@ class Split:
         return names, terms  # (C+1, C+1, i+1)
 
     def knockout(self, layer, head, i, name, side="keys"):
-        """Head HEAD's attention row from query i (i+1,) with component NAME taken out of the
-        keys only (side="keys": x_j - c_j at every key j <= i) or of the query only
-        ("queries": x_i - c_i); the LayerNorm is recomputed on the edited stream and nothing
-        else changes. It shows the component's direct path into this head's pattern, not what
-        it does through later layers."""
+        """Head HEAD's attention row from query i (i+1,) with component NAME (or each of a
+        tuple of names) taken out of the keys only (side="keys": x_j - c_j at every key
+        j <= i) or of the query only ("queries": x_i - c_i); the LayerNorm is recomputed on
+        the edited stream and nothing else changes. It shows the component's direct path into
+        this head's pattern, not what it does through later layers."""
         names, parts = self.parts(layer)
-        if name not in names:
-            said = f"no component '{name}' enters layer {layer + 1}; these do: {', '.join(names)}"
-            raise ValueError(said.replace("\u00a0", " "))
-        x = parts.sum(0)[: i + 1]  # (i+1, D) the stream at the query and its keys
-        gone = parts[names.index(name), : i + 1]  # (i+1, D)
+        taken = (name,) if isinstance(name, str) else tuple(name)
+        for n in taken:
+            if n not in names:
+                said = f"no component '{n}' enters layer {layer + 1}; these do: {', '.join(names)}"
+                raise ValueError(said.replace("\u00a0", " "))
+        gone = sum(parts[names.index(n), : i + 1] for n in taken)  # (i+1, D)
+        return self.without(layer, head, i, gone, side)
+
+    def without(self, layer, head, i, gone, side="keys"):
+        """`knockout` of any vectors GONE (i+1, D), one per position up to i, such as a random
+        direction as long as a component (the control for what the norm alone does)."""
+        x = self.parts(layer)[1].sum(0)[: i + 1]  # (i+1, D) the stream at the query and its keys
         xq, xk = (x, x - gone) if side == "keys" else (x - gone, x)
         p, cols = self.params, _head_cols(self.cfg, head)
 
@@ -138,6 +145,17 @@ class Split:
     def attention(self, layer, head, i):
         """The forward's own attention row of head HEAD from query i (i+1,)."""
         return self.cache[f"h{layer}.att"][head, i, : i + 1]
+
+
+def random_like(vectors, rng):
+    """Random directions as long as VECTORS (n, D), row by row: what `Split.without` takes out
+    as the control for a knockout, since taking out anything that long moves the norm and the
+    score too."""
+    r = rng.standard_normal(vectors.shape)  # (n, D)
+    size = np.linalg.norm(vectors, axis=-1, keepdims=True) / np.linalg.norm(
+        r, axis=-1, keepdims=True
+    )
+    return r * size  # (n, D)
 
 
 def sides(names, terms, j):
