@@ -13,9 +13,9 @@ import pytest
 from conftest import click_settled, open_ready, url_with
 from playwright.sync_api import expect
 
+from toymodels.models.charmodel import model as cm
 from toymodels.one_character import figure as fig
 from toymodels.one_character import lab
-from toymodels.one_character import model as cm
 from toymodels.one_character import values as char_values
 from toymodels.training import evaluate, train
 

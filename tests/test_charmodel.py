@@ -1,4 +1,4 @@
-"""The character model (toymodels/one_character/model.py), its trainer, corpus reader and
+"""The character model (toymodels/models/charmodel/model.py), its trainer, corpus reader and
 evaluation (toymodels/training/)."""
 
 import gzip
@@ -9,8 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
+from toymodels.models.charmodel import model as cm
 from toymodels.one_character import lab
-from toymodels.one_character import model as cm
 from toymodels.training import corpus, evaluate, train
 
 SHIP = train.SHIP

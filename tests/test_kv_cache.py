@@ -3,8 +3,8 @@ bad input."""
 
 import pytest
 
+from toymodels.models.charmodel import model as charmodel
 from toymodels.one_character import kv_cache as kv
-from toymodels.one_character import model as charmodel
 from toymodels.split_attend import param_count
 from toymodels.training import train
 

@@ -27,6 +27,7 @@ ORDER = (
     "one_character",
     "heads_that_copy",
     "what_a_head_does",
+    "why_a_head_looks",
 )
 ALONE = ("guide",)
 
@@ -109,8 +110,8 @@ def test_the_graph_is_read_right():
     assert (
         "toymodels.many_heads.model" in edges["toymodels.many_heads.figure"]
     )  # `from . import model`
-    assert "toymodels.page.data" in edges["toymodels.one_character.model"]  # inside a function
-    assert "toymodels.one_character.copy_test" in edges["toymodels.training.evaluate"]
+    assert "toymodels.page.data" in edges["toymodels.models.charmodel.model"]  # inside a function
+    assert "toymodels.models.charmodel.copy_test" in edges["toymodels.training.evaluate"]
     assert "sitebuild.build" in edges["build"]
 
 

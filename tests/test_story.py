@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from conftest import open_ready, url_with
 
-from toymodels.one_character import copy_test, lab
+from toymodels.models.charmodel import copy_test
+from toymodels.models.charmodel import model as cm
 from toymodels.one_character import figure as char_figure
-from toymodels.one_character import model as cm
+from toymodels.one_character import lab
 from toymodels.one_character import values as cv
 from toymodels.page import cells
 from toymodels.page.html import capital

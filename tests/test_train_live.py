@@ -52,6 +52,9 @@ print(json.dumps({"calls": calls, "again": warm.load(target), "order": warm.orde
 """
 
 
+MODULES = ("trainstep", "yours", "measure", "draw")
+
+
 def test_the_trainer_is_imported_a_module_a_call():
     """trainer.js imports the trainer with page/warm.py before its first call to it: each call
     reads one file or imports one module (with what Python must import alongside it), the
@@ -65,13 +68,14 @@ def test_the_trainer_is_imported_a_module_a_call():
     assert got["again"] == {"left": 0}
     assert order[-1] == "toymodels.one_character.train_live"
     assert calls[-1] == ["toymodels.one_character.train_live"]  # its imports came before it
-    for mod in ("model", "trainstep", "yours", "measure", "draw"):
-        name = f"toymodels.one_character.{mod}"
+    for name in ("models.charmodel.model", *(f"one_character.{m}" for m in MODULES)):
+        name = f"toymodels.{name}"
         assert order.index(name) < len(order) - 1
         assert sum(name in c for c in calls) == 1  # imported once, in a call before the last
     assert "numpy.random" in order  # trainstep imports it at the top, so it gets its own call
     # a call reads one file (and imports nothing) or imports one of its modules
-    assert all(sum(m.startswith("toymodels.one_character.") for m in c) <= 1 for c in calls)
+    ours = ("toymodels.one_character.", "toymodels.models.")
+    assert all(sum(m.startswith(ours) for m in c) <= 1 for c in calls)
     assert sum(bool(c) for c in calls) >= 8
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from conftest import open_ready, url_with
 
+from toymodels.models.charmodel import model as cm
 from toymodels.one_character import figure, lab, measure, yours
-from toymodels.one_character import model as cm
 from toymodels.one_character import train_live as tl
 from toymodels.training import evaluate
 

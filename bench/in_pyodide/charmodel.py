@@ -5,9 +5,9 @@ for it (lab.look) and its whole figure's HTML; each the median ms of repeated ru
 import json
 import time
 
+from toymodels.models.charmodel import model as cm
 from toymodels.one_character import figure as fig
 from toymodels.one_character import lab
-from toymodels.one_character import model as cm
 
 
 def median_ms(f, n):

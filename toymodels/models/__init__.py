@@ -1,5 +1,5 @@
-"""The real, pretrained models the site runs: one package each, written once and used by the
-chapters that read the model, by the build (sitebuild/models/, one recipe per model) and by
+"""The models the site runs that chapters share: one package each, written once and used by the
+chapters that read the model, by the build (sitebuild/models/, one recipe per real model) and by
 the exporter (toymodels/export/). Shipped: numpy and the stdlib alone, so the same files run
 in the build's CPython and in the reader's browser.
 
@@ -8,6 +8,7 @@ in the build's CPython and in the reader's browser.
                 site's repacked files, the reader's own text run in the page
     minilm/     all-MiniLM-L6-v2: forward, WordPiece tokenizer, compact weights, the reader's
                 own sentence run in the page
+    charmodel/  the character model: its forward pass, checkpoints and copying test
 
 A model package imports only the kernel (toymodels/page/) and itself, never a chapter; a
 chapter imports a model from here, never from another chapter (tests/test_layout.py).

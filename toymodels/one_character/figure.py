@@ -22,6 +22,7 @@ Pyodide.
 from dataclasses import dataclass
 
 from ..many_heads.sizes import GPT3
+from ..models.charmodel import model as cm
 from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import (
@@ -39,7 +40,6 @@ from ..page.html import (
 )
 from ..split_attend import param_count
 from . import draw, lab, train_live, yours
-from . import model as cm
 
 DEFAULTS = {
     "model": lab.DEFAULT_RUN,

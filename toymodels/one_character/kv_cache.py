@@ -8,12 +8,12 @@ turns layers, d_model, bytes per number and tokens into that cache's size.
 """
 
 from ..many_heads.sizes import GPT2_SMALL, GPT3
+from ..models.charmodel import model as charmodel
 from ..page import kit
 from ..page.figure import merge, result
 from ..page.html import esc
 from ..split_attend import param_count
 from . import lab as char_lab
-from . import model as charmodel
 
 CHAR_CONTEXT = char_lab.MAX_CHARS  # the character model is trained on stretches of this length
 UNITS = ((10**15, "PB"), (10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB"))

@@ -18,9 +18,10 @@ import zlib
 
 import numpy as np
 
+from ..models.charmodel import copy_test
+from ..models.charmodel import model as cm
 from ..page import data
 from ..page.recent import Recent
-from . import model as cm
 
 RUNS = (
     "reference-induction",
@@ -39,7 +40,7 @@ RUN_NAMES = {
 }
 PUBLISHED_JUMP = (1000, 1500)  # steps between which the published explainer saw copying form
 N_NOVELS = 6  # Jane Austen's novels in the corpus (toymodels.training.corpus.NOVELS; tested)
-MAX_CHARS = 64  # the length of every training stretch: the model never saw more
+MAX_CHARS = cm.MAX_CHARS  # the length of every training stretch: the model never saw more
 HABITS = ("previous", "two_back", "itself", "spaces")
 HABIT_AT = 0.30  # a head is labelled by a habit that gets at least this share on held-out text,
 SHARP = 1.5  # … and this many times the next habit's share; else it looks at a blur of them
@@ -47,7 +48,7 @@ RECENT_AT = 0.60  # the share on the last three characters (previous, two back, 
 SPACES_AT = (
     0.40  # spaces are common, so a head "on spaces" needs more than an even spread gives them
 )
-INDUCTION_AT = 0.30  # mean attention to "what came next last time" on repeated nonsense
+INDUCTION_AT = copy_test.INDUCTION_AT  # a head at least this good "copies what came next"
 COPY_DEFAULT = "qzxv kplw qzxv kp"
 
 _KEEP = 8

@@ -14,7 +14,7 @@ calculation.
 
 import numpy as np
 
-from . import model as cm
+from ..models.charmodel import model as cm
 
 
 def copying(params, cfg, x, periods, ablate=(), batch=100, return_att=False):

@@ -36,12 +36,12 @@ import time
 
 import numpy as np
 
+from ..models.charmodel import model as cm
+from ..models.charmodel.copy_test import nonsense, tile
 from ..page import data, kit
 from ..page.html import attrs, esc
-from . import model as cm
 from . import trainstep as ts
 from . import yours
-from .copy_test import nonsense, tile
 from .draw import svg
 
 # the recipe's choices the reader has, the first of each the default

@@ -1,6 +1,6 @@
 """One training step of the character model: loss, hand-written backward pass, Adam.
 
-What: the maths of training toymodels/one_character/model.py, in numpy only. init_params()
+What: the maths of training toymodels/models/charmodel/model.py, in numpy only. init_params()
 draws the starting weights, loss_and_grads() runs the forward pass (model.forward, keeping
 what the backward pass needs) and then the backward pass by hand (loss_and_grads_parts() is the
 same in parts the page can stop between), adam() clips the gradient
@@ -20,10 +20,10 @@ import math
 import numpy as np
 import numpy.random  # noqa: F401 (numpy imports it at first use: here it comes with this module)
 
+from ..models.charmodel import model as cm
+from ..models.charmodel.copy_test import nonsense, tile
+from ..models.charmodel.model import finish
 from ..page.linalg import matmul
-from . import model as cm
-from .copy_test import nonsense, tile
-from .model import finish
 
 # ---------------------------------------------------------------- initialisation
 

@@ -9,10 +9,11 @@ import math
 
 import numpy as np
 
+from ..models.charmodel import copy_test
+from ..models.charmodel import model as cm
 from ..page.html import capital, count_words, head_name
 from ..page.prose import public_functions
-from . import copy_test, lab
-from . import model as cm
+from . import lab
 
 SHOWN = lab.DEFAULT_RUN
 BREAKS = 0.5  # a head "breaks" the model when its removal costs this share of the way to uniform

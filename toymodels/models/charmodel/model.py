@@ -36,10 +36,11 @@ import math
 
 import numpy as np
 
-from ..page.linalg import matmul
+from ...page.linalg import matmul
 
 VOCAB = "abcdefghijklmnopqrstuvwxyz .,'"  # the 30 characters, index = position in this string
 STOI = {c: i for i, c in enumerate(VOCAB)}
+MAX_CHARS = 64  # the length of every training stretch: the model never saw more
 REFERENCE = {
     "vocab": 30,
     "d_model": 32,
@@ -268,7 +269,7 @@ def load(run="reference", step=None):
 
     step=None takes the run's last checkpoint, as listed in charmodel/RUN/manifest.json.
     """
-    from ..page import data
+    from ...page import data
 
     if step is None:
         step = json.loads(data.read_text(f"charmodel/{run}/manifest.json"))["steps"][-1]
@@ -277,7 +278,7 @@ def load(run="reference", step=None):
 
 def evaluation():
     """The measurements of every shipped checkpoint (charmodel/evaluation.json), as a dict."""
-    from ..page import data
+    from ...page import data
 
     return json.loads(data.read_text("charmodel/evaluation.json"))
 

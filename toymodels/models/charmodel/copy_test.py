@@ -13,6 +13,9 @@ COPY_SEED = 2017
 N_STRETCHES = 200  # stretches in the test
 PERIODS = (16, 32)  # the shortest and longest piece of nonsense that repeats
 N_LETTERS = 26  # the nonsense draws its letters from a to z
+# a head whose mean attention to "what came next last time" on this test is at least this much
+# copies what came next: an induction head
+INDUCTION_AT = 0.30
 
 
 def nonsense(rng, period_range=PERIODS, word_range=(1, 7)):
@@ -41,3 +44,10 @@ def copy_set(n=N_STRETCHES, ctx=64, seed=COPY_SEED):
         xs.append(tile(seq, ctx))
         ps.append(len(seq))
     return np.stack(xs), np.array(ps)
+
+
+def induction_heads(evaluation, run):
+    """The (layer, head) pairs, 0-based, whose induction score at RUN's last checkpoint in
+    EVALUATION (charmodel/evaluation.json) is at least INDUCTION_AT."""
+    scores = evaluation["runs"][run]["checkpoints"][-1]["induction"]  # (L, H)
+    return [(m, h) for m, row in enumerate(scores) for h, s in enumerate(row) if s >= INDUCTION_AT]

@@ -1,0 +1,216 @@
+"""The split of a head's score into component pairs, the knockout and the composition scores
+(toymodels/why_a_head_looks/), each against a calculation of its own: the model's own forward,
+LayerNorm and softmax written out here, the paper's formulas with its matrices built here."""
+
+import math
+
+import numpy as np
+import pytest
+
+from toymodels.models.charmodel import copy_test
+from toymodels.models.charmodel import model as cm
+from toymodels.page.html import pct, tenths
+from toymodels.why_a_head_looks import figure, measure
+from toymodels.why_a_head_looks import split as sp
+
+RUN = "reference-repeats"  # the run with one previous-character head and one induction head
+TEXTS = (
+    "it is a truth universally acknowledged, that a single man in possession of a good",
+    cm.decode(copy_test.copy_set(n=1)[0][0]),  # repeated nonsense: the induction head at work
+    "emma woodhouse, handsome, clever, and rich, with a comfortable home and happy",
+)
+
+
+@pytest.fixture(scope="module")
+def model():
+    params, cfg, _ = cm.load(RUN)
+    return sp.widen(params), cfg
+
+
+@pytest.fixture(scope="module")
+def runs(model):
+    """Per text: (the Split, the model's own forward cache in float64, run separately)."""
+    params, cfg = model
+    out = []
+    for text in TEXTS:
+        idx = cm.encode(text)
+        out.append((sp.Split(params, cfg, idx), cm.forward(params, cfg, idx, keep=True)[1]))
+    return out
+
+
+def layernorm(x, g, b, eps=1e-5):
+    """LayerNorm written out, not the model's."""
+    mean = x.sum(-1, keepdims=True) / x.shape[-1]
+    var = ((x - mean) ** 2).sum(-1, keepdims=True) / x.shape[-1]
+    return (x - mean) / np.sqrt(var + eps) * g + b
+
+
+def test_pair_terms_add_up_to_the_models_score(model, runs):
+    """1,000 random (layer, head, query, key) triples over 3 texts: the pair terms add up to
+    q_i . k_j / sqrt(d_head), with q and k from the model's own forward, within 1e-4."""
+    _, cfg = model
+    rng = np.random.default_rng(2021)
+    K, worst = cfg["d_head"], 0.0
+    for _ in range(1000):
+        s, cache = runs[rng.integers(len(runs))]
+        layer, head = int(rng.integers(cfg["n_layer"])), int(rng.integers(cfg["n_head"]))
+        i = int(rng.integers(len(s.idx)))
+        j = int(rng.integers(i + 1))
+        names, terms = s.pairs(layer, head, i)
+        score = cache[f"h{layer}.q"][head, i] @ cache[f"h{layer}.k"][head, j] / math.sqrt(K)
+        worst = max(worst, abs(terms[:, :, j].sum() - score))
+        assert terms.shape == (len(names), len(names), i + 1)
+    assert worst <= 1e-4
+
+
+def test_components_are_what_the_model_wrote(model, runs):
+    """Layer 2's stream is the character, the position code, layer 1's four heads and its MLP,
+    named so; they add up to the stream the forward carried; the norm's bias on the key side
+    adds the same to every key."""
+    _, cfg = model
+    s, cache = runs[1]
+    names, parts = s.parts(1)
+    assert names == [
+        "character",
+        "position",
+        "L1\u00a0H1",
+        "L1\u00a0H2",
+        "L1\u00a0H3",
+        "L1\u00a0H4",
+    ] + ["MLP\u00a01"]
+    assert np.abs(parts.sum(0) - cache["h1.resid_pre"]).max() < 1e-12
+    assert np.abs(parts[0] - s.params["wte"][s.idx]).max() == 0
+    names, terms = s.pairs(1, 0, 40)
+    bias_on_keys = terms[:, -1].sum(0)  # (41,) the norm's bias's key-side total per key
+    assert names[-1] == sp.NORM_BIAS
+    assert np.ptp(bias_on_keys) < 1e-12 and abs(bias_on_keys[0]) > 1e-3
+
+
+def attention_row(q, k, K):
+    s = k @ q / math.sqrt(K)
+    return np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+
+
+@pytest.mark.parametrize("side", ["keys", "queries"])
+def test_knockout_is_the_head_on_the_edited_stream(model, runs, side):
+    """Taking a component out of the keys (or the query) gives the attention the head computes
+    from the edited stream, its LayerNorm recomputed, the other side as the forward had it."""
+    params, cfg = model
+    K = cfg["d_head"]
+    cols = slice(0, K)  # head 1
+    s, cache = runs[1]
+    i = 50
+    x = cache["h1.resid_pre"][: i + 1]
+    g, b = params["h1.ln1.g"], params["h1.ln1.b"]
+    for h in range(cfg["n_head"]):
+        gone = cache["h0.head_out"][h][: i + 1]
+        if side == "keys":
+            q = cache["h1.q"][0, i]
+            k = layernorm(x - gone, g, b) @ params["h1.wk"][:, cols]
+        else:
+            q = layernorm(x[i] - gone[i], g, b) @ params["h1.wq"][:, cols]
+            k = cache["h1.k"][0, : i + 1]
+        want = attention_row(q, k, K)
+        got = s.knockout(1, 0, i, f"L1\u00a0H{h + 1}", side)
+        assert np.abs(got - want).max() < 1e-12
+        assert np.abs(got - cache["h1.att"][0, i, : i + 1]).max() > 1e-6  # it changed something
+    gone = cache["h0.head_out"][[0, 3]].sum(0)[: i + 1]  # two heads at once
+    q, k = cache["h1.q"][0, i], cache["h1.k"][0, : i + 1]
+    if side == "keys":
+        k = layernorm(x - gone, g, b) @ params["h1.wk"][:, cols]
+    else:
+        q = layernorm(x[i] - gone[i], g, b) @ params["h1.wq"][:, cols]
+    got = s.knockout(1, 0, i, ("L1\u00a0H1", "L1\u00a0H4"), side)
+    assert np.abs(got - attention_row(q, k, K)).max() < 1e-12
+    with pytest.raises(
+        ValueError,
+        match="no component 'L2 H1' enters layer 2; these do: character, position, L1 H1,",
+    ):
+        s.knockout(1, 0, i, "L2\u00a0H1")
+
+
+def test_the_random_control_is_as_long_as_the_component(runs):
+    """The control's random directions have, at every position, the length of the component
+    they stand in for, and are other directions."""
+    s, _ = runs[1]
+    part = s.parts(1)[1][3, :30]  # L1 H2's write (30, D)
+    noise = sp.random_like(part, np.random.default_rng(0))
+    assert np.allclose(np.linalg.norm(noise, axis=-1), np.linalg.norm(part, axis=-1), rtol=1e-12)
+    cos = (noise * part).sum(-1) / np.linalg.norm(part, axis=-1) ** 2
+    assert np.abs(cos).max() < 0.9
+
+
+def test_composition_scores_are_the_papers(model):
+    """K-, Q- and V-composition of every layer-1 head into every layer-2 head, from the paper's
+    matrices (column vectors: W_QK = W_Q^T W_K, W_OV = W_O W_V) built here; with the norm
+    folded in, the same with W_Q, W_K, W_V reading (x - mean(x)) * g."""
+    params, cfg = model
+    D, K, H = cfg["d_model"], cfg["d_head"], cfg["n_head"]
+
+    def mats(layer, h, fold):
+        cols = slice(h * K, (h + 1) * K)
+        read = (np.eye(D) - np.ones((D, D)) / D) * params[f"h{layer}.ln1.g"] if fold else np.eye(D)
+        wq, wk, wv = (params[f"h{layer}.{n}"][:, cols].T @ read.T for n in ("wq", "wk", "wv"))
+        wo = params[f"h{layer}.wo"][cols].T  # (D, K)
+        return wq.T @ wk, wo @ wv  # W_QK, W_OV (D, D)
+
+    def score(a, b):
+        return np.linalg.norm(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b))
+
+    for fold in (False, True):
+        got = sp.composition(params, cfg, 1, fold_norm=fold)
+        assert got["earlier"] == [f"L1\u00a0H{a}" for a in range(1, H + 1)]
+        for hb in range(H):
+            qk_b, ov_b = mats(1, hb, fold)
+            for ha in range(H):
+                ov_a = mats(0, ha, fold)[1]
+                assert got["K"][hb, ha] == pytest.approx(score(qk_b, ov_a), rel=1e-9)
+                assert got["Q"][hb, ha] == pytest.approx(score(qk_b.T, ov_a), rel=1e-9)
+                assert got["V"][hb, ha] == pytest.approx(score(ov_b, ov_a), rel=1e-9)
+    folded, bare = (sp.composition(params, cfg, 1, fold_norm=f)["K"] for f in (True, False))
+    assert np.abs(folded - bare).max() > 1e-3  # the norm's gain changes what is read
+
+
+def test_the_induction_head_reads_its_previous_character_head():
+    """On repeated nonsense, taking the previous-character head L1 H2 out of the induction head
+    L2 H1's keys takes most of its attention to the target away, in most cases; taking out
+    another layer-1 head does much less. The numbers the chapter will quote."""
+    assert measure.induction_heads(RUN) == [(1, 0)]
+    got = measure.summary(RUN, 1, 0, n=5)
+    assert got["before_median"] > 0.5
+    assert got["drop_by_component"]["L1\u00a0H2"] > 0.9
+    others = [got["drop_by_component"][f"L1\u00a0H{h}"] for h in (1, 3, 4)]
+    assert max(others) < 0.3
+    assert got["moved_share"] > 0.9 and got["control_drop_median"] < 0.3
+    assert got["mean_lift"]["norm bias"] == pytest.approx(0, abs=1e-9)
+
+
+def test_the_figure_says_what_taking_a_head_out_of_the_keys_leaves(model):
+    """The figure at its default (the induction head L2 H1, the last character of nonsense
+    said twice), then with L1 H2 taken out of the keys: what the reader reads is the forward's
+    attention to the target and the attention recomputed here on the edited stream."""
+    params, cfg = model
+    text = figure.TEXT
+    period = text.index(text[:3], 1)  # where the nonsense starts again
+    i, j = len(text) - 1, len(text) - period  # the last character and its induction target
+    _, cache = cm.forward(params, cfg, cm.encode(text), keep=True)
+    before = cache["h1.att"][0, i, : i + 1]
+    x = cache["h1.resid_pre"][: i + 1]
+    k = layernorm(x - cache["h0.head_out"][1][: i + 1], params["h1.ln1.g"], params["h1.ln1.b"])
+    after = attention_row(cache["h1.q"][0, i], k @ params["h1.wk"][:, :8], cfg["d_head"])
+
+    first = figure.render({}, "f")
+    assert first["state"]["key"] == str(j)  # it opens on where the head looks most: the target
+    said = f"L2\u00a0H1 from “{text[i]}” (character {i + 1}) gives {pct(tenths(before)[j])}"
+    assert first["summary"].startswith(
+        said + f" of its attention to “{text[j]}” (character {j + 1})"
+    )
+    assert "Without" not in first["summary"]
+
+    out = figure.render(first["state"] | {"remove": "L1H2"}, "f")
+    assert out["summary"].endswith(
+        f"Without L1\u00a0H2 from the keys, it gives {pct(tenths(after)[j])}."
+    )
+    assert tenths(after)[j] < tenths(before)[j] / 10
+    assert '<th scope="col">Without L1\u00a0H2</th>' in out["html"]
+    assert figure.render({"remove": "L2H1"}, "f")["state"]["remove"] == ""  # not in its stream

@@ -1,0 +1,12 @@
+"""Chapter "Why a head looks there" (not on the path yet): why a head puts its weight where it
+does, split exactly into what earlier parts of the model wrote, and checked by taking one part
+out.
+
+    split.py     the character model's residual stream as a sum of components, one head's
+                 score split exactly into (query component, key component) pairs, the
+                 knockout of one component from the keys or the queries, and the K-, Q- and
+                 V-composition scores of Elhage et al. (2021) from the weights alone
+    measure.py   the induction circuit measured with them on repeated nonsense
+    figure.py    the figure: a head, a query and a key, the score's largest pairs, and the
+                 attention row with a component taken out of the keys or the query
+"""

@@ -1,0 +1,151 @@
+"""The induction circuit of a character model, measured with the split and the knockout.
+
+What: on the copying test's repeated nonsense (toymodels/models/charmodel/copy_test.py), for every
+query i in a repeat of period P, an induction head should look at the target j = i - P + 1,
+the character after the earlier copy of i's character. For each such case, `cases` splits the
+score s[i, j] (split.Split.pairs) and ranks the components on the key side by their lift: how
+much more they add to the target's score than to an average key j' <= i (a component adding
+the same to every key, such as the norm's bias on the key side, cannot move attention and
+lifts nothing); the query side's components likewise. It then takes the top-lifting component
+out of the keys (split.Split.knockout) and reads the attention to the target again; the
+control takes out, one at a time, every other earlier head instead. `summary` reduces the
+cases to the numbers a page quotes, with the weight-based K-composition scores beside the
+measured lifts.
+
+Why shipped: the chapter's prose values and its figure read these numbers, and the same
+functions can run on a reader's own model in the browser.
+"""
+
+import json
+
+import numpy as np
+
+from ..models.charmodel import copy_test
+from ..models.charmodel import model as cm
+from ..page.html import head_name
+from . import split as sp
+
+DROP = 0.5  # a knockout "moves" the attention when it takes this share of it away
+N_STRETCHES = 20  # stretches of the copying test measured (each gives 30-48 cases)
+SEED = 0  # the random directions of the control
+
+
+def induction_heads(run):
+    """RUN's induction heads, (layer, head) 0-based: copy_test.induction_heads of the shipped
+    evaluation."""
+    return copy_test.induction_heads(cm.evaluation(), run)
+
+
+def cases(params, cfg, layer, head, n=N_STRETCHES):
+    """One record per (stretch, query in a repeat) of the copying test's first N stretches:
+    the attention to the target before, each component's lift on the key side and on the query
+    side, the top-lifting key component and the attention left when it is taken out of the
+    keys, the attention left when each other earlier head is taken out instead (the control),
+    and "left": the attention left when each component is taken out of the keys, by name."""
+    x, periods = copy_test.copy_set(n=n)
+    rng = np.random.default_rng(SEED)
+    out = []
+    for idx, P in zip(x, periods, strict=True):
+        s = sp.Split(params, cfg, idx)
+        names = s.parts(layer)[0]
+        heads = [nm for nm in names if nm.startswith("L")]
+        for i in range(P, len(idx)):
+            j = i - P + 1
+            _, terms = s.pairs(layer, head, i)  # (C+1, C+1, i+1)
+            key_side = terms.sum(0)  # (C+1, i+1) each key component's total, per key
+            lift = key_side[:, j] - key_side.mean(-1)  # (C+1,)
+            query_side = terms.sum(1)  # (C+1, i+1) each query component's total, per key
+            query_lift = query_side[:, j] - query_side.mean(-1)  # (C+1,)
+            top = names[int(np.argmax(lift[: len(names)]))]
+            before = float(s.attention(layer, head, i)[j])
+            left = {nm: float(s.knockout(layer, head, i, nm, "keys")[j]) for nm in names}
+            top_part = s.parts(layer)[1][names.index(top), : i + 1]  # (i+1, D)
+            noise = sp.random_like(top_part, rng)
+            random_left = float(s.without(layer, head, i, noise, "keys")[j])
+            out.append(
+                {
+                    "i": i,
+                    "j": j,
+                    "before": before,
+                    "top": top,
+                    "after": left[top],
+                    "control": [left[h] for h in heads if h != top],
+                    "left": left,
+                    "random_left": random_left,
+                    "lift": dict(zip(names + [sp.NORM_BIAS], lift.tolist(), strict=True)),
+                    "query_lift": dict(
+                        zip(names + [sp.NORM_BIAS], query_lift.tolist(), strict=True)
+                    ),
+                }
+            )
+    return out
+
+
+def _drop(before, after):
+    return (before - after) / before
+
+
+def summary(run, layer, head, n=N_STRETCHES):
+    """What the cases of RUN's head (LAYER, HEAD) say, as plain numbers: how often each
+    component lifts the target most, the median attention before and after taking the top
+    one out of the keys, the share of cases where that takes at least DROP of the attention
+    away, the controls' median drops (the other heads; random directions as long as the top
+    component), the median drop when each component is taken out, each earlier head's mean
+    lift beside its K-composition score into this head (and their rank correlation)."""
+    params, cfg, _ = cm.load(run)
+    cs = cases(params, cfg, layer, head, n)
+    before = np.array([c["before"] for c in cs])
+    after = np.array([c["after"] for c in cs])
+    drops = _drop(before, after)
+    control = np.array([np.median(_drop(c["before"], np.array(c["control"]))) for c in cs])
+    random_left = np.array([c["random_left"] for c in cs])
+    tops = {}
+    for c in cs:
+        tops[c["top"]] = tops.get(c["top"], 0) + 1
+    comp = sp.composition(params, cfg, layer)
+    k_scores = dict(zip(comp["earlier"], comp["K"][head].tolist(), strict=True))
+    lifts = {h: float(np.mean([c["lift"][h] for c in cs])) for h in k_scores}
+    return {
+        "run": run,
+        "head": head_name(layer + 1, head + 1),
+        "cases": len(cs),
+        "top_counts": dict(sorted(tops.items(), key=lambda kv: -kv[1])),
+        "before_median": float(np.median(before)),
+        "after_median": float(np.median(after)),
+        "moved_share": float(np.mean(drops >= DROP)),
+        "drop_median": float(np.median(drops)),
+        "control_drop_median": float(np.median(control)),
+        "random_drop_median": float(np.median(_drop(before, random_left))),
+        "drop_by_component": {
+            n: float(np.median([_drop(c["before"], c["left"][n]) for c in cs]))
+            for n in cs[0]["left"]
+        },
+        "mean_lift": {n: float(np.mean([c["lift"][n] for c in cs])) for n in cs[0]["lift"]},
+        "mean_query_lift": {
+            n: float(np.mean([c["query_lift"][n] for c in cs])) for n in cs[0]["query_lift"]
+        },
+        "k_composition": k_scores,
+        "k_random": sp.random_composition(cfg["d_model"], cfg["d_head"]),
+        "k_vs_lift_rank": rank_correlation(list(k_scores.values()), list(lifts.values())),
+    }
+
+
+def report(runs=("reference-induction", "reference-repeats", "induction")):
+    """Every induction head of RUNS summarised, one line of JSON each (what
+    `python -m toymodels.why_a_head_looks.measure` prints)."""
+    return [
+        json.dumps(summary(run, *head), ensure_ascii=False)
+        for run in runs
+        for head in induction_heads(run)
+    ]
+
+
+def rank_correlation(a, b):
+    """Spearman's rank correlation of two equal-length lists (no ties expected)."""
+    ra = np.argsort(np.argsort(a)).astype(float)
+    rb = np.argsort(np.argsort(b)).astype(float)
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+if __name__ == "__main__":
+    print("\n".join(report()))
