@@ -328,6 +328,9 @@ def test_the_loading_note_covers_no_text(new_page, base_url):
     assert [text for text, _, _ in said] == ["Loading the Python runtime (1 of 3)…"]
     assert all(w <= room + 1 for _, w, room in said), said
     assert page.evaluate(COVERED, FIGURE_NOTE) == []
+    # not read out at each figure and step: the header's note (a polite live region) tells
+    # screen readers, once a step
+    assert page.locator(FIGURE_NOTE).evaluate("(n) => !n.closest('[aria-live], [role=status]')")
     controls = """() => [...document.querySelectorAll("#kv-cache [data-body] :is(button, input)")]
       .map((c) => Math.round(c.getBoundingClientRect().top + scrollY))"""
     before = page.evaluate(controls)
