@@ -12,6 +12,7 @@ import contextlib
 import importlib
 import inspect
 import re
+import sys
 import traceback
 import warnings
 from pathlib import Path
@@ -117,14 +118,35 @@ def exception_text(exc):
     return f"{type(exc).__name__}: {text}"
 
 
-def import_module(name, rel, line):
+# what numpy's warnings mean, and what to do about one, said in every note of one
+NUMPY_WARNS = (
+    "numpy warns of a number it could not compute (an overflow, a division by zero, a nan): "
+    "fix the computation, or put it in `with np.errstate(...)` where that result is meant"
+)
+# module name -> [((file, line) or None, 'Category: message')] for each warning its import set
+# off: a module is imported once a process, and every build in it names them
+IMPORT_WARNINGS = {}
+
+
+def import_module(name, rel, line, notes=None):
     """importlib.import_module(NAME) for the chapter line REL:LINE that names it. A module that
     does not exist raises ModuleNotFoundError, as there; one that exists but cannot be imported
     (a syntax error, a misspelt import, module-level code that raises or runs past the limit
     of `limited`) is an AuthorError at the line of toymodels/ that failed, naming REL:LINE and
-    how to fix it."""
+    how to fix it. Each warning its import set off (numpy's at a module's top level) is added
+    to NOTES as (file, line, message), at the line of toymodels/ that set it off."""
     try:
-        return limited(importlib.import_module, name)
+        fresh = name not in sys.modules
+        with warnings_caught(package_of(name)) as warned:
+            module = limited(importlib.import_module, name)
+        if fresh:
+            IMPORT_WARNINGS[name] = warned
+        if notes is not None:
+            said = f"importing {name} (needed by {rel}:{line})"
+            for note in warning_notes(IMPORT_WARNINGS.get(name, ()), said, (rel, line)):
+                if note not in notes:
+                    notes.append(note)
+        return module
     except ModuleNotFoundError as e:
         if e.name and (name == e.name or name.startswith(e.name + ".")):
             raise
@@ -174,6 +196,16 @@ def warnings_caught(package):
         warnings.simplefilter("always")
         warnings.showwarning = keep
         yield found
+
+
+def warning_notes(warned, what, fallback):
+    """(file, line, message) for each warning of WARNED (as warnings_caught keeps them) that
+    WHAT ("the value 'toymodels.x.y.z' (needed by chapters/a.md:10)") set off, at its line of
+    toymodels/, else at FALLBACK (file, line)."""
+    return [
+        (*(at or fallback), f"{what} set off a warning ({said}); {NUMPY_WARNS}")
+        for at, said in warned
+    ]
 
 
 def limited(fn, *args):

@@ -4,8 +4,9 @@ can fix.
 Errors (the build's own, broken links, a request to another origin) always fail; warnings
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
 alternative, a path chapter without a recap, a placeholder of `build.py new` left in, a
-figure slow to draw, a warning a figure set off, numpy's among them) fail only with
---strict. Each is printed as `FILE:LINE: message`.
+figure slow to draw, a warning numpy or Python gave as a figure drew, a chapter's module was
+imported, a value for prose or an exercise's check ran) fail only with --strict. Each is
+printed as `FILE:LINE: message`.
 """
 
 import json
@@ -56,7 +57,8 @@ PRESENTATION = {"fill", "stroke", "mask", "clip-path", "filter", "cursor"} | {
 # way round (it reads \ as /), once it has dropped tabs and line breaks anywhere and spaces and
 # control characters at the ends
 OFF_SITE = re.compile(r"^(?:(?!data:|blob:)[a-z][a-z0-9+.-]*:|[/\\]{2})", re.I)
-WARNED = "set off a warning ("  # in the note of a warning a figure set off (figures.Drawing)
+# in the note of a warning the code of toymodels/ set off (figures.Drawing, blame.warning_notes)
+WARNED = "set off a warning ("
 
 
 def warnings(root):
@@ -235,7 +237,7 @@ def check(root, strict=False):
     warned = sum(WARNED in note for note in notes)
     print(
         f"check: {len(problems)} error(s), {len(notes)} warning(s)"
-        f"{f' ({warned} of them set off by a figure)' if warned else ''}"
+        f"{f' ({warned} of them set off by the code of toymodels/)' if warned else ''}"
         f"{' (strict)' if strict else ''}: {'FAILED' if failed else 'ok'}",
         file=sys.stderr,
     )

@@ -90,8 +90,9 @@ def call_figure(rel, line, model, fid, state, root, *, own=(), state_line=None, 
     chapter's packages, searched first for a name misspelt; each slow state is added to NOTES
     as (file, line, message), once. Raises AuthorError."""
     block = (rel, line)
-    module, fn = _load(block, model, root, own)
-    drawing = Drawing(block, model, module, fn, fid, [] if notes is None else notes)
+    notes = [] if notes is None else notes
+    module, fn = _load(block, model, root, own, notes)
+    drawing = Drawing(block, model, module, fn, fid, notes)
     before = len(drawing.notes)
     with limits.backstop(limits.BACKSTOP_SECONDS):
         answer = drawing.draw(state, "from the chapter")
@@ -109,9 +110,10 @@ def call_figure(rel, line, model, fid, state, root, *, own=(), state_line=None, 
     return module, answer, drawing
 
 
-def _load(block, model, root, own=()):
+def _load(block, model, root, own=(), notes=None):
     """The module and render function MODEL names, imported; an AuthorError if it cannot be.
-    OWN (packages, "two_back") are searched first for the name the author meant."""
+    OWN (packages, "two_back") are searched first for the name the author meant; each warning
+    the import set off is added to NOTES."""
     rel, line = block
     name, func = shipped(rel, line, model, "model")
 
@@ -131,7 +133,7 @@ def _load(block, model, root, own=()):
         )
     try:
         with browser.traced():
-            module = blame.import_module(name, rel, line)
+            module = blame.import_module(name, rel, line, notes)
     except ModuleNotFoundError:
         raise AuthorError(
             rel, line, f"unknown figure '{model}': there is no {name.replace('.', '/')}.py{known()}"
@@ -259,10 +261,8 @@ class Drawing:
             self._note(
                 (
                     *where,
-                    f"{figure} set off a warning ({what}), {_given(state, why)}; numpy warns "
-                    "of a number it could not compute (an overflow, a division by zero, a "
-                    "nan): fix the computation, or put it in `with np.errstate(...)` where "
-                    "that result is meant",
+                    f"{figure} set off a warning ({what}), {_given(state, why)}; "
+                    f"{blame.NUMPY_WARNS}",
                 )
             )
         return answer, took

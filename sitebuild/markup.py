@@ -43,10 +43,12 @@ HOLD = "MHHELD{}X"  # letters only: Markdown and SmartyPants leave it alone
 HELD = re.compile(r"(<p>)?MHHELD(\d+)X(</p>)?")
 
 
-def value(name, rel="?", line=1):
+def value(name, rel="?", line=1, notes=None):
     """'toymodels.many_heads.model.D_HEAD' -> its value as text; raises LookupError with what
     went wrong. Only what a module lists in PROSE_VALUES can be read (toymodels/page/prose.py).
-    A module that fails to import is an AuthorError at its own line, naming REL:LINE."""
+    A module that fails to import is an AuthorError at its own line, naming REL:LINE. Each
+    warning the module's import or the value's function set off (numpy's) is added to NOTES
+    as (file, line, message), at the author's line."""
     module, _, attr = name.rpartition(".")
     if not module.startswith("toymodels"):
         raise LookupError(
@@ -61,7 +63,7 @@ def value(name, rel="?", line=1):
         )
     try:
         with browser.traced(refuse=False):
-            imported = blame.import_module(module, rel, line)
+            imported = blame.import_module(module, rel, line, notes)
     except ImportError as e:
         raise LookupError(f"no value '{name}': {e}") from None
     listed = getattr(imported, "PROSE_VALUES", ())
@@ -93,8 +95,10 @@ def value(name, rel="?", line=1):
             raise LookupError(
                 f"'{name}' needs arguments ({', '.join(needed)}); a value for prose takes none"
             )
+        fn = v
         try:
-            v = blame.limited(v)
+            with blame.warnings_caught(blame.package_of(module)) as warned:
+                v = blame.limited(fn)
         except (Exception, Overrun) as e:
             own, inner = blame.blamed(e, blame.package_of(module))
             if isinstance(e, Overrun):
@@ -104,10 +108,14 @@ def value(name, rel="?", line=1):
                 )
             else:
                 what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
-            where = own or blame.defined_at(v) or (rel, line)
+            where = own or blame.defined_at(fn) or (rel, line)
             raise AuthorError(
                 *where, f"the value '{name}' (needed by {rel}:{line}) {what}"
             ) from None
+        said = f"the value '{name}' (needed by {rel}:{line})"
+        for note in blame.warning_notes(warned, said, blame.defined_at(fn) or (rel, line)):
+            if notes is not None and note not in notes:
+                notes.append(note)
     return _shown(name, v)
 
 
@@ -131,8 +139,9 @@ def _shown(name, v):
 class Prose:
     """One Markdown converter for a chapter, so heading ids stay unique across its pieces."""
 
-    def __init__(self, rel):
+    def __init__(self, rel, notes=None):
         self.rel = rel
+        self.notes = notes  # where a value's warnings are noted (value), if anywhere
         self.md = markdown.Markdown(
             extensions=["extra", "toc", "sane_lists", "smarty"], output_format="html"
         )
@@ -153,7 +162,7 @@ class Prose:
             if m.group("value") is None:
                 return m.group(0)
             try:
-                found = value(m.group("value"), self.rel, at)
+                found = value(m.group("value"), self.rel, at, self.notes)
                 return found.replace("&", "&amp;").replace("<", "&lt;")
             except LookupError as e:
                 raise AuthorError(self.rel, at, str(e)) from None

@@ -40,15 +40,15 @@ class ChapterRenderer:
         self.ch, self.rel, self.root = chapter, chapter.path, root
         self.following = following  # the next chapter's meta on the readers' path, or None
         self.macros = env.get_template("blocks.html").module
-        self.prose = Prose(self.rel)
+        # (file, line, message) of each warning, such as a figure slow to draw
+        self.notes = [] if notes is None else notes
+        self.prose = Prose(self.rel, self.notes)
         self.figures = {}
         self.figure_html = {}  # fid -> the figure's markup, for its embed page
         self.counts = {}
         # each check, guess and exercise as rendered, in page order: for the quiz-bank export
         # (sitebuild/questions.py) and the class summary (sitebuild/classbank.py)
         self.questions = []
-        # (file, line, message) of each warning, such as a figure slow to draw
-        self.notes = [] if notes is None else notes
 
     def render(self):
         self.ns = self.ch.meta["slug"]
@@ -412,7 +412,8 @@ class ChapterRenderer:
         if MODEL.match(check):
             module, func = shipped(self.rel, check_line, check, "check")
             try:
-                fn = getattr(blame.import_module(module, self.rel, check_line), func, None)
+                imported = blame.import_module(module, self.rel, check_line, self.notes)
+                fn = getattr(imported, func, None)
             except ImportError:
                 fn = None
             browser.refuse_imports(module, self.rel, check_line)
@@ -513,6 +514,9 @@ class ChapterRenderer:
             ) from None
         if "error" in said:
             raise AuthorError(*said["error"])
+        for note in map(tuple, said["warnings"]):
+            if note not in self.notes:
+                self.notes.append(note)
         return said["verdict"]
 
     def _recap(self, b):
@@ -595,12 +599,18 @@ def exercise_verdict(check, ns, rel, at, whose, seconds):
     WHOSE code left in namespace NS, as a reader's Run does: it must return a verdict,
     (passed, message), within the per-call limit (limits.FIGURE_SECONDS), since a check that
     raises or never returns leaves the reader with no verdict; SECONDS is the build's limit.
-    -> {"verdict": [passed, message]} or {"error": [file, line, message]} for an AuthorError."""
+    -> {"verdict": [passed, message], "warnings": [[file, line, message], …]} (each warning
+    the check set off, numpy's) or {"error": [file, line, message]} for an AuthorError."""
     module, _, func = check.partition(":")
-    fn = getattr(importlib.import_module(module), func)
+    with blame.warnings_caught(module):  # the build's own Python noted its import's
+        fn = getattr(importlib.import_module(module), func)
     given = f"the check '{check}' ({rel}:{at}), given {whose} variables,"
     try:
-        with limits.backstop(limits.BACKSTOP_SECONDS), limits.time_limit(seconds):
+        with (
+            limits.backstop(limits.BACKSTOP_SECONDS),
+            limits.time_limit(seconds),
+            blame.warnings_caught(blame.package_of(module)) as warned,
+        ):
             verdict = fn(dict(cells.NAMESPACES.get(ns, {})))
     except (Exception, Overrun) as e:
         own, inner = blame.blamed(e, blame.package_of(module))
@@ -623,4 +633,5 @@ def exercise_verdict(check, ns, rel, at, whose, seconds):
                 "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
             ]
         }
-    return {"verdict": [bool(verdict[0]), verdict[1]]}
+    notes = blame.warning_notes(warned, given, blame.defined_at(fn) or (rel, at))
+    return {"verdict": [bool(verdict[0]), verdict[1]], "warnings": [list(n) for n in notes]}

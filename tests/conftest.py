@@ -578,10 +578,10 @@ def open_before_python(page, url):
     return page
 
 
-def hold_python(page):
-    """Hold back PAGE's Python runtime (the WebAssembly file its worker fetches) until the
-    function returned is called: until then the page stays as a reader sees it while Python
-    loads."""
+def hold_python(page, files="**/pyodide.asm.wasm"):
+    """Hold back PAGE's Python runtime (the WebAssembly file its worker fetches; or the FILES
+    of a later step) until the function returned is called: until then the page stays as a
+    reader sees it while Python loads."""
     held, released = [], []
 
     def hold(route):
@@ -595,7 +595,7 @@ def hold_python(page):
         for route in held:
             route.continue_()
 
-    page.route("**/pyodide.asm.wasm", hold)
+    page.route(files, hold)
     return release
 
 

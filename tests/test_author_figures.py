@@ -899,8 +899,81 @@ def test_a_numpy_warning_is_a_warning_naming_the_figure_state_and_line(author, c
     ]
     assert check.check(root, strict=False) == 0
     said = capsys.readouterr().err  # the chapter has no recap either: a warning too
-    assert said.endswith("check: 0 error(s), 2 warning(s) (1 of them set off by a figure): ok\n")
+    assert said.endswith(
+        "check: 0 error(s), 2 warning(s) (1 of them set off by the code of toymodels/): ok\n"
+    )
     assert check.check(root, strict=True) == 1
+
+
+LOG_OF_0 = "set off a warning (RuntimeWarning: divide by zero encountered in log); numpy warns "
+LOG_OF_0 += "of a number it could not compute (an overflow, a division by zero, a nan): fix the "
+LOG_OF_0 += "computation, or put it in `with np.errstate(...)` where that result is meant"
+VALUE = "the value 'toymodels.two_back.values.n' (needed by chapters/a.md:10)"
+WARNS_AT = {  # the author's files, the chapter's change, and the notes they give
+    "import": (
+        {
+            "figure.py": broken(
+                "from ..page.html import esc",
+                "import numpy as np\n\nfrom ..page.html import esc\n\nLOW = np.log(np.zeros(1))",
+            )
+        },
+        lambda chapter: chapter,
+        [
+            (
+                "toymodels/two_back/figure.py",
+                8,
+                f"importing toymodels.two_back.figure (needed by {BLOCK}) {LOG_OF_0}",
+            )
+        ],
+    ),
+    "prose value": (
+        {
+            "values.py": 'import numpy as np\n\nLOW = np.log(np.zeros(1))\nPROSE_VALUES = ("n",)'
+            '\n\n\ndef n():\n    np.log(np.zeros(1))\n    return "two"\n'
+        },
+        lambda chapter: chapter.replace("Some prose", "Some {{ toymodels.two_back.values.n }}"),
+        [
+            (
+                "toymodels/two_back/values.py",
+                3,
+                f"importing toymodels.two_back.values (needed by chapters/a.md:10) {LOG_OF_0}",
+            ),
+            ("toymodels/two_back/values.py", 8, f"{VALUE} {LOG_OF_0}"),
+        ],
+    ),
+    "exercise check": (
+        {
+            "checks.py": "import numpy as np\n\n\ndef check(env):\n    np.log(np.zeros(1))\n"
+            "    return True, 'Yes.'\n"
+        },
+        lambda chapter: chapter + EXERCISE,
+        [("toymodels/two_back/checks.py", 5, f"{CHECK} variables, {LOG_OF_0}")],
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", WARNS_AT)
+def test_a_numpy_warning_outside_a_figure_is_a_warning_at_its_line(author, capsys, kind):
+    """numpy's warning (a log of 0) at a module's top level, in a value for prose or in an
+    exercise's check is noted at the author's line, naming what set it off and the chapter's
+    line that needs it, rather than printed with a path into numpy; `check` counts it and fails
+    on it with --strict."""
+    files, change, expected = WARNS_AT[kind]
+    for name, source in files.items():
+        root = author(source, name)
+    chapter = root / "chapters" / "a.md"
+    chapter.write_text(change(chapter.read_text()))
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        assert check.check(root, strict=True) == 1
+    assert escaped == []  # noted, not printed with a path into numpy
+    said = capsys.readouterr().err.splitlines()
+    assert [line for line in said if "recap" not in line] == [
+        *(f"{path}:{line}: warning: {message}" for path, line, message in expected),
+        # the chapter has no recap either: a warning too
+        f"check: 0 error(s), {len(expected) + 1} warning(s) ({len(expected)} of them set off by "
+        "the code of toymodels/) (strict): FAILED",
+    ]
 
 
 def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):

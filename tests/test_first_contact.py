@@ -261,31 +261,45 @@ def test_no_page_skips_a_heading_level(site):
         assert skips == [], page.name
 
 
-# the elements with text of their own that the loading note lies over
-COVERED = """() => {
-  const note = document.querySelector("[data-pystatus]").getBoundingClientRect();
+# the elements with text of their own that the loading note at SELECTOR lies over
+COVERED = """(selector) => {
+  const noteEl = document.querySelector(selector);
+  const note = noteEl.getBoundingClientRect();
   const over = (r) => r.width && r.left < note.right && r.right > note.left
     && r.top < note.bottom && r.bottom > note.top;
   return [...document.querySelectorAll("body *")].filter((el) =>
-    !el.closest("[data-pystatus]") && !el.contains(document.querySelector("[data-pystatus]"))
+    !noteEl.contains(el) && !el.contains(noteEl)
     && [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())
     && over(el.getBoundingClientRect())).map((el) => el.outerHTML.slice(0, 60));
 }"""
 
 
-# the note's texts on screen: [text, the width it needs, the width it has]
-SAID = """() => [...document.querySelectorAll("[data-pystatus] span")]
+# a note's texts on screen: [text, the width it needs, the width it has]
+SAID = """(selector) => [...document.querySelectorAll(`${selector} span`)]
   .filter((s) => s.checkVisibility() && s.getBoundingClientRect().width > 1)
   .map((s) => [s.textContent, s.scrollWidth, s.clientWidth])"""
 
+NOTE = "[data-pystatus]"
+FIGURE_NOTE = "#kv-cache [data-fig-loading]"
+
+# the figure's note says STEP, in the header's words, and is on the screen
+AT_STEP = """([selector, step]) => {
+  const note = document.querySelector(selector), r = note.getBoundingClientRect();
+  const header = document.querySelector("[data-pystatus-text]").textContent;
+  return !note.hidden && note.textContent === header && header.includes(`(${step} of 3)`)
+    && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight;
+}"""
+
 
 def test_the_loading_note_covers_no_text(new_page, base_url):
-    """At a phone's, a tablet's and a laptop's width: one page, resized while Python's runtime
-    is held back (so the note stays), then let go."""
+    """At two phones', a tablet's and a laptop's width: one page, resized while Python's runtime
+    is held back (so the note stays); then, down at a figure on a phone, Python's progress on the
+    figure's frame, step by step, until the figure is live."""
     page = new_page(viewport={"width": 390, "height": 800})
     release = hold_python(page)
+    release_numpy = hold_python(page, "**/numpy.zip")  # the second step's
     page.goto(f"{base_url}one-character.html")
-    for width in (390, 768, 1280):
+    for width in (360, 390, 768, 1280):
         resized(page, width, 800)
         page.evaluate("scrollTo(0, 0)")
         page.wait_for_function("""() => {
@@ -296,14 +310,34 @@ def test_the_loading_note_covers_no_text(new_page, base_url):
         box = page.locator("[data-pystatus]").bounding_box()
         assert box["width"] > 100, width  # it is there to see
         # what it says is not cut ("Loading the Python…" on a phone): a short note there
-        said = page.evaluate(SAID)
+        said = page.evaluate(SAID, NOTE)
         assert said and all(w <= room + 1 for _, w, room in said), (width, said)
         assert said[0][0] == (
             "Loading, 1 of 3…" if width < 576 else "Loading the Python runtime (1 of 3)…"
         )
-        assert page.evaluate(COVERED) == [], width
+        assert page.evaluate(COVERED, NOTE) == [], width
         # nor further down the page, as the reader scrolls while Python loads
         page.evaluate("scrollTo(0, 2000)")
-        assert page.evaluate(COVERED) == [], width
-    release()
+        assert page.evaluate(COVERED, NOTE) == [], width
+    # on a phone, down at a figure (the header's note far above): the progress is on the
+    # figure's frame, whole, over no text, and it moves none of the figure's controls as it goes
+    resized(page, 360, 740)
+    page.locator("#kv-cache").evaluate("(f) => scrollBy(0, f.getBoundingClientRect().top - 100)")
+    page.wait_for_function(AT_STEP, arg=[FIGURE_NOTE, 1])
+    said = page.evaluate(SAID, FIGURE_NOTE)
+    assert [text for text, _, _ in said] == ["Loading the Python runtime (1 of 3)…"]
+    assert all(w <= room + 1 for _, w, room in said), said
+    assert page.evaluate(COVERED, FIGURE_NOTE) == []
+    # not read out at each figure and step: the header's note (a polite live region) tells
+    # screen readers, once a step
+    assert page.locator(FIGURE_NOTE).evaluate("(n) => !n.closest('[aria-live], [role=status]')")
+    controls = """() => [...document.querySelectorAll("#kv-cache [data-body] :is(button, input)")]
+      .map((c) => Math.round(c.getBoundingClientRect().top + scrollY))"""
+    before = page.evaluate(controls)
+    release()  # as it goes: the next step's
+    page.wait_for_function(AT_STEP, arg=[FIGURE_NOTE, 2])
+    assert page.evaluate(COVERED, FIGURE_NOTE) == []
+    release_numpy()
     page.wait_for_selector("html.py-ready", timeout=90_000)
+    assert page.locator(FIGURE_NOTE).is_hidden()  # gone once the figure is live
+    assert page.evaluate(controls) == before

@@ -310,6 +310,12 @@ def test_missing_runtime_leaves_static_figures_and_says_why(page, base_url):
     assert text.startswith("Interaction is off: ") and text.endswith(
         "The figures show their first state."
     )
+    # and so does every live figure, where a reader down the page sees it
+    notes = page.locator("[data-fig-loading]")
+    assert notes.count() == page.locator("[data-figure]").count() >= 1
+    for note in notes.all():
+        note.scroll_into_view_if_needed()
+        assert note.is_visible() and note.inner_text() == "Interaction is off: Python did not load."
     assert page.locator("#three-heads .mh-grid").count() == 3
     page.get_by_role("button", name="kept", exact=True).click()
     assert selected_rows(page) == ["it"] * 3

@@ -42,6 +42,28 @@ function status(text, value, short = text) {
   else progress.value = value;
 }
 
+// each live figure's own note on its frame (blocks.html, site.css): the header's note scrolls away
+// with the header, so a reader down at a figure sees Python's progress there. Not a live region:
+// the header's note tells screen readers, once a step
+const figureNotes = document.querySelectorAll("[data-fig-loading]");
+function atFigures(text, value, failed = false) {
+  for (const note of figureNotes) {
+    note.hidden = !text;
+    note.classList.toggle("is-off", failed);
+    note.querySelector("[data-fig-loading-text]").textContent = text;
+    const progress = note.querySelector("progress");
+    progress.hidden = value === undefined;
+    if (value !== undefined) progress.value = value;
+  }
+}
+
+// Python's progress, STEP of STEPS (LABEL loading), in the header and at every figure
+function loading(step, steps, label) {
+  const text = `Loading ${label} (${step} of ${steps})…`;
+  status(text, step - 1, `Loading, ${step} of ${steps}…`);
+  atFigures(text, step - 1);
+}
+
 const cellCount = document.querySelectorAll("[data-cell]").length;
 if (figures.count || cellCount) {
   const meta = (name) =>
@@ -50,10 +72,7 @@ if (figures.count || cellCount) {
     pyodideURL: meta("mh-pyodide"),
     bytecodeURL: meta("mh-bytecode"),
     pyURL: new URL("../py/", import.meta.url),
-    onProgress: (step, steps, label) => {
-      const short = `Loading, ${step} of ${steps}…`;
-      status(`Loading ${label} (${step} of ${steps})…`, step - 1, short);
-    },
+    onProgress: loading,
   });
   figures.connect(python);
   // taps on the figures made before this script ran, kept by templates/early.js
@@ -67,7 +86,7 @@ if (figures.count || cellCount) {
     // only where the section is
     import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python));
   }
-  status("Loading the Python runtime (1 of 3)…", 0, "Loading, 1 of 3…");
+  loading(1, 3, "the Python runtime");
   python.ready.then(
     async () => {
       await ownModel.restore();
@@ -77,11 +96,13 @@ if (figures.count || cellCount) {
       keepForOffline(python);
       status(figures.count ? "Interactive figures are ready." : "Python is ready: run the cells.");
       bar?.classList.add("is-done"); // said to screen readers, then gone from the screen
+      atFigures("");
       document.documentElement.classList.add("py-ready");
     },
     (err) => {
       status(`Interaction is off: ${err.message}. The figures show their first state.`);
       bar.classList.add("is-off");
+      atFigures("Interaction is off: Python did not load.", undefined, true);
       figures.off();
     },
   );
