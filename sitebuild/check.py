@@ -5,7 +5,8 @@ Errors (the build's own, broken links, a request to another origin) always fail;
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
 alternative, a path chapter without a recap, a placeholder of `build.py new` left in, a
 figure slow to draw, a warning a figure set off, numpy's among them) fail only with
---strict. Each is printed as `FILE:LINE: message`.
+--strict, which also times each live figure's first state in the reader's Python, Pyodide
+under Node (sitebuild/drawtime.py). Each is printed as `FILE:LINE: message`.
 """
 
 import json
@@ -14,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import sanitizer
+from . import drawtime, sanitizer
 from .build import build, environment
 from .chapters import APPENDIX_ORDER, AuthorError, Block, read
 from .markup import elements, in_select, parsed
@@ -214,9 +215,12 @@ def check(root, strict=False):
     problems, found = [], warnings(root)
     # each chapter on its own first, so that one broken chapter does not hide another's mistakes
     env = environment(root)
+    rendered = []
     for path in sorted((root / "chapters").glob("*.md")):
         try:
-            ChapterRenderer(read(path, root), env, root, notes=found).render()
+            renderer = ChapterRenderer(read(path, root), env, root, notes=found)
+            renderer.render()
+            rendered.append(renderer)
         except AuthorError as e:
             problems.append(str(e))
     with tempfile.TemporaryDirectory() as tmp:
@@ -228,6 +232,11 @@ def check(root, strict=False):
                 problems.append(str(e))
         else:
             problems += [f"site/{page}: {what}" for page, what in foreign(site)]
+            if strict:  # each live figure's first state timed in the reader's Python
+                try:
+                    found += drawtime.notes(root, site, drawtime.figures_of(rendered))
+                except RuntimeError as e:
+                    problems.append(str(e))
     notes = list(dict.fromkeys(f"{f}:{n}: warning: {m}" for f, n, m in found))
     for line in problems + notes:
         print(line, file=sys.stderr)
