@@ -102,3 +102,11 @@ def test_a_figure_slow_only_in_pyodide_is_a_warning_at_its_render(project, monke
     assert pyodide_ms > 20 and cpython_ms < 200 and ratio > 1
     assert abs(ratio - pyodide_ms / max(cpython_ms, 1)) <= max(1, ratio / 5)
     assert err.rstrip().endswith("check: 0 error(s), 1 warning(s) (strict): FAILED")
+    # the author guide shows the message as it is, with the budget as it is
+    guide = " ".join((ROOT / "chapters" / "90-author-guide.md").read_text("utf-8").split())
+    for part in (
+        " ms of processor time to draw in the reader's Python (Pyodide, timed under Node: the "
+        "best of 3 calls), ",
+        warnings[0].split(" (its first view)")[1].replace("0.02 s", "0.2 s"),
+    ):
+        assert part in guide, part
