@@ -231,12 +231,14 @@ def check(root, strict=False):
             if str(e) not in problems:
                 problems.append(str(e))
         else:
-            problems += [f"site/{page}: {what}" for page, what in foreign(site)]
-            if strict:  # each live figure's first state timed in the reader's Python
-                try:
-                    found += drawtime.notes(root, site, drawtime.figures_of(rendered))
-                except RuntimeError as e:
-                    problems.append(str(e))
+            try:  # each live figure's first state timed in the reader's Python, meanwhile
+                timed = (
+                    drawtime.start(root, site, drawtime.figures_of(rendered)) if strict else list
+                )
+                problems += [f"site/{page}: {what}" for page, what in foreign(site)]
+                found += timed()
+            except RuntimeError as e:
+                problems.append(str(e))
     notes = list(dict.fromkeys(f"{f}:{n}: warning: {m}" for f, n, m in found))
     for line in problems + notes:
         print(line, file=sys.stderr)

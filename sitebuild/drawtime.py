@@ -1,21 +1,24 @@
 """`check --strict` times each live figure where the reader runs it: its first state's render in
 the built site's own Python, Pyodide under Node (drawtime.mjs, booting as
-templates/static/pyruntime.js does), all figures in one process started once.
+templates/static/pyruntime.js does, sitepython.mjs), all figures in one Node process, which
+boots while the check reads the built pages.
 
 The build times every state in CPython (limits.SLOW_SECONDS), but Pyodide is not a constant
-factor slower: numpy's work runs at about the speed it has in CPython, while every step of
-pure-Python code (a loop over words, a string built a piece at a time) is many times slower
-(the bench's section "pyodide", its row "CPython to Pyodide", measures both). So a figure quick
-in CPython can keep a reader waiting on every tap. Each figure is called once to import its
-module and read its data, then REPEAT times as a tap calls it; the best of those, in processor
-time (which a busy machine lengthens far less than the clock), is compared with
-limits.PYODIDE_SLOW_SECONDS and named with CPython's best time for the same call and the ratio.
-A figure over the budget, or one that raises only there, is a warning at its `def render`.
+factor slower: each step of pure Python (a loop over words, a string built a piece at a time)
+costs several times what it costs in CPython, a large matrix product more (Pyodide's numpy has
+no OpenBLAS), a figure state of small arrays less; the bench's section "CPython to Pyodide"
+measures each. So a figure quick in CPython can keep a reader waiting on every tap. Each
+figure is called once to import its module and read its data, then REPEAT times as a tap calls
+it; the best of those in processor time (which a busy machine lengthens far less than the
+clock) is held to limits.PYODIDE_SLOW_SECONDS, and named with CPython's best time for the same
+call and the ratio. A figure over the budget, or one that raises only there, is a warning at
+its `def render`.
 """
 
 import json
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -59,41 +62,61 @@ def site_python(root, site):
     return [str(root / "templates" / "static" / "pyruntime.js"), str(site), py, compiled]
 
 
-def in_pyodide(root, site, jobs):
-    """[{"calls": [{"wall", "cpu"} in ms, ...], "error"?}] for each job {model, state, fid},
-    called 1 + REPEAT times in the Python of SITE, built from ROOT, under Node; raises
-    RuntimeError if Node fails."""
-    command = ["node", str(HERE / "drawtime.mjs"), *site_python(root, site)]
+def start(root, site, figures):
+    """Start timing FIGURES ([(Drawing, state)]) in the Python of SITE, built from ROOT, in a
+    Node process that boots while the caller goes on; -> a function that waits for it and
+    returns notes(...) of its answers. Figures already over limits.SLOW_SECONDS in CPython,
+    which the build warns of, are not timed again. Raises RuntimeError if Node is missing, and
+    the function does if it fails."""
+    cpython = [cpython_seconds(d, s) for d, s in figures]
+    timed = [(f, c) for f, c in zip(figures, cpython, strict=True) if c <= limits.SLOW_SECONDS]
+    if not timed:
+        return list
+    jobs = [{"model": d.model, "state": s, "fid": d.fid} for (d, s), _ in timed]
+    folder = tempfile.TemporaryDirectory()
+    listed = Path(folder.name) / "jobs.json"
+    listed.write_text(json.dumps(jobs), encoding="utf-8")
+    command = ["node", str(HERE / "drawtime.mjs"), str(listed), *site_python(root, site)]
     # each call has at most the build's limit, several times over under Pyodide's slowness
     timeout = 60 + (REPEAT + 1) * limits.FIGURE_SECONDS * len(jobs)
     try:
-        run = subprocess.run(
+        node = subprocess.Popen(
             command,
-            input=json.dumps(jobs),
-            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
             env={**os.environ, "REPEAT": str(REPEAT)},
         )
     except FileNotFoundError:
+        folder.cleanup()
         raise RuntimeError("timing the figures in Pyodide needs Node: install nodejs") from None
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"timing the figures in Pyodide took more than {timeout} s") from None
-    if run.returncode:
-        raise RuntimeError(f"timing the figures in Pyodide failed:\n{run.stderr.strip()}")
-    return json.loads(run.stdout)
+
+    def finish():
+        try:
+            out, err = node.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            node.communicate()
+            raise RuntimeError(
+                f"timing the figures in Pyodide took more than {timeout} s"
+            ) from None
+        finally:
+            folder.cleanup()
+        if node.returncode:
+            raise RuntimeError(f"timing the figures in Pyodide failed:\n{err.strip()}")
+        return notes(timed, json.loads(out))
+
+    return finish
 
 
-def notes(root, site, figures):
-    """(file, line, message) for each of FIGURES ([(Drawing, state)]) whose render, in the
-    reader's Python, takes more than limits.PYODIDE_SLOW_SECONDS of processor time at best, or
-    raises there; figures already over limits.SLOW_SECONDS in CPython, which the build warns
-    of, are not timed again."""
-    cpython = [cpython_seconds(d, s) for d, s in figures]
-    timed = [(f, c) for f, c in zip(figures, cpython, strict=True) if c <= limits.SLOW_SECONDS]
-    jobs = [{"model": d.model, "state": s, "fid": d.fid} for (d, s), _ in timed]
+def notes(timed, answers):
+    """(file, line, message) for each figure of TIMED ([((Drawing, state), CPython's seconds)])
+    whose render, by its answer from drawtime.mjs in ANSWERS, took more than
+    limits.PYODIDE_SLOW_SECONDS of processor time at best in the reader's Python, or raised
+    there."""
     out = []
-    for ((drawing, state), here), got in zip(timed, in_pyodide(root, site, jobs), strict=True):
+    for ((drawing, state), here), got in zip(timed, answers, strict=True):
         at, figure = drawing.site(blame.defined_at(drawing.fn))
         given = f"given the state {json.dumps(state, ensure_ascii=False)} (its first view)"
         if got.get("error"):
