@@ -30,11 +30,16 @@ REPEAT = 3  # calls timed after the first, which imports the module and reads it
 
 def figures_of(renderers):
     """[(Drawing, its first state)] for each live figure of RENDERERS (pages.ChapterRenderer,
-    rendered), each model and state once."""
+    rendered), each model and state once, whose module ships: one from a folder the toymodels
+    package was extended by, outside ROOT/toymodels, is not in the site's Python."""
     out, seen = [], set()
     for renderer in renderers:
+        shipped = (renderer.root / "toymodels").resolve()
         for fig in renderer.figures.values():
             key = (fig.model, json.dumps(fig.result["state"], sort_keys=True))
+            source = Path(getattr(fig.module, "__file__", None) or "/").resolve()
+            if not source.is_relative_to(shipped):
+                continue
             if fig.live and fig.drawing is not None and key not in seen:
                 seen.add(key)
                 out.append((fig.drawing, fig.result["state"]))
