@@ -20,6 +20,7 @@ import os
 import subprocess
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from . import blame, limits
@@ -48,13 +49,18 @@ def figures_of(renderers):
 
 def cpython_seconds(drawing, state, repeat=3):
     """The least processor time, in seconds, of REPEAT calls of the figure's render with STATE
-    in this process (its module imported and its data read already, by the build)."""
+    in this process (its module imported and its data read already, by the build); None if a
+    call fails or overruns, which the build has reported. Its warnings the build noted."""
     best = None
     for _ in range(repeat):
-        with limits.time_limit(limits.FIGURE_SECONDS):
-            began = time.process_time()
-            drawing.fn(dict(state), drawing.fid)
-            took = time.process_time() - began
+        try:
+            with limits.time_limit(limits.FIGURE_SECONDS), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                began = time.process_time()
+                drawing.fn(dict(state), drawing.fid)
+                took = time.process_time() - began
+        except (Exception, limits.Overrun):
+            return None
         best = took if best is None else min(best, took)
     return best
 
@@ -74,7 +80,11 @@ def start(root, site, figures):
     which the build warns of, are not timed again. Raises RuntimeError if Node is missing, and
     the function does if it fails."""
     cpython = [cpython_seconds(d, s) for d, s in figures]
-    timed = [(f, c) for f, c in zip(figures, cpython, strict=True) if c <= limits.SLOW_SECONDS]
+    timed = [
+        (f, c)
+        for f, c in zip(figures, cpython, strict=True)
+        if c is not None and c <= limits.SLOW_SECONDS
+    ]
     if not timed:
         return list
     jobs = [{"model": d.model, "state": s, "fid": d.fid} for (d, s), _ in timed]
