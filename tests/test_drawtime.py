@@ -3,6 +3,7 @@ Node, sitebuild/drawtime.py): a figure quick in CPython but slow there is a warn
 `def render`, with both times, and so is one that raises only there; a quick one is not. The
 figures are in one chapter, timed in one Pyodide start."""
 
+import json
 import re
 import shutil
 import sys
@@ -11,7 +12,7 @@ import pytest
 from test_build import ROOT
 
 import toymodels
-from sitebuild import check, limits
+from sitebuild import check, drawtime, limits
 
 # a figure drawing its cells one at a time in pure Python: a few ms in CPython, several times
 # that in Pyodide
@@ -109,7 +110,10 @@ def test_a_figure_slow_only_in_pyodide_is_a_warning_at_its_render(project, monke
     both times and their ratio; one at elsewhere.py's, naming what it raised there; the quick
     figure gets none."""
     monkeypatch.setattr(limits, "PYODIDE_SLOW_SECONDS", 0.02)
+    kept = project.parent / "kept.json"  # not the download cache: timed afresh every run
+    monkeypatch.setattr(drawtime, "_kept", lambda root, site, jobs: kept)
     assert check.check(project, strict=True) == 1
+    assert [len(answer["calls"]) for answer in json.loads(kept.read_text())] == [4, 4, 0]
     err = capsys.readouterr().err
     warnings = [line for line in err.splitlines() if ": warning: " in line]
     assert len(warnings) == 2, err
