@@ -6,14 +6,14 @@ boots while the check reads the built pages.
 The build times every state in CPython (limits.SLOW_SECONDS), but Pyodide is not a constant
 factor slower: each step of pure Python (a loop over words, a string built a piece at a time)
 costs several times what it costs in CPython, a large matrix product more (Pyodide's numpy has
-no OpenBLAS), a figure state of small arrays less; the bench's section "CPython to Pyodide"
-measures each. So a figure quick in CPython can keep a reader waiting on every tap. Each
-figure is called once to import its module and read its data, then REPEAT times as a tap calls
-it; the best of those in processor time (which a busy machine lengthens far less than the
-clock) is held to limits.PYODIDE_SLOW_SECONDS, and named with CPython's best time for the same
-call and the ratio. A figure over the budget, or one that raises only there, is a warning at
-its `def render`. The answers are kept in the download cache under a name made of all they
-come from, so a site whose Python and figures are unchanged costs no Pyodide start.
+no OpenBLAS); the bench's section "CPython to Pyodide" measures each. So a figure quick in
+CPython can keep a reader waiting on every tap. Each figure is called once to import its
+module and read its data, then REPEAT times as a tap calls it; the best of those in processor
+time (which a busy machine lengthens far less than the clock) is held to
+limits.PYODIDE_SLOW_SECONDS, and named with CPython's best time for the same call and the
+ratio. A figure over the budget, or one that raises only there, is a warning at its
+`def render`. The answers are kept in the download cache under a name made of all they come
+from, so a site whose Python and figures are unchanged costs no Pyodide start.
 """
 
 import hashlib
