@@ -22,6 +22,7 @@ SECTIONS = {
     "chapters": "Chapters: loads and taps (`python bench/run.py chapters`)",
     "firstvisit": "A first visit's downloads (`python bench/run.py firstvisit`)",
     "pyodide": "The character model in Pyodide (`python bench/run.py pyodide`)",
+    "ratio": "CPython to Pyodide (`python bench/run.py ratio`)",
     "dense": "Dense maps (`python bench/run.py dense`, or `python bench/allheads.py`)",
     "live": "Your own sentence in all-MiniLM-L6-v2 (`python bench/run.py live`)",
     "smollm2": "Your own text in SmolLM2-135M-Instruct (`python bench/run.py smollm2`)",

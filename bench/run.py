@@ -13,6 +13,7 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
   before Python, answered from the build's pre-rendered states (sitebuild/prerender.py), is
   timed from the first paint.
 - pyodide: the character model inside Pyodide (in_pyodide/charmodel.py) and on its page.
+- ratio: the same work (in_pyodide/ratio.py) in CPython, in Pyodide under Node and in Chromium.
 - dense: the dense maps (bench/allheads.py).
 - live: the reader's own sentence in all-MiniLM-L6-v2 ("Real heads").
 - smollm2: the reader's own text in SmolLM2-135M-Instruct ("Heads that copy"): the download,
@@ -34,6 +35,7 @@ import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,6 +61,7 @@ from bench.common import (
     run_in_pyodide,
     served_site,
 )
+from sitebuild.drawtime import site_python
 from toymodels.one_character.figure import WRITE_ON
 
 COLD_LOADS = int(os.environ.get("BENCH_LOADS", 5))
@@ -307,6 +310,65 @@ def char_markdown(r):
         "(target < 300 ms). "
         f'"Write on" (the model run once for each of {WRITE_ON} characters, then the page drawn): '
         f"median {r['char_write_on_median_ms']:.0f} ms.\n"
+    )
+
+
+def speed_ratio(browser, site, base):
+    """bench/in_pyodide/ratio.py's work, each the best of its runs in ms: in CPython (a Python of
+    its own, numpy on one thread as Pyodide's is), in the site's Python under Node as `check
+    --strict` boots it (sitebuild/sitepython.mjs), and in Pyodide in Chromium."""
+    code = in_pyodide("ratio.py")
+    body, call = code.rstrip().rsplit("\n", 1)
+    cpython = subprocess.run(
+        [sys.executable, "-c", f"{body}\nprint({call})"],
+        cwd=ROOT,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    node = subprocess.run(
+        ["node", str(ROOT / "bench" / "pages" / "ratio-node.mjs"), *site_python(ROOT, site)],
+        input=code,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {
+        "cpython_ms": json.loads(cpython.stdout),
+        "node_ms": json.loads(node.stdout),
+        "chromium_ms": run_in_pyodide(browser, base, "ratio.py"),
+    }
+
+
+RATIO_ROWS = {
+    "python_loop": "pure Python: 200,000 steps of integer arithmetic",
+    "python_markup": "pure Python: a 64 × 64 grid's markup, a cell at a time",
+    "numpy_product": "numpy alone: a 256 × 256 matrix product and a softmax of its rows",
+    "char_forward": "numpy-heavy: the character model's forward pass, 64 characters",
+    "char_state": 'numpy-heavy figure state: "One character"\'s figure, 64 characters',
+    "heads_state": 'markup-heavy figure state: "Many heads"\' figure, word 5',
+}
+
+
+def ratio_markdown(r):
+    rows = [
+        "| work | CPython | Pyodide under Node | ratio | Pyodide in Chromium | ratio |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for key, what in RATIO_ROWS.items():
+        here, node, web = (r[k][key] for k in ("cpython_ms", "node_ms", "chromium_ms"))
+        rows.append(
+            f"| {what} | {here:.2f} ms | {node:.2f} ms | {node / here:.1f}× | {web:.2f} ms "
+            f"| {web / here:.1f}× |"
+        )
+    return (
+        "\n".join(rows) + "\n\nThe same code (bench/in_pyodide/ratio.py) in the three, each the "
+        f"best of {r['cpython_ms']['runs']} runs after one: CPython with numpy on one thread, "
+        "as Pyodide's is; the site's Python under Node, booted as `check --strict` boots it to "
+        "time each figure (sitebuild/drawtime.py); and a Python of its own in Chromium. The "
+        "author guide's rule of thumb (the reader's Python several times slower, by the kind "
+        "of work) rests on these ratios.\n"
     )
 
 
@@ -830,6 +892,10 @@ PARTS = {
         first_visit.bytes_markdown,
     ),
     "pyodide": (lambda p, browser, site, base, args: char_model(p, browser, base), char_markdown),
+    "ratio": (
+        lambda p, browser, site, base, args: speed_ratio(browser, site, base),
+        ratio_markdown,
+    ),
     "dense": (
         lambda p, browser, site, base, args: allheads.dense(browser, base, TAPS),
         allheads.markdown,

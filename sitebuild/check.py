@@ -5,8 +5,9 @@ Errors (the build's own, broken links, a request to another origin) always fail;
 (http:// links, a TODO left in the text, a skipped heading level, an image without a text
 alternative, a path chapter without a recap, a placeholder of `build.py new` left in, a
 figure slow to draw, a warning numpy or Python gave as a figure drew, a chapter's module was
-imported, a value for prose or an exercise's check ran) fail only with --strict. Each is
-printed as `FILE:LINE: message`.
+imported, a value for prose or an exercise's check ran) fail only with --strict, which also
+times each live figure's first state in the reader's Python, Pyodide under Node
+(sitebuild/drawtime.py). Each is printed as `FILE:LINE: message`.
 """
 
 import json
@@ -15,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import sanitizer
+from . import drawtime, sanitizer
 from .build import build, environment
 from .chapters import APPENDIX_ORDER, AuthorError, Block, read
 from .markup import elements, in_select, parsed
@@ -216,9 +217,12 @@ def check(root, strict=False):
     problems, found = [], warnings(root)
     # each chapter on its own first, so that one broken chapter does not hide another's mistakes
     env = environment(root)
+    rendered = []
     for path in sorted((root / "chapters").glob("*.md")):
         try:
-            ChapterRenderer(read(path, root), env, root, notes=found).render()
+            renderer = ChapterRenderer(read(path, root), env, root, notes=found)
+            renderer.render()
+            rendered.append(renderer)
         except AuthorError as e:
             problems.append(str(e))
     with tempfile.TemporaryDirectory() as tmp:
@@ -229,7 +233,14 @@ def check(root, strict=False):
             if str(e) not in problems:
                 problems.append(str(e))
         else:
-            problems += [f"site/{page}: {what}" for page, what in foreign(site)]
+            try:  # each live figure's first state timed in the reader's Python, meanwhile
+                timed = (
+                    drawtime.start(root, site, drawtime.figures_of(rendered)) if strict else list
+                )
+                problems += [f"site/{page}: {what}" for page, what in foreign(site)]
+                found += timed()
+            except RuntimeError as e:
+                problems.append(str(e))
     notes = list(dict.fromkeys(f"{f}:{n}: warning: {m}" for f, n, m in found))
     for line in problems + notes:
         print(line, file=sys.stderr)

@@ -197,8 +197,8 @@ class Drawing:
                     *at,
                     f"{figure} took {took:.2f} s of processor time to draw, "
                     f"{_given(state, why)}: more than the {limits.SLOW_SECONDS} s a state may "
-                    "take, and a reader waits about three times as long on a tap; make render "
-                    "faster (compute once and keep what every state needs)",
+                    "take, and the reader's Python (Pyodide) takes several times as long on a "
+                    "tap; make render faster (compute once and keep what every state needs)",
                 )
             )
         self._big(answer, state, why)

@@ -31,6 +31,7 @@ class Figure:
     live: bool
     result: dict
     draw: object = None  # state -> the answer, drawn as the build draws (figures.Drawing)
+    drawing: object = None  # that figures.Drawing
 
 
 class ChapterRenderer:
@@ -123,7 +124,7 @@ class ChapterRenderer:
             notes=self.notes,
         )
         draw = functools.partial(drawing.draw, why="one tap from the figure's first view")
-        self.figures[fid] = Figure(fid, f["model"], module, live == "yes", result, draw)
+        self.figures[fid] = Figure(fid, f["model"], module, live == "yes", result, draw, drawing)
         b.fields, b.where = f, where
 
     def _packages(self):

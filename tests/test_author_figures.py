@@ -865,8 +865,8 @@ def test_a_state_slow_to_draw_is_a_warning_naming_the_figure_state_and_time(auth
     assert re.fullmatch(
         rf"figure '{re.escape(MODEL)}' \({BLOCK}\) took 0\.1\d s of processor time to draw, "
         r'given the state \{"word": "4"\} \(a word of its WORD_FIELD\): more than the 0\.05 s a '
-        r"state may take, and a reader waits about three times as long on a tap; make render "
-        r"faster \(compute once and keep what every state needs\)",
+        r"state may take, and the reader's Python \(Pyodide\) takes several times as long on a "
+        r"tap; make render faster \(compute once and keep what every state needs\)",
         message,
     ), message
     assert check.check(root, strict=False) == 0

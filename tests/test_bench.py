@@ -226,3 +226,21 @@ def test_a_run_keeps_the_history_no_part_writes_as_it_was(tmp_path):
     text = path.read_text()
     assert results.sections(text)["history"] == history and text.endswith(history)
     assert "CI: passed." in results.sections(text)["ci"]
+
+
+def test_the_ratio_rows_name_every_work_ratio_py_times():
+    """bench/run.py's part `ratio` writes a row for each piece of work bench/in_pyodide/ratio.py
+    times, each with both ratios to CPython's time."""
+    from bench import run
+
+    tree = ast.parse((BENCH / "in_pyodide" / "ratio.py").read_text())
+    work = next(n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "WORK")
+    assert list(run.RATIO_ROWS) == [e.id for e in work.value.elts]
+    ms = {key: 2.0 for key in run.RATIO_ROWS}
+    r = {"cpython_ms": {"runs": 15, **ms}, "node_ms": {**ms, "python_loop": 7.0}}
+    r["chromium_ms"] = {**ms, "python_loop": 9.0}
+    table = run.ratio_markdown(r)
+    assert (
+        f"| {run.RATIO_ROWS['python_loop']} | 2.00 ms | 7.00 ms | 3.5× | 9.00 ms | 4.5× |" in table
+    )
+    assert "each the best of 15 runs after one" in table

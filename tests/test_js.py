@@ -23,7 +23,7 @@ SCRIPTS = [
     *sorted((ROOT / "templates" / "static").glob("*.js")),
     SERVICE_WORKER,
     *sorted((ROOT / "bench" / "pages").glob("*.*js")),
-    ROOT / "sitebuild" / "bytecode.mjs",
+    *sorted((ROOT / "sitebuild").glob("*.mjs")),  # the build's Node part
     ROOT / "templates" / "early.js",  # written into every page's <head>, a classic inline script
     *sorted((ROOT / "sitebuild").glob("*.js")),  # serve's own, sent to its pages
 ]
@@ -33,7 +33,11 @@ UNIT_TESTS = sorted((ROOT / "tests" / "js").glob("*.test.js"))
 # expressions or init scripts that page.evaluate and add_init_script run as one (bench/common.py)
 CLASSIC = {"templates/static/embed-resize.js", "templates/sw.js", "templates/early.js"}
 # the bench's modules: served in place of static/pyclient.js, and a driver Node runs
-BENCH_MODULES = {"bench/pages/main-thread-client.js", "bench/pages/smollm2-live.mjs"}
+BENCH_MODULES = {
+    "bench/pages/main-thread-client.js",
+    "bench/pages/smollm2-live.mjs",
+    "bench/pages/ratio-node.mjs",
+}
 # a classic script parsed as the browser parses one (node --check would take it for CommonJS)
 PARSE_SCRIPT = (
     "new (require('vm').Script)(require('fs').readFileSync(0, 'utf8'), "

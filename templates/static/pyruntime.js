@@ -8,7 +8,7 @@
 // then everything alive is moved out of the garbage collector's sight (gc.freeze), so a later
 // full collection does not walk it. Under Pyodide a full collection walking it took 23 ms, in
 // the middle of a reader's tap.
-const CALLER = `
+export const CALLER = `
 import gc, importlib, json
 _called = set()
 def _mh_call(name, args_json):
