@@ -9,8 +9,7 @@ import pytest
 
 from toymodels.models.charmodel import copy_test
 from toymodels.models.charmodel import model as cm
-from toymodels.page.html import pct, tenths
-from toymodels.why_a_head_looks import figure, measure
+from toymodels.why_a_head_looks import measure
 from toymodels.why_a_head_looks import split as sp
 
 RUN = "reference-repeats"  # the run with one previous-character head and one induction head
@@ -183,34 +182,3 @@ def test_the_induction_head_reads_its_previous_character_head():
     assert max(others) < 0.3
     assert got["moved_share"] > 0.9 and got["control_drop_median"] < 0.3
     assert got["mean_lift"]["norm bias"] == pytest.approx(0, abs=1e-9)
-
-
-def test_the_figure_says_what_taking_a_head_out_of_the_keys_leaves(model):
-    """The figure at its default (the induction head L2 H1, the last character of nonsense
-    said twice), then with L1 H2 taken out of the keys: what the reader reads is the forward's
-    attention to the target and the attention recomputed here on the edited stream."""
-    params, cfg = model
-    text = figure.TEXT
-    period = text.index(text[:3], 1)  # where the nonsense starts again
-    i, j = len(text) - 1, len(text) - period  # the last character and its induction target
-    _, cache = cm.forward(params, cfg, cm.encode(text), keep=True)
-    before = cache["h1.att"][0, i, : i + 1]
-    x = cache["h1.resid_pre"][: i + 1]
-    k = layernorm(x - cache["h0.head_out"][1][: i + 1], params["h1.ln1.g"], params["h1.ln1.b"])
-    after = attention_row(cache["h1.q"][0, i], k @ params["h1.wk"][:, :8], cfg["d_head"])
-
-    first = figure.render({}, "f")
-    assert first["state"]["key"] == str(j)  # it opens on where the head looks most: the target
-    said = f"L2\u00a0H1 from “{text[i]}” (character {i + 1}) gives {pct(tenths(before)[j])}"
-    assert first["summary"].startswith(
-        said + f" of its attention to “{text[j]}” (character {j + 1})"
-    )
-    assert "Without" not in first["summary"]
-
-    out = figure.render(first["state"] | {"remove": "L1H2"}, "f")
-    assert out["summary"].endswith(
-        f"Without L1\u00a0H2 from the keys, it gives {pct(tenths(after)[j])}."
-    )
-    assert tenths(after)[j] < tenths(before)[j] / 10
-    assert '<th scope="col">Without L1\u00a0H2</th>' in out["html"]
-    assert figure.render({"remove": "L2H1"}, "f")["state"]["remove"] == ""  # not in its stream

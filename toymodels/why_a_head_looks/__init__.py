@@ -7,6 +7,6 @@ out.
                  knockout of one component from the keys or the queries, and the K-, Q- and
                  V-composition scores of Elhage et al. (2021) from the weights alone
     measure.py   the induction circuit measured with them on repeated nonsense
-    figure.py    the figure: a head, a query and a key, the score's largest pairs, and the
-                 attention row with a component taken out of the keys or the query
+
+Its figures come with the chapter.
 """
