@@ -24,7 +24,6 @@ sentence, whose every value the figure drawn with its DEFAULTS offers is drawn.
 """
 
 from collections.abc import Mapping
-from types import SimpleNamespace
 
 KEYS = ("html", "slots", "state", "error", "summary")  # and "more" (True) for a piece
 
@@ -57,7 +56,7 @@ def merge(defaults, state, aliases=None, *, choices=None, strip=False):
     return merged
 
 
-class Normalised(SimpleNamespace):
+class Normalised:
     """What a figure's `normalise(state)` returns, the same shape for every figure: `.state`, the
     reader's state with every field checked (what `result` sends back and the address keeps);
     `.error`, a message for the reader when the state cannot be drawn, else None; and whatever
@@ -71,7 +70,12 @@ class Normalised(SimpleNamespace):
     """
 
     def __init__(self, state, error=None, **found):
-        super().__init__(state=state, error=error, **found)
+        self.state, self.error = state, error
+        vars(self).update(found)
+
+    def __repr__(self):
+        found = ", ".join(f"{key}={value!r}" for key, value in vars(self).items())
+        return f"Normalised({found})"
 
 
 def _text(value):
