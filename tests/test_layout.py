@@ -3,6 +3,7 @@ reaches build-only code, chapter packages depend one way, and the tree the build
 the browser imports every module and computes every value the chapters quote."""
 
 import ast
+import importlib
 import json
 import re
 import shutil
@@ -242,3 +243,35 @@ print(json.dumps(out))
     out = json.loads(done.stdout)
     assert out.pop("(training)") == "absent"
     assert sorted(out) == values and all(v.strip() for v in out.values())
+
+
+def names_read(files):
+    """Every name shipped code reads: a variable, an attribute, a name imported."""
+    read = set()
+    for path in files:
+        for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                read.add(node.attr)
+            elif isinstance(node, ast.ImportFrom):
+                read |= {alias.name for alias in node.names}
+    return read
+
+
+def test_every_value_published_for_prose_is_quoted_or_used():
+    """The other way round from the test above: a value a module lists in PROSE_VALUES is
+    quoted by a chapter, or read by shipped code (a figure, a check, another value); one that
+    is neither is dead weight the build computes for nothing."""
+    files = [f["path"] for f in shipped_python(ROOT)]
+    published = set()
+    for path in files:
+        if "PROSE_VALUES" in (ROOT / path).read_text(encoding="utf-8"):
+            module = importlib.import_module(module_name(ROOT / path))
+            listed = getattr(module, "PROSE_VALUES", ())
+            published |= {f"{module.__name__}.{name}" for name in listed}
+    quoted, _ = chapter_names()
+    assert set(quoted) <= published, set(quoted) - published
+    read = names_read(files)
+    idle = sorted(n for n in published - set(quoted) if n.rpartition(".")[2] not in read)
+    assert idle == [], "published for prose, never quoted nor read: " + ", ".join(idle)
