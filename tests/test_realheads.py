@@ -508,7 +508,8 @@ def test_build_stops_clearly_without_data_and_never_exports(tmp_path, monkeypatc
     assert re.fullmatch(
         r"toymodels/real_heads/maps\.py:\d+: figure 'toymodels\.real_heads\.figure:render' "
         r"\(chapters/a\.md:11\) raised MissingData: toymodels/data/realheads/index\.json is "
-        r"missing; run `make export` to write the real-heads data, given the state \{\} \(from "
+        r"missing; run `make export` to write the real-heads data \(in toymodels/page/data\.py:"
+        r"\d+, called from this line\), given the state \{\} \(from "
         r"the chapter\); render\(\{\}, \"real-heads\"\) in Python shows the whole traceback",
         str(e.value),
     ), str(e.value)
