@@ -296,7 +296,6 @@ def test_every_normalise_returns_one_shape(name):
         assert all(isinstance(v, str) for v in read.state.values())
         assert read.error is None or (isinstance(read.error, str) and read.error)
         assert module.render(state, "fig")["error"] == read.error, state
-    assert module.render({}, "fig")["state"] == module.normalise({}).state
 
 
 def test_result_and_failure_keep_the_contract():

@@ -62,30 +62,29 @@ def _index(value, low, high, default):
     return n if low <= n <= high else default
 
 
-def read_state(state):
-    """(state, error): the reader's state checked, each field that does not fit at its
+def normalise(state):
+    """-> kit.Normalised: the reader's state checked, each field that does not fit at its
     default; an error only for a text the model cannot read."""
-    state = kit.merge(DEFAULTS, state)
+    state = kit.merge(DEFAULTS, state, choices=CHOICES)
     text = state["text"].lower()
-    if state["run"] not in RUNS:
-        state["run"] = DEFAULTS["run"]
-    if state["side"] not in SIDES:
-        state["side"] = DEFAULTS["side"]
     bad = sorted({c for c in text if c not in cm.STOI})
     if bad:
         said = " ".join(SPOKEN.get(c, c) for c in bad[:5])
-        return state, f"The model knows only a–z, space, full stop, comma and apostrophe: {said}"
+        error = f"The model knows only a–z, space, full stop, comma and apostrophe: {said}"
+        return kit.Normalised(state, error)
     if not 2 <= len(text) <= cm.MAX_CHARS:
-        return state, f"Give the model 2 to {cm.MAX_CHARS} characters; this text has {len(text)}."
+        error = f"Give the model 2 to {cm.MAX_CHARS} characters; this text has {len(text)}."
+        return kit.Normalised(state, error)
     state["text"] = text
-    return state, None
+    return kit.Normalised(state)
 
 
 def render(state=None, fid="why-look"):
     """State in; the figure's html, slots, state, error and summary out."""
-    state, error = read_state(state)
-    if error:
-        return kit.failure(state, error)
+    read = normalise(state)
+    if read.error:
+        return kit.failure(read.state, read.error)
+    state = read.state
     text, run = state["text"], state["run"]
     s = _split(run, text)
     cfg, T = s.cfg, len(text)
