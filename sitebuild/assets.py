@@ -179,11 +179,11 @@ def copy_runtime(dest):
             raise AssetError(
                 f"{src / name} is missing; delete {src} and run `python build.py fetch` again"
             )
-        _copy(src / name, dest / name)
+        copy_file(src / name, dest / name)
         check(f"{dest / name} (copied from {src / name})", sha256(dest / name), expected)
 
 
-def _copy(src, dest):
+def copy_file(src, dest):
     """A reflink where the file system offers one (instant, and copy-on-write), else the bytes."""
     with open(src, "rb") as a, open(dest, "wb") as b:
         try:

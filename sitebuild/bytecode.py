@@ -108,7 +108,7 @@ def copy_bytecode(site):
     folder = "bytecode/" + hashlib.sha256(joined.encode()).hexdigest()[:12]
     (site / folder).mkdir(parents=True)
     for name in FILES:
-        assets._copy(src / name, site / folder / name)
+        assets.copy_file(src / name, site / folder / name)
         assets.check(
             f"{site / folder / name}", assets.sha256(site / folder / name), MADE_SHA256[name]
         )

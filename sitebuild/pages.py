@@ -55,18 +55,19 @@ class ChapterRenderer:
         self.ns = self.ch.meta["slug"]
         self.cells = CellProcess()  # the page's live cells, in a Python of their own
         try:
-            for block in self._walk(self.ch.body):
+            for block in self.walk(self.ch.body):
                 if block.name == "figure":
                     self._figure(block)
             return Markup(self._pieces(self.ch.body))
         finally:
             self.cells.close()
 
-    def _walk(self, pieces):
+    def walk(self, pieces):
+        """Every block among PIECES, those inside another block too, in the page's order."""
         for p in pieces:
             if isinstance(p, Block):
                 yield p
-                yield from self._walk(p.children)
+                yield from self.walk(p.children)
 
     def _pieces(self, pieces):
         out = []

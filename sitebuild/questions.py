@@ -116,7 +116,7 @@ def chapter_questions(ch, env, root):
     guess blocks rendered by the page's renderer (no figure is drawn, no cell run)."""
     renderer = ChapterRenderer(ch, env, root)
     figure, out = None, []
-    for b in renderer._walk(ch.body):
+    for b in renderer.walk(ch.body):
         if b.name == "figure":
             figure = b.args
         if b.name not in ("check", "guess"):

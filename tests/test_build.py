@@ -477,6 +477,23 @@ def test_cli_exits_non_zero_with_the_message(tmp_path):
     assert not (root / "site").exists()
 
 
+def test_the_command_line_is_the_table_of_commands(capsys):
+    """build.py's commands, their choices and their help all come from its table COMMANDS."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        import build as cli
+    finally:
+        sys.path.remove(str(ROOT))
+    command = next(a for a in cli.parser()._actions if a.dest == "command")
+    assert command.choices == tuple(cli.COMMANDS)
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    for name, command in cli.COMMANDS.items():
+        assert " ".join(f"{name} {command.help}".split()) in said, name
+    assert cli.parser().parse_args([]).command == "build"
+
+
 def test_site_pages(site):
     index = (site / "index.html").read_text()
     chapter = (site / "many-heads.html").read_text()

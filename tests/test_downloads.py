@@ -1,5 +1,5 @@
 """Figures to take away: every figure's picture as SVG and its numbers as CSV, made by Python
-from the figure's own render function (toymodels/page/download.py), and saved by the page."""
+from the figure's own render function (toymodels/page/download/), and saved by the page."""
 
 import csv
 import io

@@ -251,6 +251,53 @@ def test_merge():
     assert contract.merge(defaults, ["word", "view"]) == defaults
 
 
+def test_merge_puts_back_the_default_of_a_value_outside_its_choices():
+    """CHOICES are compared as written: a slider's field listed as the slider writes it ("12.0",
+    kit.number_text) is kept, and another spelling of the number is not one of them."""
+    defaults = {"view": "softmax", "strength": "4.0", "layer": "", "word": "3"}
+    choices = {"view": ("scores", "softmax"), "strength": ("4.0", "12.0"), "layer": ("1", "2")}
+    given = {"view": "scores", "strength": "12.0", "layer": "2", "word": "9"}
+    assert contract.merge(defaults, given, choices=choices) == given
+    assert contract.merge(defaults, {"strength": 12.0}, choices=choices)["strength"] == "12.0"
+    for strength in ("12", "12.00", "12.0 ", "twelve", "", None, 10**5000):
+        merged = contract.merge(defaults, {"strength": strength}, choices=choices)
+        assert merged["strength"] == "4.0", strength
+    assert contract.merge(defaults, {"strength": " 12.0 "}, choices=choices, strip=True) == {
+        **defaults,
+        "strength": "12.0",
+    }
+    wrong = {"view": "Scores", "layer": "3", "word": "nine"}  # word has no choices: kept
+    assert contract.merge(defaults, wrong, choices=choices) == {**defaults, "word": "nine"}
+    renamed = {"v": "view"}
+    assert contract.merge(defaults, {"v": "scores"}, renamed, choices=choices)["view"] == "scores"
+    assert contract.merge(defaults, {"v": "mask"}, renamed, choices=choices)["view"] == "softmax"
+    assert contract.merge(defaults, {"view": "mask"})["view"] == "mask"  # no choices, no clamp
+
+
+NORMALISERS = [
+    name for name in FIGURES if callable(getattr(importlib.import_module(name), "normalise", None))
+]
+
+
+def test_the_figures_that_read_their_state_once_are_found():
+    assert len(NORMALISERS) >= 10, NORMALISERS
+
+
+@pytest.mark.parametrize("name", NORMALISERS)
+def test_every_normalise_returns_one_shape(name):
+    """A Normalised: the checked state (every declared field, a string), an error that is None
+    or the reader's message, which render then gives, and what was found, by name."""
+    module = importlib.import_module(name)
+    fields = declared(module)
+    for state in (*JUNK_STATES, dict.fromkeys(fields, ""), dict.fromkeys(fields, "x")):
+        read = module.normalise(state)
+        assert isinstance(read, contract.Normalised), type(read)
+        assert set(read.state) == set(fields)
+        assert all(isinstance(v, str) for v in read.state.values())
+        assert read.error is None or (isinstance(read.error, str) and read.error)
+        assert module.render(state, "fig")["error"] == read.error, state
+
+
 def test_result_and_failure_keep_the_contract():
     drew = contract.result("<p>hi</p>", {"word": "1"}, slots={"row": "<p/>"}, summary="Hi.")
     assert contract.check(drew) == {

@@ -3,12 +3,15 @@ reaches build-only code, chapter packages depend one way, and the tree the build
 the browser imports every module and computes every value the chapters quote."""
 
 import ast
+import importlib
 import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from sitebuild import bytecode
 from sitebuild.build import shipped_python
@@ -242,3 +245,94 @@ print(json.dumps(out))
     out = json.loads(done.stdout)
     assert out.pop("(training)") == "absent"
     assert sorted(out) == values and all(v.strip() for v in out.values())
+
+
+def names_read(files):
+    """Every name shipped code reads: a variable, an attribute, a name imported."""
+    read = set()
+    for path in files:
+        for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                read.add(node.attr)
+            elif isinstance(node, ast.ImportFrom):
+                read |= {alias.name for alias in node.names}
+    return read
+
+
+def test_every_value_published_for_prose_is_quoted_or_used():
+    """The other way round from the test above: a value a module lists in PROSE_VALUES is
+    quoted by a chapter, or read by shipped code (a figure, a check, another value); one that
+    is neither is dead weight the build computes for nothing."""
+    files = [f["path"] for f in shipped_python(ROOT)]
+    published = set()
+    for path in files:
+        if "PROSE_VALUES" in (ROOT / path).read_text(encoding="utf-8"):
+            module = importlib.import_module(module_name(ROOT / path))
+            listed = getattr(module, "PROSE_VALUES", ())
+            published |= {f"{module.__name__}.{name}" for name in listed}
+    quoted, _ = chapter_names()
+    assert set(quoted) <= published, set(quoted) - published
+    read = names_read(files)
+    idle = sorted(n for n in published - set(quoted) if n.rpartition(".")[2] not in read)
+    assert idle == [], "published for prose, never quoted nor read: " + ", ".join(idle)
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """A name another module uses is public: `assets.copy_file`, never `assets._copy`."""
+    project = project_modules()
+    bad = []
+    for name, path in project.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        modules = set()  # the names this file gives the project's modules it imports
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(up + ([base] if base else []))
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in project:
+                        modules.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                modules |= {a.asname for a in node.names if a.asname and a.name in project}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value.id}.{node.attr}")
+    assert bad == []
+
+
+def test_a_missing_export_is_one_kind_of_error_whichever_chapter_reads_it(monkeypatch):
+    """One MissingData (toymodels/page/data.py), raised by each chapter's reader of exported
+    files with the command that writes the file."""
+    from toymodels.heads_that_copy import heads as copying
+    from toymodels.page import data
+    from toymodels.real_heads import maps
+    from toymodels.what_a_head_does import heads as doing
+
+    defined = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "toymodels").rglob("*.py")
+        if re.search(r"^class MissingData\b", p.read_text(encoding="utf-8"), re.M)
+    ]
+    assert defined == ["toymodels/page/data.py"]
+
+    def missing(rel):
+        raise FileNotFoundError(f"toymodels/data/{rel} is missing")
+
+    monkeypatch.setattr(data, "read_bytes", missing)
+    for read, how in (
+        (copying._read, "python -m toymodels.export smollm2"),
+        (doing._read, "python -m toymodels.export patching"),
+        (maps._read_json, "make export"),
+    ):
+        with pytest.raises(data.MissingData, match=f"is missing; run `{how}`"):
+            read("index.json")

@@ -451,7 +451,7 @@ def test_a_missing_export_names_the_command_that_writes_it(monkeypatch):
         raise FileNotFoundError(f"toymodels/data/{rel} is missing")
 
     monkeypatch.setattr(heads.data, "read_bytes", missing)
-    with pytest.raises(heads.MissingData) as e:
+    with pytest.raises(heads.data.MissingData) as e:
         heads._read("index.json")
     command = re.search(r"run `python -m toymodels\.export (\w+)`", str(e.value))
     assert command, str(e.value)

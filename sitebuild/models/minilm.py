@@ -152,7 +152,7 @@ def copy(root, dest):
     m = manifest(root)
     src = weights(root)
     dest.mkdir(parents=True, exist_ok=True)
-    assets._copy(src, dest / m["file"])
+    assets.copy_file(src, dest / m["file"])
     assets.check(f"{dest / m['file']}", assets.sha256(dest / m["file"]), m["sha256"])
 
 

@@ -49,15 +49,13 @@ def toggled(condition, at):
 
 
 def normalise(state):
-    state = kit.merge(DEFAULTS, state)
-    for key in ("out", "text"):
-        if state[key] not in CHOICES[key]:
-            state[key] = DEFAULTS[key]
+    """-> kit.Normalised, with .entry: the repeated run's ids and guesses (no maps)."""
+    state = kit.merge(DEFAULTS, state, choices=CHOICES)
     entry = hc.entry(state["text"])  # its ids and guesses: no maps
     i = whole(state["pos"], 3)
     if i is None or i not in hc.guessed(entry) or str(i) != state["pos"]:
         state["pos"] = str(default_pos(entry))
-    return state, entry
+    return kit.Normalised(state, entry=entry)
 
 
 def default_pos(entry):
@@ -83,7 +81,8 @@ def _out_line(condition):
 
 
 def render(state=None, fid="copy-out"):
-    state, entry = normalise(state)
+    read = normalise(state)
+    state, entry = read.state, read.entry
     condition = _condition(state["out"])
     P, pieces = entry["period"], entry["pieces"]
     top1 = condition["top1"][entry["id"]]

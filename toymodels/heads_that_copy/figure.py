@@ -90,18 +90,10 @@ def default_token(entry):
 
 
 def normalise(state):
-    """-> (state, the text's entry: pieces, att (layers, heads, T, T), text, kind; own: what
-    the reader's text needs said and done, see own_text)."""
-    state = kit.merge(DEFAULTS, state)
-    for key in ("text", "sink"):
-        if state[key] not in CHOICES[key]:
-            state[key] = DEFAULTS[key]
-    if state["layer"] not in CHOICES["layer"]:
-        state["layer"] = str(default_layer())
-    if state["how"] not in dict(HOW):
-        state["how"] = DEFAULTS["how"]
-    if state["temp"] not in TEMPS:
-        state["temp"] = DEFAULTS["temp"]
+    """-> kit.Normalised, with .entry: the text's pieces, att (layers, heads, T, T), text and
+    kind, and .own: what the reader's text needs said and done (see own_text)."""
+    state = kit.merge(DEFAULTS, state, choices=CHOICES | {"how": tuple(dict(HOW)), "temp": TEMPS})
+    state["layer"] = state["layer"] or str(default_layer())
     seed = whole(state["seed"], 4)
     state["seed"] = DEFAULTS["seed"] if seed is None else str(seed)
     own = own_text(state)
@@ -114,7 +106,7 @@ def normalise(state):
         state["token"] = "" if i is None or str(i) != state["token"] else state["token"]
     elif i is None or i >= len(entry["pieces"]) or str(i) != state["token"]:
         state["token"] = str(default_token(entry))
-    return state, entry, own
+    return kit.Normalised(state, entry=entry, own=own)
 
 
 def own_text(state):
@@ -200,7 +192,8 @@ def row_line(pieces, row, selected, first):
 
 
 def render(state=None, fid="copy-layer"):
-    state, entry, own = normalise(state)
+    read = normalise(state)
+    state, entry, own = read.state, read.entry, read.own
     selected = int(state["token"] or default_token(entry))
     if selected >= len(entry["pieces"]):  # a token of the reader's text, not yet read
         selected = default_token(entry)
@@ -508,7 +501,8 @@ def download_tables(state, fid="copy-layer"):
     a percent as the line under each map gives them, the first token left out and each row
     shared out again when the figure hides it. The reader's text is read as drawn, never
     written on (`write` off)."""
-    state, entry, own = normalise({**state, "write": ""})
+    read = normalise({**state, "write": ""})
+    state, entry, own = read.state, read.entry, read.own
     r = own["run"]
     layer = int(state["layer"]) - 1
     if r is not None and not r.complete:

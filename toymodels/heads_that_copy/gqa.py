@@ -20,13 +20,13 @@ CHOICES = {
 
 
 def normalise(state):
-    state = kit.merge(DEFAULTS, state)
+    """-> kit.Normalised: a head or layer not given, or not the model's, is the strongest
+    induction head's."""
+    state = kit.merge(DEFAULTS, state, choices=CHOICES)
     top = hc.strongest("induction", 1)[0]
-    if state["head"] not in CHOICES["head"]:
-        state["head"] = str(top[1] + 1)
-    if state["layer"] not in CHOICES["layer"]:
-        state["layer"] = str(top[0] + 1)
-    return state
+    state["head"] = state["head"] or str(top[1] + 1)
+    state["layer"] = state["layer"] or str(top[0] + 1)
+    return kit.Normalised(state)
 
 
 def diagram(head, heads, kv, *, group_only=False):
@@ -83,7 +83,7 @@ def diagram(head, heads, kv, *, group_only=False):
 
 
 def render(state=None, fid="copy-gqa"):
-    state = normalise(state)
+    state = normalise(state).state
     head, layer = int(state["head"]) - 1, int(state["layer"]) - 1
     heads, kv, layers = _model["heads"], _model["kv_heads"], _model["layers"]
     sharing = hc.siblings(head)
@@ -140,7 +140,7 @@ def download_tables(state, fid="copy-gqa"):
     """The numbers behind the figure, for the download's CSV (toymodels.page.download): the
     sharing heads' scores as the lines under their maps give them, and each head's map (every
     token's row, in tenths of a percent as the kit's grids show shares) on the run drawn."""
-    state = normalise(state)
+    state = normalise(state).state
     head, layer = int(state["head"]) - 1, int(state["layer"]) - 1
     sharing = hc.siblings(head)
     run = hc.text(hc.runs()[0]["id"])

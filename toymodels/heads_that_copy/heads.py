@@ -42,15 +42,10 @@ FIRST_ROW = 2  # the rows the previous / sink / self measures read
 _cache = {}
 
 
-class MissingData(FileNotFoundError):
-    pass
-
-
 def _read(rel):
-    try:
-        return data.read_bytes(f"{DIR}/{rel}")
-    except FileNotFoundError as e:
-        raise MissingData(f"{e}; run `python -m toymodels.export smollm2` to write it") from None
+    return data.read_exported(
+        f"{DIR}/{rel}", "run `python -m toymodels.export smollm2` to write it"
+    )
 
 
 def pack(att, scale):

@@ -54,10 +54,11 @@ def read_head(text):
 
 
 def normalise(state):
-    """-> (state, the opened head (layer, head), the reader's text: see own_scores, the score
-    shown). The state keeps a score of SCORES while it is not offered (induction, on the
-    reader's text not said twice), and the map shows the first one offered: so "Repeat it"
-    brings induction back however soon it is pressed after the text."""
+    """-> kit.Normalised, with .at: the opened head (layer, head), .own: the reader's text (see
+    own_scores), and .score: the score shown. The state keeps a score of SCORES while it is
+    not offered (induction, on the reader's text not said twice), and the map shows the first
+    one offered: so "Repeat it" brings induction back however soon it is pressed after the
+    text."""
     state = kit.merge(DEFAULTS, state)
     if state["text"] != live.SID:
         state["text"] = state["repeat"] = ""
@@ -72,7 +73,7 @@ def normalise(state):
         at = hc.ranked(own["scores"][score], 1)[0] if own["scores"] else None
         at = at or hc.strongest(score, 1)[0]
     state["head"] = head_value(*at)
-    return state, at, own, score
+    return kit.Normalised(state, at=at, own=own, score=score)
 
 
 def scores_offered(state, own):
@@ -190,7 +191,8 @@ def _cell(L, H, values, top, opened):
 
 
 def render(state=None, fid="copy-map"):
-    state, (layer, head), own, score = normalise(state)
+    read = normalise(state)
+    state, (layer, head), own, score = read.state, read.at, read.own, read.score
     scores = own["scores"] or hc.scores()
     values = scores[score]
     model = hc.index()["model"]

@@ -8,7 +8,7 @@ gives, never typed in.
 import numpy as np
 
 from ..models.smollm2 import live
-from ..page.html import count_words, head_name, plural_of
+from ..page.html import count_words, head_name
 from ..page.prose import public_functions
 from . import heads as hc
 from .figure import link
@@ -47,11 +47,6 @@ def n_kv_heads():
     return _model()["kv_heads"]
 
 
-def heads_per_kv():
-    m = _model()
-    return m["heads"] // m["kv_heads"]
-
-
 def n_heads_total():
     m = _model()
     return m["layers"] * m["heads"]
@@ -59,10 +54,6 @@ def n_heads_total():
 
 def head_size():
     return _model()["head_size"]
-
-
-def d_model():
-    return _model()["d_model"]
 
 
 def params_millions():
@@ -272,11 +263,6 @@ def it_glass_head():
 
 def it_glass_share():
     return _pct(link("glass", " it", " glass")[2])
-
-
-def it_animal_head():
-    layer, head, _ = link("animal", " it", " animal")
-    return head_name(layer + 1, head + 1)
 
 
 def it_animal_share():
@@ -565,11 +551,6 @@ def kv_heads_in_words():
 
 def heads_in_words():
     return count_words(_model()["heads"])
-
-
-def n_sentences_word():
-    n = sum(t["kind"] == "sentence" for t in hc.texts())
-    return f"{count_words(n)} {plural_of(n, 'sentence')}"
 
 
 # the reader's own text (live.py)

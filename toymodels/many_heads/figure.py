@@ -44,8 +44,8 @@ def head_label(head):
 
 
 def normalise(state):
-    """Fill in defaults and clamp every field; -> (state, words, error or None)."""
-    state = merge(DEFAULTS, state)
+    """Fill in defaults and clamp every field; -> kit.Normalised, with .words."""
+    state = merge(DEFAULTS, state, choices=CHOICES)
     state["sentence"] = " ".join(state["sentence"].split())[:400]
     words = heads.split_words(state["sentence"])
     error = None
@@ -56,21 +56,19 @@ def normalise(state):
             f"A sentence here can have at most {heads.MAX_WORDS} words; "
             f"this one has {len(words)}. Shorten it and press Update."
         )
-    for key, allowed in CHOICES.items():
-        if state[key] not in allowed:
-            state[key] = DEFAULTS[key]
     lower = [word.lower() for word in words]
     default_word = len(words) - 1 - lower[::-1].index("it") if "it" in lower else len(words) - 1
     word = whole(state["word"], 3)
     state["word"] = state["word"] if word is not None and word < len(words) else str(default_word)
-    return state, words, error
+    return kit.Normalised(state, error, words=words)
 
 
 def render(state=None, fid="three-heads"):
     """-> the figure's html, its slots "shares" and "math", state, error and summary."""
-    state, words, error = normalise(state)
-    if error:
-        return failure(state, error)
+    read = normalise(state)
+    if read.error:
+        return failure(read.state, read.error)
+    state, words = read.state, read.words
     run = heads.multi_head(words)
     # every row's shares in tenths of a point, rounded once for the grids, the table and the sums
     run["tenths"] = [tenths_rows(run["weights"][head]) for head in range(heads.N_HEAD)]

@@ -158,7 +158,8 @@ class View:
 
 
 def normalise(state):
-    """Defaults filled in, one-shots carried out, every field clamped -> (state, view)."""
+    """Defaults filled in, one-shots carried out, every field clamped -> kit.Normalised, with
+    .view: what the state shows (View)."""
     state = merge(DEFAULTS, state, ALIASES)
     snap, note = None, ""
     if state["model"] == yours.NAME:
@@ -235,13 +236,14 @@ def normalise(state):
         note=note,
         max_chars=max_chars,
     )
-    return state, view
+    return kit.Normalised(state, view=view)
 
 
 def render(state=None, fid="char-model"):
     """-> the figure's html (section 1), its slots (the other sections), state, error (always
     None) and summary."""
-    state, view = normalise(state)
+    read = normalise(state)
+    state, view = read.state, read.view
     if not view.text:
         why = (
             "Type at least one character the model knows: "

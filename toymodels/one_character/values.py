@@ -31,36 +31,8 @@ def reference_copying():
     return _pct(_end("reference")["copying"], 1)
 
 
-def reference_bits():
-    return f"{_end('reference')['valid_bits']:.2f}"
-
-
-def shown_copying():
-    return _pct(_end(SHOWN)["copying"], 1)
-
-
-def shown_bits():
-    return f"{_end(SHOWN)['valid_bits']:.2f}"
-
-
 def shown_params():
     return f"{lab.evaluation()['runs'][SHOWN]['n_params']:,}"
-
-
-def shown_lr():
-    return f"{lab.manifest(SHOWN)['recipe']['lr']:g}"
-
-
-def reference_lr():
-    return f"{lab.manifest('reference')['recipe']['lr']:g}"
-
-
-def shown_repeat_share():
-    return _pct(lab.manifest(SHOWN)["recipe"]["repeat_share"])
-
-
-def shown_nonsense_share():
-    return _pct(lab.manifest(SHOWN)["recipe"]["nonsense_share"])
 
 
 def shown_not_plain():
@@ -110,29 +82,6 @@ def jump_bits():
 
 def n_models():
     return count_words(len(lab.RUNS))
-
-
-def _reference_size():
-    return sum(lab.manifest(run)["config"] == lab.cm.REFERENCE for run in lab.RUNS)
-
-
-def n_reference_size():
-    """How many of the shipped models have the reference size."""
-    return count_words(_reference_size())
-
-
-def n_other_size():
-    """How many of the shipped models do not: the wide one."""
-    return count_words(len(lab.RUNS) - _reference_size())
-
-
-def n_copiers():
-    return count_words(sum(lab.when_copying_appears(run) is not None for run in lab.RUNS))
-
-
-def wide_factor():
-    """How many times wider the wide model's stream is than the reference size's."""
-    return _times(lab.manifest("induction")["config"]["d_model"] // lab.cm.REFERENCE["d_model"])
 
 
 def mlp_factor():
@@ -338,14 +287,6 @@ def _run_name(run):
     return lab.RUN_NAMES[run]
 
 
-def name_shown():
-    return _run_name(SHOWN)
-
-
-def name_reference():
-    return _run_name("reference")
-
-
 def published_from():
     return f"{lab.PUBLISHED_JUMP[0]:,}"
 
@@ -417,18 +358,6 @@ def story_slower():
 
 def story_wide():
     return _described("induction")
-
-
-def name_slower():
-    return _run_name("reference-repeats")
-
-
-def name_wide():
-    return _run_name("induction")
-
-
-def capital_name_shown():
-    return capital(name_shown())
 
 
 # ---------------------------------------------------------------- the measures, defined
@@ -531,14 +460,6 @@ def train_params():
 
 def train_share():
     return _pct(_live().recipe_of()["share"])
-
-
-def train_lr():
-    return f"{_live().recipe_of()['lr']:g}"
-
-
-def train_width():
-    return _live().recipe_of()["width"]
 
 
 def train_eval_every():

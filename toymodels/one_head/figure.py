@@ -47,7 +47,7 @@ VSIZE, VLOW, VHIGH = 200, -0.3, 1.3
 
 
 def normalise(state):
-    """Every field checked; an angle may be given as a key's name. -> state"""
+    """Every field checked; an angle may be given as a key's name. -> kit.Normalised"""
     state = merge(DEFAULTS, state, strip=True)
     angle = state["angle"]
     named = {word.lower(): word for word in AIM}
@@ -62,14 +62,14 @@ def normalise(state):
         state["length"] = _length_text(min(max(float(length), 0.0), m.MAX_LENGTH))
     else:
         state["length"] = DEFAULTS["length"]
-    return state
+    return kit.Normalised(state)
 
 
 def render(state=None, fid="move-query"):
     """State in; the figure's html, state and summary out. The values and the output they
     make are its slot "output", placed where the chapter has introduced values: the figure
     itself shows the query, the keys, the scores and the shares."""
-    state = normalise(state)
+    state = normalise(state).state
     angle, length = int(state["angle"]), float(state["length"])
     q = m.query(angle, length)
     seen = m.look(q, m.KEYS, m.VALUES)

@@ -68,3 +68,17 @@ def fetched():
 
 def read_text(relpath):
     return read_bytes(relpath).decode("utf-8")
+
+
+class MissingData(FileNotFoundError):
+    """A data file an export writes is not there; the message says how to write it."""
+
+
+def read_exported(relpath, how):
+    """The bytes of toymodels/data/RELPATH, a file an export writes (toymodels/export/): when it
+    is missing, MissingData naming the file and HOW to write it ("run `make export` …"), which
+    the build shows an author who has not run the export."""
+    try:
+        return read_bytes(relpath)
+    except FileNotFoundError as e:
+        raise MissingData(f"{e}; {how}") from None

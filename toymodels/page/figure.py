@@ -2,15 +2,19 @@
 
 A figure module declares DEFAULTS, the fields of its state with their starting values (all
 strings), and, if it ever renamed a field, ALIASES: {old name: new name}, so that a link
-shared before the rename still opens the same view. `render` starts with `merge`:
+shared before the rename still opens the same view. `render` starts with `merge`, which also
+puts back the default of a field whose value is not among its CHOICES (below):
 
-    state = merge(DEFAULTS, state, ALIASES)
+    state = merge(DEFAULTS, state, ALIASES, choices=CHOICES)
 
-and ends with `result(html, state, ...)`, or `failure(state, error)` when the state cannot
-be drawn. A drawing that is a piece of longer work says `more=True`: the page draws it and
-calls render again with the state it returned (templates/static/figures.js). `check` holds
-a figure's answer to the contract; the build calls it on every figure it pre-renders, and
-tests/test_figures.py on every figure with hostile states.
+A figure that reads its state in more than one function (render, download_tables) reads it
+once, in `normalise(state)`, which returns a `Normalised`: the state checked, an error for the
+reader or None, and what reading it found, by name. `render` ends with `result(html, state,
+...)`, or `failure(state, error)` when the state cannot be drawn. A drawing that is a piece
+of longer work says `more=True`: the page draws it and calls render again with the state it
+returned (templates/static/figures.js). `check` holds a figure's answer to the contract; the
+build calls it on every figure it pre-renders, and tests/test_figures.py on every figure with
+hostile states.
 
 Two optional declarations name the states the build draws besides the chapter's (each with
 the other fields at their defaults; sitebuild/figures.py), so a figure that fails when the
@@ -24,12 +28,15 @@ from collections.abc import Mapping
 KEYS = ("html", "slots", "state", "error", "summary")  # and "more" (True) for a piece
 
 
-def merge(defaults, state, aliases=None, *, strip=False):
+def merge(defaults, state, aliases=None, *, choices=None, strip=False):
     """The reader's state over DEFAULTS: every default field, as a string, in DEFAULTS' order.
 
     STATE may hold anything (it comes from the address bar): a field named in ALIASES is read
     under its new name, None counts as not given, any other field is dropped, and every value
-    becomes a string (stripped if STRIP). Checking the values is the figure's own work.
+    becomes a string (stripped if STRIP). A field of CHOICES, {field: its values}, whose value
+    is not one of them, exactly as written, gets its default back. Checking the other values
+    is the figure's own work: leave out of CHOICES a field whose values are not a closed list,
+    such as a slider's (kit.read_number reads it), or the figure snaps it back.
 
     Given both, a field's old name wins over its new one: the page writes only new names, so
     an old one comes from a link shared before the rename and asks for that view, while the
@@ -43,7 +50,32 @@ def merge(defaults, state, aliases=None, *, strip=False):
         text = _text(given[key]) if name in defaults else None
         if text is not None:
             merged[name] = text.strip() if strip else text
+    for key, allowed in (choices or {}).items():
+        if merged[key] not in allowed:
+            merged[key] = defaults[key]
     return merged
+
+
+class Normalised:
+    """What a figure's `normalise(state)` returns, the same shape for every figure: `.state`, the
+    reader's state with every field checked (what `result` sends back and the address keeps);
+    `.error`, a message for the reader when the state cannot be drawn, else None; and whatever
+    reading the state found on the way, by name (`.words`, `.entry`, `.view` …), so that render
+    and the figure's other functions use it without reading the state again:
+
+        return Normalised(state, words=words)              # in normalise
+        read = normalise(state)                            # in render
+        if read.error:
+            return failure(read.state, read.error)
+    """
+
+    def __init__(self, state, error=None, **found):
+        self.state, self.error = state, error
+        vars(self).update(found)
+
+    def __repr__(self):
+        found = ", ".join(f"{key}={value!r}" for key, value in vars(self).items())
+        return f"Normalised({found})"
 
 
 def _text(value):

@@ -69,9 +69,10 @@ def _tenths(p):
 
 
 def normalise(state):
-    """Fill in defaults and clamp every field to what the data has;
-    -> (state, model entry, sentence data)."""
-    state = merge(DEFAULTS, state, ALIASES)
+    """Fill in defaults and clamp every field to what the data has; -> kit.Normalised, with
+    .model: the model's entry, .data: the sentence's data, .note: what the reader's own
+    sentence needs said (own_sentence)."""
+    state = merge(DEFAULTS, state, ALIASES, choices=CHOICES)
     models = rh.index()["models"]
     model = next((m for m in models if m["id"] == state["model"]), models[0])
     state["model"] = model["id"]
@@ -93,15 +94,13 @@ def normalise(state):
         state["layer"] = DEFAULTS["layer"]
     if not 1 <= (whole(state["head"], 4) or 0) <= H:
         state["head"] = ""
-    if state["view"] not in dict(VIEWS):
-        state["view"] = DEFAULTS["view"]
     tokens = data["tokens"]
     sid, _, i = state["token"].rpartition(":")
     if not (sid == state["sentence"] and whole(i, 4) is not None and whole(i, 4) < len(tokens)):
         it = len(tokens) - 1 - tokens[::-1].index("it") if "it" in tokens else None
         i = str(min(1, len(tokens) - 1) if it is None else it)
     state["token"] = f"{state['sentence']}:{i}"
-    return state, model, data, note
+    return kit.Normalised(state, model=model, data=data, note=note)
 
 
 def own_sentence(state, model):
@@ -143,7 +142,8 @@ def token_index(state):
 
 def render(state=None, fid="real-heads"):
     """-> the figure's html, its slot "counts", state, error (always None) and summary."""
-    state, model, data, note = normalise(state)
+    read = normalise(state)
+    state, model, data, note = read.state, read.model, read.data, read.note
     labels, per = kept(data, "labels", lambda: rh.head_labels(data))
     counts = rh.counts(labels)
     layer, selected = int(state["layer"]) - 1, token_index(state)
@@ -180,7 +180,8 @@ def download_tables(state, fid="real-heads"):
     the chosen token's row of every head shown (all of them in the model view, the layer's
     in the layer view) in tenths of a percent as the enlarged grid shows them, and each head's
     label and summary."""
-    state, model, data, _ = normalise(state)
+    read = normalise(state)
+    state, model, data = read.state, read.model, read.data
     labels, per = kept(data, "labels", lambda: rh.head_labels(data))
     selected, tokens = token_index(state), data["tokens"]
     if state["view"] == "model":

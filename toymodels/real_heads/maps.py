@@ -42,15 +42,9 @@ NAMES = {
 _cache = {}
 
 
-class MissingData(FileNotFoundError):
-    pass
-
-
 def _read_json(rel):
-    try:
-        return json.loads(data.read_text(f"{DIR}/{rel}"))
-    except FileNotFoundError as e:
-        raise MissingData(f"{e}; run `make export` to write the real-heads data") from None
+    text = data.read_exported(f"{DIR}/{rel}", "run `make export` to write the real-heads data")
+    return json.loads(text.decode("utf-8"))
 
 
 def index():

@@ -83,22 +83,6 @@ def model_name():
     return model()["name"]
 
 
-def n_previous_heads():
-    return count_words(len(_heads_with("previous")))
-
-
-def previous_heads():
-    return _listing(_heads_with("previous"))
-
-
-def n_next_heads():
-    return count_words(len(_heads_with("next")))
-
-
-def next_heads():
-    return _listing(_heads_with("next"))
-
-
 def n_sink_heads():
     return count_words(len(_heads_with("sink")))
 
@@ -109,10 +93,6 @@ def n_broad_heads():
 
 def n_other_heads():
     return count_words(len(_heads_with("other")))
-
-
-def n_self_heads():
-    return count_words(len(_heads_with("self")))
 
 
 def _best(measure):
@@ -130,15 +110,6 @@ def best_previous_head():
 def best_previous_share():
     layer, head = _best("previous")
     return pct0(overall()[1][layer][head]["previous"])
-
-
-def best_next_head():
-    return head_name(*_best("next"))
-
-
-def best_next_share():
-    layer, head = _best("next")
-    return pct0(overall()[1][layer][head]["next"])
 
 
 def sink_share_all():
@@ -239,18 +210,6 @@ def n_tokens_fewest():
 
 def n_tokens_most():
     return max(s["tokens"] for s in model()["sentences"])
-
-
-def _named(heads):
-    return ("head " if len(heads) == 1 else "heads ") + _listing(heads)
-
-
-def previous_heads_named():
-    return _named(_heads_with("previous"))
-
-
-def next_heads_named():
-    return _named(_heads_with("next"))
 
 
 def n_broad_first_layer():

@@ -71,26 +71,26 @@ def _custom(text):
 
 
 def normalise(state):
-    """-> (state, heads, error). Edited fields (q1_00 …) fold into one compact 'weights' field."""
-    state = merge({**DEFAULTS, **EDITS}, state, ALIASES)
+    """-> kit.Normalised, with .heads: the heads' weights (None with an error). Edited fields
+    (q1_00 …) fold into one compact 'weights' field."""
+    state = merge({**DEFAULTS, **EDITS}, state, ALIASES, choices=CHOICES)
     edits = [state.pop(name) for name in EDITS]
-    for key, allowed in CHOICES.items():
-        if state[key] not in allowed:
-            state[key] = DEFAULTS[key]
     if any(edit is not None for edit in edits):
         try:
             values = [float(edit or 0) for edit in edits]
         except ValueError:
-            return state, None, "Each weight must be a number, such as 1.5 or −2."
+            error = "Each weight must be a number, such as 1.5 or −2."
+            return kit.Normalised(state, error, heads=None)
         if not _allowed(values):
-            return state, None, f"Keep each weight between −{LIMIT:g} and {LIMIT:g}."
+            error = f"Keep each weight between −{LIMIT:g} and {LIMIT:g}."
+            return kit.Normalised(state, error, heads=None)
         state["weights"], state["preset"] = ",".join(f"{v:g}" for v in values), "custom"
     values = _custom(state["weights"]) if state["preset"] == "custom" else None
     if values is None:
         state["preset"] = "designed" if state["preset"] == "custom" else state["preset"]
         state["weights"] = ""
-        return state, sa.PRESETS[state["preset"]], None
-    return state, _unflat(values), None
+        return kit.Normalised(state, heads=sa.PRESETS[state["preset"]])
+    return kit.Normalised(state, heads=_unflat(values))
 
 
 def _output_cell(state, T):
@@ -105,9 +105,10 @@ def _output_cell(state, T):
 
 
 def render(state=None, fid="split-attend"):
-    state, heads, error = normalise(state)
-    if error:
-        return failure(state, error)
+    read = normalise(state)
+    if read.error:
+        return failure(read.state, read.error)
+    state, heads = read.state, read.heads
     words = sa.SENTENCE.split()
     run = sa.forward(words, heads)
     T = len(words)

@@ -71,15 +71,13 @@ def strongest(values):
 
 
 def normalise(state):
-    """-> (state, the pair's entry with its arrays, the opened head (layer, head))."""
-    state = kit.merge(DEFAULTS, state)
-    for key in ("pair", "patch"):
-        if state[key] not in CHOICES[key]:
-            state[key] = DEFAULTS[key]
+    """-> kit.Normalised, with .pair: the pair's entry with its arrays, and .at: the opened
+    head (layer, head)."""
+    state = kit.merge(DEFAULTS, state, choices=CHOICES)
     p = wh.pair(state["pair"])
     at = read_head(state["head"]) or strongest(p[PATCHES[state["patch"]][0]])
     state["head"] = head_value(*at)
-    return state, p, at
+    return kit.Normalised(state, pair=p, at=at)
 
 
 def word(piece):
@@ -276,7 +274,8 @@ def head_facts(p, at):
 
 
 def render(state=None, fid="what-head"):
-    state, p, at = normalise(state)
+    read = normalise(state)
+    state, p, at = read.state, read.pair, read.at
     maps = []
     for key, title, values, colour, said in measures(p, state["patch"]):
         legend = (

@@ -56,15 +56,10 @@ FAMILIES = (
 _cache = {}
 
 
-class MissingData(FileNotFoundError):
-    pass
-
-
 def _read(rel):
-    try:
-        return data.read_bytes(f"{DIR}/{rel}")
-    except FileNotFoundError as e:
-        raise MissingData(f"{e}; run `python -m toymodels.export patching` to write it") from None
+    return data.read_exported(
+        f"{DIR}/{rel}", "run `python -m toymodels.export patching` to write it"
+    )
 
 
 def index():

@@ -363,15 +363,12 @@ def head_section(state, own, at, att, dla, to):
 
 
 def render(state=None, fid="what-own"):
-    state = kit.merge(DEFAULTS, state)
+    state = kit.merge(DEFAULTS, state, choices=CHOICES)
     for key in ("clean", "corrupt"):
         state[key] = state[key][: smollm2.MAX_CHARS + 1]
     for key in ("a", "b"):
         state[key] = state[key][:MAX_CANDIDATE]
     state["patch"] = state["patch"][:200]
-    for key, allowed in CHOICES.items():
-        if state[key] not in allowed:
-            state[key] = DEFAULTS[key]
     state["patched"] = state["patched"][: 100 * SHOWN_PATCHES]
     try:
         own = read(state)

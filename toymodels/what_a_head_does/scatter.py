@@ -38,9 +38,7 @@ def correlations(family):
 
 
 def render(state=None, fid="what-scatter"):
-    state = kit.merge(DEFAULTS, state)
-    if state["family"] not in CHOICES["family"]:
-        state["family"] = DEFAULTS["family"]
+    state = kit.merge(DEFAULTS, state, choices=CHOICES)
     family = state["family"]
     att, patch, n_pairs = points(family)
     rho, rho_size = correlations(family)
@@ -77,8 +75,7 @@ def download_tables(state, fid="what-scatter"):
     """The numbers behind the picture, for the download's CSV (toymodels.page.download): the
     rank correlations the summary gives, and every point, drawn or not (a head in a kept pair):
     its attention to the word that differs and the share patching it recovers, in percent."""
-    family = state.get("family")
-    family = family if family in CHOICES["family"] else DEFAULTS["family"]
+    family = kit.merge(DEFAULTS, state, choices=CHOICES)["family"]
     att, patch, _ = points(family)
     rho, rho_size = correlations(family)
     kept = wh.kept()

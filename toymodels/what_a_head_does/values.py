@@ -364,11 +364,6 @@ def neg_reads_dla():
     return logits(_all("dla_clean")[_neg_reads(), L, H].mean())
 
 
-def neg_dla():
-    """Its mean direct attribution over the kept pairs, in logits."""
-    return logits(_all("dla_clean").mean(0)[_negative()])
-
-
 def patch_sum_median():
     """The shares recovered by each head alone, added over all heads: the median over pairs."""
     return percent(np.median(_all("patch").sum((1, 2))))

@@ -15,9 +15,11 @@ cells the hatched class "masked". One change here changes every figure of the si
     bars          bars, bar, bars_svg, scatter_svg (points on two axes)
     weights       weight_editor, read_weights (pick a cell of a matrix, change its weight)
     state         read_sentence, read_number, number_text, summary_line
+    contract      merge (fills in DEFAULTS, clamps CHOICES), Normalised (what a figure's
+                  normalise returns), result, failure (toymodels/page/figure.py)
 """
 
-from ..figure import failure, merge, result
+from ..figure import Normalised, failure, merge, result
 from ..html import esc, whole
 from .bars import bar, bars, bars_svg, scatter_svg
 from .controls import (
@@ -50,6 +52,7 @@ __all__ = [
     "legend",
     "matrix",
     "merge",
+    "Normalised",
     "number_text",
     "own_model_attrs",
     "read_number",

@@ -109,7 +109,7 @@ def token_buttons(
     focus key is FK + i. CLS(i) adds classes to token i's button, GROUP to the group; NAMES(i)
     names it for screen readers where its text says too little ("character 3, space" for '␣').
     PIECES: the tokens are a tokenizer's pieces, parts of words as often as words (a download
-    draws them apart, toymodels/page/download.py)."""
+    draws them apart, toymodels/page/download/)."""
     buttons = "".join(
         state_button(
             key,

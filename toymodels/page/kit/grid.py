@@ -6,7 +6,7 @@ each cell also carries its exact value as its name (aria-label: read by screen r
 shown on hover and focus by the site's CSS), since colour alone says too little. A name and not
 a hidden element: 200 positioned spans in a map doubled the page's layout after every tap.
 The SVG twin draws the same classes for a thumbnail, for print and for the download
-(toymodels/page/download.py keeps a figure's SVG as drawn and colours the classes l0 … l9 as
+(toymodels/page/download/ keeps a figure's SVG as drawn and colours the classes l0 … l9 as
 the screen does).
 """
 

@@ -21,12 +21,9 @@ def read_sentence(state, defaults, choices=None, *, max_words=8):
     none, is an error for the reader to fix. A field of CHOICES outside its choices, or a word
     that is not a whole number inside the sentence, falls back to its default (or the last
     word)."""
-    state = merge(defaults, state)
+    state = merge(defaults, state, choices=choices)
     words = state["sentence"].split()
     state["sentence"] = " ".join(words)
-    for key, allowed in (choices or {}).items():
-        if state[key] not in allowed:
-            state[key] = defaults[key]
     if not words:
         return state, words, "Type a sentence with at least one word."
     if len(words) > max_words:

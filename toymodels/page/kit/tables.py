@@ -1,7 +1,7 @@
 """Tables of numbers: a labelled matrix with its shape, and the shares of attention.
 
 Both are real tables (caption, scoped headers), so screen readers announce each number with
-its row and column, and the download (toymodels/page/download.py) turns them into CSV and a
+its row and column, and the download (toymodels/page/download/) turns them into CSV and a
 drawn grid as they are.
 """
 
