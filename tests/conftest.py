@@ -619,12 +619,14 @@ def url_with(page, *parts, without=()):
 def settled(page):
     """Finish now what the page's last redraw left for after its paint (figures.js: a slot far
     from the view, the URL), as a download or printing does: the page's own figures module's
-    writeURLNow(), the module found among the files the page loaded. Waiting for an idle moment
-    instead failed under load: headless Chromium can go a minute without an idle callback."""
+    writeURLNow(), the module main.js imports (its name has the build's hash). Waiting for an
+    idle moment instead failed under load: headless Chromium can go a minute without an idle
+    callback."""
     page.evaluate("""async () => {
-      const src = performance.getEntriesByType("resource").map((e) => e.name)
-        .find((name) => /\\/static\\/figures\\.[0-9a-f]+\\.js$/.test(name));
-      (await import(src)).writeURLNow();
+      const main = document.querySelector("script[type=module][src*='static/main.']").src;
+      const code = await (await fetch(main)).text();
+      const name = code.match(/from "\\.\\/(figures\\.[0-9a-f]+\\.js)"/)[1];
+      (await import(new URL(name, main).href)).writeURLNow();
     }""")
 
 
