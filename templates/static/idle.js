@@ -13,13 +13,16 @@
 
 export const ROOM_MS = 4;
 
+// IDLE_CALLBACK() -> the browser's requestIdleCallback, or undefined where there is none: looked
+// up at each use, as the page may replace it (tests/test_answers_ahead.py holds the page busy)
 export function makeScheduler({
-  requestIdle = globalThis.requestIdleCallback?.bind(globalThis),
+  idleCallback = () => globalThis.requestIdleCallback,
   now = () => performance.now(),
   soon = (f) => setTimeout(f, 0),
 } = {}) {
+  const requestIdle = (f, options) => idleCallback().call(globalThis, f, options);
   function inGap(f, room = ROOM_MS, wait = 1000) {
-    if (!requestIdle) return soon(() => f(null));
+    if (!idleCallback()) return soon(() => f(null));
     const until = now() + wait;
     const go = (idle) => {
       const left = until - now();

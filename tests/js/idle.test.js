@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { makeScheduler, ROOM_MS } from "../../templates/static/idle.js";
+import { inGap, makeScheduler, ROOM_MS } from "../../templates/static/idle.js";
 
 // A scheduler on a stand-in browser: `asked` holds each idle callback waiting, with its timeout;
 // `idle(ms)` gives the oldest one an idle moment with MS to spare, less what the work in it
@@ -14,7 +14,7 @@ import { makeScheduler, ROOM_MS } from "../../templates/static/idle.js";
 function browser() {
   const page = { clock: 0, asked: [], soon: [] };
   page.scheduler = makeScheduler({
-    requestIdle: (f, { timeout }) => page.asked.push({ f, timeout }),
+    idleCallback: () => (f, { timeout }) => page.asked.push({ f, timeout }),
     now: () => page.clock,
     soon: (f) => page.soon.push(f),
   });
@@ -65,12 +65,23 @@ describe("work for a gap between frames", () => {
 
   test("a browser without requestIdleCallback runs it after the current task", () => {
     const soon = [];
-    const { inGap } = makeScheduler({ requestIdle: undefined, soon: (f) => soon.push(f) });
+    const { inGap } = makeScheduler({ idleCallback: () => undefined, soon: (f) => soon.push(f) });
     const ran = [];
     inGap((deadline) => ran.push(deadline));
     assert.deepEqual(ran, []);
     soon.shift()();
     assert.deepEqual(ran, [null]);
+  });
+
+  // a page may replace it after the module loaded: test_answers_ahead.py holds the page busy so
+  test("the page's scheduler asks the requestIdleCallback the page has now", () => {
+    const asked = [];
+    globalThis.requestIdleCallback = () => asked.push("first");
+    inGap(() => {});
+    globalThis.requestIdleCallback = () => asked.push("second");
+    inGap(() => {});
+    delete globalThis.requestIdleCallback;
+    assert.deepEqual(asked, ["first", "second"]);
   });
 });
 
