@@ -7,7 +7,7 @@ parsed as the page parsed it before (a <template>) and as it does now (clean(): 
 off the list); each is timed as the median of REPEAT runs, and the
 medians, 95th percentiles and the slowest are printed in milliseconds, with the machine's load.
 A tap draws one such piece (the figure's markup) and its slots; an answer worked out ahead is
-parsed in a gap between frames, before the tap (figures.js)."""
+parsed in a gap between frames, before the tap (answers.js, morph.js)."""
 
 import json
 import os

@@ -201,7 +201,7 @@ MORPHDOM_ESM_SHA256 = "b5ecceffde9493a3e5f6d1ca80277f580a1146ca3b3e0091cb3c398d6
 
 
 def morphdom_script():
-    """morphdom's ES module (package/dist/morphdom-esm.js), which static/figures.js imports as
+    """morphdom's ES module (package/dist/morphdom-esm.js), which static/morph.js imports as
     ./morphdom.js to put Python's answer into the page by changing only what differs; its MIT
     licence goes on top as a comment. Fetched from npm on first use, verified against the pins."""
     downloads = cache_dir() / "downloads"

@@ -1,4 +1,4 @@
-"""A redraw changes only what differs (static/figures.js with morphdom): after each tap the
+"""A redraw changes only what differs (static/morph.js with morphdom): after each tap the
 figure's markup is exactly what CPython's render returns for the state in the URL, as if it
 had been swapped whole, while the parts that did not change are the same nodes as before; the
 build ships morphdom as the pinned file."""
@@ -92,5 +92,5 @@ def test_the_build_ships_the_pinned_morphdom(site):
     body = code[code.index("*/\n") + 3 :]
     assert assets.sha256(body.encode("utf-8")) == assets.MORPHDOM_ESM_SHA256
     assert code.startswith("/*! morphdom@2.7.8 from npm") and "The MIT License (MIT)" in code
-    figures = next(p for p in (site / "static").glob("figures.*.js"))
-    assert re.search(rf'from "\./{re.escape(shipped[0].name)}"', figures.read_text("utf-8"))
+    morph = next(p for p in (site / "static").glob("morph.*.js"))
+    assert re.search(rf'from "\./{re.escape(shipped[0].name)}"', morph.read_text("utf-8"))

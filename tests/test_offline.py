@@ -206,9 +206,12 @@ class Network:
 
 
 def whole_site_mb(site):
-    """The size of every file of a build but the reader's models and sw.js, in MB as said."""
+    """The size of what the worker keeps of a build, in MB as said: the site's top ("./", the
+    index page) and every file but the reader's models and sw.js. Counted before a file goes
+    missing, as the build counted it."""
     files = [f for f in site.rglob("*") if f.is_file() and f.relative_to(site).parts[0] != "models"]
-    return f"{sum(f.stat().st_size for f in files if f != site / 'sw.js') / 1e6:.1f} MB"
+    top = (site / "index.html").stat().st_size
+    return f"{(top + sum(f.stat().st_size for f in files if f != site / 'sw.js')) / 1e6:.1f} MB"
 
 
 @pytest.mark.browser
@@ -217,6 +220,7 @@ def test_a_first_visit_keeps_its_page_and_the_whole_site_only_when_asked(browser
     data file for it; offline, that page opens and computes and another does not, until the
     reader keeps the whole site (a file the deploy lost is left out of it)."""
     site = site_build.build(variant(tmp_path, "1", other=True), tmp_path / "www/site")
+    size = whole_site_mb(site)
     (site / "embed/test/three-heads.html").unlink()  # a deploy that lost one file
     network = Network(site)
     url, other = network.url + "test.html", network.url + "other.html"
@@ -225,7 +229,7 @@ def test_a_first_visit_keeps_its_page_and_the_whole_site_only_when_asked(browser
     fetched = []
     context.on("request", lambda r: fetched.append(r.url.removeprefix(network.url)))
     note = page.locator("[data-offline]")
-    whole = f"Keep the whole site for offline reading ({whole_site_mb(site)})"
+    whole = f"Keep the whole site for offline reading ({size})"
     try:
         open_ready(page, url)
         wait_for_offline_copy(page)  # the worker has kept all it was asked to
@@ -257,7 +261,7 @@ def test_a_first_visit_keeps_its_page_and_the_whole_site_only_when_asked(browser
         page.get_by_role("button", name=whole).click()
         wait_for_offline_copy(page, "site")
         assert note.inner_text() == (
-            f"The whole site is kept in this browser for offline reading ({whole_site_mb(site)})."
+            f"The whole site is kept in this browser for offline reading ({size})."
         )
         network.down = True
         open_ready(page, other)

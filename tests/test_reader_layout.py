@@ -475,7 +475,7 @@ def test_write_on_shows_what_it_wrote(ready_page):
     assert wrote.inner_text() == f"Written on: “{after[len(before) :]}”"
     assert box.evaluate("(b) => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1")
     # the note goes with the reader's next action, though a character's tap leaves the markup
-    # of the figure's body, where the note is, as it was (figures.js leaves that area alone)
+    # of the figure's body, where the note is, as it was (morph.js leaves that area alone)
     body = [fig.render({"text": after, "character": c})["html"] for c in ("", "2")]
     assert body[0] == body[1]
     page.locator('[data-slot-of="char-model"][data-slot="numbers"] .cm-ch').nth(2).click()

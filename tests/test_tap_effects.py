@@ -1,7 +1,7 @@
 """A tap never moves the tapped control: the page does not scroll on a tap (whatever changes
 above the control, the page keeps it under the reader's finger), and what the tap changed out of
 sight is said beside the control, naming where it is, with a button that goes there
-(static/figures.js)."""
+(static/figures.js, static/effects.js)."""
 
 import re
 

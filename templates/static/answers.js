@@ -2,7 +2,8 @@
 // the work that gets them ahead of the reader. figures.js draws; this module decides where an
 // answer comes from. It touches no DOM: Python (pyclient.js's handle), the idle scheduler, the
 // build's answers (prerendered.js) and the parser of markup are handed in, so `node --test`
-// runs it (tests/js/answers.test.js).
+// runs it (tests/js/answers.test.js). The rules of the answer store are written here, and
+// only here (docs/performance.md says why they are what they are).
 //
 // answerFor(state) gives, the first that there is:
 // - an answer worked out ahead whose markup is parsed already (it draws quickest);

@@ -8,32 +8,83 @@ import { attemptsOf } from "./attempts.js";
 import { record } from "./results.js";
 import { load, save } from "./storage.js";
 
+// a choice's text, as the reader reads it
+const labelOf = (input) => input.closest("label").textContent.trim();
+
 function setupGuess(section) {
-  const form = section.querySelector("[data-guess-form]");
-  const explain = section.querySelector("[data-explain]");
-  const yours = section.querySelector("[data-your-guess]");
-  const answerLine = section.querySelector("[data-guess-answer]");
-  const answer = section.dataset.answer === undefined ? null : Number(section.dataset.answer);
-  const key = section.id;
-  const choices = [...form.querySelectorAll('input[name="guess"]')];
-  const labelOf = (input) => input.closest("label").textContent.trim();
-  // A committed guess stays on screen: with choices, the reader's is marked and so is the
-  // answer (if the block names one); the choices can no longer be changed
-  const show = (text) => {
-    const mine = choices.find((c) => labelOf(c) === text);
-    yours.hidden = false;
-    explain.hidden = false;
-    explain.open = true;
-    if (!choices.length || !mine) {
-      yours.textContent = `Your guess: ${text}`;
-      form.hidden = true;
-      if (answerLine && choices[answer]) {
-        answerLine.textContent = `The answer: ${labelOf(choices[answer])}`;
-        answerLine.hidden = false;
-      }
-      return;
+  const guess = new Guess(section);
+  guess.form.hidden = false;
+  guess.explain.hidden = true;
+  guess.form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    guess.commit();
+  });
+  // Results cleared: the guess is forgotten and the question asked afresh
+  document.addEventListener("mh:cleared", () => guess.forget());
+  const saved = load(guess.key);
+  if (saved) guess.show(saved);
+}
+
+// A "Guess first" block: its form (choices, or a text box), the reader's guess and the
+// explanation, shut until the reader has committed to a guess
+class Guess {
+  constructor(section) {
+    this.section = section;
+    this.key = section.id;
+    this.form = section.querySelector("[data-guess-form]");
+    this.explain = section.querySelector("[data-explain]");
+    this.yours = section.querySelector("[data-your-guess]");
+    this.answerLine = section.querySelector("[data-guess-answer]");
+    this.answer = section.dataset.answer === undefined ? null : Number(section.dataset.answer);
+    this.choices = [...this.form.querySelectorAll('input[name="guess"]')];
+  }
+
+  // the reader's guess, kept, shown and recorded as an attempt
+  commit() {
+    const data = new FormData(this.form).get("guess");
+    const value = CSS.escape(String(data));
+    const choice = this.form.querySelector(`input[name="guess"][value="${value}"]`);
+    const text = choice ? labelOf(choice) : String(data).trim();
+    if (!text) return;
+    save(this.key, text);
+    this.show(text);
+    record(this.section.id, {
+      kind: "guess first",
+      question: this.section.querySelector(".mh-question").textContent.trim(),
+      answer: text,
+      choice: choice ? Number(choice.value) : null,
+      correct: null,
+    });
+    this.explain.querySelector("summary").focus();
+  }
+
+  // A committed guess TEXT stays on screen, with the explanation open: with choices, the
+  // reader's is marked and so is the answer (if the block names one); the choices can no
+  // longer be changed
+  show(text) {
+    const mine = this.choices.find((c) => labelOf(c) === text);
+    this.yours.hidden = false;
+    this.yours.textContent = `Your guess: ${text}`;
+    this.explain.hidden = false;
+    this.explain.open = true;
+    if (this.choices.length && mine) this.markChoices(mine);
+    else this.showTyped();
+  }
+
+  // a guess typed (or no longer among the choices): the form goes, the answer is said
+  showTyped() {
+    const { answerLine, choices, answer } = this;
+    this.form.hidden = true;
+    if (answerLine && choices[answer]) {
+      answerLine.textContent = `The answer: ${labelOf(choices[answer])}`;
+      answerLine.hidden = false;
     }
-    form.classList.add("is-committed");
+  }
+
+  // the choice MINE marked as the reader's, and the answer as the answer
+  markChoices(mine) {
+    const { answerLine, choices, answer } = this;
+    this.form.classList.add("is-committed");
     for (const c of choices) {
       c.checked = c === mine;
       c.disabled = true;
@@ -41,8 +92,7 @@ function setupGuess(section) {
       const isAnswer = answer !== null && Number(c.value) === answer;
       c.closest("label").classList.toggle("is-answer", isAnswer);
     }
-    form.querySelector('button[type="submit"]').hidden = true;
-    yours.textContent = `Your guess: ${text}`;
+    this.form.querySelector('button[type="submit"]').hidden = true;
     if (answerLine) {
       const right = Number(mine.value) === answer;
       const told = `The answer: ${labelOf(choices[answer])}`;
@@ -50,33 +100,16 @@ function setupGuess(section) {
       answerLine.classList.toggle("right", right);
       answerLine.hidden = false;
     }
-  };
-  form.hidden = false;
-  explain.hidden = true;
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    const data = new FormData(form).get("guess");
-    const choice = form.querySelector(`input[name="guess"][value="${CSS.escape(String(data))}"]`);
-    const text = choice ? labelOf(choice) : String(data).trim();
-    if (!text) return;
-    save(key, text);
-    show(text);
-    record(section.id, {
-      kind: "guess first",
-      question: section.querySelector(".mh-question").textContent.trim(),
-      answer: text,
-      choice: choice ? Number(choice.value) : null,
-      correct: null,
-    });
-    explain.querySelector("summary").focus();
-  });
-  // Results cleared: the guess is forgotten and the question asked afresh
-  document.addEventListener("mh:cleared", () => {
-    save(key, undefined);
+  }
+
+  // the guess forgotten, the question asked afresh
+  forget() {
+    const { form, yours, explain, answerLine } = this;
+    save(this.key, undefined);
     form.reset();
     form.hidden = false;
     form.classList.remove("is-committed");
-    for (const c of choices) {
+    for (const c of this.choices) {
       c.disabled = false;
       c.closest("label").classList.remove("is-yours", "is-answer");
     }
@@ -89,9 +122,7 @@ function setupGuess(section) {
       answerLine.hidden = true;
       answerLine.classList.remove("right");
     }
-  });
-  const saved = load(key);
-  if (saved) show(saved);
+  }
 }
 
 function setupCheck(section) {

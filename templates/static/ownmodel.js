@@ -157,206 +157,236 @@ async function install(python, model, files) {
   await python.call(model.warm, []);
 }
 
+// A model has one state on the page, shared by every load box that names it, in any figure:
+// what its status line says, its progress bar ([value, max], or null: hidden) and its load button
+// ("offered", "waiting": shown but disabled, "refused": disabled for good, "hidden": a kept copy
+// is being started, so there is nothing to press). A figure's redraw puts Python's empty box in
+// again: the state is painted back into it before the browser shows it
+const OFFERED = { text: "", bar: null, button: "offered" };
+const loadBoxes = () => document.querySelectorAll("form[data-own-files]");
+
+// the state S in the load box FORM
+function paint(form, s) {
+  const status = form.querySelector("[data-own-status]");
+  const bar = form.querySelector("[data-own-progress]");
+  const button = form.querySelector("[data-own-load]");
+  if (status && status.textContent !== s.text) status.textContent = s.text;
+  if (bar && bar.hidden !== !s.bar) bar.hidden = !s.bar;
+  if (bar && s.bar) [bar.max, bar.value] = [s.bar[1], s.bar[0]];
+  if (button && button.hidden !== (s.button === "hidden")) button.hidden = s.button === "hidden";
+  if (button) button.disabled = s.button !== "offered";
+}
+
+// every figure with a load box for MODEL draws again, now that the model is in the worker
+function redraw(model) {
+  for (const form of formsOf(model)) {
+    const figure = form.closest("figure[data-figure]");
+    if (figure) figure.dispatchEvent(new CustomEvent("mh:set", { detail: {} }));
+  }
+}
+
+const formsOf = (model) => [...loadBoxes()].filter((form) => modelOf(form)?.key === model.key);
+
+// The load button loads its model; the models kept by an earlier visit are looked for as the
+// page opens, and every load box drawn, now or later, shows its model's state. -> {restore,
+// started}, for main.js: before the figures draw their state from the URL, and after
 export function setupOwnModel(python) {
-  const installed = new Set(); // the keys of the models now in the worker
-  const damaged = new Set(); // models of which a kept copy was dropped: the download says so
-  const busy = new Map(); // key -> the promise of the model's load under way
-  // One state per model, shared by every load box that names it, in any figure: what its status
-  // line says, its progress bar ([value, max], or null: hidden) and its load button ("offered",
-  // "waiting": shown but disabled, "refused": disabled for good, "hidden": a kept copy is being
-  // started, so there is nothing to press). A figure's redraw puts Python's empty box in again:
-  // the state is painted back into it before the browser shows it
-  const states = new Map(); // key -> {text, bar, button}
-  const OFFERED = { text: "", bar: null, button: "offered" };
-  let keptURLs = new Set(); // the URLs the model cache held when the page opened
+  const models = new OwnModels(python);
+  document.addEventListener("click", (e) => models.onClick(e));
+  models.lookInCache();
+  const watch = new MutationObserver(() => models.drawnAgain());
+  watch.observe(document.body, { childList: true, subtree: true });
+  return { restore: () => models.restore(), started: () => models.started() };
+}
 
-  const formsOf = (model) => [...document.querySelectorAll("form[data-own-files]")]
-    .filter((form) => modelOf(form)?.key === model.key);
-
-  function paint(form, s) {
-    const status = form.querySelector("[data-own-status]");
-    const bar = form.querySelector("[data-own-progress]");
-    const button = form.querySelector("[data-own-load]");
-    if (status && status.textContent !== s.text) status.textContent = s.text;
-    if (bar && bar.hidden !== !s.bar) bar.hidden = !s.bar;
-    if (bar && s.bar) [bar.max, bar.value] = [s.bar[1], s.bar[0]];
-    if (button && button.hidden !== (s.button === "hidden")) button.hidden = s.button === "hidden";
-    if (button) button.disabled = s.button !== "offered";
+// The models named by the page's load boxes, and what the worker and the cache hold of them
+class OwnModels {
+  constructor(python) {
+    this.python = python;
+    this.installed = new Set(); // the keys of the models now in the worker
+    this.damaged = new Set(); // models of which a kept copy was dropped: the download says so
+    this.busy = new Map(); // key -> the promise of the model's load under way
+    this.states = new Map(); // key -> {text, bar, button}
+    this.keptURLs = new Set(); // the URLs the model cache held when the page opened
+    this.tried = new Set(); // the models whose kept copies were looked for
+    this.restoring = false; // a load box drawn from now on has its kept model restored
+    this.looked = null; // the promise of lookInCache()
   }
 
   // MODEL's state changed by CHANGE, and shown in every one of its load boxes
-  function show(model, change) {
-    const s = { ...(states.get(model.key) || OFFERED), ...change };
-    states.set(model.key, s);
+  show(model, change) {
+    const s = { ...(this.states.get(model.key) || OFFERED), ...change };
+    this.states.set(model.key, s);
     for (const form of formsOf(model)) paint(form, s);
   }
 
-  function repaint() {
-    for (const form of document.querySelectorAll("form[data-own-files]")) {
-      const model = modelOf(form);
-      const s = model && states.get(model.key);
-      if (s) paint(form, s);
-    }
-  }
-
-  // every figure with a form for MODEL draws again, now that the model is in the worker
-  function redraw(model) {
-    for (const form of formsOf(model)) {
-      const figure = form.closest("figure[data-figure]");
-      if (figure) figure.dispatchEvent(new CustomEvent("mh:set", { detail: {} }));
-    }
-  }
-
   // whether the model cache holds a copy of each of MODEL's files (not read yet, nor checked)
-  const allKept = (model) => model.files.every((f) => keptURLs.has(f.url));
+  allKept(model) {
+    return model.files.every((f) => this.keptURLs.has(f.url));
+  }
 
   // the kept copies of MODEL's files, {file: bytes} (those missing or damaged left out)
-  async function kept(model) {
+  async kept(model) {
     const out = new Map();
     for (const f of model.files) {
-      const copy = await fromCache(f, python);
-      if (copy.damaged) damaged.add(model.key);
+      const copy = await fromCache(f, this.python);
+      if (copy.damaged) this.damaged.add(model.key);
       if (copy.bytes) out.set(f.file, copy.bytes);
     }
     return out;
   }
 
-  async function load(model) {
+  // MODEL into the worker, from its kept copies and the files downloaded now
+  async load(model) {
     const start = performance.now();
-    if (!document.documentElement.classList.contains("py-ready")) show(model, { text: WAITING });
-    await python.ready;
-    const refused = await noRoom(python, model);
-    if (refused) throw Object.assign(new Error(refused), { refused: true });
-    const have = await kept(model);
-    const missing = model.files.filter((f) => !have.has(f.file));
-    const total = missing.reduce((n, f) => n + f.bytes, 0);
-    if (missing.length) {
-      const what = damaged.has(model.key)
-        ? "The kept copy of the model was damaged; downloading it again"
-        : "Downloading the model";
-      let got = 0;
-      show(model, { text: `${what}: 0 MB of ${mb(total)}`, bar: [0, total] });
-      for (const f of missing) {
-        const bytes = await download(f, python, (n) => {
-          got += n;
-          show(model, { text: `${what}: ${mb(got)} of ${mb(total)}`, bar: [got, total] });
-        });
-        have.set(f.file, bytes);
-      }
-      damaged.delete(model.key);
-      for (const f of missing) await keep(f, have.get(f.file));
+    if (!document.documentElement.classList.contains("py-ready")) {
+      this.show(model, { text: WAITING });
     }
-    show(model, { text: "Starting the model…" });
+    await this.python.ready;
+    const refused = await noRoom(this.python, model);
+    if (refused) throw Object.assign(new Error(refused), { refused: true });
+    const have = await this.kept(model);
+    await this.downloadMissing(model, have);
+    this.show(model, { text: "Starting the model…" });
     const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
-    await install(python, model, files);
-    installed.add(model.key);
-    show(model, { button: "hidden" }); // until its figures draw again, without the box
+    await install(this.python, model, files);
+    this.installed.add(model.key);
+    this.show(model, { button: "hidden" }); // until its figures draw again, without the box
     performance.measure("mh-own-model-loaded", { start, detail: model.key }); // for the bench
   }
 
+  // MODEL's files that HAVE (file -> bytes) lacks, downloaded into it with a progress bar over
+  // all their bytes, and kept
+  async downloadMissing(model, have) {
+    const missing = model.files.filter((f) => !have.has(f.file));
+    if (!missing.length) return;
+    const total = missing.reduce((n, f) => n + f.bytes, 0);
+    const what = this.damaged.has(model.key)
+      ? "The kept copy of the model was damaged; downloading it again"
+      : "Downloading the model";
+    let got = 0;
+    this.show(model, { text: `${what}: 0 MB of ${mb(total)}`, bar: [0, total] });
+    for (const f of missing) {
+      const bytes = await download(f, this.python, (n) => {
+        got += n;
+        this.show(model, { text: `${what}: ${mb(got)} of ${mb(total)}`, bar: [got, total] });
+      });
+      have.set(f.file, bytes);
+    }
+    this.damaged.delete(model.key);
+    for (const f of missing) await keep(f, have.get(f.file));
+  }
+
   // one load or restore of a model at a time: a second asker waits for the first
-  function once(model, start) {
+  once(model, start) {
+    const { busy } = this;
     if (!busy.has(model.key)) busy.set(model.key, start().finally(() => busy.delete(model.key)));
     return busy.get(model.key);
   }
 
-  document.addEventListener("click", async (e) => {
+  // a load button pressed
+  async onClick(e) {
     const button = e.target.closest("[data-own-load]");
     const form = button && button.closest("form");
     const model = modelOf(form);
     if (!model || button.disabled) return;
-    show(model, { button: "waiting" });
+    this.show(model, { button: "waiting" });
     try {
-      if (busy.has(model.key)) await busy.get(model.key).catch(() => {});
-      if (!installed.has(model.key)) await once(model, () => load(model));
+      if (this.busy.has(model.key)) await this.busy.get(model.key).catch(() => {});
+      if (!this.installed.has(model.key)) await this.once(model, () => this.load(model));
       redraw(model);
     } catch (err) {
       const text = err.refused ? err.message : `The model did not load: ${err.message}. Try again.`;
-      show(model, { text, bar: null, button: err.refused ? "refused" : "offered" });
+      this.show(model, { text, bar: null, button: err.refused ? "refused" : "offered" });
     }
-  });
+  }
 
   // MODEL from its kept copies, with no download (nor a memory check's refusal: then the load
   // button says it): -> whether it is in the worker now. While it starts, its load boxes say so
   // and offer no button.
-  async function fromKept(model) {
+  async fromKept(model) {
     const start = performance.now();
-    if (installed.has(model.key)) return true;
-    if (!allKept(model)) return false;
-    show(model, { text: RESTORING, bar: null, button: "hidden" });
+    if (this.installed.has(model.key)) return true;
+    if (!this.allKept(model)) return false;
+    this.show(model, { text: RESTORING, bar: null, button: "hidden" });
     try {
-      const have = await kept(model);
-      if (have.size !== model.files.length || (await noRoom(python, model))) {
-        show(model, OFFERED);
+      const have = await this.kept(model);
+      if (have.size !== model.files.length || (await noRoom(this.python, model))) {
+        this.show(model, OFFERED);
         return false;
       }
       const files = model.files.map((f) => ({ file: f.file, bytes: have.get(f.file) }));
-      await install(python, model, files);
-      installed.add(model.key);
+      await install(this.python, model, files);
+      this.installed.add(model.key);
       performance.measure("mh-own-model-restored", { start, detail: model.key });
       return true;
     } catch {
-      show(model, OFFERED);
+      this.show(model, OFFERED);
       return false; // the figure offers the load button again
     }
   }
 
-  const tried = new Set(); // the models whose kept copies were looked for
-  function modelsOnPage() {
+  // the models the page's load boxes name whose kept copies were not looked for yet
+  modelsOnPage() {
     const models = new Map();
-    for (const form of document.querySelectorAll("form[data-own-files]")) {
+    for (const form of loadBoxes()) {
       const model = modelOf(form);
-      if (model && !tried.has(model.key)) models.set(model.key, model);
+      if (model && !this.tried.has(model.key)) models.set(model.key, model);
     }
     return [...models.values()];
   }
 
   // which files the model cache holds, read as the page opens: a load box of a model kept whole
   // says at once that it starts from the copy, and shows no button to press meanwhile
-  const looked = openCache()
-    .then((cache) => (cache ? cache.keys() : []))
-    .then((keys) => {
-      keptURLs = new Set(keys.map((r) => r.url));
-      for (const model of modelsOnPage()) {
-        if (allKept(model)) show(model, { text: RESTORING, bar: null, button: "hidden" });
-      }
-    })
-    .catch(() => {});
+  lookInCache() {
+    this.looked = openCache()
+      .then((cache) => (cache ? cache.keys() : []))
+      .then((keys) => {
+        this.keptURLs = new Set(keys.map((r) => r.url));
+        const restoring = { text: RESTORING, bar: null, button: "hidden" };
+        for (const model of this.modelsOnPage()) {
+          if (this.allKept(model)) this.show(model, restoring);
+        }
+      })
+      .catch(() => {});
+  }
 
   // A later visit: every model kept by an earlier one goes into the worker before the figures
-  // draw their state from the URL; a form drawn later (a figure whose state, from the URL or
-  // the reader, turns to the reader's own text) has its model restored when it appears, and
-  // its figures drawn again. Whatever draws a load box, the model's state is painted into it.
-  let restoring = false;
-  new MutationObserver(() => {
-    repaint();
-    if (!restoring) return;
-    for (const model of modelsOnPage()) {
-      tried.add(model.key);
-      once(model, () => fromKept(model)).then((ok) => ok && redraw(model));
+  // draw their state from the URL (restore); a form drawn later (a figure whose state, from the
+  // URL or the reader, turns to the reader's own text) has its model restored when it appears,
+  // and its figures drawn again. Whatever draws a load box, the model's state is painted into it.
+  drawnAgain() {
+    for (const form of loadBoxes()) {
+      const model = modelOf(form);
+      const s = model && this.states.get(model.key);
+      if (s) paint(form, s);
     }
-  }).observe(document.body, { childList: true, subtree: true });
+    if (!this.restoring) return;
+    for (const model of this.modelsOnPage()) {
+      this.tried.add(model.key);
+      this.once(model, () => this.fromKept(model)).then((ok) => ok && redraw(model));
+    }
+  }
 
-  async function restore() {
-    await looked;
-    for (const model of modelsOnPage()) {
-      tried.add(model.key);
-      await once(model, () => fromKept(model));
+  async restore() {
+    await this.looked;
+    for (const model of this.modelsOnPage()) {
+      this.tried.add(model.key);
+      await this.once(model, () => this.fromKept(model));
     }
-    restoring = true;
+    this.restoring = true;
   }
 
   // once the figures are live: a figure that still shows the load box of a model now in the
   // worker (its state, the same as the built page's, drew nothing new) draws again
-  function started() {
+  started() {
     const stale = new Map();
-    for (const form of document.querySelectorAll("form[data-own-files]")) {
+    for (const form of loadBoxes()) {
       const model = modelOf(form);
-      if (model && installed.has(model.key) && form.querySelector("[data-own-load]")) {
+      if (model && this.installed.has(model.key) && form.querySelector("[data-own-load]")) {
         stale.set(model.key, model);
       }
     }
     stale.forEach(redraw);
   }
-  return { restore, started };
 }

@@ -5,7 +5,7 @@
 // says so.
 // `generation` counts what may have changed what Python holds: every call but a figure's
 // drawing (marked pure), every file put, every restart. An answer computed ahead of the
-// reader (figures.js) is good only while the generation it was computed in lasts.
+// reader (answers.js) is good only while the generation it was computed in lasts.
 
 const STEPS = 3;
 const TIMEOUT_MS = 90000;
@@ -30,98 +30,129 @@ function workerSource() {
   return URL.createObjectURL(blob);
 }
 
-export function startPython({ pyodideURL, pyURL, bytecodeURL, onProgress }) {
-  if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
-    const ready = Promise.reject(new Error("this browser has no WebAssembly or Web Workers"));
-    ready.catch(() => {});
-    const off = () => Promise.reject(new Error("Python is off"));
-    return { ready, call: off, put: off, restart: () => ready, generation: 0 };
-  }
-  const pending = new Map();
-  let nextId = 0;
-  let worker = null;
-  const handle = { ready: null, call, put, restart, generation: 0 };
+// A handle that refuses every call, where the browser cannot run the worker
+function noPython(why) {
+  const ready = Promise.reject(new Error(why));
+  ready.catch(() => {});
+  const off = () => Promise.reject(new Error("Python is off"));
+  return { ready, call: off, put: off, restart: () => ready, generation: 0 };
+}
 
-  function spawn() {
-    let settle;
-    const ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
-    ready.catch(() => {});
-    const source = workerSource();
-    let revoked = false;
-    const loaded = () => { if (!revoked) { revoked = true; URL.revokeObjectURL(source); } };
-    try {
-      worker = new Worker(source, { type: "module" });
-    } catch (err) {
-      loaded();
-      settle.reject(new Error(`the Python worker could not start (${err.message})`));
-      return ready;
-    }
+// -> the page's handle on Python: {ready, call, put, restart, generation}
+export function startPython(urls) {
+  if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
+    return noPython("this browser has no WebAssembly or Web Workers");
+  }
+  return new PythonWorker(urls);
+}
+
+// The worker's boot: a promise settled by its "ready" or "failed" message, its error, or the
+// timeout, and the blob: URL it starts from, revoked once the worker has loaded
+class Boot {
+  constructor() {
+    this.ready = new Promise((resolve, reject) => Object.assign(this, { resolve, reject }));
+    this.ready.catch(() => {});
+    this.source = workerSource();
     const late = `Python did not start within ${TIMEOUT_MS / 1000} seconds`;
-    const timer = setTimeout(() => settle.reject(new Error(late)), TIMEOUT_MS);
-    worker.onerror = (event) => {
-      loaded();
+    this.timer = setTimeout(() => this.reject(new Error(late)), TIMEOUT_MS);
+  }
+
+  loaded() {
+    if (!this.source) return;
+    URL.revokeObjectURL(this.source);
+    this.source = null;
+  }
+
+  // the worker's error, or its message of TYPE ("ready", "failed") with MESSAGE
+  end(type, message) {
+    this.loaded();
+    clearTimeout(this.timer);
+    if (type === "ready") this.resolve();
+    else this.reject(new Error(message));
+  }
+}
+
+class PythonWorker {
+  #pending = new Map(); // id -> {resolve, reject, timing}: the calls not answered yet
+  #nextId = 0;
+  #worker = null;
+
+  constructor({ pyodideURL, pyURL, bytecodeURL, onProgress }) {
+    this.urls = { pyodideURL, pyURL, bytecodeURL };
+    this.onProgress = onProgress;
+    this.generation = 0;
+    this.ready = this.#spawn();
+  }
+
+  // a worker booting Python -> the promise that it is ready
+  #spawn() {
+    const boot = new Boot();
+    try {
+      this.#worker = new Worker(boot.source, { type: "module" });
+    } catch (err) {
+      boot.end("failed", `the Python worker could not start (${err.message})`);
+      return boot.ready;
+    }
+    this.#worker.onerror = (event) => {
       event.preventDefault();
-      const why = event.message || "it could not be loaded";
-      settle.reject(new Error(`the Python worker failed (${why})`));
+      boot.end("failed", `the Python worker failed (${event.message || "it could not be loaded"})`);
     };
-    worker.onmessage = ({ data }) => {
-      loaded(); // its first message comes once worker.js and its imports have run
-      if (data.type === "progress") onProgress?.(data.step, STEPS, data.label);
-      else if (data.type === "ready") {
-        clearTimeout(timer);
-        settle.resolve();
-      } else if (data.type === "failed") {
-        clearTimeout(timer);
-        settle.reject(new Error(data.message));
-      } else if (pending.has(data.id)) {
-        const { resolve, reject, timing } = pending.get(data.id);
-        pending.delete(data.id);
-        if (timing) timing.ms = data.ms;
-        if (data.dead) {
-          restart();
-          const message = `Python stopped working (${data.error.type}: ${data.error.message}) ` +
-            "and was started again: what it held, such as the variables of every cell, is gone";
-          reject(Object.assign(new PythonError(data.error), { message, restarted: true }));
-        } else data.ok ? resolve(data.result) : reject(new PythonError(data.error));
-      }
+    this.#worker.onmessage = ({ data }) => {
+      boot.loaded(); // its first message comes once worker.js and its imports have run
+      if (data.type === "progress") this.onProgress?.(data.step, STEPS, data.label);
+      else if (data.type === "ready" || data.type === "failed") boot.end(data.type, data.message);
+      else if (this.#pending.has(data.id)) this.#answer(data);
     };
-    worker.postMessage({
+    const { pyodideURL, pyURL, bytecodeURL } = this.urls;
+    this.#worker.postMessage({
       type: "init", pyodideURL: String(pyodideURL), pyURL: String(pyURL),
       bytecodeURL: String(bytecodeURL),
     });
-    return ready;
+    return boot.ready;
+  }
+
+  // the worker's reply DATA to a call or a file put: a call that left Python unusable (dead)
+  // restarts it and is rejected saying so
+  #answer(data) {
+    const { resolve, reject, timing } = this.#pending.get(data.id);
+    this.#pending.delete(data.id);
+    if (timing) timing.ms = data.ms;
+    if (data.dead) {
+      this.restart();
+      const message = `Python stopped working (${data.error.type}: ${data.error.message}) ` +
+        "and was started again: what it held, such as the variables of every cell, is gone";
+      reject(Object.assign(new PythonError(data.error), { message, restarted: true }));
+    } else data.ok ? resolve(data.result) : reject(new PythonError(data.error));
+  }
+
+  // MESSAGE to the worker (TRANSFER: what it hands over) -> the promise of its reply
+  #send(message, transfer = [], timing = null) {
+    const id = ++this.#nextId;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, timing });
+      this.#worker.postMessage({ ...message, id }, transfer);
+    });
   }
 
   // PURE: the call only reads what Python holds (a figure's render); TIMING.ms is set to the
   // milliseconds Python took, waits in the worker's queue left out
-  function call(fn, args, { pure = false, timing = null } = {}) {
-    if (!pure) handle.generation++;
-    const id = ++nextId;
-    return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, timing });
-      worker.postMessage({ type: "call", id, fn, args });
-    });
+  call(fn, args, { pure = false, timing = null } = {}) {
+    if (!pure) this.generation++;
+    return this.#send({ type: "call", fn, args }, [], timing);
   }
 
   // BYTES (a Uint8Array, handed over, not copied) as the file PATH in Python's file system
-  function put(path, bytes) {
-    handle.generation++;
-    const id = ++nextId;
-    return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
-      worker.postMessage({ type: "file", id, path, bytes }, [bytes.buffer]);
-    });
+  put(path, bytes) {
+    this.generation++;
+    return this.#send({ type: "file", path, bytes }, [bytes.buffer]);
   }
 
-  function restart() {
-    handle.generation++;
-    worker.terminate();
-    for (const { reject } of pending.values()) reject(new Error("Python was stopped"));
-    pending.clear();
-    handle.ready = spawn();
-    return handle.ready;
+  restart() {
+    this.generation++;
+    this.#worker.terminate();
+    for (const { reject } of this.#pending.values()) reject(new Error("Python was stopped"));
+    this.#pending.clear();
+    this.ready = this.#spawn();
+    return this.ready;
   }
-
-  handle.ready = spawn();
-  return handle;
 }

@@ -9,7 +9,7 @@
 // it offers the reader's model, or withdraws it.
 // No maths here: Python (toymodels/one_character/train_live.py) trains, measures and draws.
 
-import { fragment } from "./figures.js";
+import { fragment } from "./morph.js";
 
 const MODULE = "toymodels.one_character.train_live";
 const FIGURE = 'figure[data-figure="toymodels.one_character.figure:render"]';
