@@ -42,6 +42,8 @@ def fetch_command(args):
         print(f"{assets.SCORM_AGAIN_SPEC}: {assets.scorm_again_dir()}, verified")
         print(f"{assets.GIFT_PEGJS_SPEC}: {assets.gift_parser()}, verified")
         print(f"{assets.XAPI_VALIDATION_SPEC}: {assets.xapi_validator_dir()}, verified")
+        print(f"{assets.QTI_COMPONENTS_SPEC}: {assets.qti_player_dir()}, verified")
+        print(f"{assets.QTI_CONVERT_SPEC}: {assets.qti_converter_dir()}, verified")
     return 0
 
 
@@ -241,7 +243,7 @@ def parser():
         "--test-tools",
         action="store_true",
         help="with fetch: also fetch the test tools (axe-core, scorm-again, gift-pegjs, "
-        "xapi-validation)",
+        "xapi-validation, qti-components, qti-convert)",
     )
     ap.add_argument(
         "--out",

@@ -373,3 +373,95 @@ def xapi_validator_dir():
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
+
+
+QTI_COMPONENTS_SPEC = "@citolab/qti-components@7.27.4"
+QTI_COMPONENTS_TARBALL = "citolab-qti-components-7.27.4.tgz"
+QTI_COMPONENTS_SHA256 = "987050c94aa5bebb9509a49b4fb4122103390b51934ace26102e4619ccb482ac"
+# the package's files the QTI player's harness serves: (its path in the tarball, sha256)
+QTI_COMPONENTS_FILES = {
+    "qti-components.js": (
+        "package/cdn/index.js",
+        "aac9b1bf1be36d5570dfaf367a50e7c625297d7ddd12280922d37bda6102973f",
+    ),
+    "item.css": (
+        "package/dist/item.css",
+        "792040800d894fedf44197993af93969e034dbbb43ea878e11a1058b83d38efa",
+    ),
+}
+
+
+def qti_player_dir():
+    """A folder holding Citolab's QTI 3 player, @citolab/qti-components: its browser bundle
+    (package/cdn/index.js, one ES module with lit inside, no import, as qti-components.js), its
+    item style sheet (item.css) and its licence, for the question export's test only, never
+    shipped. Fetched from npm, verified against the pins, unpacked into the cache."""
+    out = cache_dir() / "qti-components-7.27.4"
+    if (out / ".verified").exists():
+        return out
+    downloads = cache_dir() / "downloads"
+    tgz = downloads / QTI_COMPONENTS_TARBALL
+    _npm_pack(QTI_COMPONENTS_SPEC, tgz, QTI_COMPONENTS_SHA256)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(tgz) as tar:
+        for name, (source, pinned) in QTI_COMPONENTS_FILES.items():
+            data = tar.extractfile(source).read()
+            check(f"{QTI_COMPONENTS_TARBALL}: {source}", sha256(data), pinned)
+            (tmp / name).write_bytes(data)
+        (tmp / "LICENSE.md").write_bytes(tar.extractfile("package/LICENSE.md").read())
+    (tmp / ".verified").write_text(QTI_COMPONENTS_SPEC)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
+
+
+QTI_CONVERT_SPEC = "citolab-qti-convert==0.2.0"
+QTI_CONVERT_WHEEL = "citolab_qti_convert-0.2.0-py3-none-any.whl"
+QTI_CONVERT_SHA256 = "568047cf11dae8e261595f75d734e8b7c3629f8b2bf0fb2c931edd88c040e0ef"
+# lxml, the one package qti-convert requires, is compiled: a wheel per Python of
+# requires-python, for the x86-64 Linux of CI
+LXML_SPEC = "lxml==6.1.3"
+LXML_WHEELS = {
+    (3, 11): "527195c188d7d0af748cd48d220ab8cdc5cb99be3d49ac4d9be7324d8abf9bc0",
+    (3, 12): "909f4e927bb051f7740d6367285fc60cdcfdaf0258c2dba4ff5ba7eadadc250c",
+    (3, 13): "d85dfab42dd672f87a7f76e9de7172962aee69fa12044f0d6e1a23cbd53fb80e",
+}
+
+
+def qti_converter_dir():
+    """A folder to put on PYTHONPATH for Citolab's QTI 2.x -> QTI 3 converter (PyPI's
+    citolab-qti-convert, the Python edition of npm's @citolab/qti-convert, which needs only
+    lxml where the npm one needs SaxonJS and a dozen packages more): `python -m qti_convert.cli
+    upgrade IN.zip OUT.zip`. For the question export's test only, never shipped. Both wheels
+    fetched from PyPI, verified against the pins, unpacked into the cache."""
+    major_minor = sys.version_info[:2]
+    if major_minor not in LXML_WHEELS:
+        known = ", ".join(f"{a}.{b}" for a, b in LXML_WHEELS)
+        raise AssetError(
+            f"no lxml wheel is pinned for Python {major_minor[0]}.{major_minor[1]} (only {known}): "
+            "add its sha256 to LXML_WHEELS in sitebuild/assets.py"
+        )
+    tag = "cp{}{}".format(*major_minor)
+    lxml_wheel = f"lxml-6.1.3-{tag}-{tag}-manylinux_2_26_x86_64.manylinux_2_28_x86_64.whl"
+    out = cache_dir() / f"qti-convert-0.2.0-{tag}"
+    if (out / ".verified").exists():
+        return out
+    wheels = [
+        pip_download(QTI_CONVERT_SPEC, QTI_CONVERT_WHEEL, QTI_CONVERT_SHA256),
+        pip_download(LXML_SPEC, lxml_wheel, LXML_WHEELS[major_minor]),
+    ]
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as z:
+            for name in z.namelist():
+                if name.startswith("/") or ".." in Path(name).parts:
+                    raise AssetError(f"{wheel.name}: {name} leaves its folder")
+            z.extractall(tmp)
+    (tmp / ".verified").write_text(f"{QTI_CONVERT_SPEC}\n{LXML_SPEC}\n")
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out

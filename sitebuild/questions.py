@@ -37,7 +37,6 @@ MATHML = "http://www.w3.org/1998/Math/MathML"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
 CP = "http://www.imsglobal.org/xsd/imscp_v1p1"
 QTI_XSD = "http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1p1.xsd"
-TEMPLATES = "http://www.imsglobal.org/question/qti_v2p1/rptemplates/"
 MANIFEST = "imsmanifest.xml"
 # the elements of a chapter's prose that QTI 2.1's XHTML subset has too; any other is a span
 QTI_INLINE = {"a", "abbr", "br", "code", "em", "kbd", "small", "strong", "sub", "sup", "span"}
@@ -431,8 +430,8 @@ def _qti(parent, tag, **attrs):
 
 def qti_item(q, base=None):
     """One question as a QTI 2.1 assessmentItem (XML text): a single-choice choiceInteraction
-    scored by the standard template (match_correct; map_response for a guess where any choice
-    counts), with each choice's feedback as modal feedback keyed by the choice."""
+    scored by the rules of a standard template (match_correct; map_response for a guess where
+    any choice counts), with each choice's feedback as modal feedback keyed by the choice."""
     ET.register_namespace("", QTI)
     ET.register_namespace("m", MATHML)
     ET.register_namespace("xsi", XSI)
@@ -490,9 +489,7 @@ def qti_item(q, base=None):
             a.text = what
             if k < len(found) - 1:
                 a.tail = " · "
-    template = "match_correct" if q.graded else "map_response"
-    processing = _qti(item, "responseProcessing", template=TEMPLATES + template)
-    _template_rules(processing, q.graded)
+    _template_rules(_qti(item, "responseProcessing"), q.graded)
     for i, c in zip(ids, q.choices, strict=True):
         fb = _qti(
             item, "modalFeedback", outcomeIdentifier="FEEDBACK", showHide="show", identifier=i
@@ -505,8 +502,9 @@ def qti_item(q, base=None):
 
 
 def _template_rules(processing, graded):
-    """The standard template's rules written out (a player without the template runs these;
-    QTI prefers rules given in the item), then FEEDBACK set to the choice, for its feedback."""
+    """The standard template's rules written out, then FEEDBACK set to the choice, for its
+    feedback. No template is named: a player that knows it (Citolab's qti-components does) runs
+    the template's rules in place of the item's, and would show no feedback."""
     cond = _qti(processing, "responseCondition")
     first = _qti(cond, "responseIf")
     if graded:

@@ -1,30 +1,46 @@
 """`build.py questions`: every Check yourself and Guess first as Moodle GIFT, Moodle XML and
-QTI 2.1, checked against the built pages, without a browser.
+QTI 2.1, checked against the built pages.
 
 GIFT is read by gift-pegjs 1.0.2, the GIFT parser on npm (fetched pinned into the cache like the
 other test tools, never shipped), run with node; Moodle XML is read for what Moodle's importer
 (question/format/xml) takes from a multichoice question; the QTI package for what QTI 2.1 and an
 IMS content package require of a single-choice item. What each must say is read from the built
-pages themselves: their questions, choices, right answers and feedback."""
+pages themselves: their questions, choices, right answers and feedback.
 
+The QTI package is also played, in one browser test: Citolab's converter (PyPI's
+citolab-qti-convert 0.2.0, with lxml) upgrades it to QTI 3, which keeps everything the items say,
+and Citolab's player (npm's @citolab/qti-components 7.27.4, tests/harness/qti.html) plays each
+kind of item, answered right and wrong: it must score each answer as the page grades it and show
+the feedback the page shows. Both are fetched pinned into the cache, never shipped."""
+
+import functools
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
 import html5lib
 import pytest
+from conftest import open_before_python
 from test_build import project
 
 from sitebuild import assets
 from sitebuild.build import load_chapters
 from sitebuild.chapters import reading_path
+from sitebuild.loopback import QuietServer
 from sitebuild.questions import MATHML, QTI, QTI_BLOCK, QuestionsError, base_url, write_all
+from sitebuild.serve import Handler
 
 ROOT = Path(__file__).resolve().parent.parent
+HARNESS = Path(__file__).resolve().parent / "harness"
+QTI3 = "{http://www.imsglobal.org/xsd/imsqtiasi_v3p0}"
+CP3 = "{http://www.imsglobal.org/xsd/qti/qtiv3p0/imscp_v1p1}"  # QTI 3's own
 BASE = "https://school.example/many-heads/"
 CP = "{http://www.imsglobal.org/xsd/imscp_v1p1}"
 Q = f"{{{QTI}}}"
@@ -317,8 +333,10 @@ def test_qti_package_is_a_content_package_of_valid_choice_items(exported, pages)
         ids = [c.get("identifier") for c in choices]
         right = [i for i, r in zip(ids, page["right"], strict=True) if r]
         assert [v.text for v in response.findall(f"{Q}correctResponse/{Q}value")] == right
-        template = item.find(f"{Q}responseProcessing").get("template")
-        assert template == ("http://www.imsglobal.org/question/qti_v2p1/rptemplates/match_correct")
+        # match_correct's rules, with no template named that a player would run instead
+        processing = item.find(f"{Q}responseProcessing")
+        assert processing.attrib == {}
+        assert processing.find(f".//{Q}match/{Q}correct").get("identifier") == "RESPONSE"
         outcomes = {o.get("identifier"): o.attrib for o in item.findall(f"{Q}outcomeDeclaration")}
         assert outcomes["SCORE"]["baseType"] == "float"
         feedback = item.findall(f"{Q}modalFeedback")
@@ -398,7 +416,8 @@ def test_hostile_text_stays_text_in_every_format(tmp_path, node):
     hrefs = [a.get("href") for a in item.iter(f"{Q}a")]
     assert hrefs[-2:] == [f"{BASE}hostile.html#later", f"{BASE}index.html"]
     mapped = items["items/hostile.guess-1.xml"]
-    assert mapped.find(f"{Q}responseProcessing").get("template").endswith("/map_response")
+    rules = mapped.find(f"{Q}responseProcessing")
+    assert rules.attrib == {} and rules.find(f".//{Q}mapResponse").get("identifier") == "RESPONSE"
     entries = mapped.findall(f"{Q}responseDeclaration/{Q}mapping/{Q}mapEntry")
     assert [e.get("mappedValue") for e in entries] == ["1", "1"]
 
@@ -431,3 +450,162 @@ def test_a_base_url_that_is_not_a_sites_address_is_refused(url):
     with pytest.raises(QuestionsError, match=r"^--base-url .* is not the address of the site"):
         base_url(url)
     assert base_url("http://127.0.0.1:8000/mh") == "http://127.0.0.1:8000/mh/"
+
+
+# --- QTI 2.1 upgraded to QTI 3 and played ---------------------------------------------------
+
+
+def upgrade(package, out):
+    """The QTI 2.1 PACKAGE as Citolab's qti-convert upgrades it to QTI 3, written to OUT."""
+    run = subprocess.run(
+        [sys.executable, "-m", "qti_convert.cli", "upgrade", str(package), str(out)],
+        env={**os.environ, "PYTHONPATH": str(assets.qti_converter_dir())},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0 and not run.stderr, run.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def qti3(exported, tmp_path_factory):
+    paths, _ = exported
+    return upgrade(paths[".zip"], tmp_path_factory.mktemp("qti3") / "qti3.zip")
+
+
+def maths(el):
+    """Each formula under EL as its elements' names, attributes and words, in order."""
+    return [
+        [(m.tag, sorted(m.attrib.items()), (m.text or "").strip()) for m in math.iter()]
+        for math in el.iter(f"{{{MATHML}}}math")
+    ]
+
+
+def qti3_path(path):
+    """A path of QTI 2.1 names as QTI 3 names its elements: itemBody is qti-item-body."""
+    kebab = functools.partial(re.sub, r"[A-Z]", lambda m: "-" + m[0].lower())
+    return "/".join(f"{QTI3}qti-{kebab(step)}" for step in path.split("/"))
+
+
+def test_qti3_upgrade_keeps_every_item_and_all_it_says(exported, qti3):
+    """Citolab's converter drops nothing of ours: every item, its question, choices, right
+    answer, per-choice feedback (with a guess's explanation) and formulas."""
+    paths, _ = exported
+    _, before = qti_items(paths[".zip"])
+    manifest, after = qti_items(qti3)
+    resources = manifest.findall(f"{CP3}resources/{CP3}resource")
+    assert sorted(r.get("href") for r in resources) == sorted(before) == sorted(after)
+    assert {r.get("type") for r in resources} == {"imsqti_item_xmlv3p0"}
+    for href, old in before.items():
+        new = after[href]
+        assert new.tag == f"{QTI3}qti-assessment-item"
+        assert new.get("identifier") == old.get("identifier")
+        for path in (
+            "itemBody/choiceInteraction/prompt",
+            "itemBody/choiceInteraction/simpleChoice",
+            "responseDeclaration/correctResponse/value",
+            "modalFeedback",
+        ):
+            olds = old.findall("/".join(Q + step for step in path.split("/")))
+            news = new.findall(qti3_path(path))
+            assert olds and [text(e) for e in news] == [text(e) for e in olds], (href, path)
+            assert [maths(e) for e in news] == [maths(e) for e in olds], (href, path)
+        assert [f.get("identifier") for f in new.findall(f"{QTI3}qti-modal-feedback")] == [
+            f.get("identifier") for f in old.findall(f"{Q}modalFeedback")
+        ]
+
+
+class PlayerHandler(Handler):
+    """The site's server, under the policy of an LMS's delivery page rather than the site's: the
+    player's templates set style attributes."""
+
+    csp = "default-src 'self'; style-src 'self' 'unsafe-inline'"
+
+
+@pytest.fixture(scope="module")
+def player(qti3, tmp_path_factory):
+    """The address of a QTI 3 delivery page (tests/harness/qti.html) serving the path's upgraded
+    package under pkg/ and the hostile chapter's, whose guess names no answer, under hostile/."""
+    where = tmp_path_factory.mktemp("player")
+    for name in ("qti.html", "qti.js"):
+        shutil.copy(HARNESS / name, where / name)
+    (where / "harness.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    for name in (*assets.QTI_COMPONENTS_FILES, "LICENSE.md"):
+        shutil.copy(assets.qti_player_dir() / name, where / name)
+    with zipfile.ZipFile(qti3) as z:
+        z.extractall(where / "pkg")
+    hostile = tmp_path_factory.mktemp("hostile")
+    paths, _ = write_all(project(hostile, {"01-hostile.md": HOSTILE}), hostile, ["hostile"], BASE)
+    with zipfile.ZipFile(upgrade(paths[2], hostile / "qti3.zip")) as z:
+        z.extractall(where / "hostile")
+    server = QuietServer(("127.0.0.1", 0), functools.partial(PlayerHandler, directory=str(where)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/qti.html"
+    server.shutdown()
+
+
+# the words of an element, each formula as [its characters] (the player shows a formula's
+# elements as plain text where the page lays out MathML), a <summary> left out
+SAID_JS = """(el) => {
+  const copy = el.cloneNode(true);
+  copy.querySelectorAll("summary").forEach((s) => s.remove());
+  for (const m of copy.querySelectorAll("math")) {
+    m.replaceWith(`[${m.textContent.replace(/\\s+/g, "")}]`);
+  }
+  return copy.textContent.replace(/\\s+/g, " ").trim();
+}"""
+
+
+def on_the_page(page, block, choice):
+    """What the page says of CHOICE (its index) in BLOCK once answered: (right?, what it shows)."""
+    section = page.locator(f"#{block}")
+    if block.startswith("check"):
+        section.locator("input[name=answer]").nth(choice).check()
+        section.get_by_role("button", name="Check").click()
+        said = section.locator("[data-feedback]:visible")
+        return "right" in said.get_attribute("class").split(), said.evaluate(SAID_JS)
+    section.locator("input[name=guess]").nth(choice).check()
+    section.get_by_role("button", name="Commit my guess").click()
+    verdict = section.locator("[data-guess-answer]")
+    shown = verdict.evaluate(SAID_JS) + " " + section.locator("[data-explain]").evaluate(SAID_JS)
+    right = "right" in verdict.get_attribute("class").split()
+    page.evaluate("localStorage.clear()")  # a guess is committed once: forget it for the next
+    page.reload()
+    page.wait_for_selector("html.js")
+    return right, shown
+
+
+@pytest.mark.browser
+def test_a_qti_player_scores_each_kind_of_item_as_the_page_grades_it(page, base_url, player):
+    """Each kind of item the export writes, upgraded to QTI 3 and played by Citolab's player:
+    answered right and wrong, the score the player reports is the page's verdict on the same
+    answer, and the feedback it shows is what the page shows."""
+
+    def play(href, choice):
+        page.goto(player)
+        page.wait_for_selector("html.ready")
+        page.evaluate("(href) => harness.show(href)", href)
+        page.locator("qti-simple-choice").nth(choice).click()
+        result = page.evaluate("harness.score()")
+        assert result["response"] == f"choice-{choice}"
+        shown = [
+            page.locator(f'qti-modal-feedback[identifier="{i}"]').evaluate(SAID_JS)
+            for i in result["feedback"]
+        ]
+        return float(result["score"]), shown
+
+    open_before_python(page, base_url + "many-heads.html")
+    # a check and a guess naming its answer (match_correct), each right (1) and wrong (2, 0)
+    cases = [("check-1", 1), ("check-1", 2), ("guess-1", 1), ("guess-1", 0)]
+    verdicts = {case: on_the_page(page, *case) for case in cases}
+    assert [right for right, _ in verdicts.values()] == [True, False, True, False]
+    for (block, choice), (right, shown) in verdicts.items():
+        score, feedback = play(f"pkg/items/many-heads.{block}.xml", choice)
+        assert score == (1.0 if right else 0.0), (block, choice)
+        assert feedback == [shown], (block, choice)
+    # a guess naming no answer (map_response): any choice counts, as on the page
+    for choice in (0, 1):
+        score, feedback = play("hostile/items/hostile.guess-1.xml", choice)
+        assert score == 1.0
+        assert feedback == ["Any guess is fine: nothing here is <b>bold</b>."]
