@@ -60,7 +60,7 @@ the reason, then what would work. Each has `.reason`, a short machine-readable c
 from collections import namedtuple
 
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
-BUDGET_MB = 1536  # the page's default: the ceiling for the largest accepted model
+BUDGET_MB = 1536  # the worker's memory for the largest model the page accepts (about 500M)
 MAX_HEADER = 256 * 2**20  # no real header comes near (a 150k-token vocabulary is ~10 MB)
 
 Tensor = namedtuple("Tensor", "kind shape start nbytes")

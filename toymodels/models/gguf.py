@@ -22,6 +22,7 @@ SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?
 SCALARS.update({10: "<Q", 11: "<q", 12: "<d"})
 STRING, ARRAY = 8, 9
 BLOCK_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 6: "Q5_0", 7: "Q5_1", 8: "Q8_0"}
+BLOCK_TYPES.update({12: "Q4_K", 13: "Q5_K", 14: "Q6_K", 30: "BF16"})
 
 
 class GGUFError(ValueError):
