@@ -274,6 +274,20 @@ HOSTILE = {
 }
 
 
+def test_an_array_longer_than_any_vocabulary_is_refused_before_it_becomes_a_list():
+    """2**23 one-byte items, all in the file: as a list they would take 64 MB."""
+    n = 2**23
+    data = header(fields=[ARCH, s("x") + struct.pack("<IIQ", 9, 0, n)]) + bytes(n)
+    tracemalloc.start()
+    try:
+        with pytest.raises(card.Corrupt, match=f"has {n} items, more than any model's"):
+            card.read(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**21
+
+
 @pytest.mark.parametrize("what", list(HOSTILE))
 def test_hostile_headers_are_refused_without_allocating_what_they_claim(what):
     data = HOSTILE[what] + bytes(64)

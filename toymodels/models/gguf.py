@@ -37,6 +37,7 @@ OTHER_TYPES.update({29: "IQ1_M", 34: "TQ1_0", 35: "TQ2_0", 39: "MXFP4"})
 MAX_HEADER = 256 * 2**20  # the most a header may take; no real one comes near
 MAX_DIMS = 4  # ggml's
 MAX_DEPTH = 3  # arrays of arrays of arrays
+MAX_ITEMS = 2**22  # items in an array: more than any vocabulary (a list of them costs 8 bytes each)
 PIECE = 2**20  # bytes pulled from a file object at a time
 
 
@@ -170,6 +171,8 @@ class Header:
                 raise GGUFError(f"an array at byte {self.at} holds items of type {item}")
             least = struct.calcsize(SCALARS[item]) if item in SCALARS else 8 + 4 * (item == ARRAY)
             n = self._count(self._read("<Q"), least, "array items")
+            if n > MAX_ITEMS:
+                raise GGUFError(f"an array at byte {self.at} has {n} items, more than any model's")
             if item in SCALARS:  # at once, not an item at a time
                 self._pull(self.at + n * least)
                 items = np.frombuffer(self.buf, SCALARS[item], n, self.at).tolist()
