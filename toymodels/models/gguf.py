@@ -1,10 +1,11 @@
 """A GGUF file's header and tensors, read with the stdlib and numpy: the one reader of GGUF
-files, for the build's repack of SmolLM2's file (sitebuild/models/smollm2.py) and for the
-exporter (toymodels/export/llama.py). Not the PyPI package gguf, whose own dependencies
-(requests, pyyaml, tqdm) the site tier would otherwise carry for these sixty lines; numpy and
-the stdlib alone, so the browser's Python can read a GGUF file too. tests/test_smollm2_build.py
-reads a small made file with it; tests/test_smollm2_live.py holds the repack of SmolLM2's file
-to what gguf's reader gives.
+files, for the build's repack of SmolLM2's file (sitebuild/models/smollm2.py), the exporter
+(toymodels/export/llama.py) and the card of a reader's own file (card.py). Not the PyPI
+package gguf, whose own dependencies (requests, pyyaml, tqdm) the site tier would otherwise
+carry for this one module; numpy and the stdlib alone, so the browser's Python can read a GGUF
+file too. tests/test_smollm2_build.py reads a small made file with it, tests/test_card.py
+hostile headers; tests/test_smollm2_live.py holds the repack of SmolLM2's file to what gguf's
+reader gives.
 
 GGUF (version 2 or 3, little-endian): "GGUF", the version (u32), the tensor count and the
 key-value count (u64 each); each key-value pair (a string, a value type u32, a value); each
