@@ -4,15 +4,18 @@ family and each refusal, and hostile headers written byte by byte, refused witho
 allocating what they claim."""
 
 import io
+import json
 import struct
 import tracemalloc
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from toymodels.models import card, quants
 
+ROOT = Path(__file__).resolve().parent.parent
 gguf = pytest.importorskip("gguf", reason="the files are written with the gguf package")
 T = gguf.GGMLQuantizationType
 
@@ -126,11 +129,36 @@ def test_the_card_of_a_llama_file(llama):
     ]
 
 
+@pytest.mark.model
+def test_the_card_of_smollm2_s_own_file():
+    """The shipped model's file, read as a reader's own, from the disk: its header alone gives
+    what the site's manifest (written with gguf's reader) says of every tensor."""
+    import smollm2_reference
+
+    path = smollm2_reference.gguf_path()
+    manifest = json.loads((ROOT / "toymodels/data/smollm2/live.json").read_text())
+    with open(path, "rb") as f:
+        c = card.read(f, file_size=path.stat().st_size)
+        assert f.tell() < c.data_start + card.gguf.PIECE
+    config = manifest["config"]
+    assert (c.architecture, c.layers, c.heads, c.kv_heads, c.width) == (
+        "llama", config["n_layer"], config["n_head"], config["n_kv"], config["d"],
+    )  # fmt: skip
+    assert (c.vocabulary, c.context) == (49152, 8192)
+    tensors = manifest["tensors"]
+    assert {t["name"]: (t["kind"], tuple(t["shape"]), t["bytes"]) for t in tensors} == {
+        name: (t.kind, t.shape, t.nbytes) for name, t in c.tensors.items()
+    }
+    assert c.parameters == sum(int(np.prod(t["shape"])) for t in tensors)
+    assert c.quants == {"Q4_1": 210, "F32": 61, "Q8_0": 1}
+    assert c.keeps == "float32"
+
+
 def test_a_file_cut_right_after_its_tensor_infos_still_gives_the_card(llama):
     path, end, _ = llama
     whole = card.read(path.read_bytes())
     head = path.read_bytes()[:end]
-    for source in (head, io.BytesIO(head)):
+    for source in (head, io.BytesIO(head), np.frombuffer(head, np.uint8)):
         c = card.read(source)
         assert (c.tensors, c.fields, c.parameters) == (
             whole.tensors,

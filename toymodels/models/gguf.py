@@ -68,7 +68,7 @@ class Header:
     infos), .alignment, .data_start (.end rounded up to it)."""
 
     def __init__(self, source, file_size=None, on_field=None):
-        if isinstance(source, (bytes, bytearray, memoryview)):
+        if isinstance(source, (bytes, bytearray, memoryview, np.ndarray)):
             self.buf, self.source = memoryview(source).cast("B"), None
         else:
             self.buf, self.source = bytearray(), source
