@@ -7,16 +7,17 @@ header and the tensor infos is read, so a file the page cannot run is refused at
 
 `source` is what the caller can read of the file: bytes-like (a prefix of the file or all of
 it) or a binary file object with `.read(n)` (in the page, the worker's reader of the chosen
-File). From a file object the header is read in growing pieces, never more than the header
-and tensor infos end at, and never more than MAX_HEADER bytes. `file_size` is the whole
-file's size where known (File.size in the page): a file shorter than its tensors need is then
-refused as truncated; without it the tensors' data is not checked (the forward checks each
-tensor when it reads it). `budget_mb` is the memory the page may give the weights.
+File). From a file object the header is read in pieces of gguf.PIECE bytes (1 MB) until the
+tensor infos end, so at most a piece past them, and never more than MAX_HEADER bytes.
+`file_size` is the whole file's size where known (File.size in the page): a file shorter than
+its tensors need is then refused as truncated; without it the tensors' data is not checked
+(the forward checks each tensor when it reads it). `budget_mb` is the memory the page may give
+the weights.
 
 A Card has:
 
     architecture   "llama", "qwen2" or "gpt2" (ARCHITECTURES)
-    name           general.name, or "" when the file has none
+    name           general.name (its first 200 characters), or "" when the file has none
     parameters     the weights' count (every tensor's elements)
     layers, heads, kv_heads, width, vocabulary, context
                    block count, attention heads, key/value heads (the groups of grouped-query
@@ -164,7 +165,7 @@ class Card:
             )
         arch = self.architecture = _architecture(f["general.architecture"])
         name = f.get("general.name", "")
-        self.name = name if isinstance(name, str) else ""
+        self.name = name[:200] if isinstance(name, str) else ""  # the file's text, shown
         self.layers = self._number(f"{arch}.block_count", "layers")
         self.heads = self._number(f"{arch}.attention.head_count", "heads")
         kv = f"{arch}.attention.head_count_kv"
