@@ -31,7 +31,10 @@ Q5_0 and Q5_1 are here because llama.cpp writes them into Q4_K_M files for the t
 rows are not a multiple of 256 (Qwen2-0.5B's 896 wide, SmolLM2-360M's 960).
 The products are float32 and done in the order llama.cpp's reference (and gguf-py's
 `gguf.quants.dequantize`) does them, so the weights are the same to the last bit
-(tests/test_quants.py holds every type to gguf-py). Large tensors are done CHUNK blocks at a
+(tests/test_quants.py holds every type to gguf-py). Under Pyodide every number is the same
+too, but a NaN made by infinite scales (inf + -inf in Q4_1 and Q5_1) may have the other sign
+bit: WebAssembly leaves a new NaN's sign to the engine; no real file has infinite scales.
+Large tensors are done CHUNK blocks at a
 time into the output, so the integers unpacked on the way never take more than a few MB.
 """
 
