@@ -34,8 +34,8 @@ The products are float32 and done in the order llama.cpp's reference (and gguf-p
 (tests/test_quants.py holds every type to gguf-py). Under Pyodide every number is the same
 too, but a NaN made by infinite scales (inf + -inf in Q4_1 and Q5_1) may have the other sign
 bit: WebAssembly leaves a new NaN's sign to the engine; no real file has infinite scales.
-Large tensors are done CHUNK blocks at a
-time into the output, so the integers unpacked on the way never take more than a few MB.
+Large tensors are done CHUNK blocks at a time into the output, so the integers unpacked on
+the way never take more than a few MB.
 """
 
 import numpy as np
