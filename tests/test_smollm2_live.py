@@ -121,7 +121,7 @@ def test_f32_and_wrong_sizes():
     with pytest.raises(ValueError, match="needs 40 bytes, got 20"):
         quants.dequantize(np.zeros(20, np.uint8), "Q4_1", (2, 32))
     with pytest.raises(ValueError, match="not one of"):
-        quants.nbytes("Q5_K", (32,))
+        quants.nbytes("Q2_K", (256,))
     with pytest.raises(ValueError, match="whole number"):
         quants.nbytes("Q8_0", (33,))
 

@@ -4,6 +4,9 @@ the exporter (toymodels/export/). Shipped: numpy and the stdlib alone, so the sa
 in the build's CPython and in the reader's browser.
 
     gguf.py     the one reader of GGUF files (header, metadata, each tensor's blocks)
+    quants.py   GGUF's block types (F32 to Q6_K) as float32, one tensor at a time
+    card.py     a reader's own GGUF file's model card, from its header alone, or why the
+                page cannot run it
     smollm2/    SmolLM2-135M-Instruct: forward, GGUF blocks as float32, BPE tokenizer, the
                 site's repacked files, the reader's own text run in the page
     minilm/     all-MiniLM-L6-v2: forward, WordPiece tokenizer, compact weights, the reader's

@@ -4,7 +4,7 @@ the build's export and the reader's own text in the browser:
 
     llama.py   the forward (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied logits),
                every head's attention, a KV cache for writing on
-    quants.py  the GGUF's Q4_1, Q8_0 and F32 blocks as float32, in numpy alone
+    quants.py  its GGUF's blocks as float32 (toymodels/models/quants.py, for every model)
     bpe.py     the byte-level BPE tokenizer
     weights.py the site's repacked weight and tokenizer files, read as the page reads them
     live.py    the reader's own text: the files' manifest (smollm2/live.json), the model read

@@ -1,0 +1,301 @@
+"""The model card of a reader's own GGUF file, read from its header alone, before any heavy
+work: what the model is, whether the page can run it, and the memory it will take. Shipped
+(numpy and the stdlib), so the worker reads the card from the reader's disk; nothing past the
+header and the tensor infos is read, so a file the page cannot run is refused at once.
+
+    card.read(source, *, file_size=None, budget_mb=BUDGET_MB) -> Card
+
+`source` is what the caller can read of the file: bytes-like (a prefix of the file or all of
+it) or a binary file object with `.read(n)` (in the page, the worker's reader of the chosen
+File). From a file object the header is read in pieces of gguf.PIECE bytes (1 MB) until the
+tensor infos end, so at most a piece past them, and never more than MAX_HEADER bytes.
+`file_size` is the whole file's size where known (File.size in the page): a file shorter than
+its tensors need is then refused as truncated; without it the tensors' data is not checked
+(the forward checks each tensor when it reads it). `budget_mb` is the memory the page may give
+the weights.
+
+A Card has:
+
+    architecture   "llama", "qwen2" or "gpt2" (ARCHITECTURES)
+    name           general.name (its first 200 characters), or "" when the file has none
+    parameters     the weights' count (every tensor's elements)
+    layers, heads, kv_heads, width, vocabulary, context
+                   block count, attention heads, key/value heads (the groups of grouped-query
+                   attention: heads // kv_heads queries share a key and value), embedding
+                   width, vocabulary size, context length
+    quants         {block type: tensor count}, e.g. {"Q4_K": 96, "Q6_K": 13, "F32": 49}
+    tensors        {name: Tensor(kind, shape, start, nbytes)}: shape rows first (numpy's
+                   order, the fastest axis last), start an absolute offset in the file, so
+                   the forward reads one tensor's bytes on demand and hands them to
+                   quants.dequantize(raw, kind, shape)
+    fields         {key: value} the header's metadata (arrays as lists; the tokenizer is here)
+    data_start, data_end
+                   the byte the tensors' data begins at and the byte the file must reach
+    float32_bytes  the weights in float32 (parameters * 4)
+    blocks_bytes   the weights as the file holds them (the tensors' data)
+    layer_bytes    the largest layer (blk.N.*) in float32
+    quantised_bytes
+                   blocks_bytes + layer_bytes: blocks kept, one layer dequantised at a time
+    budget_bytes   the budget the card was read against
+    keeps          "float32" when float32_bytes fits the budget, else "blocks" (then
+                   quantised_bytes fits it; a file that fits neither is refused)
+    memory_bytes   what `keeps` costs: float32_bytes or quantised_bytes
+    lines()        the card as short sentences for the page, e.g. "30 layers × 9 heads"
+
+Refusals raise a subclass of Refused (a ValueError) whose str() is the reader-facing message:
+the reason, then what would work. Each has `.reason`, a short machine-readable code:
+
+    NotGGUF               "not-gguf"       the file does not start with "GGUF"
+    UnsupportedVersion    "version"        GGUF version other than 2 or 3
+    Corrupt               "corrupt"        lengths past the end, absurd counts or sizes, a
+                                           value of a type GGUF does not define
+    Truncated (Corrupt)   "truncated"      the file ends before its header, or before its
+                                           tensors' data when file_size says so
+    UnknownArchitecture   "architecture"   general.architecture not in ARCHITECTURES
+    UnsupportedQuant      "quant"          a tensor's block type quants.py does not read (named,
+                                           with the ones it reads)
+    TooLarge              "memory"         neither float32 nor blocks fit the budget (both
+                                           numbers stated)
+"""
+
+from collections import Counter, namedtuple
+
+from . import gguf, quants
+
+ARCHITECTURES = ("llama", "qwen2", "gpt2")
+BUDGET_MB = 1536  # the worker's memory for the largest model the page accepts (about 500M)
+MB = 2**20
+MAX_HEADER = gguf.MAX_HEADER
+# the most a real small model has of each; more is a damaged or hostile header
+LIMITS = {"layers": 1024, "heads": 1024, "width": 2**17, "context": 2**24, "vocabulary": 2**22}
+
+Tensor = namedtuple("Tensor", "kind shape start nbytes")
+
+
+class Refused(ValueError):
+    """A file the page will not run; str() is the reader-facing message."""
+
+    reason = "refused"
+
+
+class NotGGUF(Refused):
+    reason = "not-gguf"
+
+
+class UnsupportedVersion(Refused):
+    reason = "version"
+
+
+class Corrupt(Refused):
+    reason = "corrupt"
+
+
+class Truncated(Corrupt):
+    reason = "truncated"
+
+
+class UnknownArchitecture(Refused):
+    reason = "architecture"
+
+
+class UnsupportedQuant(Refused):
+    reason = "quant"
+
+
+class TooLarge(Refused):
+    reason = "memory"
+
+
+FAMILIES = "Llama (llama: SmolLM2, Llama 3.2, TinyLlama), Qwen2 (qwen2) or GPT-2 (gpt2)"
+READS = ", ".join(quants.TYPES)
+
+
+def read(source, *, file_size=None, budget_mb=BUDGET_MB):
+    """The Card of the GGUF file `source` (see the module's docstring), or a Refused."""
+
+    def early(key, value):  # an unknown family is refused before its tokenizer is read
+        if key == "general.architecture":
+            _architecture(value)
+
+    try:
+        head = gguf.Header(source, file_size, on_field=early)
+    except gguf.GGUFError as e:
+        raise _refusal(e) from None
+    return Card(head, file_size, budget_mb)
+
+
+def _refusal(e):
+    if e.reason == "not-gguf":
+        return NotGGUF(
+            "This is not a GGUF model file: it does not start with the letters GGUF. Choose a "
+            ".gguf file, such as one from a model's GGUF release or made by llama.cpp's "
+            "convert_hf_to_gguf.py."
+        )
+    if e.reason == "version":
+        return UnsupportedVersion(
+            f"This file is in a GGUF format this page does not read ({e}). Files written by "
+            "llama.cpp or the gguf package since 2023 (GGUF version 3) work."
+        )
+    if e.reason == "truncated":
+        return Truncated(
+            f"This file is cut short or damaged: {e}. Download it again; a complete file works."
+        )
+    return Corrupt(f"This file's header is damaged: {e}. Download it again, or choose another.")
+
+
+def _architecture(value):
+    if value not in ARCHITECTURES:
+        raise UnknownArchitecture(
+            f"This model's architecture is {str(value)[:80]!r}, which this page cannot run. It "
+            f"runs {FAMILIES} models: a GGUF file of one of those works."
+        )
+    return value
+
+
+class Card:
+    """What a GGUF header says of its model (the module's docstring lists the attributes)."""
+
+    def __init__(self, head, file_size, budget_mb):
+        f = head.fields
+        self.fields = f
+        if "general.architecture" not in f:
+            raise Corrupt(
+                "This file's header does not say which architecture the model has "
+                f"(general.architecture). The page runs {FAMILIES} models."
+            )
+        arch = self.architecture = _architecture(f["general.architecture"])
+        name = f.get("general.name", "")
+        self.name = name[:200] if isinstance(name, str) else ""  # the file's text, shown
+        self.layers = self._number(f"{arch}.block_count", "layers")
+        self.heads = self._number(f"{arch}.attention.head_count", "heads")
+        kv = f"{arch}.attention.head_count_kv"
+        self.kv_heads = self._number(kv, "heads") if kv in f else self.heads
+        if self.heads % self.kv_heads:
+            raise Corrupt(
+                f"This file's header is damaged: {self.heads} heads cannot share "
+                f"{self.kv_heads} key/value groups evenly. Download it again, or choose another."
+            )
+        self.width = self._number(f"{arch}.embedding_length", "width")
+        self.context = self._number(f"{arch}.context_length", "context")
+        self.tensors, kinds = {}, Counter()
+        for name_, kind, shape, offset in head.tensors:
+            kinds[kind] += 1
+            start = head.data_start + offset
+            size = quants.nbytes(kind, shape) if kind in quants.TYPES else 0
+            self.tensors[name_] = Tensor(kind, shape, start, size)
+        self.quants = dict(kinds.most_common())
+        self._check_types()
+        self.vocabulary = self._vocabulary()
+        self.data_start = head.data_start
+        self.data_end = max((t.start + t.nbytes for t in self.tensors.values()), default=0)
+        self.data_end = max(self.data_end, head.data_start)
+        if file_size is not None and file_size < self.data_end:
+            raise Truncated(
+                f"This file is cut short: its tensors need {self.data_end:,} bytes, the file "
+                f"has {file_size:,}. Download it again; a complete file works."
+            )
+        self.parameters = sum(_count(t.shape) for t in self.tensors.values())
+        self.float32_bytes = 4 * self.parameters
+        self.blocks_bytes = sum(t.nbytes for t in self.tensors.values())
+        layers = Counter()
+        for tname, t in self.tensors.items():
+            if tname.startswith("blk."):
+                layers[tname.split(".")[1]] += 4 * _count(t.shape)
+        self.layer_bytes = max(layers.values(), default=0)
+        self.quantised_bytes = self.blocks_bytes + self.layer_bytes
+        self.budget_bytes = int(budget_mb * MB)
+        if self.float32_bytes <= self.budget_bytes:
+            self.keeps, self.memory_bytes = "float32", self.float32_bytes
+        elif self.quantised_bytes <= self.budget_bytes:
+            self.keeps, self.memory_bytes = "blocks", self.quantised_bytes
+        else:
+            raise TooLarge(
+                f"This model is too large for the memory this page can use here "
+                f"({_mb(self.budget_bytes)}): its weights take {_mb(self.float32_bytes)} "
+                f"in float32, and {_mb(self.quantised_bytes)} kept as the file's blocks with "
+                "one layer at a time in float32. A smaller model (up to about 500 million "
+                "parameters) or a smaller quantisation, such as Q4_K_M, works; so may a "
+                "browser on a computer with more memory."
+            )
+
+    def _number(self, key, what):
+        """A positive whole number from the header, within what a small model has."""
+        value = self.fields.get(key)
+        if value is None:
+            raise Corrupt(
+                f"This file's header lacks {key}, which every {self.architecture} model "
+                "file has. Download it again, or choose another."
+            )
+        if type(value) is not int or not 1 <= value <= LIMITS[what]:
+            raise Corrupt(
+                f"This file's header is damaged: {key} is {str(value)[:40]}, not a number "
+                f"from 1 to {LIMITS[what]:,}. Download it again, or choose another."
+            )
+        return value
+
+    def _check_types(self):
+        other = {k: n for k, n in self.quants.items() if k not in quants.TYPES}
+        if other:
+            held = ", ".join(f"{k} ({n} tensor{'s' * (n > 1)})" for k, n in other.items())
+            raise UnsupportedQuant(
+                f"This file stores weights as {held}, which this page cannot read. It reads "
+                f"{READS}: a Q4_K_M, Q5_K_M, Q6_K or Q8_0 file of the same model works."
+            )
+
+    def _vocabulary(self):
+        tokens = self.fields.get("tokenizer.ggml.tokens")
+        if isinstance(tokens, list) and tokens:
+            n = len(tokens)
+        elif "token_embd.weight" in self.tensors:
+            n = self.tensors["token_embd.weight"].shape[0]
+        else:
+            raise Corrupt(
+                "This file has neither a vocabulary (tokenizer.ggml.tokens) nor a token "
+                "embedding (token_embd.weight). Download it again, or choose another."
+            )
+        if n > LIMITS["vocabulary"]:
+            raise Corrupt(f"This file's header is damaged: a vocabulary of {n:,} tokens.")
+        return n
+
+    def lines(self):
+        """The card as short plain-text sentences for the page (the model's name is the
+        file's text: the page escapes it like any reader input)."""
+        groups = self.heads // self.kv_heads
+        share = (
+            f"{self.kv_heads} key/value groups ({groups} heads share each)"
+            if groups > 1
+            else "a key and value per head"
+        )
+        kinds = ", ".join(f"{k} ({n})" for k, n in self.quants.items())
+        if self.keeps == "float32":
+            memory = (
+                f"Memory: {_mb(self.float32_bytes)}, the weights in float32 (the file's "
+                f"blocks with a layer at a time would take {_mb(self.quantised_bytes)})."
+            )
+        else:
+            memory = (
+                f"Memory: {_mb(self.quantised_bytes)}, the file's blocks kept with one layer "
+                f"at a time in float32 (all in float32 would take {_mb(self.float32_bytes)}, "
+                f"over the {_mb(self.budget_bytes)} this page can use); each layer is "
+                "dequantised again at every step."
+            )
+        return [
+            f"{self.name or 'An unnamed model'}: {self.architecture} architecture.",
+            f"{self.parameters / 1e6:,.1f} million parameters.",
+            f"{self.layers} layers × {self.heads} heads, {share}.",
+            f"{self.width} wide; a vocabulary of {self.vocabulary:,} tokens; a context of "
+            f"{self.context:,} tokens.",
+            f"Weights stored as {kinds} (tensors of each type).",
+            memory,
+        ]
+
+
+def _count(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _mb(n):
+    return f"{n / MB:,.1f} MB" if n < 10 * MB else f"{n / MB:,.0f} MB"
