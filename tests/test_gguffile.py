@@ -70,9 +70,9 @@ def permute(w, n_head):
     )
 
 
-def write(net, arch, path, kind, skip=()):
+def write(net, arch, path, kind, skip=(), extra=None):
     """NET as llama.cpp's converter writes it: GGUF, matrices in KIND, vectors in F32 (without
-    the tensors named in SKIP: a broken file)."""
+    the tensors named in SKIP: a broken file; with the tensors EXTRA {name: array})."""
     names = gguf.get_tensor_name_map({v: k for k, v in gguf.MODEL_ARCH_NAMES.items()}[arch], LAYERS)
     w = gguf.GGUFWriter(str(path), arch)
     w.add_block_count(LAYERS)
@@ -121,6 +121,8 @@ def write(net, arch, path, kind, skip=()):
         )
         if arch == "gpt2" and new == "token_embd":
             w.add_tensor("output.weight", a.astype(np.float16) if kind == "F16" else a)
+    for name, a in (extra or {}).items():
+        w.add_tensor(name, a)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -218,3 +220,60 @@ def test_files_it_cannot_run_are_refused(made, tmp_path):
     )
     with pytest.raises(reader.GGUFError, match="^not a GGUF file: it does not start with 'GGUF'$"):
         gf.load(b"PK\x03\x04" + bytes(60))
+
+
+def test_llama3_rope_scaling_from_the_files_rope_freqs(tmp_path):
+    """Llama 3.2's rotary scaling, as llama.cpp's converter writes it (a rope_freqs tensor, one
+    divisor per frequency) and the forward reads it, against transformers' llama3 rope on the
+    original model (transformers' GGUF loader ignores rope_freqs). The head size and bases are
+    chosen so that the four frequencies fall one each side of the scaled band and two in it."""
+    torch.manual_seed(4)
+    scaling = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    old = 1024  # the context the scaling keeps: wavelengths 2π/freq from 256 to 1024 are blended
+    cfg = transformers.LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=D,
+        intermediate_size=FF,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV,
+        max_position_embeddings=4 * old,
+        rms_norm_eps=1e-5,
+        rope_parameters={
+            "rope_type": "llama3",
+            "rope_theta": 10000.0,
+            "original_max_position_embeddings": old,
+            **scaling,
+        },
+        tie_word_embeddings=True,
+    )
+    net = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            scale = 1.0 if "embed" in name else 0.1 if "norm" in name else 0.5
+            p.copy_(torch.randn_like(p) * scale + (1.0 if "norm" in name else 0.0))
+    net.eval()
+    hs = D // HEADS
+    freqs = 1.0 / 10000.0 ** (np.arange(0, hs, 2) / hs)
+    wavelen = 2 * np.pi / freqs
+    smooth = (old / wavelen - scaling["low_freq_factor"]) / (
+        scaling["high_freq_factor"] - scaling["low_freq_factor"]
+    )
+    factors = np.where(
+        wavelen < old / scaling["high_freq_factor"],
+        1.0,
+        np.where(
+            wavelen > old / scaling["low_freq_factor"],
+            scaling["factor"],
+            1 / ((1 - smooth) / scaling["factor"] + smooth),
+        ),
+    )
+    assert sorted(set(np.round(factors, 3))) == [1.0, 3.24, 8.0]
+    path = tmp_path / "llama3.gguf"
+    write(net, "llama", path, "F32", extra={"rope_freqs.weight": factors.astype(np.float32)})
+    ours = gf.load(path.read_bytes())
+    ids = [int(i) for i in np.random.default_rng(8).integers(0, VOCAB, 40)]
+    maps, logits = ours.forward(ids)
+    ref_maps, ref_logits = reference(net, ids)
+    assert np.abs(maps - ref_maps).max() <= ATTENTION
+    assert np.abs(logits - ref_logits).max() <= LOGITS
