@@ -4,6 +4,9 @@ the exporter (toymodels/export/). Shipped: numpy and the stdlib alone, so the sa
 in the build's CPython and in the reader's browser.
 
     gguf.py     the one reader of GGUF files (header, metadata, each tensor's blocks)
+    quants.py   GGUF's block types as float32, for any file
+    gguffile/   a reader's own GGUF file (llama, qwen2, gpt2): its model checked against its
+                metadata, every head's attention, logits, a KV cache
     smollm2/    SmolLM2-135M-Instruct: forward, GGUF blocks as float32, BPE tokenizer, the
                 site's repacked files, the reader's own text run in the page
     minilm/     all-MiniLM-L6-v2: forward, WordPiece tokenizer, compact weights, the reader's
