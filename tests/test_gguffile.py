@@ -11,6 +11,9 @@ float32): every attention weight within 6e-7 of transformers' and every logit wi
 forward. The tests hold 1e-5 and 1e-4, ten times the error, still ten times tighter than the
 1e-4 and 1e-3 asked: GPT-2's exact GELU in place of its tanh form, for one, is 1.6e-4 and
 5e-3 off.
+
+The tokenizer read from a file's metadata gives transformers' token ids (its tokenizer built
+from the same file) on tricky strings, for each pre-tokenizer a file may name.
 """
 
 import numpy as np
@@ -277,3 +280,66 @@ def test_llama3_rope_scaling_from_the_files_rope_freqs(tmp_path):
     ref_maps, ref_logits = reference(net, ids)
     assert np.abs(maps - ref_maps).max() <= ATTENTION
     assert np.abs(logits - ref_logits).max() <= LOGITS
+
+
+TRICKY = (
+    "In 2024, 3.14159 and 1,000,000 were x42y's numbers; 1234567 too",
+    "  two  spaces\tand a tab\n\nnew lines   ",
+    " a leading space, and a trailing one ",
+    "naïve café, Zürich, Ελληνικά, Привет, 日本語のテキスト, 한국어",
+    "Wait... what?! (yes) [no] {maybe} \"quoted\" IT'S we'll I'D -- 50% @home #tag",
+    "emoji 👋🏽 🤖 🇫🇷 ❤️ done",
+    "see https://example.org/a/b?q=1&r=%20x#top or mail me@example.org",
+    "one<|endoftext|>two <|endoftext|> three",
+)
+
+
+@pytest.fixture(scope="module")
+def vocabulary():
+    """(tokens, merges, token types): a byte-level BPE of 600 tokens trained with the tokenizers
+    library on the tricky strings and some prose, so that numbers, accents, emoji and CJK have
+    merges of their own; <|endoftext|> a control token."""
+    tokenizers = pytest.importorskip("tokenizers")
+    import json
+
+    bpe_model = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe_model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    prose = "The cat sat on the mat because it was tired. It's 12:30 and 2025 is near. "
+    bpe_model.train_from_iterator([prose * 3, *TRICKY * 3], trainer)
+    vocab = bpe_model.get_vocab()
+    tokens = sorted(vocab, key=vocab.get)
+    merges = [
+        " ".join(m) if isinstance(m, list) else m
+        for m in json.loads(bpe_model.to_str())["model"]["merges"]
+    ]
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens]
+    return tokens, merges, types
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2"])
+def test_tokenizer_equals_transformers(vocabulary, tmp_path, pre):
+    """The file's tokenizer against transformers' built from the same file, on tricky strings."""
+    from toymodels.models.gguffile import tokenizer as tk
+
+    tokens, merges, types = vocabulary
+    path = tmp_path / f"{pre}.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    for write_part in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file):
+        write_part()
+    w.close()
+    ref = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
+    ours = tk.tokenizer(reader.Reader(path.read_bytes(), None).fields)
+    for text in TRICKY:
+        assert ours.encode(text) == ref.encode(text, add_special_tokens=False), text
+        assert ours.decode(ours.encode(text)) == text
