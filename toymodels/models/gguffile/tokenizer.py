@@ -8,6 +8,10 @@
     llama-bpe, …    Llama 3's: letters with one leading non-letter, numbers in threes, …
     qwen2, …        Llama 3's with every number character alone
 
+A SentencePiece vocabulary ("tokenizer.ggml.model" = "llama": Llama 2, TinyLlama) is read as
+transformers reads it from a GGUF file (SentencePiece below), which differs from llama.cpp in
+one place: a text that starts with a space gets no "▁" of its own.
+
 Control tokens (token type 3, such as <|endoftext|>) are matched whole in the text, as
 transformers' added tokens are. A file naming another pre-tokenizer or vocabulary type is
 refused: its text would be split in a way this one does not know.
@@ -47,7 +51,10 @@ class Tokenizer(bpe.BPE):
         super().__init__(tokens, merges, classes)
         self.pre = pre
         letters, numbers = classes or bpe.unicode_classes()
-        L, N = bpe._body(tuple(map(tuple, letters))), bpe._body(tuple(map(tuple, numbers)))
+        L, N = (
+            bpe.class_body(tuple(map(tuple, letters))),
+            bpe.class_body(tuple(map(tuple, numbers))),
+        )
         self.pattern = (
             re.compile(PATTERNS[pre].format(L=L, N=N, S=bpe.SPACE)) if pre in PATTERNS else None
         )
@@ -81,14 +88,96 @@ class Tokenizer(bpe.BPE):
         return ids
 
 
+class SentencePiece(bpe.BPE):
+    """A SentencePiece vocabulary ("tokenizer.ggml.model" = "llama": Llama 2, TinyLlama) as
+    transformers reads it from a GGUF file: spaces spelled "▁", one "▁" put before a text that
+    does not start with one, merges ranked by the score of the token they make (the file's own
+    merges where it has them), and each character the vocabulary lacks spelled as its UTF-8
+    bytes' tokens <0xE4>. Control tokens are matched whole."""
+
+    SPACE = "\u2581"
+
+    def __init__(self, tokens, scores, merges, control=()):
+        self.tokens = list(tokens)
+        self.ids = {}
+        for i, t in enumerate(self.tokens):
+            self.ids.setdefault(t, i)
+        if not merges:
+            merges = [" ".join(m) for m in derived_merges(self.tokens, scores)]
+        self.rank = {tuple(m.split(" ")): r for r, m in enumerate(merges)}
+        self.unk = self.ids.get("<unk>", 0)
+        self._cache = {}
+        self.control = (
+            re.compile("|".join(re.escape(t) for t in sorted(control, key=len, reverse=True)))
+            if control
+            else None
+        )
+
+    def encode(self, text):
+        """TEXT -> token ids (no BOS: the caller adds it where the file asks for one)."""
+        ids, at = [], 0
+        for m in self.control.finditer(text) if self.control else ():
+            ids += self._encode(text[at : m.start()], at == 0) + [self.ids[m.group()]]
+            at = m.end()
+        return ids + self._encode(text[at:], at == 0)
+
+    def _encode(self, text, first):
+        if not text:
+            return []
+        text = text.replace(" ", self.SPACE)
+        if first and not text.startswith(self.SPACE):
+            text = self.SPACE + text
+        ids = []
+        for sym in self.merge(text):
+            if sym in self.ids:
+                ids.append(self.ids[sym])
+            else:
+                ids += [self.ids.get(f"<0x{b:02X}>", self.unk) for b in sym.encode("utf-8")]
+        return ids
+
+    def piece_bytes(self, i):
+        t = self.tokens[i]
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+            return bytes([int(t[3:5], 16)])
+        return t.replace(self.SPACE, " ").encode("utf-8")
+
+    def decode(self, ids):
+        text = b"".join(self.piece_bytes(i) for i in ids).decode("utf-8", errors="replace")
+        return text[1:] if text.startswith(" ") else text
+
+
+def derived_merges(tokens, scores):
+    """The merges a vocabulary with scores implies, best first, as transformers derives them
+    (tokenization_utils_base.generate_merges): each token cut in two where both halves are
+    tokens, ranked by the whole token's score, then the longer left half, then the longer right
+    half; a token's own cuts in the order of their halves' ids."""
+    vocab, score = {}, {}
+    for i, (t, s) in enumerate(zip(tokens, scores, strict=True)):
+        vocab.setdefault(t, i)
+        score[t] = s  # a repeated token: its last score, first place (a dict's)
+    out = []
+    for whole, s in score.items():
+        cuts = [(whole[:n], whole[n:], s) for n in range(1, len(whole))]
+        cuts = [c for c in cuts if c[0] in vocab and c[1] in vocab]
+        out += sorted(cuts, key=lambda c: (vocab[c[0]], vocab[c[1]]))
+    out.sort(key=lambda c: (c[2], len(c[0]), len(c[1])), reverse=True)
+    return [(a, b) for a, b, _ in out]
+
+
 def tokenizer(fields, classes=None):
     """The tokenizer of a GGUF file's metadata FIELDS ({key: value}); `classes`: the letter and
     number code point ranges (bpe.py), else this Python's unicodedata's."""
     kind = fields.get("tokenizer.ggml.model")
+    tokens = fields["tokenizer.ggml.tokens"]
+    types = fields.get("tokenizer.ggml.token_type") or ()
+    if kind == "llama":
+        control = [t for t, k in zip(tokens, types, strict=False) if k == CONTROL]
+        scores = fields.get("tokenizer.ggml.scores") or [0.0] * len(tokens)
+        return SentencePiece(tokens, scores, fields.get("tokenizer.ggml.merges"), control)
     if kind != "gpt2":
         raise FileError(
             f"the file's vocabulary is of type {kind!r}; this page reads byte-level BPE ('gpt2': "
-            "GPT-2, Llama 3, Qwen2, SmolLM2)"
+            "GPT-2, Llama 3, Qwen2, SmolLM2) and SentencePiece ('llama': Llama 2, TinyLlama)"
         )
     pre = fields.get("tokenizer.ggml.pre", "default")
     if pre not in PATTERNS and pre not in GPT2 + SMOLLM:
@@ -96,8 +185,6 @@ def tokenizer(fields, classes=None):
         raise FileError(
             f"the file splits text with the pre-tokenizer {pre!r}; this page knows {known}"
         )
-    tokens = fields["tokenizer.ggml.tokens"]
-    types = fields.get("tokenizer.ggml.token_type") or ()
     # a control token spelled outside the byte alphabet is not one the text can hold
     alphabet = set(bpe.byte_alphabet().values())
     control = [
