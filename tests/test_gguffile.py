@@ -387,3 +387,37 @@ def test_sentencepiece_tokenizer_equals_transformers(tmp_path):
         assert ours.decode(ids) == (text[1:] if text.startswith(" ") else text)
         fell_back += sum(tokens[i].startswith("<0x") for i in ids)
     assert fell_back > 20
+
+
+@pytest.mark.model
+def test_smollm2s_own_file_is_the_shipped_model(monkeypatch):
+    """SmolLM2's GGUF opened as a reader's file gives exactly the shipped model's maps and
+    logits, and the shipped tokenizer's ids: the strict checks of a file's tensors pass a real
+    converter's file."""
+    import smollm2_reference
+
+    from toymodels.export import llama
+    from toymodels.models import quants
+    from toymodels.models.gguffile import tokenizer as tk
+    from toymodels.models.smollm2 import quants as smollm2_quants
+
+    path = smollm2_reference.gguf_path()
+    try:
+        quants.nbytes("Q4_1", (32,))
+    except ValueError:  # a quants.py of F32 and F16 alone: SmolLM2's own blocks read its Q4_1
+        monkeypatch.setattr(quants, "nbytes", smollm2_quants.nbytes)
+        monkeypatch.setattr(quants, "dequantize", smollm2_quants.dequantize)
+    data = path.read_bytes()
+    ours, shipped = gf.load(data), llama.Llama(path)
+    bpe = llama.tokenizer(shipped.reader)
+    tok = tk.tokenizer(reader.Reader(data, quants.nbytes).fields)
+    for text in TRICKY[:-1]:
+        assert tok.encode(text) == bpe.encode(text), text
+    # a control token in the text is one token here, as in transformers (the shipped tokenizer
+    # spells it out)
+    assert tok.encode("one<|endoftext|>two") == bpe.encode("one") + [0] + bpe.encode("two")
+    assert tok.tokens[0] == "<|endoftext|>"
+    ids = bpe.encode("The cat sat on the mat because it was tired. In 2024, it slept.")
+    maps, logits = ours.forward(ids)
+    ref_maps, ref_logits = shipped.forward(ids)
+    assert np.array_equal(maps, ref_maps) and np.array_equal(logits, ref_logits)
