@@ -335,6 +335,9 @@ def test_tokenizer_equals_transformers(vocabulary, tmp_path, pre):
     w.add_token_list(tokens)
     w.add_token_types(types)
     w.add_token_merges(merges)
+    if pre == "llama-bpe":  # as Llama 3's files: <|endoftext|> read first
+        w.add_add_bos_token(True)
+        w.add_bos_token_id(tokens.index("<|endoftext|>"))
     for write_part in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file):
         write_part()
     w.close()
@@ -343,6 +346,8 @@ def test_tokenizer_equals_transformers(vocabulary, tmp_path, pre):
     for text in TRICKY:
         assert ours.encode(text) == ref.encode(text, add_special_tokens=False), text
         assert ours.decode(ours.encode(text)) == text
+        assert tk.for_model(ours, text) == ref.encode(text), text
+    assert (ours.bos is not None) == (pre == "llama-bpe")
 
 
 def test_sentencepiece_tokenizer_equals_transformers(tmp_path):
@@ -373,6 +378,7 @@ def test_sentencepiece_tokenizer_equals_transformers(tmp_path):
     w.add_token_list(tokens)
     w.add_token_scores(scores)
     w.add_token_types(types)
+    w.add_bos_token_id(1)  # no add_bos_token: a SentencePiece vocabulary's BOS is read first
     for write_part in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file):
         write_part()
     w.close()
@@ -382,6 +388,7 @@ def test_sentencepiece_tokenizer_equals_transformers(tmp_path):
     for text in (*TRICKY, "<s>one</s> two"):
         ids = ours.encode(text)
         assert ids == ref.encode(text, add_special_tokens=False), text
+        assert tk.for_model(ours, text) == [1, *ids] == ref.encode(text)
         assert ours.decode(ids) == ref.decode(ids)
         # a text that starts with a space gets no "▁" of its own: " two" reads as "two" does
         assert ours.decode(ids) == (text[1:] if text.startswith(" ") else text)

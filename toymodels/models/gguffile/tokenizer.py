@@ -173,7 +173,9 @@ def tokenizer(fields, classes=None):
     if kind == "llama":
         control = [t for t, k in zip(tokens, types, strict=False) if k == CONTROL]
         scores = fields.get("tokenizer.ggml.scores") or [0.0] * len(tokens)
-        return SentencePiece(tokens, scores, fields.get("tokenizer.ggml.merges"), control)
+        return with_bos(
+            SentencePiece(tokens, scores, fields.get("tokenizer.ggml.merges"), control), fields
+        )
     if kind != "gpt2":
         raise FileError(
             f"the file's vocabulary is of type {kind!r}; this page reads byte-level BPE ('gpt2': "
@@ -190,4 +192,22 @@ def tokenizer(fields, classes=None):
     control = [
         t for t, k in zip(tokens, types, strict=False) if k == CONTROL and set(t) <= alphabet
     ]
-    return Tokenizer(tokens, fields.get("tokenizer.ggml.merges", []), pre, control, classes)
+    return with_bos(
+        Tokenizer(tokens, fields.get("tokenizer.ggml.merges", []), pre, control, classes), fields
+    )
+
+
+def with_bos(tok, fields):
+    """TOK with `bos`, the id the model reads first where the file asks for one (its
+    add_bos_token, true by default for a SentencePiece vocabulary, as transformers takes it),
+    else None; `for_model(text)` gives the ids the model reads."""
+    sentencepiece = fields.get("tokenizer.ggml.model") == "llama"
+    wanted = fields.get("tokenizer.ggml.add_bos_token", sentencepiece)
+    bos = fields.get("tokenizer.ggml.bos_token_id")
+    tok.bos = int(bos) if wanted and bos is not None else None
+    return tok
+
+
+def for_model(tok, text):
+    """TEXT as the ids the model reads: the file's BOS first where it asks for one."""
+    return ([tok.bos] if tok.bos is not None else []) + tok.encode(text)
