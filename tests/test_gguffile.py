@@ -221,6 +221,14 @@ def test_files_it_cannot_run_are_refused(made, tmp_path):
         "the file lacks 1 tensor a qwen2 model needs, such as blk.1.attn_k.bias: it is cut "
         "short or not a whole model"
     )
+    bias = {"blk.0.attn_output.bias": np.zeros(D, np.float32)}
+    write(made["llama", None], "llama", tmp_path / "more.gguf", "F32", extra=bias)
+    with pytest.raises(gf.FileError) as e:
+        gf.load((tmp_path / "more.gguf").read_bytes())
+    assert str(e.value) == (
+        "the file has tensors a llama model of this forward has not, such as "
+        "blk.0.attn_output.bias: it is a variant this page does not run"
+    )
     with pytest.raises(reader.GGUFError, match="^not a GGUF file: it does not start with 'GGUF'$"):
         gf.load(b"PK\x03\x04" + bytes(60))
 
