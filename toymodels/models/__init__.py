@@ -7,6 +7,8 @@ in the build's CPython and in the reader's browser.
     quants.py   GGUF's block types (F32 to Q6_K) as float32, one tensor at a time
     card.py     a reader's own GGUF file's model card, from its header alone, or why the
                 page cannot run it
+    gguffile/   a reader's own GGUF file (llama, qwen2, gpt2): its model checked against its
+                metadata, every head's attention, logits, a KV cache
     smollm2/    SmolLM2-135M-Instruct: forward, GGUF blocks as float32, BPE tokenizer, the
                 site's repacked files, the reader's own text run in the page
     minilm/     all-MiniLM-L6-v2: forward, WordPiece tokenizer, compact weights, the reader's

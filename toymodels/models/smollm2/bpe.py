@@ -50,7 +50,7 @@ def unicode_classes():
     return char_ranges("L"), char_ranges("N")
 
 
-def _body(ranges):
+def class_body(ranges):
     """A regex class body covering the ranges."""
     return "".join(
         re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
@@ -60,7 +60,7 @@ def _body(ranges):
 
 @lru_cache(maxsize=4)
 def _patterns(letters, numbers):
-    L, N = _body(letters), _body(numbers)
+    L, N = class_body(letters), class_body(numbers)
     pieces = (
         rf"'s|'t|'re|'ve|'m|'ll|'d| ?[{L}]+| ?[{N}]+| ?[^{SPACE}{L}{N}]+"
         rf"|[{SPACE}]+(?![^{SPACE}])|[{SPACE}]+"

@@ -17,6 +17,13 @@ The weights come from `tensors(name)`, float32 in the GGUF's (out, in) layout an
 the page from the site's repacked blocks (weights.py). llama.cpp's converter interleaves the
 rows of each head of Wq and Wk for its own rotary layout; they are put back here (`unpermute`)
 so that the usual rotate-half rotary embedding applies, as in transformers' Llama.
+
+The same forward runs a reader's own GGUF file of the llama or qwen2 architecture
+(toymodels/models/gguffile/): its config may add "hs" (the head size, when it is not d / n_head),
+"qkv_bias" (qwen2's biases on the queries, keys and values), "unpermute" (False for qwen2, whose
+converter leaves the rows as they are), "tied" (False: the logits read "output.weight") and
+"freq_factors" (the file's rope_freqs, dividing each rotary frequency, as Llama 3's scaling
+does). Without them the model is SmolLM2's, computed exactly as before.
 """
 
 import sys
@@ -105,11 +112,17 @@ class Llama:
         self.n_head = int(config["n_head"])  # 9
         self.n_kv = int(config["n_kv"])  # 3
         self.d = int(config["d"])  # 576
-        self.hs = self.d // self.n_head  # 64
+        self.hs = int(config.get("hs") or self.d // self.n_head)  # 64
         self.eps = float(config["eps"])  # 1e-5
         self.base = float(config["base"])  # 100000
+        self.qkv_bias = bool(config.get("qkv_bias", False))
+        self.permuted = bool(config.get("unpermute", True))
+        factors = config.get("freq_factors")
+        self.freq_factors = None if factors is None else np.asarray(factors, np.float32)
         self.tensors = tensors
         self.embed = tensors("token_embd.weight")  # (V, d)
+        # the output matrix (V, d): the embedding itself where tied
+        self.out = self.embed if config.get("tied", True) else tensors("output.weight")
         self.norm = tensors("output_norm.weight")  # (d,)
         self.vocab = int(self.embed.shape[0])
         self.layers = [self.layer(i) for i in range(self.n_layer)] if keep else None
@@ -117,10 +130,14 @@ class Llama:
     def layer(self, i):
         """Layer i's weights, laid out for the forward (fused, transposed to (in, out))."""
         w, p = self.tensors, f"blk.{i}."
-        q = unpermute(w(p + "attn_q.weight"), self.n_head)  # (H*hs, d)
-        k = unpermute(w(p + "attn_k.weight"), self.n_kv)  # (KV*hs, d)
+        q, k = w(p + "attn_q.weight"), w(p + "attn_k.weight")
+        if self.permuted:
+            q, k = unpermute(q, self.n_head), unpermute(k, self.n_kv)  # (H*hs, d), (KV*hs, d)
         v = w(p + "attn_v.weight")  # (KV*hs, d)
-        return {
+        extra = {}
+        if self.qkv_bias:  # ((H+2KV)*hs,), added after the product
+            extra["qkv_b"] = np.concatenate([w(p + f"attn_{n}.bias") for n in "qkv"])
+        return extra | {
             "attn_norm": w(p + "attn_norm.weight"),  # (d,)
             "qkv": np.concatenate([q, k, v]).T.copy(),  # (d, (H+2KV)*hs)
             "o": w(p + "attn_output.weight").T.copy(),  # (H*hs, d)
@@ -134,6 +151,8 @@ class Llama:
     def rope(self, start, T):
         """cos, sin for rotate-half rotary embedding at positions start..start+T-1: (T, hs)."""
         inv = 1.0 / self.base ** (np.arange(0, self.hs, 2, dtype=np.float32) / self.hs)
+        if self.freq_factors is not None:
+            inv = inv / self.freq_factors
         ang = np.arange(start, start + T, dtype=np.float32)[:, None] * inv[None, :]  # (T, hs/2)
         ang = np.concatenate([ang, ang], -1)  # (T, hs)
         return np.cos(ang), np.sin(ang)
@@ -160,7 +179,7 @@ class Llama:
 
     def logits(self, x):
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
-        return dot(rmsnorm(x, self.norm, self.eps), self.embed.T).astype(np.float32)
+        return dot(rmsnorm(x, self.norm, self.eps), self.out.T).astype(np.float32)
 
     def run(self, ids, ablate=(), cache=None, tap=None, start=0, x=None):
         """The forward one layer at a time: yields (i, maps_i (heads, T, P+T), x (T, d), the
@@ -194,6 +213,8 @@ class Llama:
             L = self.layers[i] if self.layers is not None else self.layer(i)
             h = rmsnorm(x, L["attn_norm"], self.eps)
             qkv = mm(h, L["qkv"])  # (T, (H+2KV)*hs)
+            if "qkv_b" in L:
+                qkv = qkv + L["qkv_b"]
             q = qkv[..., : H * hs].reshape(*lead, T, H, hs).swapaxes(-2, -3)  # (H, T, hs)
             k = qkv[..., H * hs : (H + KV) * hs].reshape(*lead, T, KV, hs).swapaxes(-2, -3)
             v = qkv[..., (H + KV) * hs :].reshape(*lead, T, KV, hs).swapaxes(-2, -3)  # (KV, T, hs)

@@ -1,0 +1,438 @@
+"""A reader's own GGUF file (toymodels/models/gguffile/) against transformers loading the same
+file: tiny random models of each architecture the page runs (llama and qwen2 with grouped-query
+attention, gpt2), made with transformers, written as GGUF F32 and F16 with the `gguf` package
+under the names and in the layouts llama.cpp's converter writes (llama's query and key rows
+interleaved, GPT-2's Conv1D matrices transposed, GPT-2's output matrix a copy of the
+embedding), then read by transformers' own GGUF loader and by ours.
+
+Bounds reached here, on 13 tokens (F32 and F16 alike: both sides read the same F16 values as
+float32): every attention weight within 6e-7 of transformers' and every logit within 1e-5
+(logits spanning 7 to 44); the KV cache read in pieces within 5e-7 and 6e-6 of the full
+forward. The tests hold 1e-5 and 1e-4, ten times the error, still ten times tighter than the
+1e-4 and 1e-3 asked: GPT-2's exact GELU in place of its tanh form, for one, is 1.6e-4 and
+5e-3 off.
+
+The tokenizer read from a file's metadata gives transformers' token ids (its tokenizer built
+from the same file) on tricky strings, for each pre-tokenizer a file may name.
+"""
+
+import numpy as np
+import pytest
+
+from toymodels.models import gguf as reader
+from toymodels.models.gguffile import model as gf
+
+torch = pytest.importorskip("torch", reason="the reference needs torch (export tier)")
+transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
+gguf = pytest.importorskip("gguf", reason="the files are written with the gguf package")
+
+VOCAB, D, HEADS, KV, LAYERS, FF = 80, 32, 4, 2, 2, 48
+KINDS = ("F32", "F16")
+ATTENTION, LOGITS = 1e-5, 1e-4  # the largest differences allowed
+IDS = [int(i) for i in np.random.default_rng(7).integers(0, VOCAB, 13)]
+
+
+def tiny(arch):
+    """A random transformers model of ARCH, its weights scaled up so every head's attention is
+    far from uniform (transformers' own init, std 0.02, leaves the maps nearly flat)."""
+    torch.manual_seed({"llama": 1, "qwen2": 2, "gpt2": 3}[arch])
+    if arch == "gpt2":
+        cfg = transformers.GPT2Config(
+            vocab_size=VOCAB, n_embd=D, n_head=HEADS, n_layer=LAYERS, n_positions=1024
+        )
+    else:
+        Config = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config}[arch]
+        cfg = Config(
+            vocab_size=VOCAB,
+            hidden_size=D,
+            intermediate_size=FF,
+            num_hidden_layers=LAYERS,
+            num_attention_heads=HEADS,
+            num_key_value_heads=KV,
+            max_position_embeddings=64,
+            rope_theta=10000.0,
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=arch == "llama",  # one of each: tied, and an output matrix
+        )
+    net = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if name.endswith("bias") or "norm" in name or ".ln_" in name:
+                p.copy_(torch.randn_like(p) * 0.1 + (1.0 if "weight" in name else 0.0))
+            else:
+                p.copy_(torch.randn_like(p) * (1.0 if "wte" in name or "embed" in name else 0.2))
+    return net.eval()
+
+
+def permute(w, n_head):
+    """llama.cpp's converter's interleave of each head's query or key rows."""
+    return (
+        w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(w.shape)
+    )
+
+
+def write(net, arch, path, kind, skip=(), extra=None):
+    """NET as llama.cpp's converter writes it: GGUF, matrices in KIND, vectors in F32 (without
+    the tensors named in SKIP: a broken file; with the tensors EXTRA {name: array})."""
+    names = gguf.get_tensor_name_map({v: k for k, v in gguf.MODEL_ARCH_NAMES.items()}[arch], LAYERS)
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_block_count(LAYERS)
+    w.add_embedding_length(D)
+    w.add_head_count(HEADS)
+    w.add_file_type(0 if kind == "F32" else 1)
+    if arch == "gpt2":
+        w.add_context_length(1024)  # transformers sizes the positions by GPT-2's default
+        w.add_feed_forward_length(4 * D)
+        w.add_layer_norm_eps(net.config.layer_norm_epsilon)
+    else:
+        w.add_context_length(64)
+        w.add_feed_forward_length(FF)
+        w.add_head_count_kv(KV)
+        w.add_layer_norm_rms_eps(1e-5)
+        w.add_rope_freq_base(10000.0)
+        if arch == "llama":
+            w.add_rope_dimension_count(D // HEADS)
+            w.add_vocab_size(VOCAB)
+    w.add_tokenizer_model("gpt2")
+    w.add_token_list([f"t{i}" for i in range(VOCAB)])
+    for name, t in net.state_dict().items():
+        if name == "lm_head.weight" and net.config.tie_word_embeddings and arch != "gpt2":
+            continue
+        if name.endswith("rotary_emb.inv_freq") or name.endswith(".attn.bias"):
+            continue
+        a = t.detach().numpy().astype(np.float32)
+        base, suffix = name.rsplit(".", 1)
+        new = names.get_name(base)
+        assert new is not None, name
+        if arch == "llama" and new.endswith(("attn_q", "attn_k")):
+            a = permute(a, HEADS if new.endswith("attn_q") else KV)
+        if (
+            arch == "gpt2"
+            and suffix == "weight"
+            and new.endswith(("attn_qkv", "attn_output", "ffn_up", "ffn_down"))
+        ):
+            a = a.T  # Conv1D's (in, out) as (out, in)
+        if arch == "gpt2" and new == "output":
+            continue  # written below, as the converter does: a copy of the embedding
+        if f"{new}.{suffix}" in skip:
+            continue
+        a = np.ascontiguousarray(a)
+        w.add_tensor(
+            f"{new}.{suffix}", a.astype(np.float16) if kind == "F16" and a.ndim == 2 else a
+        )
+        if arch == "gpt2" and new == "token_embd":
+            w.add_tensor("output.weight", a.astype(np.float16) if kind == "F16" else a)
+    for name, a in (extra or {}).items():
+        w.add_tensor(name, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """{(arch, kind): (ours, transformers' model of the same file)}, and each arch's original
+    model under (arch, None)."""
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("gguffile")
+    out = {}
+    for arch in gf.ARCHITECTURES:
+        net = tiny(arch)
+        out[arch, None] = net
+        for kind in KINDS:
+            path = folder / f"{arch}-{kind}.gguf"
+            write(net, arch, path, kind)
+            hf = transformers.AutoModelForCausalLM.from_pretrained(
+                str(folder), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager"
+            )
+            out[arch, kind] = (gf.load(path.read_bytes()), hf.eval())
+    return out
+
+
+def reference(net, ids):
+    """transformers' attention (layers, heads, T, T) and logits (T, V) as numpy."""
+    with torch.no_grad():
+        o = net(torch.tensor([ids]), output_attentions=True)
+    return np.stack([a[0].numpy() for a in o.attentions]), o.logits[0].numpy()
+
+
+@pytest.mark.parametrize("arch", gf.ARCHITECTURES)
+def test_the_written_file_is_the_model(made, arch):
+    """transformers reads the written F32 file back as the model it was made from: the writer
+    lays the tensors out as the converter does (else every parity below would prove nothing)."""
+    maps, logits = reference(made[arch, None], IDS)
+    back_maps, back_logits = reference(made[arch, "F32"][1], IDS)
+    assert np.abs(back_maps - maps).max() <= 1e-6
+    assert np.abs(back_logits - logits).max() <= 1e-5
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("arch", gf.ARCHITECTURES)
+def test_forward_equals_transformers(made, arch, kind):
+    ours, hf = made[arch, kind]
+    assert ours.arch == arch
+    maps, logits = ours.forward(IDS)
+    ref_maps, ref_logits = reference(hf, IDS)
+    assert maps.shape == ref_maps.shape == (LAYERS, HEADS, len(IDS), len(IDS))
+    assert logits.shape == ref_logits.shape == (len(IDS), VOCAB)
+    assert ref_maps.max() > 0.9  # heads that pick a token out, not flat maps
+    assert np.abs(maps - ref_maps).max() <= ATTENTION
+    assert np.abs(logits - ref_logits).max() <= LOGITS
+
+
+@pytest.mark.parametrize("arch", gf.ARCHITECTURES)
+def test_kv_cache_equals_the_full_forward(made, arch):
+    """The text read in pieces (6 tokens, then 4, then one at a time) through one cache gives the
+    whole text's rows."""
+    ours = made[arch, "F32"][0]
+    maps, logits = ours.forward(IDS)
+    cache = ours.new_cache()
+    at = 0
+    for n in (6, 4, 1, 1, 1):
+        part_maps, part_logits = ours.step(IDS[at : at + n], cache)
+        assert len(cache) == at + n
+        rows = slice(at, at + n)
+        assert np.abs(part_maps - maps[:, :, rows, : at + n]).max() <= ATTENTION
+        assert np.abs(part_logits - logits[rows]).max() <= LOGITS
+        at += n
+    assert at == len(IDS)
+
+
+def test_files_it_cannot_run_are_refused(made, tmp_path):
+    """Each refusal says what is wrong and what would work."""
+    w = gguf.GGUFWriter(str(tmp_path / "phi3.gguf"), "phi3")
+    w.add_block_count(1)
+    for write_part in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file):
+        write_part()
+    w.close()
+    with pytest.raises(gf.FileError) as e:
+        gf.load((tmp_path / "phi3.gguf").read_bytes())
+    assert str(e.value) == (
+        "the file holds a 'phi3' model; this page runs llama, qwen2, gpt2 (SmolLM2, Llama 3.2, "
+        "TinyLlama, Qwen2 and Qwen2.5, GPT-2)"
+    )
+    write(made["qwen2", None], "qwen2", tmp_path / "cut.gguf", "F32", skip=("blk.1.attn_k.bias",))
+    with pytest.raises(gf.FileError) as e:
+        gf.load((tmp_path / "cut.gguf").read_bytes())
+    assert str(e.value) == (
+        "the file lacks 1 tensor a qwen2 model needs, such as blk.1.attn_k.bias: it is cut "
+        "short or not a whole model"
+    )
+    bias = {"blk.0.attn_output.bias": np.zeros(D, np.float32)}
+    write(made["llama", None], "llama", tmp_path / "more.gguf", "F32", extra=bias)
+    with pytest.raises(gf.FileError) as e:
+        gf.load((tmp_path / "more.gguf").read_bytes())
+    assert str(e.value) == (
+        "the file has tensors a llama model of this forward has not, such as "
+        "blk.0.attn_output.bias: it is a variant this page does not run"
+    )
+    with pytest.raises(reader.GGUFError, match="^not a GGUF file: it does not start with 'GGUF'$"):
+        gf.load(b"PK\x03\x04" + bytes(60))
+
+
+def test_llama3_rope_scaling_from_the_files_rope_freqs(tmp_path):
+    """Llama 3.2's rotary scaling, as llama.cpp's converter writes it (a rope_freqs tensor, one
+    divisor per frequency) and the forward reads it, against transformers' llama3 rope on the
+    original model (transformers' GGUF loader ignores rope_freqs). The head size and bases are
+    chosen so that the four frequencies fall one each side of the scaled band and two in it."""
+    torch.manual_seed(4)
+    scaling = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    old = 1024  # the context the scaling keeps: wavelengths 2π/freq from 256 to 1024 are blended
+    cfg = transformers.LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=D,
+        intermediate_size=FF,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=KV,
+        max_position_embeddings=4 * old,
+        rms_norm_eps=1e-5,
+        rope_parameters={
+            "rope_type": "llama3",
+            "rope_theta": 10000.0,
+            "original_max_position_embeddings": old,
+            **scaling,
+        },
+        tie_word_embeddings=True,
+    )
+    net = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            scale = 1.0 if "embed" in name else 0.1 if "norm" in name else 0.5
+            p.copy_(torch.randn_like(p) * scale + (1.0 if "norm" in name else 0.0))
+    net.eval()
+    hs = D // HEADS
+    freqs = 1.0 / 10000.0 ** (np.arange(0, hs, 2) / hs)
+    wavelen = 2 * np.pi / freqs
+    smooth = (old / wavelen - scaling["low_freq_factor"]) / (
+        scaling["high_freq_factor"] - scaling["low_freq_factor"]
+    )
+    factors = np.where(
+        wavelen < old / scaling["high_freq_factor"],
+        1.0,
+        np.where(
+            wavelen > old / scaling["low_freq_factor"],
+            scaling["factor"],
+            1 / ((1 - smooth) / scaling["factor"] + smooth),
+        ),
+    )
+    assert sorted(set(np.round(factors, 3))) == [1.0, 3.24, 8.0]
+    path = tmp_path / "llama3.gguf"
+    write(net, "llama", path, "F32", extra={"rope_freqs.weight": factors.astype(np.float32)})
+    ours = gf.load(path.read_bytes())
+    ids = [int(i) for i in np.random.default_rng(8).integers(0, VOCAB, 40)]
+    maps, logits = ours.forward(ids)
+    ref_maps, ref_logits = reference(net, ids)
+    assert np.abs(maps - ref_maps).max() <= ATTENTION
+    assert np.abs(logits - ref_logits).max() <= LOGITS
+
+
+TRICKY = (
+    "In 2024, 3.14159 and 1,000,000 were x42y's numbers; 1234567 too",
+    "  two  spaces\tand a tab\n\nnew lines   ",
+    " a leading space, and a trailing one ",
+    "naïve café, Zürich, Ελληνικά, Привет, 日本語のテキスト, 한국어",
+    "Wait... what?! (yes) [no] {maybe} \"quoted\" IT'S we'll I'D -- 50% @home #tag",
+    "emoji 👋🏽 🤖 🇫🇷 ❤️ done",
+    "see https://example.org/a/b?q=1&r=%20x#top or mail me@example.org",
+    "one<|endoftext|>two <|endoftext|> three",
+)
+
+
+@pytest.fixture(scope="module")
+def vocabulary():
+    """(tokens, merges, token types): a byte-level BPE of 600 tokens trained with the tokenizers
+    library on the tricky strings and some prose, so that numbers, accents, emoji and CJK have
+    merges of their own; <|endoftext|> a control token."""
+    tokenizers = pytest.importorskip("tokenizers")
+    import json
+
+    bpe_model = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe_model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=["<|endoftext|>"],
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    prose = "The cat sat on the mat because it was tired. It's 12:30 and 2025 is near. "
+    bpe_model.train_from_iterator([prose * 3, *TRICKY * 3], trainer)
+    vocab = bpe_model.get_vocab()
+    tokens = sorted(vocab, key=vocab.get)
+    merges = [
+        " ".join(m) if isinstance(m, list) else m
+        for m in json.loads(bpe_model.to_str())["model"]["merges"]
+    ]
+    types = [3 if t == "<|endoftext|>" else 1 for t in tokens]
+    return tokens, merges, types
+
+
+@pytest.mark.parametrize("pre", ["gpt-2", "llama-bpe", "qwen2"])
+def test_tokenizer_equals_transformers(vocabulary, tmp_path, pre):
+    """The file's tokenizer against transformers' built from the same file, on tricky strings."""
+    from toymodels.models.gguffile import tokenizer as tk
+
+    tokens, merges, types = vocabulary
+    path = tmp_path / f"{pre}.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(pre)
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    if pre == "llama-bpe":  # as Llama 3's files: <|endoftext|> read first
+        w.add_add_bos_token(True)
+        w.add_bos_token_id(tokens.index("<|endoftext|>"))
+    for write_part in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file):
+        write_part()
+    w.close()
+    ref = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
+    ours = tk.tokenizer(reader.Reader(path.read_bytes(), None).fields)
+    for text in TRICKY:
+        assert ours.encode(text) == ref.encode(text, add_special_tokens=False), text
+        assert ours.decode(ours.encode(text)) == text
+        assert tk.for_model(ours, text) == ref.encode(text), text
+    assert (ours.bos is not None) == (pre == "llama-bpe")
+
+
+def test_sentencepiece_tokenizer_equals_transformers(tmp_path):
+    """A llama-type (SentencePiece) vocabulary as Llama 2 and TinyLlama files hold it: tokens
+    with scores, no merges, the 256 byte tokens, <s> and </s> control tokens. Trained with the
+    tokenizers library on part of the tricky strings only, so the emoji, the CJK and the Greek
+    fall back to bytes."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from toymodels.models.gguffile import tokenizer as tk
+
+    special = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256))]
+    spm = tokenizers.Tokenizer(tokenizers.models.BPE(byte_fallback=True, unk_token="<unk>"))
+    spm.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(prepend_scheme="first")
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=700, special_tokens=special, show_progress=False
+    )
+    prose = "The cat sat on the mat because it was tired. It's 12:30 and 2025 is near. "
+    spm.train_from_iterator([prose * 3, *TRICKY[:3] * 3, *TRICKY[4:5] * 3], trainer)
+    vocab = spm.get_vocab()
+    tokens = sorted(vocab, key=vocab.get)
+    scores = [0.0 if t in special else -float(i) for i, t in enumerate(tokens)]
+    types = [
+        2 if t == "<unk>" else 3 if t in special[1:3] else 6 if t in special else 1 for t in tokens
+    ]
+    path = tmp_path / "spm.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(1)  # no add_bos_token: a SentencePiece vocabulary's BOS is read first
+    for write_part in (w.write_header_to_file, w.write_kv_data_to_file, w.write_tensors_to_file):
+        write_part()
+    w.close()
+    ref = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
+    ours = tk.tokenizer(reader.Reader(path.read_bytes(), None).fields)
+    fell_back = 0
+    for text in (*TRICKY, "<s>one</s> two"):
+        ids = ours.encode(text)
+        assert ids == ref.encode(text, add_special_tokens=False), text
+        assert tk.for_model(ours, text) == [1, *ids] == ref.encode(text)
+        assert ours.decode(ids) == ref.decode(ids)
+        # a text that starts with a space gets no "▁" of its own: " two" reads as "two" does
+        assert ours.decode(ids) == (text[1:] if text.startswith(" ") else text)
+        fell_back += sum(tokens[i].startswith("<0x") for i in ids)
+    assert fell_back > 20
+
+
+@pytest.mark.model
+def test_smollm2s_own_file_is_the_shipped_model(monkeypatch):
+    """SmolLM2's GGUF opened as a reader's file gives exactly the shipped model's maps and
+    logits, and the shipped tokenizer's ids: the strict checks of a file's tensors pass a real
+    converter's file."""
+    import smollm2_reference
+
+    from toymodels.export import llama
+    from toymodels.models import quants
+    from toymodels.models.gguffile import tokenizer as tk
+    from toymodels.models.smollm2 import quants as smollm2_quants
+
+    path = smollm2_reference.gguf_path()
+    try:
+        quants.nbytes("Q4_1", (32,))
+    except ValueError:  # a quants.py of F32 and F16 alone: SmolLM2's own blocks read its Q4_1
+        monkeypatch.setattr(quants, "nbytes", smollm2_quants.nbytes)
+        monkeypatch.setattr(quants, "dequantize", smollm2_quants.dequantize)
+    data = path.read_bytes()
+    ours, shipped = gf.load(data, keep=False), llama.Llama(path)  # one model's layers held
+    bpe = llama.tokenizer(shipped.reader)
+    tok = tk.tokenizer(reader.Reader(data, quants.nbytes).fields)
+    for text in TRICKY[:-1]:
+        assert tok.encode(text) == bpe.encode(text), text
+    # a control token in the text is one token here, as in transformers (the shipped tokenizer
+    # spells it out)
+    assert tok.encode("one<|endoftext|>two") == bpe.encode("one") + [0] + bpe.encode("two")
+    assert tok.tokens[0] == "<|endoftext|>"
+    ids = bpe.encode("The cat sat on the mat because it was tired. In 2024, it slept.")
+    maps, logits = ours.forward(ids)
+    ref_maps, ref_logits = shipped.forward(ids)
+    assert np.array_equal(maps, ref_maps) and np.array_equal(logits, ref_logits)

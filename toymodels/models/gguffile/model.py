@@ -1,0 +1,152 @@
+"""The model in a reader's own GGUF file: its shape from the metadata, its tensors checked
+against what its architecture needs, then the forward.
+
+    llama  SmolLM2, Llama-3.2-style, TinyLlama: RMSNorm, rotary positions (base and, where the
+           file has it, the rope_freqs tensor of Llama 3's scaling), grouped-query attention,
+           SwiGLU; the query and key rows are in llama.cpp's interleaved order, put back
+    qwen2  llama plus biases on the queries, keys and values; rows as the model had them
+    gpt2   LayerNorm, learned positions, one fused query-key-value matrix, GELU (gpt2.py)
+
+A file whose architecture, shape or tensors the forward would not read right is refused with
+FileError, saying why and what would work; nothing is guessed. `load(data)` gives a model
+with `forward(ids)` -> (attention (layers, heads, T, T), logits (T, V)) and `step(ids,
+cache)`, which reads tokens after those a cache holds and extends it, giving those rows of
+what `forward` gives for the whole text.
+"""
+
+from .. import gguf, quants
+from ..smollm2.llama import Cache, Llama
+from .gpt2 import GPT2
+
+ARCHITECTURES = ("llama", "qwen2", "gpt2")
+NORM = ("attn_norm.weight", "ffn_norm.weight")
+LLAMA_LAYER = (
+    NORM
+    + tuple(
+        f"{n}.weight" for n in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up")
+    )
+    + ("ffn_down.weight",)
+)
+QKV_BIAS = ("attn_q.bias", "attn_k.bias", "attn_v.bias")
+GPT2_LAYER = tuple(
+    f"{n}.{part}"
+    for n in ("attn_norm", "attn_qkv", "attn_output", "ffn_norm", "ffn_up", "ffn_down")
+    for part in ("weight", "bias")
+)
+
+
+class FileError(gguf.GGUFError):
+    """A GGUF file this forward cannot run, with the reason and what would work."""
+
+
+class Steps:
+    """What a model of a file gives beyond the forward: a KV cache read token by token."""
+
+    def new_cache(self):
+        return Cache(self.n_layer)
+
+    def step(self, ids, cache):
+        """Token ids read after the P tokens CACHE holds (CACHE then holds P+T) -> (attention
+        (layers, heads, T, P+T), logits (T, V)): the rows the forward of the whole text gives
+        for these tokens."""
+        return self.forward(ids, cache=cache)
+
+
+class LlamaFile(Steps, Llama):
+    """A llama or qwen2 file's model."""
+
+
+class GPT2File(Steps, GPT2):
+    """A gpt2 file's model."""
+
+
+def need(fields, key):
+    if key not in fields:
+        raise FileError(f"the file's metadata has no {key}: it is not a complete model file")
+    return fields[key]
+
+
+def whole(fields, key, default=None):
+    """An integer field (a list, one value per layer, is refused: this forward has one shape)."""
+    value = need(fields, key) if default is None else fields.get(key, default)
+    if isinstance(value, list):
+        raise FileError(f"{key} differs from layer to layer; this forward needs one value")
+    return int(value)
+
+
+def config(fields, names):
+    """The architecture and shape a file's metadata FIELDS describe, its tensors' NAMES checked
+    against them -> (architecture, config for the forward)."""
+    arch = fields.get("general.architecture")
+    if arch not in ARCHITECTURES:
+        raise FileError(
+            f"the file holds a {arch!r} model; this page runs {', '.join(ARCHITECTURES)} "
+            "(SmolLM2, Llama 3.2, TinyLlama, Qwen2 and Qwen2.5, GPT-2)"
+        )
+    n_layer = whole(fields, f"{arch}.block_count")
+    n_head = whole(fields, f"{arch}.attention.head_count")
+    d = whole(fields, f"{arch}.embedding_length")
+    cfg = {"n_layer": n_layer, "n_head": n_head, "d": d, "tied": "output.weight" not in names}
+    if arch == "gpt2":
+        cfg["eps"] = float(need(fields, "gpt2.attention.layer_norm_epsilon"))
+        cfg["n_ctx"] = whole(fields, "gpt2.context_length")
+        layer, top = GPT2_LAYER, {"position_embd.weight", "output_norm.weight", "output_norm.bias"}
+    else:
+        hs = whole(fields, f"{arch}.attention.key_length", d // n_head)
+        rot = whole(fields, f"{arch}.rope.dimension_count", hs)
+        if rot != hs:
+            raise FileError(
+                f"rotary positions turn {rot} of each head's {hs} dimensions; "
+                "this forward turns them all"
+            )
+        scaling = fields.get(f"{arch}.rope.scaling.type", "none")
+        if scaling != "none":
+            raise FileError(
+                f"rotary scaling {scaling!r}: this forward reads unscaled files "
+                "and Llama 3's rope_freqs"
+            )
+        cfg |= {
+            "n_kv": whole(fields, f"{arch}.attention.head_count_kv", n_head),
+            "hs": hs,
+            "eps": float(need(fields, f"{arch}.attention.layer_norm_rms_epsilon")),
+            "base": float(fields.get(f"{arch}.rope.freq_base", 10000.0)),
+            "qkv_bias": "blk.0.attn_q.bias" in names,
+            "unpermute": arch == "llama",
+        }
+        if n_head % cfg["n_kv"]:
+            raise FileError(f"{n_head} heads do not share {cfg['n_kv']} key-value groups evenly")
+        layer = LLAMA_LAYER + (QKV_BIAS if cfg["qkv_bias"] else ())
+        top = {"output_norm.weight"} | ({"rope_freqs.weight"} & names)
+    wanted = {"token_embd.weight"} | top | ({"output.weight"} & names)
+    wanted |= {f"blk.{i}.{n}" for i in range(n_layer) for n in layer}
+    missing, extra = sorted(wanted - names), sorted(names - wanted)
+    if missing:
+        raise FileError(
+            f"the file lacks {len(missing)} tensor{'s' * (len(missing) > 1)} a {arch} model "
+            f"needs, such as {missing[0]}: it is cut short or not a whole model"
+        )
+    if extra:
+        raise FileError(
+            f"the file has tensors a {arch} model of this forward has not, such as "
+            f"{extra[0]}: it is a variant this page does not run"
+        )
+    return arch, cfg
+
+
+def load(data, keep=True):
+    """The model in the GGUF file's bytes DATA (see Llama for `keep`): a LlamaFile or GPT2File,
+    with `.arch` and `.config`. Raises gguf.GGUFError (FileError among them) for a file it
+    cannot run."""
+    reader = gguf.Reader(data, quants.nbytes)
+    raw = reader.tensors
+    arch, cfg = config(reader.fields, set(raw))
+
+    def tensor(name):
+        kind, shape, blocks = raw[name]
+        return quants.dequantize(blocks, kind, shape)
+
+    if "rope_freqs.weight" in raw:
+        cfg["freq_factors"] = tensor("rope_freqs.weight")
+    model = (GPT2File if arch == "gpt2" else LlamaFile)(cfg, tensor, keep=keep)
+    model.arch, model.config = arch, cfg
+    return model
