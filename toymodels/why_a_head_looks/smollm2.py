@@ -33,6 +33,7 @@ import numpy as np
 
 from ..models.smollm2.llama import rotate
 from ..page.html import head_name
+from ..page.linalg import matmul
 from . import split as sp
 
 TOKEN = "token"
@@ -129,7 +130,8 @@ class Split(sp.Components):
     def key(self, layer, head, read):
         wk = self.weights(layer, head)[1]
         n = read.shape[-2]
-        return rotate(read @ wk, self.cos[:n], self.sin[:n])  # each turned as at its position
+        k = matmul(read, wk)  # (..., n, hs): the one large product, BLAS-free in Pyodide
+        return rotate(k, self.cos[:n], self.sin[:n])  # each turned as at its position
 
     def score(self, layer, head, i):
         """The head's score row s[i, :i+1] from the stream the forward carried, its norm not

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..models.charmodel import model as cm
 from ..page.html import head_name
+from ..page.linalg import matmul
 
 CHARACTER, POSITION, NORM_BIAS = "character", "position", "norm bias"
 
@@ -100,7 +101,8 @@ class Components:
         names, reads = self.reads(layer)
         q = self.query(layer, head, reads[:, i], i)  # (C', K) each component's part of the query
         k = self.key(layer, head, reads[:, : i + 1])  # (C', i+1, K) … of every key
-        return names, np.einsum("ak,bjk->abj", q, k) * self.scale  # (C', C', i+1)
+        terms = matmul(q, k.reshape(-1, k.shape[-1]), transposed=True) * self.scale
+        return names, terms.reshape(len(q), *k.shape[:2])  # (C', C', i+1)
 
     def totals(self, layer, head, i):
         """(names, query side (C', i+1), key side (C', i+1)): each component's total on each
