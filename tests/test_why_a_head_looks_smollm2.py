@@ -112,6 +112,8 @@ def test_pair_terms_add_up_to_the_heads_score(llama, runs):
     names, parts = s.parts(19)
     assert names[:3] == ["token", "L1\u00a0H1", "L1\u00a0H2"] and names[-1] == "MLP\u00a019"
     assert np.abs(parts.sum(0) - xs[19]).max() < 1e-9
+    for n in (0, 1, 9, 10, 11, 187, 190):  # one at a time, as the knockout takes them
+        assert np.array_equal(s.part(19, names[n]), parts[n]), names[n]
 
 
 def transformers_scores(ids):

@@ -80,14 +80,28 @@ class Split(sp.Components):
             self._writes[m] = (heads, step - heads.sum(0))
         return self._writes[m]
 
-    def parts(self, layer):
-        names, parts = [TOKEN], [self.x[0].astype(np.float64)]
+    def names(self, layer):
+        names = [TOKEN]
         for m in range(layer):
-            heads, mlp = self.writes(m)
             names += [head_name(m + 1, h + 1) for h in range(self.model.n_head)]
             names.append(sp.mlp_name(m + 1))
+        return names
+
+    def _part(self, layer, n):
+        """The N-th component (T, d), made alone: the token, then per layer its heads and
+        its feed-forward block."""
+        if n == 0:
+            return self.x[0].astype(np.float64)
+        m, h = divmod(n - 1, self.model.n_head + 1)
+        heads, mlp = self.writes(m)
+        return heads[h] if h < self.model.n_head else mlp
+
+    def parts(self, layer):
+        parts = [self.x[0].astype(np.float64)]
+        for m in range(layer):
+            heads, mlp = self.writes(m)
             parts += [*heads, mlp]
-        return names, np.stack(parts)  # (C, T, d)
+        return self.names(layer), np.stack(parts)  # (C, T, d)
 
     def stream(self, layer):
         """The stream the forward carried into LAYER (T, d), in float64."""

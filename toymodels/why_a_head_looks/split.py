@@ -94,6 +94,22 @@ class Components:
         """The stream entering LAYER (T, D)."""
         return self.parts(layer)[1].sum(0)
 
+    def names(self, layer):
+        """The names of the components entering LAYER, in `parts`' order."""
+        return self.parts(layer)[0]
+
+    def part(self, layer, name):
+        """Component NAME of the stream entering LAYER (T, D), or a ValueError naming those
+        that enter it."""
+        names = self.names(layer)
+        if name not in names:
+            said = f"no component '{name}' enters layer {layer + 1}; these do: {', '.join(names)}"
+            raise ValueError(said.replace("\u00a0", " "))
+        return self._part(layer, names.index(name))
+
+    def _part(self, layer, n):
+        return self.parts(layer)[1][n]
+
     def pairs(self, layer, head, i):
         """(names, terms (C', C', i+1)): terms[a, b, j] is query component a's part of query
         i times key component b's part of key j, times the scale, for every key j <= i;
@@ -121,13 +137,8 @@ class Components:
         j <= i) or of the query only ("queries": x_i - c_i); the norm is recomputed on the
         edited stream and nothing else changes. It shows the component's direct path into
         this head's pattern, not what it does through later layers."""
-        names, parts = self.parts(layer)
         taken = (name,) if isinstance(name, str) else tuple(name)
-        for n in taken:
-            if n not in names:
-                said = f"no component '{n}' enters layer {layer + 1}; these do: {', '.join(names)}"
-                raise ValueError(said.replace("\u00a0", " "))
-        gone = sum(parts[names.index(n), : i + 1] for n in taken)  # (i+1, D)
+        gone = sum(self.part(layer, n)[: i + 1] for n in taken)  # (i+1, D)
         return self.without(layer, head, i, gone, side)
 
     def without(self, layer, head, i, gone, side="keys"):
