@@ -12,6 +12,7 @@ import pytest
 import smollm2_reference
 
 from toymodels.heads_that_copy import heads as hc
+from toymodels.why_a_head_looks import measure
 from toymodels.why_a_head_looks import smollm2 as s2
 
 pytestmark = pytest.mark.model
@@ -198,3 +199,19 @@ def test_knockout_is_the_head_on_the_edited_stream(llama, runs, side):
         assert before[j] > 0.5 and got[j] < before[j] / 2
     with pytest.raises(ValueError, match="no component 'L19 H1' enters layer 19; these do: token,"):
         s.knockout(layer, head, i, "L19\u00a0H1")
+
+
+def test_the_induction_head_reads_the_previous_token_head(llama):
+    """On 8 random tokens said twice, the top key-side component of the induction head L19 H7
+    is the previous-token head L17 H1 in most cases, and taking it out of the keys takes most
+    of the attention to the target away, where ten random earlier heads or a random direction
+    as long as it take little: the numbers the chapter will quote, on a short run."""
+    run = {"id": "short", "ids": TEXTS[2], "period": P, "start": 1}
+    cases = measure.smollm2_cases(llama, 18, 6, [run])
+    assert [(c["i"], c["j"]) for c in cases] == [(i, i - P + 1) for i in range(1 + P, 1 + 2 * P)]
+    assert all(len(c["control"]) == measure.N_CONTROL for c in cases)
+    got = measure.smollm2_summary(llama, 18, 6, [run])
+    assert got["cases"] == P and got["top_counts"]["L17\u00a0H1"] >= P - 1
+    assert got["before_median"] > 0.5 and got["moved_share"] >= 0.75
+    assert got["control_drop_median"] < 0.1 and got["random_drop_median"] < 0.1
+    assert next(iter(got["mean_lift"])) == "L17\u00a0H1"
