@@ -75,7 +75,7 @@ class Split(sp.Components):
         if self._writes[m] is None:
             H, hs = self.model.n_head, self.model.hs
             wo = self._layer(m)["o"].astype(np.float64).reshape(H, hs, -1)  # (H, hs, d)
-            heads = np.einsum("htk,hkd->htd", self.y[m].astype(np.float64), wo)  # (H, T, d)
+            heads = self.y[m].astype(np.float64) @ wo  # (H, T, d), batched over heads
             step = self.x[m + 1].astype(np.float64) - self.x[m].astype(np.float64)  # (T, d)
             self._writes[m] = (heads, step - heads.sum(0))
         return self._writes[m]
