@@ -12,10 +12,11 @@ control takes out, one at a time, every other earlier head instead. `summary` re
 cases to the numbers a page quotes, with the weight-based K-composition scores beside the
 measured lifts.
 
-The same on SmolLM2 (`smollm2_cases`, `smollm2_summary`): its strongest induction heads
-("Heads that copy" names them from the export's measures) on the export's random tokens said
-twice, where the control takes out, one at a time, N_CONTROL earlier heads drawn at random
-(every one of the 100-170 would be slow), and a random direction as long as the top component.
+The same on SmolLM2 (`smollm2_cases`, `smollm2_summary`): a head on runs of random tokens
+said twice (the caller hands them over, such as "Heads that copy"'s export: this package reads
+no other chapter's model code), where the control takes out, one at a time, N_CONTROL earlier
+heads drawn at random (every one of the 100-170 would be slow), and a random direction as long
+as the top component.
 
 Why shipped: the chapter's prose values and its figure read these numbers, and the same
 functions can run on a reader's own model in the browser.
@@ -25,7 +26,6 @@ import json
 
 import numpy as np
 
-from ..heads_that_copy import heads as hc
 from ..models.charmodel import copy_test
 from ..models.charmodel import model as cm
 from ..page.html import head_name
@@ -35,7 +35,6 @@ from . import split as sp
 DROP = 0.5  # a knockout "moves" the attention when it takes this share of it away
 N_STRETCHES = 20  # stretches of the copying test measured (each gives 30-48 cases)
 N_CONTROL = 10  # SmolLM2: earlier heads drawn at random and taken out, one at a time, per case
-N_INDUCTION = 5  # SmolLM2: its strongest induction heads measured
 SEED = 0  # the random directions of the control
 
 
@@ -139,14 +138,14 @@ def summary(run, layer, head, n=N_STRETCHES):
     }
 
 
-def smollm2_cases(model, layer, head, runs=None):
-    """One record per (run, query in the second copy) of SmolLM2's head (LAYER, HEAD) on RUNS
-    (the export's random tokens said twice, hc.runs(), by default): as `cases` gives for the
-    character model, but with N_CONTROL random earlier heads as the control and without
-    "left" for every component."""
+def smollm2_cases(model, layer, head, runs):
+    """One record per (run, query in the second copy) of SmolLM2's head (LAYER, HEAD) on RUNS,
+    each {"id", "ids", "period", "start"}: P = period random tokens from position start, said
+    twice. As `cases` gives for the character model, but with N_CONTROL random earlier heads
+    as the control and without "left" for every component."""
     rng = np.random.default_rng(SEED)
     out = []
-    for run in hc.runs() if runs is None else runs:
+    for run in runs:
         ids, P, start = run["ids"], run["period"], run["start"]
         s = s2.Split(model, ids)
         names, reads = s.reads(layer)
@@ -183,7 +182,7 @@ def smollm2_cases(model, layer, head, runs=None):
     return out
 
 
-def smollm2_summary(model, layer, head, runs=None):
+def smollm2_summary(model, layer, head, runs):
     """What the cases of SmolLM2's head (LAYER, HEAD) say, as plain numbers (as `summary`
     gives for the character model): the top key-side components and how often each tops a
     case, the median attention to the target before and after taking the top one out of the
@@ -219,12 +218,10 @@ def smollm2_summary(model, layer, head, runs=None):
     }
 
 
-def smollm2_report(model, runs=None):
-    """SmolLM2's N_INDUCTION strongest induction heads summarised, one line of JSON each."""
-    return [
-        json.dumps(smollm2_summary(model, *head, runs), ensure_ascii=False)
-        for head in hc.strongest("induction", N_INDUCTION)
-    ]
+def smollm2_report(model, heads, runs):
+    """SmolLM2's HEADS ((layer, head) pairs, 0-based) summarised on RUNS, one line of JSON
+    each."""
+    return [json.dumps(smollm2_summary(model, *h, runs), ensure_ascii=False) for h in heads]
 
 
 def report(runs=("reference-induction", "reference-repeats", "induction")):

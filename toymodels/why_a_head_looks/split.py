@@ -29,6 +29,10 @@ norm, so the split's story is checked against the model's own arithmetic.
 reads what an earlier head writes (Elhage et al. 2021, "A Mathematical Framework for
 Transformer Circuits").
 
+`Components` holds what this split shares with SmolLM2's (smollm2.py): a model says how its
+stream is made, what its norm does and how a head makes its query and keys; the pairs, each
+side's totals and the knockout follow.
+
 Shapes: C components, T characters, D model width, K head size, H heads.
 """
 
