@@ -61,7 +61,6 @@ class Split(sp.Components):
         cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
         self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
         self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
-        self._weights = {}
         self._reads = (None, None)  # the last layer read: (layer, (names, reads))
 
     def _layer(self, i):
@@ -128,14 +127,12 @@ class Split(sp.Components):
     def weights(self, layer, head):
         """(Wq of query head HEAD, Wk of the key head it reads) of LAYER, each (d, hs)
         float64, as the forward applies them (rows (in, out), llama.cpp's interleave undone)."""
-        if (layer, head) not in self._weights:
-            m, hs = self.model, self.model.hs
-            qkv = self._layer(layer)["qkv"]  # (d, (H + 2 KV) hs)
-            g = head // (m.n_head // m.n_kv)
-            wq = qkv[:, head * hs : (head + 1) * hs]
-            wk = qkv[:, (m.n_head + g) * hs : (m.n_head + g + 1) * hs]
-            self._weights[layer, head] = (wq.astype(np.float64), wk.astype(np.float64))
-        return self._weights[layer, head]
+        m, hs = self.model, self.model.hs
+        qkv = self._layer(layer)["qkv"]  # (d, (H + 2 KV) hs)
+        g = head // (m.n_head // m.n_kv)
+        wq = qkv[:, head * hs : (head + 1) * hs]
+        wk = qkv[:, (m.n_head + g) * hs : (m.n_head + g + 1) * hs]
+        return wq.astype(np.float64), wk.astype(np.float64)  # made afresh: 0.6 MB, not kept
 
     def query(self, layer, head, read, i):
         wq = self.weights(layer, head)[0]
@@ -144,7 +141,7 @@ class Split(sp.Components):
     def key(self, layer, head, read):
         wk = self.weights(layer, head)[1]
         n = read.shape[-2]
-        k = matmul(read, wk)  # (..., n, hs): the one large product, BLAS-free in Pyodide
+        k = matmul(read, wk)  # (..., n, hs): the one large product (einsum in Pyodide)
         return rotate(k, self.cos[:n], self.sin[:n])  # each turned as at its position
 
     def score(self, layer, head, i):
