@@ -2,10 +2,12 @@
 does, split exactly into what earlier parts of the model wrote, and checked by taking one part
 out.
 
-    split.py     the character model's residual stream as a sum of components, one head's
-                 score split exactly into (query component, key component) pairs, the
-                 knockout of one component from the keys or the queries, and the K-, Q- and
-                 V-composition scores of Elhage et al. (2021) from the weights alone
+    split.py     the split any model shares (a residual stream as a sum of components, one
+                 head's score split exactly into (query component, key component) pairs,
+                 the knockout of one component from the keys or the queries), the character
+                 model's, and the K-, Q- and V-composition scores of Elhage et al. (2021)
+                 from the weights alone
+    smollm2.py   the same split on SmolLM2's forward: RMSNorm, RoPE, grouped-query attention
     measure.py   the induction circuit measured with them on repeated nonsense
 
 Its figures come with the chapter.

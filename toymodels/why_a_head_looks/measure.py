@@ -12,6 +12,12 @@ control takes out, one at a time, every other earlier head instead. `summary` re
 cases to the numbers a page quotes, with the weight-based K-composition scores beside the
 measured lifts.
 
+The same on SmolLM2 (`smollm2_cases`, `smollm2_summary`): a head on runs of random tokens
+said twice (the caller hands them over, such as "Heads that copy"'s export: this package reads
+no other chapter's model code), where the control takes out, one at a time, N_CONTROL earlier
+heads drawn at random (every one of the 100-170 would be slow), and a random direction as long
+as the top component.
+
 Why shipped: the chapter's prose values and its figure read these numbers, and the same
 functions can run on a reader's own model in the browser.
 """
@@ -23,10 +29,12 @@ import numpy as np
 from ..models.charmodel import copy_test
 from ..models.charmodel import model as cm
 from ..page.html import head_name
+from . import smollm2 as s2
 from . import split as sp
 
 DROP = 0.5  # a knockout "moves" the attention when it takes this share of it away
 N_STRETCHES = 20  # stretches of the copying test measured (each gives 30-48 cases)
+N_CONTROL = 10  # SmolLM2: earlier heads drawn at random and taken out, one at a time, per case
 SEED = 0  # the random directions of the control
 
 
@@ -128,6 +136,92 @@ def summary(run, layer, head, n=N_STRETCHES):
         "k_random": sp.random_composition(cfg["d_model"], cfg["d_head"]),
         "k_vs_lift_rank": rank_correlation(list(k_scores.values()), list(lifts.values())),
     }
+
+
+def smollm2_cases(model, layer, head, runs):
+    """One record per (run, query in the second copy) of SmolLM2's head (LAYER, HEAD) on RUNS,
+    each {"id", "ids", "period", "start"}: P = period random tokens from position start, said
+    twice. As `cases` gives for the character model, but with N_CONTROL random earlier heads
+    as the control and without "left" for every component."""
+    rng = np.random.default_rng(SEED)
+    out = []
+    for run in runs:
+        ids, P, start = run["ids"], run["period"], run["start"]
+        s = s2.Split(model, ids)
+        names, reads = s.reads(layer)
+        keys = s.key(layer, head, reads)  # (C, T, K) every component's part of every key
+        heads = [nm for nm in names if nm.startswith("L")]
+        for i in range(start + P, min(start + 2 * P, len(ids))):
+            j = i - P + 1  # the token after the earlier copy of token i
+            q = s.query(layer, head, reads[:, i], i)  # (C, K)
+            key_side = keys[:, : i + 1] @ q.sum(0) * s.scale  # (C, i+1)
+            query_side = q @ keys[:, : i + 1].sum(0).T * s.scale  # (C, i+1)
+            lift = key_side[:, j] - key_side.mean(-1)  # (C,)
+            query_lift = query_side[:, j] - query_side.mean(-1)  # (C,)
+            top = names[int(np.argmax(lift))]
+            others = [h for h in heads if h != top]
+            drawn = rng.choice(len(others), size=min(N_CONTROL, len(others)), replace=False)
+            top_part = s.part(layer, top)[: i + 1]  # (i+1, d)
+            noise = sp.random_like(top_part, rng)
+            out.append(
+                {
+                    "text": run["id"],
+                    "i": i,
+                    "j": j,
+                    "before": float(s.attention(layer, head, i)[j]),
+                    "top": top,
+                    "after": float(s.knockout(layer, head, i, top, "keys")[j]),
+                    "control": [
+                        float(s.knockout(layer, head, i, others[n], "keys")[j]) for n in drawn
+                    ],
+                    "random_left": float(s.without(layer, head, i, noise, "keys")[j]),
+                    "lift": dict(zip(names, lift.tolist(), strict=True)),
+                    "query_lift": dict(zip(names, query_lift.tolist(), strict=True)),
+                }
+            )
+    return out
+
+
+def smollm2_summary(model, layer, head, runs):
+    """What the cases of SmolLM2's head (LAYER, HEAD) say, as plain numbers (as `summary`
+    gives for the character model): the top key-side components and how often each tops a
+    case, the median attention to the target before and after taking the top one out of the
+    keys, the share of cases where that takes at least DROP of it away, the median drops for
+    the top component, the random earlier heads and the random directions, and the largest
+    mean lifts on each side."""
+    cs = smollm2_cases(model, layer, head, runs)
+    before = np.array([c["before"] for c in cs])
+    drops = _drop(before, np.array([c["after"] for c in cs]))
+    control = np.array([np.median(_drop(c["before"], np.array(c["control"]))) for c in cs])
+    random_drops = _drop(before, np.array([c["random_left"] for c in cs]))
+    tops = {}
+    for c in cs:
+        tops[c["top"]] = tops.get(c["top"], 0) + 1
+
+    def largest(key, n=5):
+        mean = {nm: float(np.mean([c[key][nm] for c in cs])) for nm in cs[0][key]}
+        return dict(sorted(mean.items(), key=lambda kv: -kv[1])[:n])
+
+    return {
+        "head": head_name(layer + 1, head + 1),
+        "cases": len(cs),
+        "top_counts": dict(sorted(tops.items(), key=lambda kv: -kv[1])),
+        "before_median": float(np.median(before)),
+        "after_median": float(np.median([c["after"] for c in cs])),
+        "moved_share": float(np.mean(drops >= DROP)),
+        "drop_median": float(np.median(drops)),
+        "control_drop_median": float(np.median(control)),
+        "random_drop_median": float(np.median(random_drops)),
+        "random_moved_share": float(np.mean(random_drops >= DROP)),
+        "mean_lift": largest("lift"),
+        "mean_query_lift": largest("query_lift"),
+    }
+
+
+def smollm2_report(model, heads, runs):
+    """SmolLM2's HEADS ((layer, head) pairs, 0-based) summarised on RUNS, one line of JSON
+    each."""
+    return [json.dumps(smollm2_summary(model, *h, runs), ensure_ascii=False) for h in heads]
 
 
 def report(runs=("reference-induction", "reference-repeats", "induction")):

@@ -29,6 +29,10 @@ norm, so the split's story is checked against the model's own arithmetic.
 reads what an earlier head writes (Elhage et al. 2021, "A Mathematical Framework for
 Transformer Circuits").
 
+`Components` holds what this split shares with SmolLM2's (smollm2.py): a model says how its
+stream is made, what its norm does and how a head makes its query and keys; the pairs, each
+side's totals and the knockout follow.
+
 Shapes: C components, T characters, D model width, K head size, H heads.
 """
 
@@ -38,6 +42,7 @@ import numpy as np
 
 from ..models.charmodel import model as cm
 from ..page.html import head_name
+from ..page.linalg import matmul
 
 CHARACTER, POSITION, NORM_BIAS = "character", "position", "norm bias"
 
@@ -57,21 +62,114 @@ def _head_cols(cfg, head):
     return slice(head * K, (head + 1) * K)
 
 
-class Split:
+class Components:
+    """What every model's split shares: one forward kept whole, the residual stream entering a
+    layer as a sum of named components, a head's score split into (query component, key
+    component) pairs, and the knockout. A model says how its stream is made (`parts`), what its
+    norm does (`norm`, and `reads` with the scale frozen) and how a head turns what it reads
+    into a query or keys (`query`, `key`, `scale`); layers and heads are 0-based."""
+
+    scale = 1.0  # the score is q . k * scale
+
+    def parts(self, layer):
+        """(names, parts (C, T, D)): the components of the stream entering LAYER, in the order
+        the model wrote them; parts.sum(0) is that stream."""
+        raise NotImplementedError
+
+    def reads(self, layer):
+        """(names, reads (C', T, D)): what LAYER's attention reads of each component through
+        its norm with the scale frozen (C' >= C: a norm's bias is one more); reads.sum(0) is
+        the norm's output."""
+        raise NotImplementedError
+
+    def norm(self, layer, x):
+        """LAYER's attention norm of the stream X (..., D), computed afresh."""
+        raise NotImplementedError
+
+    def query(self, layer, head, read, i):
+        """HEAD's query (..., K) of READ (..., D), something read at position I."""
+        raise NotImplementedError
+
+    def key(self, layer, head, read):
+        """HEAD's keys (..., n, K) of READ (..., n, D), read at positions 0..n-1."""
+        raise NotImplementedError
+
+    def stream(self, layer):
+        """The stream entering LAYER (T, D)."""
+        return self.parts(layer)[1].sum(0)
+
+    def names(self, layer):
+        """The names of the components entering LAYER, in `parts`' order."""
+        return self.parts(layer)[0]
+
+    def part(self, layer, name):
+        """Component NAME of the stream entering LAYER (T, D), or a ValueError naming those
+        that enter it."""
+        names = self.names(layer)
+        if name not in names:
+            said = f"no component '{name}' enters layer {layer + 1}; these do: {', '.join(names)}"
+            raise ValueError(said.replace("\u00a0", " "))
+        return self._part(layer, names.index(name))
+
+    def _part(self, layer, n):
+        return self.parts(layer)[1][n]
+
+    def pairs(self, layer, head, i):
+        """(names, terms (C', C', i+1)): terms[a, b, j] is query component a's part of query
+        i times key component b's part of key j, times the scale, for every key j <= i;
+        terms.sum((0, 1)) is the head's score row s[i, :i+1]."""
+        names, reads = self.reads(layer)
+        q = self.query(layer, head, reads[:, i], i)  # (C', K) each component's part of the query
+        k = self.key(layer, head, reads[:, : i + 1])  # (C', i+1, K) … of every key
+        terms = matmul(q, k.reshape(-1, k.shape[-1]), transposed=True) * self.scale
+        return names, terms.reshape(len(q), *k.shape[:2])  # (C', C', i+1)
+
+    def totals(self, layer, head, i):
+        """(names, query side (C', i+1), key side (C', i+1)): each component's total on each
+        side of every score s[i, j <= i], the other side whole: pairs' terms summed over key
+        components, and over query components, without making every pair."""
+        names, reads = self.reads(layer)
+        q = self.query(layer, head, reads[:, i], i)  # (C', K)
+        k = self.key(layer, head, reads[:, : i + 1])  # (C', i+1, K)
+        query_side = np.einsum("ak,jk->aj", q, k.sum(0)) * self.scale
+        key_side = np.einsum("k,bjk->bj", q.sum(0), k) * self.scale
+        return names, query_side, key_side
+
+    def knockout(self, layer, head, i, name, side="keys"):
+        """Head HEAD's attention row from query i (i+1,) with component NAME (or each of a
+        tuple of names) taken out of the keys only (side="keys": x_j - c_j at every key
+        j <= i) or of the query only ("queries": x_i - c_i); the norm is recomputed on the
+        edited stream and nothing else changes. It shows the component's direct path into
+        this head's pattern, not what it does through later layers."""
+        taken = (name,) if isinstance(name, str) else tuple(name)
+        gone = sum(self.part(layer, n)[: i + 1] for n in taken)  # (i+1, D)
+        return self.without(layer, head, i, gone, side)
+
+    def without(self, layer, head, i, gone, side="keys"):
+        """`knockout` of any vectors GONE (i+1, D), one per position up to i, such as a random
+        direction as long as a component (the control for what the norm alone does)."""
+        x = self.stream(layer)[: i + 1]  # (i+1, D) the stream at the query and its keys
+        xq, xk = (x, x - gone) if side == "keys" else (x - gone, x)
+        q = self.query(layer, head, self.norm(layer, xq[i]), i)  # (K,)
+        k = self.key(layer, head, self.norm(layer, xk))  # (i+1, K)
+        s = k @ q * self.scale  # (i+1,)
+        e = np.exp(s - s.max())
+        return e / e.sum()  # (i+1,)
+
+
+class Split(Components):
     """One forward of the character model on IDX (T,), kept whole, to split any head's scores.
 
-    params: the checkpoint's weights (widened to float64 here); layers and heads are 0-based
-    in every argument."""
+    params: the checkpoint's weights (widened to float64 here)."""
 
     def __init__(self, params, cfg, idx):
         self.params, self.cfg = widen(params), cfg
         self.idx = np.asarray(idx, dtype=np.int64)  # (T,)
         _, self.cache = cm.forward(self.params, cfg, self.idx, keep=True)
+        self.scale = 1 / math.sqrt(cfg["d_head"])
         self._parts = {}
 
     def parts(self, layer):
-        """(names, parts (C, T, D)): the components of the residual stream entering LAYER,
-        in the order the model wrote them; parts.sum(0) is that stream."""
         if layer not in self._parts:
             p, c, cfg = self.params, self.cache, self.cfg
             T = len(self.idx)
@@ -87,9 +185,8 @@ class Split:
         return self._parts[layer]
 
     def reads(self, layer):
-        """(names, reads (C+1, T, D)): what layer LAYER's attention reads of each component
-        through its LayerNorm with the scale frozen, the norm's bias last; reads.sum(0) is
-        the norm's output."""
+        """(names, reads (C+1, T, D)): through the LayerNorm with the scale frozen, the norm's
+        bias last (the same at every position)."""
         names, parts = self.parts(layer)
         g = self.params[f"h{layer}.ln1.g"]  # (D,)
         b = self.params[f"h{layer}.ln1.b"]  # (D,)
@@ -98,49 +195,15 @@ class Split:
         bias = np.broadcast_to(b, parts.shape[1:])[None]  # (1, T, D)
         return names + [NORM_BIAS], np.concatenate([centred * r * g, bias])  # (C+1, T, D)
 
-    def pairs(self, layer, head, i):
-        """(names, terms (C+1, C+1, i+1)): terms[a, b, j] is query component a's part of query
-        i times key component b's part of key j, over sqrt(d_head), for every key j <= i;
-        terms.sum((0, 1)) is the head's score row s[i, :i+1]."""
-        names, reads = self.reads(layer)
-        cols = _head_cols(self.cfg, head)
-        wq = self.params[f"h{layer}.wq"][:, cols]  # (D, K)
-        wk = self.params[f"h{layer}.wk"][:, cols]  # (D, K)
-        q = reads[:, i] @ wq  # (C+1, K) each component's part of the query
-        k = reads[:, : i + 1] @ wk  # (C+1, i+1, K) … of every key
-        terms = np.einsum("ak,bjk->abj", q, k) / math.sqrt(self.cfg["d_head"])
-        return names, terms  # (C+1, C+1, i+1)
+    def norm(self, layer, x):
+        p = self.params
+        return cm.layernorm(x, p[f"h{layer}.ln1.g"], p[f"h{layer}.ln1.b"])[0]
 
-    def knockout(self, layer, head, i, name, side="keys"):
-        """Head HEAD's attention row from query i (i+1,) with component NAME (or each of a
-        tuple of names) taken out of the keys only (side="keys": x_j - c_j at every key
-        j <= i) or of the query only ("queries": x_i - c_i); the LayerNorm is recomputed on
-        the edited stream and nothing else changes. It shows the component's direct path into
-        this head's pattern, not what it does through later layers."""
-        names, parts = self.parts(layer)
-        taken = (name,) if isinstance(name, str) else tuple(name)
-        for n in taken:
-            if n not in names:
-                said = f"no component '{n}' enters layer {layer + 1}; these do: {', '.join(names)}"
-                raise ValueError(said.replace("\u00a0", " "))
-        gone = sum(parts[names.index(n), : i + 1] for n in taken)  # (i+1, D)
-        return self.without(layer, head, i, gone, side)
+    def query(self, layer, head, read, i):
+        return read @ self.params[f"h{layer}.wq"][:, _head_cols(self.cfg, head)]
 
-    def without(self, layer, head, i, gone, side="keys"):
-        """`knockout` of any vectors GONE (i+1, D), one per position up to i, such as a random
-        direction as long as a component (the control for what the norm alone does)."""
-        x = self.parts(layer)[1].sum(0)[: i + 1]  # (i+1, D) the stream at the query and its keys
-        xq, xk = (x, x - gone) if side == "keys" else (x - gone, x)
-        p, cols = self.params, _head_cols(self.cfg, head)
-
-        def ln(v):
-            return cm.layernorm(v, p[f"h{layer}.ln1.g"], p[f"h{layer}.ln1.b"])[0]
-
-        q = ln(xq[i]) @ p[f"h{layer}.wq"][:, cols]  # (K,)
-        k = ln(xk) @ p[f"h{layer}.wk"][:, cols]  # (i+1, K)
-        s = k @ q / math.sqrt(self.cfg["d_head"])  # (i+1,)
-        e = np.exp(s - s.max())
-        return e / e.sum()  # (i+1,)
+    def key(self, layer, head, read):
+        return read @ self.params[f"h{layer}.wk"][:, _head_cols(self.cfg, head)]
 
     def attention(self, layer, head, i):
         """The forward's own attention row of head HEAD from query i (i+1,)."""

@@ -1,0 +1,217 @@
+"""The split of a SmolLM2 head's score into component pairs (toymodels/why_a_head_looks/
+smollm2.py), each against a calculation of its own: the score written out here from the
+forward's stream (RMSNorm, the head's slices of the weights, RoPE), transformers' own scores
+read with hooks from the same GGUF, and the knockout written out on the edited stream.
+
+Marked `model`: the shipped model from the repacked files (conftest's `llama`), and for one
+test transformers' (smollm2_reference); a few short texts keep it to seconds.
+"""
+
+import numpy as np
+import pytest
+import smollm2_reference
+
+from toymodels.heads_that_copy import heads as hc
+from toymodels.why_a_head_looks import measure
+from toymodels.why_a_head_looks import smollm2 as s2
+
+pytestmark = pytest.mark.model
+REPEAT = hc.text("repeat1")["ids"]
+P = 8  # the period of the short repeat: 8 random tokens said twice after the first token
+TEXTS = (
+    "The cat sat on the mat because it was warm.",
+    "Elinor wrote to Marianne, and Marianne wrote back",
+    REPEAT[: 1 + P] + REPEAT[1 : 1 + P],
+)
+
+
+@pytest.fixture(scope="module")
+def texts(llama):
+    from toymodels.models.smollm2 import live
+
+    _, bpe = live.model()
+    return [bpe.encode(t) if isinstance(t, str) else list(t) for t in TEXTS]
+
+
+@pytest.fixture(scope="module")
+def runs(llama, texts):
+    """Per text: (the Split, the stream entering each layer and each head's output before the
+    output projection, as the model's own run yields them, float64)."""
+    out = []
+    for ids in texts:
+        ys, xs = [], [llama.embed[ids].astype(np.float64)]
+        for _, _, x in llama.run(ids, tap=lambda i, y, ys=ys: ys.append(y.astype(np.float64))):
+            xs.append(x.astype(np.float64))
+        out.append((s2.Split(llama, ids), np.stack(xs), np.stack(ys)))
+    return out
+
+
+def rmsnorm(x, w, eps):
+    """RMSNorm written out, not the model's."""
+    return x / np.sqrt((x**2).sum(-1, keepdims=True) / x.shape[-1] + eps) * w
+
+
+def turned(v, pos, base):
+    """RoPE written out on v (..., hs) at positions POS (...,): coordinates (c, c + hs/2) turned
+    by pos * base^(-2c/hs), in float64 (the model turns by float32 angles)."""
+    half = v.shape[-1] // 2
+    freq = base ** (-np.arange(half) * 2.0 / v.shape[-1])  # (hs/2,)
+    ang = np.asarray(pos, np.float64)[..., None] * freq  # (..., hs/2)
+    a, b = v[..., :half], v[..., half:]
+    return np.concatenate(
+        [a * np.cos(ang) - b * np.sin(ang), b * np.cos(ang) + a * np.sin(ang)], -1
+    )
+
+
+def head_weights(model, layer, head):
+    """(Wq (d, hs) of query head HEAD, Wk (d, hs) of its key head, the norm's weight), float64:
+    the fused matrix's columns are the H query heads, then the KV key heads, then the values."""
+    L = model.layers[layer]
+    hs, group = model.hs, head // (model.n_head // model.n_kv)
+    wq = L["qkv"][:, head * hs : (head + 1) * hs]
+    wk = L["qkv"][:, (model.n_head + group) * hs : (model.n_head + group + 1) * hs]
+    return wq.astype(np.float64), wk.astype(np.float64), L["attn_norm"].astype(np.float64)
+
+
+def scores(model, x, layer, head, i, xk=None):
+    """Head HEAD's score row s[i, :i+1] from the stream X (T, d) entering LAYER (keys from XK
+    instead where given), written out."""
+    wq, wk, w = head_weights(model, layer, head)
+    xk = x[: i + 1] if xk is None else xk
+    q = turned(rmsnorm(x[i], w, model.eps) @ wq, i, model.base)  # (hs,)
+    k = turned(rmsnorm(xk, w, model.eps) @ wk, np.arange(i + 1), model.base)  # (i+1, hs)
+    return k @ q / np.sqrt(model.hs)
+
+
+def softmax(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def test_pair_terms_add_up_to_the_heads_score(llama, runs):
+    """1,000 random (layer, head, query, key) triples over 3 texts: the pair terms add up to the
+    head's score written out from the model's own stream within 1e-4; the components add up to
+    that stream; there is one per token embedding, earlier head and earlier feed-forward block."""
+    rng = np.random.default_rng(61)
+    triples = []
+    for _ in range(1000):
+        n = int(rng.integers(len(runs)))
+        T = len(runs[n][0].ids)
+        i = int(rng.integers(T))
+        layer, head = int(rng.integers(llama.n_layer)), int(rng.integers(llama.n_head))
+        triples.append((n, layer, head, i, int(rng.integers(i + 1))))
+    worst = 0.0
+    for n, layer, head, i, j in sorted(triples):  # a layer's reads are made once
+        s, xs, _ = runs[n]
+        names, terms = s.pairs(layer, head, i)
+        assert (
+            terms.shape == (1 + 10 * layer, 1 + 10 * layer, i + 1) == (len(names),) * 2 + (i + 1,)
+        )
+        worst = max(worst, abs(terms[:, :, j].sum() - scores(llama, xs[layer], layer, head, i)[j]))
+    assert worst <= 1e-4
+    s, xs, _ = runs[2]
+    names, parts = s.parts(19)
+    assert names[:3] == ["token", "L1\u00a0H1", "L1\u00a0H2"] and names[-1] == "MLP\u00a019"
+    assert np.abs(parts.sum(0) - xs[19]).max() < 1e-9
+    for n in (0, 1, 9, 10, 11, 187, 190):  # one at a time, as the knockout takes them
+        assert np.array_equal(s.part(19, names[n]), parts[n]), names[n]
+
+
+def transformers_scores(ids):
+    """Every head's pre-softmax scores (layers, heads, T, T) in transformers' model of the same
+    GGUF: its query and key projections read with forward hooks, turned by its own RoPE (the
+    cos and sin its attention modules are handed) and shared by its own repeat_kv."""
+    torch, net, _ = smollm2_reference.transformers_smollm2()
+    from transformers.models.llama import modeling_llama as ml
+
+    seen, hooks = {}, []
+    for n, layer in enumerate(net.model.layers):
+        att = layer.self_attn
+
+        def keep(name, n=n):
+            return lambda module, args, out: seen.__setitem__((n, name), out)
+
+        def rope(module, args, kwargs, n=n):
+            seen[n, "rope"] = kwargs["position_embeddings"]
+
+        hooks += [att.q_proj.register_forward_hook(keep("q"))]
+        hooks += [att.k_proj.register_forward_hook(keep("k"))]
+        hooks += [att.register_forward_pre_hook(rope, with_kwargs=True)]
+    try:
+        with torch.no_grad():
+            net(torch.tensor([ids]))
+    finally:
+        for h in hooks:
+            h.remove()
+    cfg, out = net.config, []
+    hs = cfg.hidden_size // cfg.num_attention_heads
+    for n in range(len(net.model.layers)):
+        q = seen[n, "q"].view(1, len(ids), -1, hs).transpose(1, 2)
+        k = seen[n, "k"].view(1, len(ids), -1, hs).transpose(1, 2)
+        q, k = ml.apply_rotary_pos_emb(q, k, *seen[n, "rope"])
+        k = ml.repeat_kv(k, cfg.num_attention_heads // cfg.num_key_value_heads)
+        out.append((q @ k.transpose(2, 3) * net.model.layers[n].self_attn.scaling)[0].numpy())
+    return np.stack(out)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_score_is_transformers_score_on_the_same_gguf(llama, runs):
+    """Every head's score rows from three queries on two texts (and the pair terms' sum on
+    a few) equal transformers' within 1e-3."""
+    smollm2_reference.gguf_path()  # a skip where the file is not installed
+    worst = 0.0
+    for s, _, _ in runs[1:]:
+        ref = transformers_scores(s.ids.tolist())  # (30, 9, T, T)
+        assert ref.shape == (30, 9, len(s.ids), len(s.ids))
+        for layer in range(llama.n_layer):
+            for head in range(llama.n_head):
+                for i in (1, len(s.ids) // 2, len(s.ids) - 1):
+                    got = s.score(layer, head, i)
+                    worst = max(worst, float(np.abs(got - ref[layer, head, i, : i + 1]).max()))
+        for layer, head in ((18, 6), (29, 8), (3, 1)):
+            terms = s.pairs(layer, head, len(s.ids) - 1)[1]
+            assert np.abs(terms.sum((0, 1)) - ref[layer, head, -1]).max() <= 1e-3
+    assert worst <= 1e-3
+
+
+@pytest.mark.parametrize("side", ["keys", "queries"])
+def test_knockout_is_the_head_on_the_edited_stream(llama, runs, side):
+    """Taking the previous-token head L17 H1's write out of the induction head L19 H7's keys
+    (or its query) gives the attention the head computes from the edited stream, its norm
+    recomputed, the other side as the forward had it; it takes most of the attention to the
+    token after the earlier copy away, as the induction circuit says."""
+    s, xs, ys = runs[2]
+    layer, head, i = 18, 6, 2 * P
+    j = i - P + 1  # the token after the earlier copy of token i
+    write = ys[16, 0] @ llama.layers[16]["o"][: llama.hs].astype(np.float64)  # (T, d) L17 H1's
+    x = xs[layer]
+    if side == "keys":
+        want = softmax(scores(llama, x, layer, head, i, xk=x[: i + 1] - write[: i + 1]))
+    else:
+        edited = x.copy()
+        edited[i] -= write[i]
+        want = softmax(scores(llama, edited, layer, head, i, xk=x[: i + 1]))
+    got = s.knockout(layer, head, i, "L17\u00a0H1", side)
+    assert np.abs(got - want).max() < 1e-6  # the model turns by float32 angles, this by float64
+    before = s.attention(layer, head, i)
+    assert np.abs(softmax(scores(llama, x, layer, head, i)) - before).max() < 1e-5
+    if side == "keys":
+        assert before[j] > 0.5 and got[j] < before[j] / 2
+    with pytest.raises(ValueError, match="no component 'L19 H1' enters layer 19; these do: token,"):
+        s.knockout(layer, head, i, "L19\u00a0H1")
+
+
+def test_the_induction_head_reads_the_previous_token_head(llama):
+    """On 8 random tokens said twice, the top key-side component of the induction head L19 H7
+    is the previous-token head L17 H1 in most cases, and taking it out of the keys takes most
+    of the attention to the target away, where ten random earlier heads or a random direction
+    as long as it take little: the numbers the chapter will quote, on a short run."""
+    run = {"id": "short", "ids": TEXTS[2], "period": P, "start": 1}
+    cases = measure.smollm2_cases(llama, 18, 6, [run])
+    assert [(c["i"], c["j"]) for c in cases] == [(i, i - P + 1) for i in range(1 + P, 1 + 2 * P)]
+    assert all(len(c["control"]) == measure.N_CONTROL for c in cases)
+    got = measure.smollm2_summary(llama, 18, 6, [run])
+    assert got["cases"] == P and got["top_counts"]["L17\u00a0H1"] >= P - 1
+    assert got["before_median"] > 0.5 and got["moved_share"] >= 0.75
+    assert got["control_drop_median"] < 0.1 and got["random_drop_median"] < 0.1
+    assert next(iter(got["mean_lift"])) == "L17\u00a0H1"

@@ -1,0 +1,156 @@
+"""Why a head of SmolLM2 looks where it does: the character model's split (split.py), on the
+real model's forward (toymodels/models/smollm2/llama.py).
+
+The residual stream entering layer l at position t is a sum of components:
+
+    x[t] = embed[id_t] + sum over layers m < l (sum over heads y_h[t] @ Wo[h] + mlp_m[t])
+
+(the token's embedding, each earlier head's output through its slice Wo[h] of the output
+projection, each earlier feed-forward block's output). Layer l reads x through an RMSNorm,
+rms(x) = x * w / r with r = sqrt(mean(x^2) + eps): with r frozen at its value for that
+position it is linear in x, with no bias and no centring, so each component is read alone as
+c * w / r. A query head h's query is q_i = rope_i(rms(x_i) @ Wq[h]); its keys are those of
+the key head it shares with the other heads of its group (grouped-query attention: head h reads
+key head h // (heads / key heads)), k_j = rope_j(rms(x_j) @ Wk[g]). RoPE turns each pair of
+a vector's coordinates by an angle that depends on the position alone: a linear map at each
+position, applied to each component's projection. So the score
+
+    s[i, j] = q_i . k_j / sqrt(d_head)
+            = sum over (a, b) of rope_i(read_a[i] @ Wq[h]) . rope_j(read_b[j] @ Wk[g])
+                                 / sqrt(d_head)
+
+is exactly a sum over (query component a, key component b) pairs. Freezing r is exact for the
+split (r is what the forward used) and an approximation for what would happen without a
+component: the knockout recomputes the norm.
+
+The forward runs in float32 (the page's model); the split works in float64 on the forward's
+own numbers. Each feed-forward component is what its layer's step wrote minus its heads'
+writes, so the components add up to the float32 stream the forward carried (to float64's
+rounding), and the split adds up to the score of that stream.
+"""
+
+import numpy as np
+
+from ..models.smollm2.llama import rotate
+from ..page.html import head_name
+from ..page.linalg import matmul
+from . import split as sp
+
+TOKEN = "token"
+
+
+class Split(sp.Components):
+    """One forward of MODEL (a toymodels.models.smollm2.llama.Llama) on IDS, kept whole, to
+    split any head's scores (sp.Components says what it offers)."""
+
+    def __init__(self, model, ids):
+        m = self.model = model
+        self.ids = np.asarray(ids, dtype=np.int64)  # (T,)
+        T, n, H = len(self.ids), m.n_layer, m.n_head
+        self.scale = 1 / np.sqrt(m.hs)
+        self.y = np.empty((n, H, T, m.hs), np.float32)  # every head's output before Wo
+        self.x = np.empty((n + 1, T, m.d), np.float32)  # the stream entering each layer
+        self.maps = np.empty((n, H, T, T), np.float32)
+        self.x[0] = m.embed[self.ids]
+
+        def keep(i, y):
+            self.y[i] = y
+
+        for i, a, x in m.run(self.ids, tap=keep):
+            self.maps[i], self.x[i + 1] = a, x
+        cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
+        self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
+        self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
+        self._reads = (None, None)  # the last layer read: (layer, (names, reads))
+
+    def _layer(self, i):
+        m = self.model
+        return m.layers[i] if m.layers is not None else m.layer(i)
+
+    def writes(self, m):
+        """Layer M's heads' writes (H, T, d) and its feed-forward block's (T, d), float64:
+        the feed-forward's is the layer's whole step less the heads', so the two add up to
+        what the forward added to the stream."""
+        if self._writes[m] is None:
+            H, hs = self.model.n_head, self.model.hs
+            wo = self._layer(m)["o"].astype(np.float64).reshape(H, hs, -1)  # (H, hs, d)
+            heads = self.y[m].astype(np.float64) @ wo  # (H, T, d), batched over heads
+            step = self.x[m + 1].astype(np.float64) - self.x[m].astype(np.float64)  # (T, d)
+            self._writes[m] = (heads, step - heads.sum(0))
+        return self._writes[m]
+
+    def names(self, layer):
+        names = [TOKEN]
+        for m in range(layer):
+            names += [head_name(m + 1, h + 1) for h in range(self.model.n_head)]
+            names.append(sp.mlp_name(m + 1))
+        return names
+
+    def _part(self, layer, n):
+        """The N-th component (T, d), made alone: the token, then per layer its heads and
+        its feed-forward block."""
+        if n == 0:
+            return self.x[0].astype(np.float64)
+        m, h = divmod(n - 1, self.model.n_head + 1)
+        heads, mlp = self.writes(m)
+        return heads[h] if h < self.model.n_head else mlp
+
+    def parts(self, layer):
+        parts = [self.x[0].astype(np.float64)]
+        for m in range(layer):
+            heads, mlp = self.writes(m)
+            parts += [*heads, mlp]
+        return self.names(layer), np.stack(parts)  # (C, T, d)
+
+    def stream(self, layer):
+        """The stream the forward carried into LAYER (T, d), in float64."""
+        return self.x[layer].astype(np.float64)
+
+    def _norm_weight(self, layer):
+        return self._layer(layer)["attn_norm"].astype(np.float64)  # (d,)
+
+    def reads(self, layer):
+        """(names, reads (C, T, d)): through the RMSNorm with the scale frozen (no bias)."""
+        if self._reads[0] != layer:  # one layer kept: at T = 50 a late layer's are 60 MB
+            names, parts = self.parts(layer)
+            x = self.stream(layer)  # (T, d)
+            r = np.sqrt((x * x).mean(-1, keepdims=True) + self.model.eps)  # (T, 1) frozen
+            parts *= self._norm_weight(layer) / r  # (C, T, d) in place: parts is a fresh stack
+            self._reads = (layer, (names, parts))
+        return self._reads[1]
+
+    def norm(self, layer, x):
+        x = np.asarray(x, np.float64)
+        r = np.sqrt((x * x).mean(-1, keepdims=True) + self.model.eps)
+        return x / r * self._norm_weight(layer)
+
+    def weights(self, layer, head):
+        """(Wq of query head HEAD, Wk of the key head it reads) of LAYER, each (d, hs)
+        float64, as the forward applies them (rows (in, out), llama.cpp's interleave undone)."""
+        m, hs = self.model, self.model.hs
+        qkv = self._layer(layer)["qkv"]  # (d, (H + 2 KV) hs)
+        g = head // (m.n_head // m.n_kv)
+        wq = qkv[:, head * hs : (head + 1) * hs]
+        wk = qkv[:, (m.n_head + g) * hs : (m.n_head + g + 1) * hs]
+        return wq.astype(np.float64), wk.astype(np.float64)  # made afresh: 0.6 MB, not kept
+
+    def query(self, layer, head, read, i):
+        wq = self.weights(layer, head)[0]
+        return rotate(read @ wq, self.cos[i], self.sin[i])  # turned as at position i
+
+    def key(self, layer, head, read):
+        wk = self.weights(layer, head)[1]
+        n = read.shape[-2]
+        k = matmul(read, wk)  # (..., n, hs): the one large product (einsum in Pyodide)
+        return rotate(k, self.cos[:n], self.sin[:n])  # each turned as at its position
+
+    def score(self, layer, head, i):
+        """The head's score row s[i, :i+1] from the stream the forward carried, its norm not
+        frozen but recomputed: what the pairs add up to."""
+        x = self.stream(layer)[: i + 1]
+        q = self.query(layer, head, self.norm(layer, x[i]), i)  # (hs,)
+        return self.key(layer, head, self.norm(layer, x)) @ q * self.scale  # (i+1,)
+
+    def attention(self, layer, head, i):
+        """The forward's own attention row of head HEAD from query i (i+1,)."""
+        return self.maps[layer, head, i, : i + 1]
