@@ -206,12 +206,10 @@ class Network:
 
 
 def whole_site_mb(site):
-    """The size of what the worker keeps of a build, in MB as said: the site's top ("./", the
-    index page) and every file but the reader's models and sw.js. Counted before a file goes
-    missing, as the build counted it."""
+    """The size of what the worker keeps of a build, in MB as said: every file but the reader's
+    models and sw.js, counted before a file goes missing, as the build counted it."""
     files = [f for f in site.rglob("*") if f.is_file() and f.relative_to(site).parts[0] != "models"]
-    top = (site / "index.html").stat().st_size
-    return f"{(top + sum(f.stat().st_size for f in files if f != site / 'sw.js')) / 1e6:.1f} MB"
+    return f"{sum(f.stat().st_size for f in files if f != site / 'sw.js') / 1e6:.1f} MB"
 
 
 @pytest.mark.browser
