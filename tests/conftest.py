@@ -37,8 +37,8 @@ from xml.etree import ElementTree
 import pytest
 from profiles import Profiles
 
-from sitebuild import build as site_build
-from sitebuild.loopback import CHROMIUM_ARGS, HEADLESS_SHELL, QuietServer, serve_dir  # noqa: F401
+from sitebuild.pipeline import build as site_build
+from sitebuild.serving.loopback import CHROMIUM_ARGS, HEADLESS_SHELL, QuietServer, serve_dir  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 OWN_ORIGINS = ("http://127.0.0.1:", "data:", "blob:")

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sitebuild.loopback import CHROMIUM_ARGS, HEADLESS_SHELL
+from sitebuild.serving.loopback import CHROMIUM_ARGS, HEADLESS_SHELL
 
 DEFAULT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's, for a context that names none
 CACHES = ("Default/Cache", "Default/Code Cache")  # in a profile's folder: HTTP, compiled code

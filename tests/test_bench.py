@@ -1,7 +1,7 @@
 """The bench stands alone and writes what it measures into bench/RESULTS.md.
 
-bench/ imports the project and sitebuild/loopback.py (the server and browser it shares with the
-tests), never tests/, and no bench module imports one that imports it back; the scripts it runs
+bench/ imports the project and sitebuild/serving/loopback.py (the server and browser it shares with
+the tests), never tests/, and no bench module imports one that imports it back; the scripts it runs
 in the page are JavaScript files under bench/pages/, which it reads. RESULTS.md keeps one
 section per part of the bench: a run rewrites its own and keeps the others."""
 

@@ -19,10 +19,10 @@ import html5lib
 import pytest
 from test_build import project
 
-from sitebuild import assets
-from sitebuild.build import load_chapters
-from sitebuild.chapters import reading_path
-from sitebuild.questions import MATHML, QTI, QTI_BLOCK, QuestionsError, base_url, write_all
+from sitebuild.fetched import assets
+from sitebuild.lms.questions import MATHML, QTI, QTI_BLOCK, QuestionsError, base_url, write_all
+from sitebuild.pipeline.build import load_chapters
+from sitebuild.pipeline.chapters import reading_path
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = "https://school.example/many-heads/"
