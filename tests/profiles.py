@@ -102,7 +102,7 @@ class Profiles:
 
     def __init__(self, playwright, relay, folder):
         """RELAY(context): what passes the context's events to the watch of the test that holds
-        the page (conftest's Relay); FOLDER: where the profiles' folders go."""
+        the page (Relay, tests/support/watch.py); FOLDER: where the profiles' folders go."""
         self.playwright, self.relay, self.folder, self.kept = playwright, relay, folder, []
 
     def lend(self, watch, owner, options):

@@ -164,6 +164,22 @@ def test_the_build_is_grouped_and_its_commands_sit_on_top():
     assert bad == []
 
 
+def test_conftest_holds_only_hooks_and_fixtures():
+    """tests/conftest.py is pytest's hooks and fixtures; every helper lives in tests/support/,
+    one job a module, and conftest only re-exports the ones tests import from it."""
+    tree = ast.parse((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    helpers = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        or isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("pytest_")
+        and not any("fixture" in ast.unparse(d) for d in node.decorator_list)
+        and node.name != "uses_a_browser"  # the collection hook's own test
+    ]
+    assert helpers == [], "move these to a module of tests/support/: " + ", ".join(helpers)
+
+
 def test_chapter_packages_depend_one_way():
     bad = []
     for a, targets in graph().items():
