@@ -87,7 +87,7 @@ FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'
 corpus: $(TEST_STAMP)
 	$(FETCH_CORPUS) || { $(SUDO) apt-get update -qq && $(FETCH_CORPUS); }
 
-# the browser (the bench's) and the same build's headless shell (the tests', sitebuild/loopback.py)
+# the browser (the bench's) and the same build's headless shell (the tests', sitebuild/serving/loopback.py)
 chromium:
 	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromium-headless-shell ] || { $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-headless-shell; }

@@ -4,8 +4,8 @@
 
 The commands are the table COMMANDS below, each a name, a function and the line of help
 `python build.py --help` prints under the options; each function takes the parsed command
-line and returns the exit status. The pipeline lives in sitebuild/ (sitebuild/build.py); this
-file only reads the command line, and no module imports it.
+line and returns the exit status. The pipeline lives in sitebuild/ (sitebuild/pipeline/build.py);
+this file only reads the command line, and no module imports it.
 """
 
 import argparse
@@ -16,15 +16,17 @@ import textwrap
 from collections import namedtuple
 from pathlib import Path
 
-from sitebuild import assets, bytecode, cmi5, models
-from sitebuild.archive import zip_site
-from sitebuild.build import DiskFull, build, disk_full
-from sitebuild.chapters import AuthorError
-from sitebuild.check import check
-from sitebuild.questions import QuestionsError, write_all
-from sitebuild.scaffold import new_chapter
-from sitebuild.scorm import PackageError, write_packages
-from sitebuild.serve import serve
+from sitebuild import models
+from sitebuild.authoring.check import check
+from sitebuild.authoring.scaffold import new_chapter
+from sitebuild.fetched import assets, bytecode
+from sitebuild.lms import cmi5
+from sitebuild.lms.questions import QuestionsError, write_all
+from sitebuild.lms.scorm import PackageError, write_packages
+from sitebuild.pipeline.archive import zip_site
+from sitebuild.pipeline.build import DiskFull, build, disk_full
+from sitebuild.pipeline.chapters import AuthorError
+from sitebuild.serving.serve import serve
 
 ROOT = Path(__file__).resolve().parent
 

@@ -1,7 +1,7 @@
 """What the bench's parts share: the site built and served on 127.0.0.1, Debian's Chromium, the
 scripts each part runs in the page (bench/pages/*.js) and in Pyodide (bench/in_pyodide/*.py),
 and a percentile. The server and the browser's arguments are the tests' own
-(sitebuild/loopback.py): the bench measures the site as the tests open it."""
+(sitebuild/serving/loopback.py): the bench measures the site as the tests open it."""
 
 import ast
 import contextlib
@@ -10,8 +10,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from sitebuild import build as site_build
-from sitebuild.loopback import CHROMIUM, CHROMIUM_ARGS, serve_dir
+from sitebuild.pipeline import build as site_build
+from sitebuild.serving.loopback import CHROMIUM, CHROMIUM_ARGS, serve_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ROOT / "bench" / "pages"

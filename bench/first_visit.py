@@ -34,9 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import CHROMIUM, CHROMIUM_ARGS, ROOT
-from sitebuild import build as site_build
-from sitebuild.loopback import QuietServer
-from sitebuild.serve import Handler
+from sitebuild.pipeline import build as site_build
+from sitebuild.serving.loopback import QuietServer
+from sitebuild.serving.serve import Handler
 
 LATENCY_MS = 100
 RUNS = int(os.environ.get("BENCH_LOADS", 3))

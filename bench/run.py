@@ -10,7 +10,7 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
   static/pyclient.js) to show what the worker buys. Taps are timed from one script three ways:
   back to back, with Chromium's CPU slowed THROTTLE times (the DevTools protocol's
   Emulation.setCPUThrottlingRate, a mid-range phone), and at a reader's pace. The first tap
-  before Python, answered from the build's pre-rendered states (sitebuild/prerender.py), is
+  before Python, answered from the build's pre-rendered states (sitebuild/pipeline/prerender.py), is
   timed from the first paint.
 - pyodide: the character model inside Pyodide (in_pyodide/charmodel.py) and on its page.
 - ratio: the same work (in_pyodide/ratio.py) in CPython, in Pyodide under Node and in Chromium.
@@ -61,7 +61,7 @@ from bench.common import (
     run_in_pyodide,
     served_site,
 )
-from sitebuild.drawtime import site_python
+from sitebuild.authoring.drawtime import site_python
 from toymodels.one_character.figure import WRITE_ON
 
 COLD_LOADS = int(os.environ.get("BENCH_LOADS", 5))
@@ -316,7 +316,7 @@ def char_markdown(r):
 def speed_ratio(browser, site, base):
     """bench/in_pyodide/ratio.py's work, each the best of its runs in ms: in CPython (a Python of
     its own, numpy on one thread as Pyodide's is), in the site's Python under Node as `check
-    --strict` boots it (sitebuild/sitepython.mjs), and in Pyodide in Chromium."""
+    --strict` boots it (sitebuild/authoring/sitepython.mjs), and in Pyodide in Chromium."""
     code = in_pyodide("ratio.py")
     body, call = code.rstrip().rsplit("\n", 1)
     cpython = subprocess.run(
@@ -366,9 +366,9 @@ def ratio_markdown(r):
         "\n".join(rows) + "\n\nThe same code (bench/in_pyodide/ratio.py) in the three, each the "
         f"best of {r['cpython_ms']['runs']} runs after one: CPython with numpy on one thread, "
         "as Pyodide's is; the site's Python under Node, booted as `check --strict` boots it to "
-        "time each figure (sitebuild/drawtime.py); and a Python of its own in Chromium. The "
-        "author guide's rule of thumb (the reader's Python several times slower, by the kind "
-        "of work) rests on these ratios.\n"
+        "time each figure (sitebuild/authoring/drawtime.py); and a Python of its own in "
+        "Chromium. The author guide's rule of thumb (the reader's Python several times slower, "
+        "by the kind of work) rests on these ratios.\n"
     )
 
 

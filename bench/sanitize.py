@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import chromium, page_function, served_site
-from sitebuild.check import markup_in
+from sitebuild.authoring.check import markup_in
 
 REPEAT = 15
 

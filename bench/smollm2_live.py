@@ -27,7 +27,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(ROOT))
 
-from sitebuild import assets  # noqa: E402
+from sitebuild.fetched import assets  # noqa: E402
 from sitebuild.models import smollm2 as smollm2_recipe  # noqa: E402
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", 5))

@@ -1,5 +1,5 @@
-// In every page's <head>, allowed by its hash (sitebuild/policy.py): a figure's control tapped
-// before main.js runs is kept, and main.js hands the taps to the figures (mhEarlyTaps).
+// In every page's <head>, allowed by its hash (sitebuild/pipeline/policy.py): a figure's control
+// tapped before main.js runs is kept, and main.js hands the taps to the figures (mhEarlyTaps).
 // A link holding a figure's state (?FIGURE.FIELD=…) and naming no place is given that figure's
 // id as its place, before the page is read: the browser's own anchor scroll opens the page there
 // as soon as it is parsed, not a script's jump later (not in an embed or a course package).

@@ -45,7 +45,7 @@ def tree_seconds(root=None):
 
 
 def pytest_configure(config):
-    from sitebuild import serve
+    from sitebuild.serving import serve
 
     plain = serve.Handler.send_head
 

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sitebuild.loopback import CHROMIUM_ARGS, HEADLESS_SHELL
+from sitebuild.serving.loopback import CHROMIUM_ARGS, HEADLESS_SHELL
 
 DEFAULT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's, for a context that names none
 CACHES = ("Default/Cache", "Default/Code Cache")  # in a profile's folder: HTTP, compiled code
@@ -102,7 +102,7 @@ class Profiles:
 
     def __init__(self, playwright, relay, folder):
         """RELAY(context): what passes the context's events to the watch of the test that holds
-        the page (conftest's Relay); FOLDER: where the profiles' folders go."""
+        the page (Relay, tests/support/watch.py); FOLDER: where the profiles' folders go."""
         self.playwright, self.relay, self.folder, self.kept = playwright, relay, folder, []
 
     def lend(self, watch, owner, options):

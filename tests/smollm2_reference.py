@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from sitebuild import assets
+from sitebuild.fetched import assets
 from toymodels.export import llama
 
 WEIGHTS = "weights.safetensors"

@@ -29,9 +29,11 @@ from test_build import GOOD, ROOT, project
 from test_build import MISTAKES as CHAPTER_MISTAKES
 
 import toymodels
-from sitebuild import browser, budgets, check, limits, pages, prerender, scorm
-from sitebuild import build as site_build
-from sitebuild.chapters import AuthorError
+from sitebuild.authoring import browser, budgets, check, limits
+from sitebuild.lms import scorm
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline import pages, prerender
+from sitebuild.pipeline.chapters import AuthorError
 
 FIGURE = textwrap.dedent('''\
     """A two-back head: every word looks at the word two before it."""
@@ -348,7 +350,8 @@ MISTAKES += [
 ]
 
 
-# what works under the build's CPython but not in the reader's browser (sitebuild/browser.py)
+# what works under the build's CPython but not in the reader's browser
+# (sitebuild/authoring/browser.py)
 LACKS = "the reader's browser has no module '{}' (needed by " + BLOCK + "): its Python holds "
 LACKS += "numpy, the standard library as Pyodide ships it and toymodels/, and nothing else the "
 LACKS += "build has installed; compute it with those, or compute it at build time as a prose value"
@@ -654,8 +657,8 @@ def test_the_module_as_written_builds_and_is_drawn_for_every_declared_state(auth
     # a reader's markup in each field, after its default: it must come back escaped
     markup = '"\'><mh-probe data-mh-probe="1">'
     assert probed == [{k: f"{v} {markup}"} for k, v in figure.DEFAULTS.items()]
-    # then sitebuild/prerender.py: the default view and the states one tap from it (each word,
-    # the nearest the shown one first: the next, then the previous)
+    # then sitebuild/pipeline/prerender.py: the default view and the states one tap from it (each
+    # word, the nearest the shown one first: the next, then the previous)
     default = prerendered[0]
     at = int(default["word"])
     near = sorted((i for i in range(6) if i != at), key=lambda i: (abs(i - at), i < at))
@@ -1038,7 +1041,7 @@ def test_build_and_serve_report_a_figure_that_loops_and_serve_builds_the_next_sa
     (its figure stopped at its line, here after 2 s), with the last good site still served and
     said so; the next save is built."""
     root, figure, env = served_project(
-        tmp_path, "from sitebuild import limits\nlimits.FIGURE_SECONDS = 2\n"
+        tmp_path, "from sitebuild.authoring import limits\nlimits.FIGURE_SECONDS = 2\n"
     )
     with serving(root, env) as (said, get):
         assert b"sat looks at The." in get("test.html")
@@ -1059,7 +1062,7 @@ def test_serve_builds_a_change_saved_while_a_build_runs(tmp_path):
     """A save while a build runs (here one whose figure loops, stopped only after 60 s) stops
     that build and builds the newer sources at once."""
     root, figure, env = served_project(
-        tmp_path, "from sitebuild import limits\nlimits.FIGURE_SECONDS = 60\n"
+        tmp_path, "from sitebuild.authoring import limits\nlimits.FIGURE_SECONDS = 60\n"
     )
     with serving(root, env) as (said, get):
         start = time.monotonic()
@@ -1075,7 +1078,7 @@ def test_serve_stops_a_build_that_overruns_and_says_where_it_was(tmp_path):
     """A build still running after serve's BUILD_SECONDS (15 s here; a figure held by code that
     no signal stops) is stopped by serve, which names the line it was running."""
     root, figure, env = served_project(
-        tmp_path, "from sitebuild import serve\nserve.BUILD_SECONDS = 15\n"
+        tmp_path, "from sitebuild.serving import serve\nserve.BUILD_SECONDS = 15\n"
     )
     blocked = broken(
         "    back = words[i - 2]",
@@ -1189,7 +1192,8 @@ def test_the_build_ends_a_figure_no_signal_can_stop(tmp_path):
     root = project(tmp_path, {"a.md": CHAPTER})
     script = (
         "import sys, toymodels; toymodels.__path__.append(sys.argv[1]); "
-        "from sitebuild import limits; limits.FIGURE_SECONDS, limits.BACKSTOP_SECONDS = 1, 2; "
+        "from sitebuild.authoring import limits; "
+        "limits.FIGURE_SECONDS, limits.BACKSTOP_SECONDS = 1, 2; "
         "sys.argv[1:] = ['--root', sys.argv[2]]; import build; sys.exit(build.main())"
     )
     done = subprocess.run(

@@ -1,7 +1,7 @@
 """The bench stands alone and writes what it measures into bench/RESULTS.md.
 
-bench/ imports the project and sitebuild/loopback.py (the server and browser it shares with the
-tests), never tests/, and no bench module imports one that imports it back; the scripts it runs
+bench/ imports the project and sitebuild/serving/loopback.py (the server and browser it shares with
+the tests), never tests/, and no bench module imports one that imports it back; the scripts it runs
 in the page are JavaScript files under bench/pages/, which it reads. RESULTS.md keeps one
 section per part of the bench: a run rewrites its own and keeps the others."""
 
@@ -51,7 +51,8 @@ def bench_imports(path, modules):
 def test_the_bench_never_reaches_into_the_tests():
     for name, path in bench_modules().items():
         source = path.read_text(encoding="utf-8")
-        assert not {n for n in imported(path) if n.split(".")[0] in ("conftest", "tests")}, name
+        tests = ("conftest", "support", "tests")
+        assert not {n for n in imported(path) if n.split(".")[0] in tests}, name
         assert not re.search(r"sys\.path\.\w+\([^)]*tests", source), name
 
 

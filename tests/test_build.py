@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import wait_until
 
-from sitebuild import assets, chapters, check, scaffold
-from sitebuild import build as site_build
-from sitebuild.chapters import AuthorError, reading_path
+from sitebuild.authoring import check, scaffold
+from sitebuild.fetched import assets
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline import chapters
+from sitebuild.pipeline.chapters import AuthorError, reading_path
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -635,7 +637,7 @@ def test_a_stylesheet_no_page_would_hold_stops_the_build(tmp_path):
         site_build.build(root, root / "site")
     assert str(err.value) == (
         "templates/styles/extra.css:1: is not in any page: add its name to CASCADE in "
-        "sitebuild/styles.py, after the files whose rules it may override"
+        "sitebuild/pipeline/styles.py, after the files whose rules it may override"
     )
     assert not (root / "site").exists()
 
@@ -761,8 +763,8 @@ def test_check_strict_fails_on_what_build_py_new_wrote_for_the_author_to_replace
 
 
 def test_a_build_reusing_chapters_renders_only_those_whose_sources_changed(tmp_path, monkeypatch):
-    """What `build.py serve` does on a save (sitebuild/chaptercache.py): a chapter edited is
-    rendered again, the others are taken as the build before rendered them, and the site is the
+    """What `build.py serve` does on a save (sitebuild/pipeline/chaptercache.py): a chapter edited
+    is rendered again, the others are taken as the build before rendered them, and the site is the
     one a whole build writes; an edit to the code renders every chapter."""
     second = GOOD.replace('slug = "test"', 'slug = "second"').replace("order = 1", "order = 2")
     root = project(tmp_path, {"01-a.md": GOOD, "02-b.md": second}, copied=("templates",))

@@ -1,7 +1,7 @@
-"""The standard library and numpy reach the reader's browser compiled (sitebuild/bytecode.py):
-every .pyc the site serves is Python 3.12's bytecode of exactly the pinned source it replaces
-or sits beside, the rest of the standard library is as it was, and a page's Python imports the
-bytecode."""
+"""The standard library and numpy reach the reader's browser compiled
+(sitebuild/fetched/bytecode.py): every .pyc the site serves is Python 3.12's bytecode of exactly the
+pinned source it replaces or sits beside, the rest of the standard library is as it was, and a
+page's Python imports the bytecode."""
 
 import _imp
 import zipfile
@@ -10,7 +10,7 @@ import pytest
 from conftest import open_ready
 from playwright.sync_api import expect
 
-from sitebuild import assets, bytecode
+from sitebuild.fetched import assets, bytecode
 
 MAGIC_3_12 = (3531).to_bytes(2, "little") + b"\r\n"  # importlib.util.MAGIC_NUMBER of Python 3.12
 UNCHECKED_HASH = 1  # the flags word of a hash-based .pyc that Python takes without its source

@@ -27,9 +27,10 @@ from conftest import hold_python, wait_until
 from test_build import GOOD, project
 from test_scorm import ANSWER_EVERYTHING_SCORE, GUIDE, SOLVED
 
-from sitebuild import assets, cmi5
-from sitebuild.loopback import QuietServer
-from sitebuild.serve import Handler
+from sitebuild.fetched import assets
+from sitebuild.lms import cmi5
+from sitebuild.serving.loopback import QuietServer
+from sitebuild.serving.serve import Handler
 
 ROOT = Path(__file__).resolve().parent.parent
 VERBS = "http://adlnet.gov/expapi/verbs/"

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BUSY = r"""
 import subprocess, sys, urllib.request
 import pytest
-from sitebuild.loopback import serve_dir
+from sitebuild.serving.loopback import serve_dir
 
 SPIN = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.2: pass"
 LIVING = []  # the child left alive, and the pipe it waits on, kept until this process ends

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import open_ready
 
-from sitebuild.chapters import APPENDIX_ORDER, Block, read
-from sitebuild.figures import figure_modules
+from sitebuild.pipeline.chapters import APPENDIX_ORDER, Block, read
+from sitebuild.pipeline.figures import figure_modules
 from toymodels.page.download import file_name, files, safe, value
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """`check --strict` times each live figure's first state in the reader's Python (Pyodide under
-Node, sitebuild/drawtime.py): a figure quick in CPython but slow there is a warning at its
+Node, sitebuild/authoring/drawtime.py): a figure quick in CPython but slow there is a warning at its
 `def render`, with both times, and so is one that raises only there; a quick one is not. The
 figures are in one chapter, timed in one Pyodide start."""
 
@@ -12,7 +12,7 @@ import pytest
 from test_build import ROOT
 
 import toymodels
-from sitebuild import check, drawtime, limits
+from sitebuild.authoring import check, drawtime, limits
 
 # a figure drawing its cells one at a time in pure Python: a few ms in CPython, several times
 # that in Pyodide

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild.chapters import AuthorError
-from sitebuild.pages import call_figure
+from sitebuild.pipeline.chapters import AuthorError
+from sitebuild.pipeline.pages import call_figure
 from toymodels import BUILD_ONLY
 from toymodels.page import figure as contract
 
@@ -64,7 +64,8 @@ def test_defaults_keep_the_contract(figure):
 
 def test_a_figure_whose_reader_picks_a_word_names_its_word_field(figure):
     """The build draws each word of the default sentence only for a figure that names the field
-    in WORD_FIELD (sitebuild/figures.py), so every figure with word buttons must name it."""
+    in WORD_FIELD (sitebuild/pipeline/figures.py), so every figure with word buttons must name
+    it."""
     drawn = figure.render({}, "fig")
     markup = drawn["html"] + "".join(drawn["slots"].values())
     picked = set(re.findall(r'data-key="(word|token|character)"', markup))

@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 import pytest
 from conftest import FRAMES_JS, hold_python, open_ready, resized
 
-from sitebuild.chapters import read
+from sitebuild.pipeline.chapters import read
 
 pytestmark = pytest.mark.browser
 

@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from test_netguard import PlainHost, serve
 
-from sitebuild import policy
+from sitebuild.pipeline import policy
 
 COURSE = """<!doctype html><html><head><title>Another origin</title>
 <link rel="icon" href="data:,"></head><body>

@@ -11,7 +11,7 @@ import pytest
 from conftest import open_ready
 from playwright.sync_api import expect
 
-from sitebuild import build as site_build
+from sitebuild.pipeline import build as site_build
 from toymodels.guide import exercise
 from toymodels.guide import first_word as g
 from toymodels.page.html import level

@@ -29,10 +29,10 @@ import pytest
 from conftest import QuietServer
 from test_build import GOOD, project
 
-from sitebuild import assets, bytecode
-from sitebuild import build as site_build
-from sitebuild.chapters import AuthorError
-from sitebuild.serve import Server
+from sitebuild.fetched import assets, bytecode
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline.chapters import AuthorError
+from sitebuild.serving.serve import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,7 +85,7 @@ def kill_at_kth_step(event, args):
             os.kill(os.getpid(), signal.SIGKILL)
 
 sys.addaudithook(kill_at_kth_step)
-from sitebuild.build import build
+from sitebuild.pipeline.build import build
 build(root, site, cdn=True)
 """
 
@@ -117,7 +117,7 @@ def test_a_build_killed_at_any_step_leaves_a_whole_site_and_the_next_cleans_up(t
 
 
 def test_without_an_exchanging_rename_a_half_swap_is_put_back(tmp_path, monkeypatch):
-    from sitebuild import publish
+    from sitebuild.pipeline import publish
 
     def cannot(a, b):
         raise OSError(errno.EINVAL, "not on this file system")
@@ -334,7 +334,10 @@ def test_tampered_bytecode_with_a_rewritten_stamp_is_compiled_again(
     folder = bytecode.copy_bytecode(site)
     assert {f: assets.sha256(site / folder / f) for f in bytecode.FILES} == bytecode.MADE_SHA256
     assert len(commands) == 1 and commands[0][0] == "node"
-    said = f"build.py: {made} is not the bytecode sitebuild/bytecode.py pins; compiling again\n"
+    said = (
+        f"build.py: {made} is not the bytecode sitebuild/fetched/bytecode.py pins; "
+        "compiling again\n"
+    )
     assert capsys.readouterr().err == said
 
 
@@ -345,9 +348,9 @@ def test_bytecode_compiled_to_other_bytes_than_the_pins_is_refused(tmp_path, cac
         bytecode.bytecode_dir()
     made = {"python_stdlib.zip": assets.sha256(b"other"), "numpy.zip": assets.sha256(b"bytes")}
     assert str(refused.value) == (
-        f"compiling Python ahead made {json.dumps(made)}, not the files sitebuild/bytecode.py "
-        "pins in MADE_SHA256; after a change to AHEAD, bytecode.mjs or bytecode_in_pyodide.py "
-        "or the runtime's pins, put these hashes there"
+        f"compiling Python ahead made {json.dumps(made)}, not the files "
+        "sitebuild/fetched/bytecode.py pins in MADE_SHA256; after a change to AHEAD, "
+        "bytecode.mjs or bytecode_in_pyodide.py or the runtime's pins, put these hashes there"
     )
     assert not list((tmp_path / "cache").glob("bytecode-*"))
 

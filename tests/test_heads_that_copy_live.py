@@ -19,7 +19,7 @@ import pytest
 from conftest import open_ready
 from test_quality import axe_violations, describe
 
-from sitebuild import assets
+from sitebuild.fetched import assets
 from toymodels.heads_that_copy import figure
 from toymodels.heads_that_copy import map as map_fig
 from toymodels.models.smollm2 import live

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from test_build import GOOD, broken, project
 
-from sitebuild import build as site_build
-from sitebuild import check, markup, pages
-from sitebuild.chapters import AuthorError
+from sitebuild.authoring import check
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline import markup, pages
+from sitebuild.pipeline.chapters import AuthorError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -275,7 +276,7 @@ def test_an_endless_cell_that_catches_everything_still_stops(tmp_path, monkeypat
 
 
 # cells that a signal cannot stop, or that end the build's Python: each runs in a child process
-# killed after its time (sitebuild/cellrunner.py)
+# killed after its time (sitebuild/pipeline/cellrunner.py)
 UNSTOPPABLE = {
     "a bare except, SIGALRM ignored": "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)"
     "\nwhile True:\n    try:\n        pass\n    except:\n        pass",
@@ -512,7 +513,7 @@ def test_short_numbers_and_escaped_braces_read_as_written(tmp_path, monkeypatch)
 def test_a_limit_inside_another_leaves_the_outer_one_running():
     """A call into an author's code limited inside another limit (a module imported while a
     value is read) gives the outer limit back what is left of its time."""
-    from sitebuild import limits
+    from sitebuild.authoring import limits
 
     start = time.monotonic()
     with pytest.raises(limits.Overrun), limits.time_limit(1):

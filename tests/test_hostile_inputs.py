@@ -23,10 +23,10 @@ from conftest import wait_until
 from test_build import GOOD, broken, project
 from test_hostile_authors import fails
 
-from sitebuild import build as site_build
-from sitebuild import scaffold
-from sitebuild.chapters import AuthorError
-from sitebuild.serve import Handler, Server
+from sitebuild.authoring import scaffold
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline.chapters import AuthorError
+from sitebuild.serving.serve import Handler, Server
 from toymodels.page import cells, download
 
 ROOT = Path(__file__).resolve().parent.parent

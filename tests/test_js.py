@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import build as site_build
+from sitebuild.pipeline import build as site_build
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["ruff"]["line-length"]
@@ -23,9 +23,9 @@ SCRIPTS = [
     *sorted((ROOT / "templates" / "static").glob("*.js")),
     SERVICE_WORKER,
     *sorted((ROOT / "bench" / "pages").glob("*.*js")),
-    *sorted((ROOT / "sitebuild").glob("*.mjs")),  # the build's Node part
+    *sorted((ROOT / "sitebuild").rglob("*.mjs")),  # the build's Node part
     ROOT / "templates" / "early.js",  # written into every page's <head>, a classic inline script
-    *sorted((ROOT / "sitebuild").glob("*.js")),  # serve's own, sent to its pages
+    *sorted((ROOT / "sitebuild").rglob("*.js")),  # serve's own, sent to its pages
 ]
 UNIT_TESTS = sorted((ROOT / "tests" / "js").glob("*.test.js"))
 # classic scripts: a course page loads embed-resize.js with a plain <script src> (README:

@@ -1,5 +1,5 @@
 """No tap is ever lost: a tap before Python is ready on a state the build did not draw
-(sitebuild/prerender.py) is kept, shown as pending on the tapped control without moving
+(sitebuild/pipeline/prerender.py) is kept, shown as pending on the tapped control without moving
 anything, and drawn as soon as Python is ready (static/figures.js); and the build draws, for
 every kind of control, the states nearest the shown one first. How taps before Python are kept
 and merged (the newest value of a field wins) is answers.js's, tested in Node too
@@ -12,7 +12,7 @@ import pytest
 from conftest import url_with, without_build_answers
 from test_prerendered import shipped
 
-from sitebuild import prerender
+from sitebuild.pipeline import prerender
 
 CHAPTER = "many-heads.html"
 FIG = "three-heads"

@@ -16,8 +16,8 @@ from conftest import serve_dir
 from playwright.sync_api import expect
 from test_quality import axe_violations, describe
 
-from sitebuild import assets
-from sitebuild.scaffold import new_chapter
+from sitebuild.authoring.scaffold import new_chapter
+from sitebuild.fetched import assets
 from toymodels.page import kit
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import bytecode
-from sitebuild.build import shipped_python
+from sitebuild.fetched import bytecode
+from sitebuild.pipeline.build import shipped_python
 from toymodels import BUILD_ONLY
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,7 +115,7 @@ def test_the_graph_is_read_right():
     )  # `from . import model`
     assert "toymodels.page.data" in edges["toymodels.models.charmodel.model"]  # inside a function
     assert "toymodels.models.charmodel.copy_test" in edges["toymodels.training.evaluate"]
-    assert "sitebuild.build" in edges["build"]
+    assert "sitebuild.pipeline.build" in edges["build"]
 
 
 def test_shipped_code_never_reaches_build_only_code():
@@ -130,21 +130,54 @@ def test_shipped_code_never_reaches_build_only_code():
 
 
 def test_the_bytecode_compiled_ahead_covers_what_the_shipped_code_imports():
-    """sitebuild/bytecode.py's AHEAD names exactly the standard-library and numpy modules the
-    shipped Python imports: one it missed would be compiled from source at every start."""
+    """sitebuild/fetched/bytecode.py's AHEAD names exactly the standard-library and numpy modules
+    the shipped Python imports: one it missed would be compiled from source at every start."""
     known, found = project_modules(), set()
     for f in shipped_python(ROOT):
         path = ROOT / f["path"]
         found.update(imported(path, module_name(path), known))
     outside = {n for n in found if n.split(".")[0] in (*sys.stdlib_module_names, "numpy")}
     assert sorted(outside) == sorted(bytecode.AHEAD), (
-        "set sitebuild/bytecode.py's AHEAD to these modules (then its MADE_SHA256 to the "
+        "set sitebuild/fetched/bytecode.py's AHEAD to these modules (then its MADE_SHA256 to the "
         "hashes the build names): " + ", ".join(sorted(outside))
     )
 
 
 def test_no_module_imports_the_command_line_script():
     assert [a for a, targets in graph().items() if "build" in targets] == []
+
+
+def test_the_build_is_grouped_and_its_commands_sit_on_top():
+    """sitebuild/ holds its modules in subpackages that show the plan (README, Layout), and the
+    commands built on the pipeline (lms/: SCORM, cmi5, quiz banks; serving/: serve, the loopback
+    server) are imported by no other part of the build, so each can change alone."""
+    loose = sorted(p.name for p in (ROOT / "sitebuild").glob("*.py") if p.name != "__init__.py")
+    assert loose == [], "put these in a subpackage of sitebuild/: " + ", ".join(loose)
+    on_top = ("sitebuild.lms", "sitebuild.serving")
+    bad = [
+        f"{a} imports {b}"
+        for a, targets in graph().items()
+        if a.startswith("sitebuild.") and not a.startswith(on_top)
+        for b in targets
+        if b.startswith(on_top)
+    ]
+    assert bad == []
+
+
+def test_conftest_holds_only_hooks_and_fixtures():
+    """tests/conftest.py is pytest's hooks and fixtures; every helper lives in tests/support/,
+    one job a module, and conftest only re-exports the ones tests import from it."""
+    tree = ast.parse((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    helpers = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        or isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("pytest_")
+        and not any("fixture" in ast.unparse(d) for d in node.decorator_list)
+        and node.name != "uses_a_browser"  # the collection hook's own test
+    ]
+    assert helpers == [], "move these to a module of tests/support/: " + ", ".join(helpers)
 
 
 def test_chapter_packages_depend_one_way():

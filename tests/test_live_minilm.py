@@ -15,7 +15,7 @@ from conftest import open_ready, serve_dir, with_own_python
 from test_offline import wait_for_offline_copy
 from test_realheads import TRICKY
 
-from sitebuild import assets
+from sitebuild.fetched import assets
 from sitebuild.models import minilm as minilm_recipe
 from toymodels.export import cli
 from toymodels.models.minilm import bert, compact, live

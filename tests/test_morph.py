@@ -7,7 +7,7 @@ import re
 
 from conftest import open_ready, settled
 
-from sitebuild import assets
+from sitebuild.fetched import assets
 from toymodels.real_heads import figure as real_heads
 
 # the figure's state as the page holds it (its first state, then the URL), and its drawn body

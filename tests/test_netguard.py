@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, Thread
 import pytest
 from conftest import open_ready
 
-from sitebuild.serve import Handler
+from sitebuild.serving.serve import Handler
 
 pytestmark = pytest.mark.browser
 CHAPTER = "split-attend.html"

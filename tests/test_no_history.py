@@ -52,3 +52,16 @@ def test_code_names_no_issue_numbers():
         "an issue number in code (say what and why; the issue belongs in the commit message):\n"
         + "\n".join(named)
     )
+
+
+def test_what_was_tried_is_said_without_its_measurements():
+    """docs/performance.md's "Tried and not shipped" says what was tried and why it did not
+    ship; how much faster or slower it measured is history, kept in bench/RESULTS.md's last
+    section, which no run of the bench rewrites."""
+    text = (ROOT / "docs" / "performance.md").read_text("utf-8")
+    tried = text.split("\n## Tried and not shipped\n", 1)[1].split("\n## ", 1)[0]
+    measured = re.findall(r"\d+(?:[.,–-]\d+)* ?(?:ms|s|MB|KB|kB|%|×)(?!\w)|\bload \d", tried)
+    assert measured == [], "move these to bench/RESULTS.md's last section: " + ", ".join(measured)
+    results = (ROOT / "bench" / "RESULTS.md").read_text("utf-8")
+    history = results.split("<!-- bench section: history -->", 1)[1]
+    assert "### docs/performance.md: tried and not shipped" in history

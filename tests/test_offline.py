@@ -17,8 +17,8 @@ from conftest import open_ready, serve_dir
 from playwright.sync_api import Error as PlaywrightError
 from test_build import GOOD
 
-from sitebuild import build as site_build
-from sitebuild.serve import Handler
+from sitebuild.pipeline import build as site_build
+from sitebuild.serving.serve import Handler
 
 ROOT = Path(__file__).resolve().parent.parent
 HASHED = re.compile(r"^(?P<stem>[\w-]+)\.(?P<hash>[0-9a-f]{12})\.(?P<ext>js|css|png)$")

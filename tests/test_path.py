@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sitebuild import build as site_build
-from sitebuild import reading
-from sitebuild.chapters import APPENDIX_ORDER, AuthorError, Block, reading_path
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline import reading
+from sitebuild.pipeline.chapters import APPENDIX_ORDER, AuthorError, Block, reading_path
 from toymodels.page.html import capital, count_words, head_name, plural_of
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
-"""First taps before Python (sitebuild/prerender.py, static/prerendered.js): the answers the
-build ships for the states one tap from each figure's default view are exactly what Python
+"""First taps before Python (sitebuild/pipeline/prerender.py, static/prerendered.js): the answers
+the build ships for the states one tap from each figure's default view are exactly what Python
 returns for them (in CPython for every one, in the browser's Pyodide for a sample), and in
 Chromium, with Pyodide's files held back, a tap paints the shipped answer; once Python is
 ready, until Python's first answer for the figure is in, too; then Python takes over."""
@@ -13,7 +13,7 @@ from html import unescape
 import pytest
 from conftest import url_with, with_own_python
 
-from sitebuild import prerender
+from sitebuild.pipeline import prerender
 
 CHAPTER = "many-heads.html"
 RUN_IN_PYODIDE = with_own_python("""async ([calls]) => {

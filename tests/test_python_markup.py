@@ -158,7 +158,8 @@ def markup_in(value):
 def test_the_sanitizer_keeps_all_the_kit_emits(page, base_url, site):
     """The allow-list covers the figure kit: every stored answer of the build comes through the
     sanitizer as it went in (no element, attribute or value lost); and what the build refuses
-    in a figure's first view by the same rules (sitebuild/sanitizer.py) is what it changes."""
+    in a figure's first view by the same rules (sitebuild/authoring/sanitizer.py) is what it
+    changes."""
     pieces = [
         m
         for f in sorted((site / "prerendered").glob("*.json"))

@@ -10,8 +10,9 @@ import pytest
 from conftest import ROOT, hold_python, open_ready
 from playwright.sync_api import Error, expect
 
-from sitebuild import assets, styles
-from sitebuild.policy import content_security_policy, framing
+from sitebuild.fetched import assets
+from sitebuild.pipeline import styles
+from sitebuild.pipeline.policy import content_security_policy, framing
 
 pytestmark = pytest.mark.browser
 SERIOUS = ("serious", "critical")

@@ -30,12 +30,12 @@ import pytest
 from conftest import open_before_python
 from test_build import project
 
-from sitebuild import assets
-from sitebuild.build import load_chapters
-from sitebuild.chapters import reading_path
-from sitebuild.loopback import QuietServer
-from sitebuild.questions import MATHML, QTI, QTI_BLOCK, QuestionsError, base_url, write_all
-from sitebuild.serve import Handler
+from sitebuild.fetched import assets
+from sitebuild.lms.questions import MATHML, QTI, QTI_BLOCK, QuestionsError, base_url, write_all
+from sitebuild.pipeline.build import load_chapters
+from sitebuild.pipeline.chapters import reading_path
+from sitebuild.serving.loopback import QuietServer
+from sitebuild.serving.serve import Handler
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = Path(__file__).resolve().parent / "harness"

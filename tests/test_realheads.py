@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from conftest import open_ready, url_with
 
-from sitebuild import build as site_build
-from sitebuild.chapters import AuthorError
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline.chapters import AuthorError
 from toymodels.export import cli
 from toymodels.export.forward import GPT2, Bert
 from toymodels.models.minilm.wordpiece import WordPiece

@@ -14,7 +14,7 @@ import pytest
 from conftest import open_before_python, open_ready
 from playwright.sync_api import expect
 
-from sitebuild.serve import Handler
+from sitebuild.serving.serve import Handler
 
 WRONG = "Working out which noun “it” refers to."
 RIGHT = (

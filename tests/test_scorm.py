@@ -1,6 +1,6 @@
 """SCORM packages: the manifest of each edition, and sessions against a real LMS runtime.
 
-The packages are checked as an LMS reads them (sitebuild.scorm.check_package, and the manifest
+The packages are checked as an LMS reads them (sitebuild.lms.scorm.check_package, and the manifest
 read here directly). The sessions run in tests/harness/scorm.html: scorm-again 3.4.3, a
 maintained implementation of the LMS side of SCORM 1.2 and 2004 (fetched pinned into the cache
 like axe-core, never shipped), installed as the API of the parent page, with the package's
@@ -21,12 +21,13 @@ from conftest import hold_python, serve_dir
 from playwright.sync_api import expect
 from test_build import GOOD, project
 
-from sitebuild import assets, scorm
-from sitebuild.build import load_chapters
-from sitebuild.chapters import APPENDIX_ORDER
-from sitebuild.needs import data_paths
-from sitebuild.policy import content_security_policy
-from sitebuild.scorm import EDITIONS, check_package, write_packages
+from sitebuild.fetched import assets
+from sitebuild.lms import scorm
+from sitebuild.lms.needs import data_paths
+from sitebuild.lms.scorm import EDITIONS, check_package, write_packages
+from sitebuild.pipeline.build import load_chapters
+from sitebuild.pipeline.chapters import APPENDIX_ORDER
+from sitebuild.pipeline.policy import content_security_policy
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = Path(__file__).resolve().parent / "harness"
@@ -266,8 +267,8 @@ TRACE = """
 import importlib
 import sys
 from pathlib import Path
-from sitebuild import build, figures, pages, prerender
-from sitebuild.pages import ChapterRenderer
+from sitebuild.pipeline import build, figures, pages, prerender
+from sitebuild.pipeline.pages import ChapterRenderer
 from toymodels.page import cells, data
 
 read, inside = set(), []
@@ -286,7 +287,8 @@ def read_bytes(rel, _read=data.read_bytes):
 data.read_bytes = read_bytes
 figures.Drawing.draw = traced(figures.Drawing.draw)
 cells.run = traced(cells.run)
-class InProcess:  # the build runs cells in a child Python (sitebuild/cellrunner.py): here in this
+# the build runs cells in a child Python (sitebuild/pipeline/cellrunner.py): here in this one
+class InProcess:
     def run(self, code, ns, check, seconds):
         return cells.run(code, ns, check)
     def call(self, name, args, seconds):
@@ -309,7 +311,7 @@ print(" ".join(sorted(read)))
 def test_a_chapter_package_holds_every_data_folder_its_figures_and_cells_read(slug):
     """What a chapter's figures and cells read while the build draws them (every state it
     declares, and those one tap away), each chapter in a Python of its own so that no other
-    chapter's reads are kept: all of it is in the chapter's package (sitebuild/needs.py)."""
+    chapter's reads are kept: all of it is in the chapter's package (sitebuild/lms/needs.py)."""
     done = subprocess.run(
         [sys.executable, "-c", TRACE, str(ROOT), slug],
         capture_output=True,

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sitebuild import archive, assets
+from sitebuild.fetched import assets
 from sitebuild.models import smollm2 as smollm2_recipe
+from sitebuild.pipeline import archive
 from toymodels.models import gguf
 from toymodels.models.smollm2 import bpe, quants
 

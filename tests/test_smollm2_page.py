@@ -23,9 +23,9 @@ from conftest import (
 )
 from test_quality import axe_violations, describe
 
-from sitebuild import assets
+from sitebuild.fetched import assets
 from sitebuild.models import smollm2 as smollm2_recipe
-from sitebuild.serve import Handler
+from sitebuild.serving.serve import Handler
 from toymodels.heads_that_copy import figure as hc_figure
 from toymodels.models.minilm import live as minilm
 from toymodels.models.smollm2 import live

@@ -16,8 +16,8 @@ from conftest import open_before_python, open_ready, serve_dir
 from playwright.sync_api import Error, expect
 from test_build import GOOD, RECAP, project
 
-from sitebuild import build as site_build
-from sitebuild.archive import zip_site
+from sitebuild.pipeline import build as site_build
+from sitebuild.pipeline.archive import zip_site
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,6 @@
 """Run by bench/run.py (its part `ratio`) in CPython, in Pyodide under Node (as `check --strict`
-times figures, sitebuild/drawtime.py) and in Pyodide in Chromium: the same work in each, so
-that the ratios say how much slower the reader's Python is than the build's, by kind of work.
+times figures, sitebuild/authoring/drawtime.py) and in Pyodide in Chromium: the same work in each,
+so that the ratios say how much slower the reader's Python is than the build's, by kind of work.
 Each is the best of REPEAT runs after one, in ms (the best: the least disturbed by other work
 on the machine)."""
 

@@ -15,7 +15,7 @@ tests/test_models.py holds every recipe to INTERFACE.
 import importlib
 from dataclasses import dataclass
 
-from .. import assets
+from ..fetched import assets
 
 RECIPES = ("minilm", "smollm2")  # the order the build copies their files in
 

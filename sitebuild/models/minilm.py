@@ -40,7 +40,7 @@ import numpy as np
 
 from toymodels.models.minilm import bert, compact, live
 
-from .. import assets
+from ..fetched import assets
 from . import Pin
 
 NAME = "all-MiniLM-L6-v2"

@@ -32,7 +32,7 @@ from toymodels.models import gguf
 from toymodels.models.smollm2 import live, quants, weights
 from toymodels.models.smollm2.weights import ALIGN
 
-from .. import assets
+from ..fetched import assets
 from . import Pin
 
 NAME = "SmolLM2-135M-Instruct"

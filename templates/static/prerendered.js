@@ -1,5 +1,5 @@
 // First taps before Python: the build drew each live figure's states one tap away from its
-// default view (sitebuild/prerender.py) into one JSON file per figure, which the page's
+// default view (sitebuild/pipeline/prerender.py) into one JSON file per figure, which the page's
 // <meta name="mh-prerendered"> names ({figure id: file}). A tap whose state is in it is answered
 // from there, through the figure's own swap, until Python takes over: until Python is ready, and
 // then until Python's first answer for that figure is in (figures.js); any other tap waits for

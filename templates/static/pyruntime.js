@@ -1,8 +1,8 @@
 // Boots Pyodide, numpy and the site's own Python modules, and returns a function that
 // calls one Python function with JSON arguments. The standard library and numpy's modules come
-// as bytecode the build compiled (sitebuild/bytecode.py), so no start compiles their source.
-// Used inside worker.js (the benchmark also loads it on the page's thread, through a client of
-// its own, to measure what the worker buys).
+// as bytecode the build compiled (sitebuild/fetched/bytecode.py), so no start compiles their
+// source. Used inside worker.js (the benchmark also loads it on the page's thread, through a client
+// of its own, to measure what the worker buys).
 
 // A function's first call imports its code and loads its data, which stay for the page's life:
 // then everything alive is moved out of the garbage collector's sight (gc.freeze), so a later

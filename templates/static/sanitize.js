@@ -5,8 +5,8 @@
 // (a refresh navigates the page away), <base>, <iframe>, <style>, <use>, <img>, every on*
 // attribute, style=, form actions, links anywhere but within the page, and any url() but one to
 // a part of the same markup (an SVG marker).
-// sitebuild/sanitizer.py reads the lists and patterns onTheList checks, by their names: the
-// markup the build puts in pages itself, and its stored answers, must pass them.
+// sitebuild/authoring/sanitizer.py reads the lists and patterns onTheList checks, by their names:
+// the markup the build puts in pages itself, and its stored answers, must pass them.
 
 import DOMPurify from "./purify.js";
 

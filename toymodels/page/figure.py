@@ -17,7 +17,7 @@ build calls it on every figure it pre-renders, and tests/test_figures.py on ever
 hostile states.
 
 Two optional declarations name the states the build draws besides the chapter's (each with
-the other fields at their defaults; sitebuild/figures.py), so a figure that fails when the
+the other fields at their defaults; sitebuild/pipeline/figures.py), so a figure that fails when the
 reader taps stops the build instead: CHOICES, {field: tuple of values}, which steps blocks may
 set too, and WORD_FIELD, the field whose controls pick a word (a token, a character) of the
 sentence, whose every value the figure drawn with its DEFAULTS offers is drawn.

@@ -2,8 +2,8 @@
 30 characters.
 
 Fetch: `apt-get download r-cran-janeaustenr` and `dpkg -x` into
-sitebuild.assets.cache_dir()/janeausten (~/.cache/manyheads or $MANYHEADS_CACHE; never inside
-git; R is not needed). The texts sit in the R lazy-load database data/Rdata.rdb; its index
+sitebuild.fetched.assets.cache_dir()/janeausten (~/.cache/manyheads or $MANYHEADS_CACHE; never
+inside git; R is not needed). The texts sit in the R lazy-load database data/Rdata.rdb; its index
 data/Rdata.rdx is a gzip-compressed serialized R list of (offset, length) per object; each
 object is a 4-byte big-endian length followed by a zlib stream of a serialized R character
 vector (one element per line), parsed with the PyPI package `rdata`.
@@ -57,7 +57,7 @@ class CorpusError(Exception):
 def cache_dir():
     """The project's download cache (sitebuild's), which holds the corpus and unshipped run
     states."""
-    from sitebuild.assets import cache_dir
+    from sitebuild.fetched.assets import cache_dir
 
     return cache_dir()
 

@@ -25,7 +25,7 @@ Levers for the induction-head search (all off in the reference recipe):
 Batches are a function of (seed, step) only, so a resumed run reads the same batches.
 
 State for resuming (float32 weights + Adam moments) goes to runs/NAME/state.npz under the cache
-folder (sitebuild.assets.cache_dir()/charmodel-runs); the shipped float16 checkpoints go to
+folder (sitebuild.fetched.assets.cache_dir()/charmodel-runs); the shipped float16 checkpoints go to
 toymodels/data/charmodel/NAME/step_NNNNN.npz at the steps --ckpt-every/--ckpt-dense pick,
 listed in manifest.json.
 """
