@@ -31,7 +31,12 @@ from sitebuild.fetched import assets  # noqa: E402
 from sitebuild.models import smollm2 as smollm2_recipe  # noqa: E402
 
 REPEAT = int(os.environ.get("BENCH_REPEAT", 5))
-SHIPPED = ("__init__.py", "llama.py", "quants.py", "bpe.py", "weights.py")
+# the shipped packages SmolLM2's code runs on, copied whole into Pyodide's file system
+SHIPPED = sorted(
+    p.relative_to(ROOT / "toymodels").as_posix()
+    for folder in ("models", "page")
+    for p in (ROOT / "toymodels" / folder).rglob("*.py")
+)
 
 
 def main():
@@ -48,7 +53,7 @@ def main():
                     "runtime": str(runtime),
                     "wheel": assets.NUMPY_WHEEL,
                     "shipped": SHIPPED,
-                    "src": str(ROOT / "toymodels" / "heads_that_copy"),
+                    "src": str(ROOT / "toymodels"),
                     "folder": str(folder),
                     "weights": manifest["weights"]["file"],
                     "tokenizer": manifest["tokenizer"]["file"],
