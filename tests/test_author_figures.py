@@ -873,7 +873,7 @@ def test_a_state_slow_to_draw_is_a_warning_naming_the_figure_state_and_time(auth
         message,
     ), message
     assert check.check(root, strict=False) == 0
-    assert check.check(root, strict=True) == 1
+    assert check.check(root, strict=True, timed=False) == 1
 
 
 def test_a_numpy_warning_is_a_warning_naming_the_figure_state_and_line(author, capsys):
@@ -905,7 +905,7 @@ def test_a_numpy_warning_is_a_warning_naming_the_figure_state_and_line(author, c
     assert said.endswith(
         "check: 0 error(s), 2 warning(s) (1 of them set off by the code of toymodels/): ok\n"
     )
-    assert check.check(root, strict=True) == 1
+    assert check.check(root, strict=True, timed=False) == 1
 
 
 LOG_OF_0 = "set off a warning (RuntimeWarning: divide by zero encountered in log); numpy warns "
@@ -968,7 +968,7 @@ def test_a_numpy_warning_outside_a_figure_is_a_warning_at_its_line(author, capsy
     chapter.write_text(change(chapter.read_text()))
     with warnings.catch_warnings(record=True) as escaped:
         warnings.simplefilter("always")
-        assert check.check(root, strict=True) == 1
+        assert check.check(root, strict=True, timed=False) == 1
     assert escaped == []  # noted, not printed with a path into numpy
     said = capsys.readouterr().err.splitlines()
     assert [line for line in said if "recap" not in line] == [
@@ -1033,7 +1033,7 @@ def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):
         page[2],
     ), page
     assert check.check(root, strict=False) == 0
-    assert check.check(root, strict=True) == 1
+    assert check.check(root, strict=True, timed=False) == 1
 
 
 def test_build_and_serve_report_a_figure_that_loops_and_serve_builds_the_next_save(tmp_path):

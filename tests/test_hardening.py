@@ -612,8 +612,11 @@ def test_embed_resize_on_the_sites_origin_reads_what_each_frame_shows(page, site
         )
         height = "(id) => document.getElementById(id).getBoundingClientRect().height"
         page.wait_for_function(f"({height})('figure') > 300", timeout=60_000)
-        advert = next(f for f in page.frames if f.url.endswith("advert.html"))
+        # the moved frame's own navigation may still be under way under load
         deadline = time.monotonic() + 30
+        while not (advert := next((f for f in page.frames if f.url.endswith("advert.html")), 0)):
+            assert time.monotonic() < deadline, "the moved frame never showed the advert"
+            page.wait_for_timeout(100)
         while int(advert.title() or 0) < 20:  # the advert has posted its height many times
             assert time.monotonic() < deadline
             page.wait_for_timeout(100)
