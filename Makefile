@@ -17,7 +17,9 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# --no-compile: byte-compiling every file installed (torch's, transformers') is most of a new
+# venv's install time; Python compiles only what is imported, when it is first imported
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 HASH := $(shell sha256sum pyproject.toml | cut -c1-16)
 SITE_STAMP := $(VENV)/.site-$(HASH)
 LINT_STAMP := $(VENV)/.lint-$(HASH)
