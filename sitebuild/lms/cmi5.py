@@ -27,10 +27,9 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..pipeline.build import build, load_chapters
-from ..pipeline.chapters import suggest
+from ..pipeline.build import build
 from .needs import data_paths
-from .scorm import PackageError, _check_page, chosen, own_data, shared_files
+from .scorm import PackageError, _check_page, own_data, selection, shared_files
 
 NS = "https://w3id.org/xapi/profiles/cmi5/v1/CourseStructure.xsd"
 COURSE = "cmi5.xml"
@@ -65,16 +64,7 @@ def write_packages(root, dest, together=False, only=None, mastery=None, lrs=None
         raise PackageError(f"--mastery {mastery} is not a score from 0 to 1, such as 0.8")
     lrs = lrs and lrs_origin(lrs)
     root, dest = Path(root), Path(dest)
-    loaded = load_chapters(root)
-    every = [ch.meta for ch in loaded]
-    slugs = [ch["slug"] for ch in every]
-    for slug in only or ():
-        if slug not in slugs:
-            raise PackageError(
-                f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
-            )
-    chapters = chosen(every, only)
-    groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
+    loaded, every, chapters, groups = selection(root, only, together)
     written = []
     with tempfile.TemporaryDirectory(prefix="cmi5.") as tmp:
         built = None if only is None else [ch["slug"] for ch in chapters]

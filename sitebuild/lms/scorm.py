@@ -78,16 +78,7 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
     if version not in EDITIONS:
         raise ValueError(f"SCORM version must be one of {', '.join(EDITIONS)}, got {version!r}")
     root, dest = Path(root), Path(dest)
-    loaded = load_chapters(root)
-    every = [ch.meta for ch in loaded]
-    slugs = [ch["slug"] for ch in every]
-    for slug in only or ():
-        if slug not in slugs:
-            raise PackageError(
-                f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
-            )
-    chapters = chosen(every, only)
-    groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
+    loaded, every, chapters, groups = selection(root, only, together)
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
         built = None if only is None else [ch["slug"] for ch in chapters]
@@ -106,6 +97,23 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
                 raise PackageError(f"{target.name}: " + "; ".join(problems))
             written.append(target)
     return written
+
+
+def selection(root, only=None, together=False):
+    """What a run packages, for SCORM and cmi5 alike: (the chapters of ROOT loaded, every
+    chapter's front matter, those chosen (ONLY's slugs, each checked, or the readers' path),
+    [(package name, its chapters)]: one package each, or TOGETHER one "all")."""
+    loaded = load_chapters(root)
+    every = [ch.meta for ch in loaded]
+    slugs = [ch["slug"] for ch in every]
+    for slug in only or ():
+        if slug not in slugs:
+            raise PackageError(
+                f"no chapter '{slug}'{suggest(slug, slugs)}; the chapters are {', '.join(slugs)}"
+            )
+    chapters = chosen(every, only)
+    groups = [("all", chapters)] if together else [(ch["slug"], [ch]) for ch in chapters]
+    return loaded, every, chapters, groups
 
 
 def chosen(every, only=None):
