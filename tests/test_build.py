@@ -16,6 +16,8 @@ from conftest import wait_until
 
 from sitebuild.authoring import check, scaffold
 from sitebuild.fetched import assets
+from sitebuild.models import minilm as minilm_recipe
+from sitebuild.models import smollm2 as smollm2_recipe
 from sitebuild.pipeline import build as site_build
 from sitebuild.pipeline import chapters
 from sitebuild.pipeline.chapters import AuthorError, reading_path
@@ -628,6 +630,14 @@ def test_cdn_option(tmp_path):
         f'<meta name="mh-pyodide" content="{assets.CDN_URL}">' in (site / "test.html").read_text()
     )
     assert not (site / "pyodide").exists()
+    # its one chapter loads no model: none of the models' files (about 100 MB) are copied
+    assert not (site / "models").exists()
+
+
+def test_the_site_carries_the_files_of_the_models_its_chapters_load(site):
+    models = {p.name for p in (site / "models").iterdir()}
+    for recipe in (minilm_recipe, smollm2_recipe):
+        assert {f["file"] for f in recipe.served(ROOT)} <= models, recipe.NAME
 
 
 def test_a_stylesheet_no_page_would_hold_stops_the_build(tmp_path):

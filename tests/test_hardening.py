@@ -62,31 +62,46 @@ def beside(site):
 # ---- publishing site/ ------------------------------------------------------------------------
 
 KILL_AT = r"""
-import os, signal, sys
+import os, signal, sys, traceback
 from pathlib import Path
 
-site, root, k = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+from sitebuild.pipeline.build import build
+
+site, root = Path(sys.argv[1]), Path(sys.argv[2])
 EVENTS = {"os.mkdir", "os.rename", "os.replace", "os.rmdir", "os.remove", "os.symlink",
           "shutil.rmtree", "ctypes.call_function"}
-seen = 0
 
 def beside_site(value):
     if isinstance(value, bytes):
         value = os.fsdecode(value)
     return isinstance(value, (str, os.PathLike)) and Path(value).parent == site.parent
 
-def kill_at_kth_step(event, args):
+def kill_at(k):
     # each change to the folder holding site/ is a step; SIGKILL the build at step k
-    global seen
-    paths = args[1] if event == "ctypes.call_function" else args
-    if event in EVENTS and any(map(beside_site, paths)):
-        seen += 1
-        if seen == k:
-            os.kill(os.getpid(), signal.SIGKILL)
+    seen = 0
+    def hook(event, args):
+        nonlocal seen
+        paths = args[1] if event == "ctypes.call_function" else args
+        if event in EVENTS and any(map(beside_site, paths)):
+            seen += 1
+            if seen == k:
+                os.kill(os.getpid(), signal.SIGKILL)
+    return hook
 
-sys.addaudithook(kill_at_kth_step)
-from sitebuild.pipeline.build import build
-build(root, site, cdn=True)
+# one build a line of stdin (its k), each in a fork of this process, which has imported the
+# build once; its exit code (-9: killed) goes to stdout
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        sys.addaudithook(kill_at(int(line)))
+        try:
+            build(root, site, cdn=True)
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
 """
 
 
@@ -96,21 +111,29 @@ def test_a_build_killed_at_any_step_leaves_a_whole_site_and_the_next_cleans_up(t
     site = tmp_path / "out/site"
     site.parent.mkdir()
     site_build.build(old, site, cdn=True)
-    for k in range(1, 13):
-        done = subprocess.run(
-            [sys.executable, "-c", KILL_AT, str(site), str(new), str(k)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode in (0, -9), done.stderr
-        assert site.is_dir() and whole(site), f"killed at step {k}: {beside(site)}"
-        text = (site / "test.html").read_text()
-        assert ("Some prose" in text) != ("Newer prose" in text)
-        if done.returncode == 0:
-            break
-    else:
-        pytest.fail("the build took more than 12 steps to publish")
+    builds = subprocess.Popen(
+        [sys.executable, "-c", KILL_AT, str(site), str(new)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for k in range(1, 13):
+            builds.stdin.write(f"{k}\n")
+            builds.stdin.flush()
+            code = int(builds.stdout.readline())
+            assert code in (0, -9), f"the build killed at step {k} exited with {code}"
+            assert site.is_dir() and whole(site), f"killed at step {k}: {beside(site)}"
+            text = (site / "test.html").read_text()
+            assert ("Some prose" in text) != ("Newer prose" in text)
+            if code == 0:
+                break
+        else:
+            pytest.fail("the build took more than 12 steps to publish")
+    finally:
+        builds.stdin.close()
+        builds.wait(timeout=60)
     assert k >= 3  # it was killed at least while writing and while swapping
     site_build.build(old, site, cdn=True)
     assert beside(site) == ["site"]

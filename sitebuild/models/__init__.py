@@ -106,10 +106,14 @@ def pins():
     return [r.PIN.spec for r in recipes()]
 
 
-def copy_all(root, dest):
-    """Every model's served files into DEST (site/models/), checked."""
+def copy_all(root, dest, modules=None):
+    """The served files into DEST (site/models/), checked: of every model whose shipped module
+    (LIVE) is among MODULES, the toymodels modules the built chapters' Python may import (a
+    site of chapters that never load a model carries none of its files); of every model when
+    MODULES is None. Every recipe is checked whole first."""
     for recipe in recipes():
-        recipe.copy(root, dest)
+        if modules is None or recipe.LIVE.__name__ in modules:
+            recipe.copy(root, dest)
 
 
 def fetch_all(root):

@@ -188,13 +188,22 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
     if not lms:
-        models.copy_all(root, out / "models")
+        models.copy_all(root, out / "models", _python_of(root, built))
         immutable = [*asset.values(), *data, *(compiled + name for name in bytecode.FILES)]
         immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
         python_files = (out / python).rglob("*")
         immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
         runtime = ["pyodide/", compiled, python]
         _write_service_worker(env, out, immutable, runtime)
+
+
+def _python_of(root, chapters):
+    """The toymodels modules the browser may import for CHAPTERS: those their figures, checks
+    and live cells name, with every module these import (read from their source)."""
+    from ..lms import needs  # here: sitebuild.lms imports this module
+
+    named = set().union(*(needs.named_modules(ch) for ch in chapters))
+    return needs.imported(named, root)
 
 
 def _following(chapters, ch):
