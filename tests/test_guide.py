@@ -11,7 +11,6 @@ import pytest
 from conftest import open_ready
 from playwright.sync_api import expect
 
-from sitebuild.pipeline import build as site_build
 from toymodels.guide import exercise
 from toymodels.guide import first_word as g
 from toymodels.page.html import level
@@ -185,8 +184,7 @@ def test_the_guide_names_every_export_make_export_runs():
 
 
 @pytest.fixture(scope="module")
-def guide_page(tmp_path_factory):
-    site = site_build.build(ROOT, tmp_path_factory.mktemp("guide") / "site")
+def guide_page(site):
     return site, (site / "author-guide.html").read_text(encoding="utf-8")
 
 

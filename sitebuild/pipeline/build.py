@@ -15,6 +15,7 @@ Python runtime, and write the service worker that precaches it all.
 import base64
 import difflib
 import errno
+import functools
 import hashlib
 import json
 import re
@@ -113,7 +114,10 @@ def load_chapters(root):
     return sorted(chapters, key=lambda c: c.meta["order"])
 
 
+@functools.lru_cache(maxsize=8)
 def environment(root):
+    """The templates of ROOT, kept for the next build in this process: Jinja compiles each
+    template once and compiles it again only when its file changed (auto_reload)."""
     return Environment(
         loader=FileSystemLoader(root / "templates"),
         autoescape=select_autoescape(["html"]),

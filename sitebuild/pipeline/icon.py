@@ -9,6 +9,7 @@ fill), which this module rasterises with 4 x 4 samples per pixel and writes as a
 with the standard library (zlib and a CRC per chunk are all the format needs).
 """
 
+import functools
 import struct
 import xml.etree.ElementTree as ET
 import zlib
@@ -73,6 +74,7 @@ def _chunk(kind, data):
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
+@functools.lru_cache(maxsize=4)
 def png(svg_text, size=SIZE):
     """The PNG file (bytes) of the icon drawn at SIZE pixels square."""
     raw = b"".join(b"\0" + bytes(v for p in line for v in p) for line in pixels(svg_text, size))
