@@ -17,7 +17,7 @@ browser would not have raises FileNotFoundError there, as the browser would, wit
 instead. Files outside the project (a cache the build fills, say) are not watched. Each read
 through read_bytes is recorded in READS, by the module that asked, so that a chapter's SCORM
 package carries the data its Python read even where no string names the folder
-(sitebuild/lms/needs.py).
+(sitebuild/lms/needs.py, sitebuild/pipeline/imports.py).
 """
 
 import ast

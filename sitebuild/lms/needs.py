@@ -4,7 +4,7 @@ carries only that (sitebuild/lms/scorm.py): the site keeps toymodels/data/ in to
 
 A chapter's Python is what the browser runs for it: the modules its figures and exercise checks
 name and the modules its live cells import, with every module of toymodels/ these import in
-turn (read from their source, not run). Such a module reads a data folder by naming it in a
+turn (read from their source, not run: sitebuild/pipeline/imports.py). Such a module reads a data folder by naming it in a
 string, as `DIR = "smollm2"` or `f"charmodel/{run}/manifest.json"` do
 (toymodels.page.data.read_bytes takes a path inside toymodels/data/), so a folder whose name
 starts a string in one of them is needed; where the modules name only whole paths in it
@@ -17,8 +17,7 @@ import ast
 import re
 
 from ..authoring.browser import READS
-from ..pipeline.chapters import Block
-from ..pipeline.figures import MODEL
+from ..pipeline.imports import imported, named_modules, source
 
 
 def data_paths(chapter, root):
@@ -34,7 +33,7 @@ def data_paths(chapter, root):
     named = named_modules(chapter)
     modules = imported(named, root)
     for module in modules:
-        for text, made in _strings(_source(module, root)):
+        for text, made in _strings(source(module, root)):
             top = text.split("/")[0]
             if top not in folders or not re.fullmatch(r"[\w.-]+(?:/[\w.{}-]*)*", text):
                 continue
@@ -73,71 +72,3 @@ def data_folders(chapter, root):
 def _folders(root):
     data = root / "toymodels" / "data"
     return [p.name for p in data.iterdir() if p.is_dir()] if data.is_dir() else []
-
-
-def named_modules(chapter):
-    """The toymodels modules CHAPTER's figures and checks name and its live cells import."""
-    found = set()
-    for block in _blocks(chapter.body):
-        for _, text in block.lines:
-            m = re.match(r"^\s*(?:model|check)\s*:\s*(\S+)\s*$", text)
-            if m and MODEL.match(m[1]) and block.name in ("figure", "exercise"):
-                found.add(MODEL.match(m[1])[1])
-        if block.name in ("cell", "exercise"):
-            code = "\n".join(t for _, t in block.lines).split("\n---\n")[-1]
-            found |= {name for name in _imports(code, None) if name.startswith("toymodels.")}
-    return found
-
-
-def _blocks(pieces):
-    for p in pieces:
-        if isinstance(p, Block):
-            yield p
-            yield from _blocks(p.children)
-
-
-def imported(modules, root):
-    """MODULES with every toymodels module they import, directly or not."""
-    seen, todo = set(), list(modules)
-    while todo:
-        name = todo.pop()
-        if name in seen or _path(name, root) is None:
-            continue
-        seen.add(name)
-        todo += [m for m in _imports(_source(name, root), name) if m.startswith("toymodels.")]
-    return seen
-
-
-def _imports(code, module):
-    """Modules CODE imports (relative imports resolved from MODULE); a name imported from a
-    package may be a module of it, so both are listed."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level and module:
-                package = module.split(".")[: -node.level]
-                base = ".".join(package + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            found.add(base)
-            found |= {f"{base}.{alias.name}" for alias in node.names}
-    return found
-
-
-def _path(module, root):
-    """The file of a toymodels module: PACKAGE/NAME.py or PACKAGE/NAME/__init__.py."""
-    base = root.joinpath(*module.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _source(module, root):
-    return _path(module, root).read_text(encoding="utf-8")

@@ -31,7 +31,7 @@ from toymodels import BUILD_ONLY
 from .. import models
 from ..authoring import budgets
 from ..fetched import assets, bytecode
-from . import chaptercache, fingerprint, icon, prerender, publish, reading, styles
+from . import chaptercache, fingerprint, icon, imports, prerender, publish, reading, styles
 from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
 from .classbank import class_bank
@@ -204,10 +204,8 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
 def _python_of(root, chapters):
     """The toymodels modules the browser may import for CHAPTERS: those their figures, checks
     and live cells name, with every module these import (read from their source)."""
-    from ..lms import needs  # here: sitebuild.lms imports this module
-
-    named = set().union(*(needs.named_modules(ch) for ch in chapters))
-    return needs.imported(named, root)
+    named = set().union(*(imports.named_modules(ch) for ch in chapters))
+    return imports.imported(named, root)
 
 
 def _following(chapters, ch):
