@@ -436,3 +436,159 @@ def test_smollm2s_own_file_is_the_shipped_model(monkeypatch):
     maps, logits = ours.forward(ids)
     ref_maps, ref_logits = shipped.forward(ids)
     assert np.array_equal(maps, ref_maps) and np.array_equal(logits, ref_logits)
+
+
+# GPT-2 small's shape: the source's sentence at its layer 4
+
+
+def gpt2_small_file(path):
+    """A random GPT-2 of GPT-2 small's shape (12 layers of 12 heads, 768 wide) written as an F16
+    GGUF file as the converter writes it, with a byte-level BPE vocabulary trained on the
+    source's sentence (a few hundred tokens), 16 positions and a feed-forward width of 64, so
+    the file stays near 60 MB: GPT-2 small's check looks at the attention's shape alone.
+    -> transformers' model of the written file (its config given: its GGUF loader sizes the
+    feed-forward and the positions by GPT-2's defaults)."""
+    import json
+
+    import tokenizers
+
+    from toymodels.models.gguffile import gpt2check
+
+    bpe_model = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe_model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=400,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe_model.train_from_iterator([gpt2check.SENTENCE] * 3, trainer)
+    vocab = bpe_model.get_vocab()
+    tokens = sorted(vocab, key=vocab.get)
+    merges = [
+        " ".join(m) if isinstance(m, list) else m
+        for m in json.loads(bpe_model.to_str())["model"]["merges"]
+    ]
+    torch.manual_seed(4)
+    cfg = transformers.GPT2Config(
+        vocab_size=len(tokens), n_embd=768, n_head=12, n_layer=12, n_positions=16, n_inner=64
+    )
+    net = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            if name.endswith("bias") or ".ln_" in name:
+                p.copy_(torch.randn_like(p) * 0.1 + (1.0 if "weight" in name else 0.0))
+            else:
+                p.copy_(torch.randn_like(p) * (1.0 if "wte" in name or "wpe" in name else 0.06))
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GPT2, 12)
+    w = gguf.GGUFWriter(str(path), "gpt2")
+    w.add_block_count(12)
+    w.add_embedding_length(768)
+    w.add_head_count(12)
+    w.add_file_type(1)
+    w.add_context_length(16)
+    w.add_feed_forward_length(64)
+    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types([1] * len(tokens))
+    w.add_token_merges(merges)
+    for name, t in net.state_dict().items():
+        if name.endswith(".attn.bias") or name == "lm_head.weight":
+            continue
+        a = t.detach().numpy().astype(np.float32)
+        base, suffix = name.rsplit(".", 1)
+        new = names.get_name(base)
+        if suffix == "weight" and new.endswith(("attn_qkv", "attn_output", "ffn_up", "ffn_down")):
+            a = a.T  # Conv1D's (in, out) as (out, in)
+        a = np.ascontiguousarray(a.astype(np.float16) if a.ndim == 2 else a)
+        w.add_tensor(f"{new}.{suffix}", a)
+        if new == "token_embd":
+            w.add_tensor("output.weight", a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    hf = transformers.AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, config=cfg, dtype=torch.float32
+    )
+    return hf.eval()
+
+
+def test_gpt2_small_shares_at_the_sources_layer_equal_transformers(tmp_path):
+    """On a file of GPT-2 small's shape, every head's previous-token, "it"->"cat" and
+    first-token shares at layer 4 (from 0, as the source counts) are those of transformers'
+    model of the same file, computed here from its attentions."""
+    from toymodels.models.gguffile import gpt2check
+    from toymodels.models.gguffile import tokenizer as tk
+
+    torch.set_num_threads(1)
+    path = tmp_path / "gpt2-small-shape.gguf"
+    hf = gpt2_small_file(path)
+    hf.config._attn_implementation = "eager"
+    data = path.read_bytes()
+    ours = gf.load(data)
+    assert gpt2check.is_gpt2_small(ours)
+    tok = tk.tokenizer(reader.Header(data).fields)
+    s = gpt2check.shares(ours, tok)
+    ref_tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
+    ids = ref_tok.encode(gpt2check.SENTENCE)
+    assert ids == tok.encode(gpt2check.SENTENCE)
+    words = [ref_tok.decode([i]).strip() for i in ids]
+    assert s["tokens"] == [ref_tok.decode([i]) for i in ids]
+    it, cat = words.index("it"), words.index("cat")
+    assert (s["it"], s["cat"]) == (it, cat) and s["layer"] == 4
+    with torch.no_grad():
+        att = hf(torch.tensor([ids]), output_attentions=True).attentions
+    a = att[4][0].numpy().astype(np.float64)  # the fifth of the 12 layers: (heads, T, T)
+    assert a.shape == (12, len(ids), len(ids))
+    for h in range(12):
+        rows = range(2, len(ids))
+        assert s["previous"][h] == pytest.approx(
+            sum(a[h, t, t - 1] for t in rows) / len(rows), abs=ATTENTION
+        )
+        assert s["strict"][h] == pytest.approx(min(a[h, t, t - 1] for t in rows), abs=ATTENTION)
+        assert s["first"][h] == pytest.approx(
+            sum(a[h, t, 0] for t in rows) / len(rows), abs=ATTENTION
+        )
+        assert s["it_cat"][h] == pytest.approx(a[h, it, cat], abs=ATTENTION)
+        assert s["it_top"][h] == a[h, it].argmax()
+    assert max(s["it_cat"]) > 0.05 and max(s["previous"]) > 0.2  # maps far from uniform
+    assert len(gpt2check.claims(s)) == 3
+    # a model of another shape is not GPT-2 small
+    ours.n_layer = 11
+    assert not gpt2check.is_gpt2_small(ours)
+
+
+def test_the_sources_claims_on_hand_made_shares():
+    """Each claim holds exactly when its test does: a previous-token head over 99% on every
+    row, a head whose "it" looks at "cat" most, most of the other heads on the first token."""
+    from toymodels.models.gguffile import gpt2check
+
+    def made(strict, top, first):
+        return {
+            "layer": 4,
+            "cat": 1,
+            "previous": [min(1.0, x + 0.005) for x in strict],
+            "strict": strict,
+            "it_cat": [0.6 if t == 1 else 0.3 for t in top],
+            "it_top": top,
+            "first": first,
+        }
+
+    strict = [0.1] * 11 + [0.995]
+    top = [0] * 3 + [1] + [0] * 8
+    first = [0.8] * 3 + [0.0, 0.9, 0.9, 0.9, 0.2, 0.2, 0.2, 0.2, 0.0]
+    # 6 of the 10 other heads on the first token
+    assert [c[1] for c in gpt2check.claims(made(strict, top, first))] == [True, True, True]
+    told = [c[2] for c in gpt2check.claims(made(strict, top, first))]
+    assert told[0].startswith("Head 11 gives the previous word at least 99.5%")
+    assert told[1].startswith("Head 3 gives “cat” 60.0%")
+    assert told[2] == (
+        "6 of the other 10 heads give the first word more than half of their attention on average."
+    )
+    weak = strict[:11] + [0.985]  # 98.5% on some row: not "over 99% of every word's"
+    one_fewer = first[:4] + [0.5] + first[5:]  # 5 of 10: not most
+    assert [c[1] for c in gpt2check.claims(made(weak, top, first))][0] is False
+    assert [c[1] for c in gpt2check.claims(made(strict, [0] * 12, first))][1] is False
+    assert [c[1] for c in gpt2check.claims(made(strict, top, one_fewer))][2] is False
