@@ -134,8 +134,8 @@ def write(net, arch, path, kind, skip=(), extra=None):
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """{(arch, kind): (ours, transformers' model of the same file)}, and each arch's original
-    model under (arch, None)."""
+    """{(arch, kind): (ours, transformers' model of the same file)}, each arch's original
+    model under (arch, None), and each file's path under ("path", arch, kind)."""
     torch.set_num_threads(1)
     folder = tmp_path_factory.mktemp("gguffile")
     out = {}
@@ -149,6 +149,7 @@ def made(tmp_path_factory):
                 str(folder), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager"
             )
             out[arch, kind] = (gf.load(path.read_bytes()), hf.eval())
+            out["path", arch, kind] = path
     return out
 
 
@@ -199,6 +200,33 @@ def test_kv_cache_equals_the_full_forward(made, arch):
         assert np.abs(part_logits - logits[rows]).max() <= LOGITS
         at += n
     assert at == len(IDS)
+
+
+@pytest.mark.parametrize("arch", gf.ARCHITECTURES)
+def test_blocks_kept_give_the_float32_models_numbers(made, arch, monkeypatch):
+    """keeps="blocks" holds no layer and no embedding or output matrix in float32 (qwen2's and
+    gpt2's files have an output matrix, llama's is tied), and gives the float32 model's maps
+    and logits, whole and through the KV cache (the logits made 7 vocabulary rows at a
+    time)."""
+    monkeypatch.setattr(gf, "CHUNK", 7)
+    ours = made[arch, "F16"][0]
+    kept = gf.load(made["path", arch, "F16"].read_bytes(), keeps="blocks")
+    assert kept.keeps == "blocks" and kept.layers is None
+    assert isinstance(kept.embed, gf.Rows) and isinstance(kept.out, gf.Rows)
+    assert (kept.out is kept.embed) == (arch == "llama")
+    maps, logits = ours.forward(IDS)
+    kept_maps, kept_logits = kept.forward(IDS)
+    assert np.array_equal(kept_maps, maps)
+    assert np.allclose(kept_logits, logits, rtol=1e-6, atol=1e-5)  # products in pieces
+    cache = kept.new_cache()
+    kept.step(IDS[:6], cache)
+    part_maps, part_logits = kept.step(IDS[6:], cache)
+    assert np.abs(part_maps - maps[:, :, 6:]).max() <= ATTENTION
+    assert np.abs(part_logits - logits[6:]).max() <= LOGITS
+    assert np.array_equal(kept.out[[2, 5]], ours.out[[2, 5]])
+    assert np.array_equal(kept.embed[3], ours.embed[3])
+    with pytest.raises(ValueError, match="keeps is one of"):
+        gf.load(made["path", arch, "F16"].read_bytes(), keeps="float16")
 
 
 def test_files_it_cannot_run_are_refused(made, tmp_path):
@@ -436,6 +464,12 @@ def test_smollm2s_own_file_is_the_shipped_model(monkeypatch):
     maps, logits = ours.forward(ids)
     ref_maps, ref_logits = shipped.forward(ids)
     assert np.array_equal(maps, ref_maps) and np.array_equal(logits, ref_logits)
+    # its blocks kept (Q4_1 layers, a Q8_0 embedding): the same maps, the same logits
+    del ours
+    kept = gf.load(data, keeps="blocks")
+    kept_maps, kept_logits = kept.forward(ids)
+    assert np.array_equal(kept_maps, ref_maps)
+    assert np.allclose(kept_logits, ref_logits, rtol=1e-6, atol=1e-5)
 
 
 # GPT-2 small's shape: the source's sentence at its layer 4
