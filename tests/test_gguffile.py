@@ -476,10 +476,12 @@ def test_smollm2s_own_file_is_the_shipped_model(monkeypatch):
 
 
 def gpt2_small_file(path):
-    """A random GPT-2 of GPT-2 small's shape (12 layers of 12 heads, 768 wide) written as an F16
-    GGUF file as the converter writes it, with a byte-level BPE vocabulary trained on the
+    """A random GPT-2 of GPT-2 small's shape (12 layers of 12 heads, 768 wide) written as a GGUF
+    file in the converter's names and layout (matrices (out, in) in F16, the rest F32, the
+    output matrix a copy of the embedding), with a byte-level BPE vocabulary trained on the
     source's sentence (a few hundred tokens), 16 positions and a feed-forward width of 64, so
-    the file stays near 60 MB: GPT-2 small's check looks at the attention's shape alone.
+    the file stays near 60 MB: GPT-2 small's check looks at the attention's shape alone. The
+    weights are drawn in numpy, large enough that the heads' maps are far from uniform.
     -> transformers' model of the written file (its config given: its GGUF loader sizes the
     feed-forward and the positions by GPT-2's defaults)."""
     import json
@@ -502,47 +504,58 @@ def gpt2_small_file(path):
         " ".join(m) if isinstance(m, list) else m
         for m in json.loads(bpe_model.to_str())["model"]["merges"]
     ]
-    torch.manual_seed(4)
-    cfg = transformers.GPT2Config(
-        vocab_size=len(tokens), n_embd=768, n_head=12, n_layer=12, n_positions=16, n_inner=64
-    )
-    net = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
-    with torch.no_grad():
-        for name, p in net.named_parameters():
-            if name.endswith("bias") or ".ln_" in name:
-                p.copy_(torch.randn_like(p) * 0.1 + (1.0 if "weight" in name else 0.0))
-            else:
-                p.copy_(torch.randn_like(p) * (1.0 if "wte" in name or "wpe" in name else 0.06))
-    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.GPT2, 12)
+    V, D, FF, N = len(tokens), 768, 64, 16
+    rng = np.random.default_rng(4)
+
+    def normal(*shape, std=0.06):
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+
+    def norm():
+        return 1 + normal(D, std=0.1), normal(D, std=0.1)
+
+    embed = normal(V, D, std=1.0).astype(np.float16)
+    tensors = {"token_embd.weight": embed, "position_embd.weight": normal(N, D, std=1.0)}
+    for i in range(12):
+        p = f"blk.{i}."
+        (aw, ab), (fw, fb) = norm(), norm()
+        tensors |= {
+            p + "attn_norm.weight": aw,
+            p + "attn_norm.bias": ab,
+            p + "attn_qkv.weight": normal(3 * D, D).astype(np.float16),  # (out, in)
+            p + "attn_qkv.bias": normal(3 * D, std=0.1),
+            p + "attn_output.weight": normal(D, D).astype(np.float16),
+            p + "attn_output.bias": normal(D, std=0.1),
+            p + "ffn_norm.weight": fw,
+            p + "ffn_norm.bias": fb,
+            p + "ffn_up.weight": normal(FF, D).astype(np.float16),
+            p + "ffn_up.bias": normal(FF, std=0.1),
+            p + "ffn_down.weight": normal(D, FF).astype(np.float16),
+            p + "ffn_down.bias": normal(D, std=0.1),
+        }
+    ow, ob = norm()
+    tensors |= {"output_norm.weight": ow, "output_norm.bias": ob, "output.weight": embed}
     w = gguf.GGUFWriter(str(path), "gpt2")
     w.add_block_count(12)
-    w.add_embedding_length(768)
+    w.add_embedding_length(D)
     w.add_head_count(12)
     w.add_file_type(1)
-    w.add_context_length(16)
-    w.add_feed_forward_length(64)
-    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    w.add_context_length(N)
+    w.add_feed_forward_length(FF)
+    w.add_layer_norm_eps(1e-5)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("gpt-2")
     w.add_token_list(tokens)
-    w.add_token_types([1] * len(tokens))
+    w.add_token_types([1] * V)
     w.add_token_merges(merges)
-    for name, t in net.state_dict().items():
-        if name.endswith(".attn.bias") or name == "lm_head.weight":
-            continue
-        a = t.detach().numpy().astype(np.float32)
-        base, suffix = name.rsplit(".", 1)
-        new = names.get_name(base)
-        if suffix == "weight" and new.endswith(("attn_qkv", "attn_output", "ffn_up", "ffn_down")):
-            a = a.T  # Conv1D's (in, out) as (out, in)
-        a = np.ascontiguousarray(a.astype(np.float16) if a.ndim == 2 else a)
-        w.add_tensor(f"{new}.{suffix}", a)
-        if new == "token_embd":
-            w.add_tensor("output.weight", a)
+    for name, a in tensors.items():
+        w.add_tensor(name, a)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    cfg = transformers.GPT2Config(
+        vocab_size=V, n_embd=D, n_head=12, n_layer=12, n_positions=N, n_inner=FF
+    )
     hf = transformers.AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, config=cfg, dtype=torch.float32
     )
