@@ -557,7 +557,11 @@ def gpt2_small_file(path):
         vocab_size=V, n_embd=D, n_head=12, n_layer=12, n_positions=N, n_inner=FF
     )
     hf = transformers.AutoModelForCausalLM.from_pretrained(
-        str(path.parent), gguf_file=path.name, config=cfg, dtype=torch.float32
+        str(path.parent),
+        gguf_file=path.name,
+        config=cfg,
+        dtype=torch.float32,
+        attn_implementation="eager",
     )
     return hf.eval()
 
@@ -572,7 +576,6 @@ def test_gpt2_small_shares_at_the_sources_layer_equal_transformers(tmp_path):
     torch.set_num_threads(1)
     path = tmp_path / "gpt2-small-shape.gguf"
     hf = gpt2_small_file(path)
-    hf.config._attn_implementation = "eager"
     data = path.read_bytes()
     ours = gf.load(data)
     assert gpt2check.is_gpt2_small(ours)
