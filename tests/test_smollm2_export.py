@@ -168,7 +168,8 @@ def test_certificate_rounds_up_and_its_sentence_states_it():
     assert f"on {len(c['texts'])} texts ({c['tokens']} tokens)" in text
     assert c["reference"] in text
     # the numbers as written, read back, are the file's
-    assert f"within {shipped_certificate.number(c['attention'])} of its" in text
+    assert f"within {shipped_certificate.number(c['attention'])} of those of" in text
+    assert text.endswith(f"its logits within {shipped_certificate.number(c['logits'])}.")
     assert float(shipped_certificate.number(c["attention"])) == c["attention"]
     assert float(shipped_certificate.number(c["logits"])) == c["logits"]
     assert shipped_certificate.number(3.7e-06) == "0.0000037"

@@ -28,7 +28,8 @@ def sentence():
     """The certificate as one plain-text sentence (the caller escapes it, like any text)."""
     c = read()
     return (
-        f"Checked at build time against {c['reference']} running the same file, on "
-        f"{len(c['texts'])} texts ({c['tokens']} tokens): every attention weight here is within "
-        f"{number(c['attention'])} of its, and every logit within {number(c['logits'])}."
+        f"Checked when the site was built: on {len(c['texts'])} texts ({c['tokens']} tokens), "
+        f"this model's attention weights are within {number(c['attention'])} of those of "
+        f"{c['reference']} running the same GGUF file, and its logits within "
+        f"{number(c['logits'])}."
     )
