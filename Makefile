@@ -77,10 +77,12 @@ pyodide: $(SITE_STAMP)
 	$(PY) build.py fetch
 
 # "Real heads" (toymodels/data/realheads/) and "Heads that copy" (toymodels/data/smollm2/): every head of the curated texts;
-# "What a head does" (toymodels/data/what_a_head_does/): every head patched on curated pairs
+# "What a head does" (toymodels/data/what_a_head_does/): every head patched on curated pairs;
+# SmolLM2's certificate (toymodels/data/smollm2/certificate.json): its forward against transformers
 export: $(TEST_STAMP)
 	$(PY) -m toymodels.export minilm
 	$(PY) -m toymodels.export smollm2
+	$(PY) -m toymodels.export certificate
 	# one BLAS thread: on a busy machine more made its small products ten times slower
 	OPENBLAS_NUM_THREADS=1 $(PY) -m toymodels.export patching
 

@@ -27,6 +27,7 @@ SECTIONS = {
     "live": "Your own sentence in all-MiniLM-L6-v2 (`python bench/run.py live`)",
     "smollm2": "Your own text in SmolLM2-135M-Instruct (`python bench/run.py smollm2`)",
     "whathead": "Your own pair in SmolLM2, What a head does (`python bench/run.py whathead`)",
+    "ownfile": "Your own GGUF file (`python bench/run.py ownfile`)",
     "train": "Train it yourself (`python bench/run.py train`)",
     "ci": "A clean clone's CI, `bash .ci/run` (`make ci-time`)",
     # no part writes this one: measurements once quoted in docs/ and code, kept as they were

@@ -20,6 +20,8 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
   the model ready from the page's cache, the forward in the worker, its memory.
 - whathead: the reader's own pair in SmolLM2 ("What a head does"): the maps after the load,
   taps on tokens and patches, the figure's steps in the worker.
+- ownfile: a reader's own GGUF file (SmolLM2's Q4_1 file) from the file to its first maps, and
+  the card of a refused file, in CPython and in Pyodide.
 - train: Train it yourself, in Pyodide and CPython, and taps while it trains.
 
 Each part's numbers go into its section of bench/RESULTS.md (bench/results.py), with the date,
@@ -878,6 +880,100 @@ def own_pair_markdown(r):
     )
 
 
+def own_files(folder):
+    """A reader's own GGUF files in FOLDER: SmolLM2-135M-Instruct's Q4_1 file, as its recipe
+    pins it, and two files the page refuses, made from its header: one cut short (its whole
+    header, then 4 KB of its tensors; the card reads the header to the end before it can
+    tell) and one of another architecture (refused as soon as that field is read) -> (the
+    model file's path, [(name, path, the file's size as the page is told it)])."""
+    from sitebuild.models import smollm2 as recipe
+    from toymodels.models import gguf
+
+    data = recipe.gguf_bytes()
+    model = Path(folder) / "smollm2-135m-q4_1.gguf"
+    model.write_bytes(data)
+    start = gguf.Header(data).data_start
+    cut = Path(folder) / "cut-short.gguf"
+    cut.write_bytes(data[: start + 4096])
+    arch = b"general.architecture\x08\x00\x00\x00\x05\x00\x00\x00\x00\x00\x00\x00"
+    at = data.index(arch) + len(arch)
+    other = Path(folder) / "other-architecture.gguf"
+    other.write_bytes(data[:at] + b"mamba" + data[at + 5 : start + 4096])
+    return model, [
+        ("cut short", cut, start + 4096),
+        ("another architecture", other, len(data)),
+    ]
+
+
+def own_file(browser, site, base):
+    """A reader's own GGUF file (toymodels/models/gguffile/, card.py): SmolLM2's Q4_1 file from
+    the file to its first maps on the 20-token text, and the card of two refused files
+    (own_files), each timed once in CPython (a Python of its own, numpy on one thread) and in
+    Pyodide in Chromium (a Python of its own, the files put into its file system first, as the
+    page's worker holds the reader's File; they are served from a folder of their own in the
+    site's folder for the while)."""
+    folder = Path(site) / "bench-own-files"
+    folder.mkdir()
+    try:
+        model, refused = own_files(folder)
+        code = in_pyodide(
+            "own_file.py", str(model), OWN_SMOLLM2[0], [[n, str(p), size] for n, p, size in refused]
+        )
+        body, call = code.rstrip().rsplit("\n", 1)
+        cpython = subprocess.run(
+            [sys.executable, "-c", f"{body}\nprint({call})"],
+            cwd=ROOT,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        paths = [model] + [p for _, p, _ in refused]
+        files = [[f"{base}bench-own-files/{p.name}", p.name] for p in paths]
+        web = in_pyodide(
+            "own_file.py",
+            f"/tmp/{model.name}",
+            OWN_SMOLLM2[0],
+            [[n, f"/tmp/{p.name}", size] for n, p, size in refused],
+        )
+        context = browser.new_context(service_workers="block")
+        page = context.new_page()
+        page.on("crash", lambda _: print("own_file: the page crashed", file=sys.stderr))
+        page.goto(base)
+        m = page.evaluate(page_function("own-file.js"), [files, web])
+        context.close()
+    finally:
+        for p in folder.iterdir():
+            p.unlink()
+        folder.rmdir()
+    return {"cpython": json.loads(cpython.stdout), "pyodide": answer(m["value"])}
+
+
+def own_file_markdown(r):
+    def where(x, name):
+        f = x["file"]
+        refused = ", ".join(
+            f"{n} {v['card_ms']:.0f} ms (refused: {v['reason']})" for n, v in x["refused"].items()
+        )
+        return (
+            f"{name}: the {f['bytes'] / 1e6:.1f} MB file ({f['parameters'] / 1e6:.0f}M parameters, "
+            f"kept as {f['keeps']}) to the first layer's maps of a {f['tokens']}-token text in "
+            f"{f['to_first_maps_ms'] / 1000:.1f} s (target ≤ 5 s): the card "
+            f"{f['card_ms']:.0f} ms, the file read {f['read_ms']:.0f} ms, the model loaded "
+            f"{f['load_ms']:.0f} ms, the tokenizer {f['tokenizer_ms']:.0f} ms, the first layer "
+            f"{f['first_layer_ms']:.0f} ms; all the maps {f['all_maps_ms']:.0f} ms. The card of "
+            f"a refused file (target ≤ 1 s): {refused}. Memory: "
+            f"{x['memory_bytes'] / 2**20:.0f} MiB"
+        )
+
+    return (
+        f"SmolLM2-135M-Instruct's own Q4_1 GGUF, opened as a reader's file, each step once. "
+        f"{where(r['pyodide'], 'In Pyodide in Chromium')} (the worker's WebAssembly memory; "
+        f"target ≤ 700 MB). {where(r['cpython'], 'In CPython, numpy on one thread')} (peak "
+        "resident).\n"
+    )
+
+
 # each part: what it measures (Playwright, the browser, the site folder, its URL, the options)
 # and how its section of RESULTS.md reads it
 PARTS = {
@@ -908,6 +1004,10 @@ PARTS = {
     "whathead": (
         lambda p, browser, site, base, args: live_own_pair(browser, base),
         own_pair_markdown,
+    ),
+    "ownfile": (
+        lambda p, browser, site, base, args: own_file(browser, site, base),
+        own_file_markdown,
     ),
     "train": (lambda p, browser, site, base, args: train_speed(p, browser, base), train_markdown),
 }

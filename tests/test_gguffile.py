@@ -134,8 +134,8 @@ def write(net, arch, path, kind, skip=(), extra=None):
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
-    """{(arch, kind): (ours, transformers' model of the same file)}, and each arch's original
-    model under (arch, None)."""
+    """{(arch, kind): (ours, transformers' model of the same file)}, each arch's original
+    model under (arch, None), and each file's path under ("path", arch, kind)."""
     torch.set_num_threads(1)
     folder = tmp_path_factory.mktemp("gguffile")
     out = {}
@@ -149,6 +149,7 @@ def made(tmp_path_factory):
                 str(folder), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager"
             )
             out[arch, kind] = (gf.load(path.read_bytes()), hf.eval())
+            out["path", arch, kind] = path
     return out
 
 
@@ -199,6 +200,33 @@ def test_kv_cache_equals_the_full_forward(made, arch):
         assert np.abs(part_logits - logits[rows]).max() <= LOGITS
         at += n
     assert at == len(IDS)
+
+
+@pytest.mark.parametrize("arch", gf.ARCHITECTURES)
+def test_blocks_kept_give_the_float32_models_numbers(made, arch, monkeypatch):
+    """keeps="blocks" holds no layer and no embedding or output matrix in float32 (qwen2's and
+    gpt2's files have an output matrix, llama's is tied), and gives the float32 model's maps
+    and logits, whole and through the KV cache (the logits made 7 vocabulary rows at a
+    time)."""
+    monkeypatch.setattr(gf, "CHUNK", 7)
+    ours = made[arch, "F16"][0]
+    kept = gf.load(made["path", arch, "F16"].read_bytes(), keeps="blocks")
+    assert kept.keeps == "blocks" and kept.layers is None
+    assert isinstance(kept.embed, gf.Rows) and isinstance(kept.out, gf.Rows)
+    assert (kept.out is kept.embed) == (arch == "llama")
+    maps, logits = ours.forward(IDS)
+    kept_maps, kept_logits = kept.forward(IDS)
+    assert np.array_equal(kept_maps, maps)
+    assert np.allclose(kept_logits, logits, rtol=1e-6, atol=1e-5)  # products in pieces
+    cache = kept.new_cache()
+    kept.step(IDS[:6], cache)
+    part_maps, part_logits = kept.step(IDS[6:], cache)
+    assert np.abs(part_maps - maps[:, :, 6:]).max() <= ATTENTION
+    assert np.abs(part_logits - logits[6:]).max() <= LOGITS
+    assert np.array_equal(kept.out[[2, 5]], ours.out[[2, 5]])
+    assert np.array_equal(kept.embed[3], ours.embed[3])
+    with pytest.raises(ValueError, match="keeps is one of"):
+        gf.load(made["path", arch, "F16"].read_bytes(), keeps="float16")
 
 
 def test_files_it_cannot_run_are_refused(made, tmp_path):
@@ -436,3 +464,181 @@ def test_smollm2s_own_file_is_the_shipped_model(monkeypatch):
     maps, logits = ours.forward(ids)
     ref_maps, ref_logits = shipped.forward(ids)
     assert np.array_equal(maps, ref_maps) and np.array_equal(logits, ref_logits)
+    # its blocks kept (Q4_1 layers, a Q8_0 embedding): the same maps, the same logits
+    del ours
+    kept = gf.load(data, keeps="blocks")
+    kept_maps, kept_logits = kept.forward(ids)
+    assert np.array_equal(kept_maps, ref_maps)
+    assert np.allclose(kept_logits, ref_logits, rtol=1e-6, atol=1e-5)
+
+
+# GPT-2 small's shape: the source's sentence at its layer 4
+
+
+def gpt2_small_file(path):
+    """A random GPT-2 of GPT-2 small's shape (12 layers of 12 heads, 768 wide) written as a GGUF
+    file in the converter's names and layout (matrices (out, in) in F16, the rest F32, the
+    output matrix a copy of the embedding), with a byte-level BPE vocabulary trained on the
+    source's sentence (a few hundred tokens), 16 positions and a feed-forward width of 64, so
+    the file stays near 60 MB: GPT-2 small's check looks at the attention's shape alone. The
+    weights are drawn in numpy, large enough that the heads' maps are far from uniform.
+    -> transformers' model of the written file (its config given: its GGUF loader sizes the
+    feed-forward and the positions by GPT-2's defaults)."""
+    import json
+
+    import tokenizers
+
+    from toymodels.models.gguffile import gpt2check
+
+    bpe_model = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe_model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=400,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe_model.train_from_iterator([gpt2check.SENTENCE] * 3, trainer)
+    vocab = bpe_model.get_vocab()
+    tokens = sorted(vocab, key=vocab.get)
+    merges = [
+        " ".join(m) if isinstance(m, list) else m
+        for m in json.loads(bpe_model.to_str())["model"]["merges"]
+    ]
+    V, D, FF, N = len(tokens), 768, 64, 16
+    rng = np.random.default_rng(4)
+
+    def normal(*shape, std=0.06):
+        return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
+
+    def norm():
+        return 1 + normal(D, std=0.1), normal(D, std=0.1)
+
+    embed = normal(V, D, std=1.0).astype(np.float16)
+    tensors = {"token_embd.weight": embed, "position_embd.weight": normal(N, D, std=1.0)}
+    for i in range(12):
+        p = f"blk.{i}."
+        (aw, ab), (fw, fb) = norm(), norm()
+        tensors |= {
+            p + "attn_norm.weight": aw,
+            p + "attn_norm.bias": ab,
+            p + "attn_qkv.weight": normal(3 * D, D).astype(np.float16),  # (out, in)
+            p + "attn_qkv.bias": normal(3 * D, std=0.1),
+            p + "attn_output.weight": normal(D, D).astype(np.float16),
+            p + "attn_output.bias": normal(D, std=0.1),
+            p + "ffn_norm.weight": fw,
+            p + "ffn_norm.bias": fb,
+            p + "ffn_up.weight": normal(FF, D).astype(np.float16),
+            p + "ffn_up.bias": normal(FF, std=0.1),
+            p + "ffn_down.weight": normal(D, FF).astype(np.float16),
+            p + "ffn_down.bias": normal(D, std=0.1),
+        }
+    ow, ob = norm()
+    tensors |= {"output_norm.weight": ow, "output_norm.bias": ob, "output.weight": embed}
+    w = gguf.GGUFWriter(str(path), "gpt2")
+    w.add_block_count(12)
+    w.add_embedding_length(D)
+    w.add_head_count(12)
+    w.add_file_type(1)
+    w.add_context_length(N)
+    w.add_feed_forward_length(FF)
+    w.add_layer_norm_eps(1e-5)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types([1] * V)
+    w.add_token_merges(merges)
+    for name, a in tensors.items():
+        w.add_tensor(name, a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    cfg = transformers.GPT2Config(
+        vocab_size=V, n_embd=D, n_head=12, n_layer=12, n_positions=N, n_inner=FF
+    )
+    hf = transformers.AutoModelForCausalLM.from_pretrained(
+        str(path.parent),
+        gguf_file=path.name,
+        config=cfg,
+        dtype=torch.float32,
+        attn_implementation="eager",
+    )
+    return hf.eval()
+
+
+def test_gpt2_small_shares_at_the_sources_layer_equal_transformers(tmp_path):
+    """On a file of GPT-2 small's shape, every head's previous-token, "it"->"cat" and
+    first-token shares at layer 4 (from 0, as the source counts) are those of transformers'
+    model of the same file, computed here from its attentions."""
+    from toymodels.models.gguffile import gpt2check
+    from toymodels.models.gguffile import tokenizer as tk
+
+    torch.set_num_threads(1)
+    path = tmp_path / "gpt2-small-shape.gguf"
+    hf = gpt2_small_file(path)
+    data = path.read_bytes()
+    ours = gf.load(data)
+    assert gpt2check.is_gpt2_small(ours)
+    tok = tk.tokenizer(reader.Header(data).fields)
+    s = gpt2check.shares(ours, tok)
+    ref_tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
+    ids = ref_tok.encode(gpt2check.SENTENCE)
+    assert ids == tok.encode(gpt2check.SENTENCE)
+    words = [ref_tok.decode([i]).strip() for i in ids]
+    assert s["tokens"] == [ref_tok.decode([i]) for i in ids]
+    it, cat = words.index("it"), words.index("cat")
+    assert (s["it"], s["cat"]) == (it, cat) and s["layer"] == 4
+    with torch.no_grad():
+        att = hf(torch.tensor([ids]), output_attentions=True).attentions
+    a = att[4][0].numpy().astype(np.float64)  # the fifth of the 12 layers: (heads, T, T)
+    assert a.shape == (12, len(ids), len(ids))
+    for h in range(12):
+        rows = range(2, len(ids))
+        assert s["previous"][h] == pytest.approx(
+            sum(a[h, t, t - 1] for t in rows) / len(rows), abs=ATTENTION
+        )
+        assert s["strict"][h] == pytest.approx(min(a[h, t, t - 1] for t in rows), abs=ATTENTION)
+        assert s["first"][h] == pytest.approx(
+            sum(a[h, t, 0] for t in rows) / len(rows), abs=ATTENTION
+        )
+        assert s["it_cat"][h] == pytest.approx(a[h, it, cat], abs=ATTENTION)
+        assert s["it_top"][h] == a[h, it].argmax()
+    assert max(s["it_cat"]) > 0.05 and max(s["previous"]) > 0.2  # maps far from uniform
+    assert len(gpt2check.claims(s)) == 3
+    # a model of another shape is not GPT-2 small
+    ours.n_layer = 11
+    assert not gpt2check.is_gpt2_small(ours)
+
+
+def test_the_sources_claims_on_hand_made_shares():
+    """Each claim holds exactly when its test does: a previous-token head over 99% on every
+    row, a head whose "it" looks at "cat" most, most of the other heads on the first token."""
+    from toymodels.models.gguffile import gpt2check
+
+    def made(strict, top, first):
+        return {
+            "layer": 4,
+            "cat": 1,
+            "previous": [min(1.0, x + 0.005) for x in strict],
+            "strict": strict,
+            "it_cat": [0.6 if t == 1 else 0.3 for t in top],
+            "it_top": top,
+            "first": first,
+        }
+
+    strict = [0.1] * 11 + [0.995]
+    top = [0] * 3 + [1] + [0] * 8
+    first = [0.8] * 3 + [0.0, 0.9, 0.9, 0.9, 0.2, 0.2, 0.2, 0.2, 0.0]
+    # 6 of the 10 other heads on the first token
+    assert [c[1] for c in gpt2check.claims(made(strict, top, first))] == [True, True, True]
+    told = [c[2] for c in gpt2check.claims(made(strict, top, first))]
+    assert told[0].startswith("Head 11 gives the previous word at least 99.5%")
+    assert told[1].startswith("Head 3 gives “cat” 60.0%")
+    assert told[2] == (
+        "6 of the other 10 heads give the first word more than half of their attention on average."
+    )
+    weak = strict[:11] + [0.985]  # 98.5% on some row: not "over 99% of every word's"
+    one_fewer = first[:4] + [0.5] + first[5:]  # 5 of 10: not most
+    assert [c[1] for c in gpt2check.claims(made(weak, top, first))][0] is False
+    assert [c[1] for c in gpt2check.claims(made(strict, [0] * 12, first))][1] is False
+    assert [c[1] for c in gpt2check.claims(made(strict, top, one_fewer))][2] is False

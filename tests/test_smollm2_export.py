@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 import smollm2_reference
 
-from toymodels.export import cli, llama, smollm2
+from toymodels.export import certificate, cli, llama, smollm2
 from toymodels.heads_that_copy import heads as hc
+from toymodels.models.smollm2 import certificate as shipped_certificate
 from toymodels.models.smollm2 import llama as shipped
 from toymodels.models.smollm2.bpe import BPE, split
 from toymodels.page import data
@@ -138,6 +139,42 @@ def test_unpermute_undoes_llama_cpps_interleave():
     assert np.array_equal(shipped.unpermute(cpp, n_heads), w)
 
 
+# the certificate the page shows
+
+
+@model_test
+def test_certificate_equals_a_fresh_measurement(hf, model, bpe):
+    """certificate.json holds what the exporter measures now: the shipped forward against
+    transformers on the curated texts, each largest difference rounded up to two digits."""
+    version = pytest.importorskip("transformers").__version__
+    stored = shipped_certificate.read()
+    fresh = certificate.measure(model, bpe, lambda ids: hf_forward(hf, ids))
+    assert {k: v for k, v in stored.items() if k != "reference"} == fresh
+    assert stored["reference"] == f"transformers {version}"
+    assert stored["tokens"] == sum(len(bpe.encode(t)) for _, _, t in smollm2.curated_texts())
+    assert 0 < stored["attention"] <= 1e-4 and 0 < stored["logits"] <= 1e-3
+
+
+def test_certificate_rounds_up_and_its_sentence_states_it():
+    assert [certificate.ceil_sig(x) for x in (2.0931e-6, 8.4e-5, 9.96e-6, 0.0)] == [
+        2.1e-6,
+        8.4e-5,
+        1e-5,
+        0.0,
+    ]
+    c = shipped_certificate.read()
+    assert set(c["texts"]) == {tid for tid, _, _ in smollm2.curated_texts()}
+    text = shipped_certificate.sentence()
+    assert f"on {len(c['texts'])} texts ({c['tokens']} tokens)" in text
+    assert c["reference"] in text
+    # the numbers as written, read back, are the file's
+    assert f"within {shipped_certificate.number(c['attention'])} of those of" in text
+    assert text.endswith(f"its logits within {shipped_certificate.number(c['logits'])}.")
+    assert float(shipped_certificate.number(c["attention"])) == c["attention"]
+    assert float(shipped_certificate.number(c["logits"])) == c["logits"]
+    assert shipped_certificate.number(3.7e-06) == "0.0000037"
+
+
 # the tokenizer
 
 
@@ -184,8 +221,10 @@ def test_export_is_small_and_every_map_reads_back(committed):
     # ten random runs: 3.3 MB as uint16 maps, 2.9 MB as their byte planes
     assert size < 3_000_000, f"the export is {size} bytes"
     m = committed["model"]
-    # live.json: the manifest of the live model's files (sitebuild/models/smollm2.py), no export
+    # live.json: the manifest of the live model's files (sitebuild/models/smollm2.py), no export;
+    # certificate.json: the forward against transformers (toymodels/export/certificate.py)
     files = {t["file"] for t in committed["texts"]} | {"index.json", "live.json"}
+    files.add("certificate.json")
     assert {p.name for p in DATA.iterdir()} == files
     for t in committed["texts"]:
         att = hc.text(t["id"])["att"]

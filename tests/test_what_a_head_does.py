@@ -188,6 +188,62 @@ def test_tiny_attribution_against_a_plain_loop():
     assert not seen[1][2].any() and seen[1][1].any()
 
 
+def test_attribution_reads_an_untied_models_output_matrix(tmp_path):
+    """A llama file with an output matrix of its own (output.weight), opened as a reader's
+    file: each head's share uses that matrix's rows, computed here by a plain loop over the
+    tensor as the gguf package reads it, and the parts add up to the forward's own logit
+    difference (the embedding's rows in its place give neither)."""
+    gguf = pytest.importorskip("gguf", reason="the file is written with the gguf package")
+    from toymodels.models.gguffile import model as gf
+
+    _, w = tiny(seed=2)
+    n_layer, n_head, n_kv, d = 2, 4, 2, 16
+    rng = np.random.default_rng(3)
+    w["output.weight"] = rng.normal(size=w["token_embd.weight"].shape).astype(np.float32)
+    path = tmp_path / "untied.gguf"
+    g = gguf.GGUFWriter(str(path), "llama")
+    g.add_block_count(n_layer)
+    g.add_embedding_length(d)
+    g.add_head_count(n_head)
+    g.add_head_count_kv(n_kv)
+    g.add_layer_norm_rms_eps(1e-5)
+    g.add_rope_freq_base(1e4)
+    g.add_context_length(32)
+    g.add_feed_forward_length(24)
+    for name, a in w.items():
+        g.add_tensor(name, a)
+    for write_part in (g.write_header_to_file, g.write_kv_data_to_file, g.write_tensors_to_file):
+        write_part()
+    g.close()
+    m = gf.load(path.read_bytes())
+    assert m.config["tied"] is False
+    file = {t.name: np.asarray(t.data) for t in gguf.GGUFReader(str(path)).tensors}
+    out, g_norm = file["output.weight"], file["output_norm.weight"]
+    assert out.shape == w["token_embd.weight"].shape and not np.allclose(
+        out, file["token_embd.weight"]
+    )
+    ids, t, a, b = [3, 1, 4, 1, 5, 9, 2], 5, 7, 2
+    trace = at.Trace(m, ids)
+    got = at.attribute(trace, t, a, b)
+    x = [float(v) for v in trace.x[-1, t]]
+    r = (sum(v * v for v in x) / d + 1e-5) ** 0.5
+    hs = d // n_head
+    for i in range(n_layer):
+        Wo = file[f"blk.{i}.attn_output.weight"]  # (d, H*hs)
+        for h in range(n_head):
+            want = 0.0
+            for j in range(d):
+                y = sum(float(trace.y[i, h, t, k]) * float(Wo[j, h * hs + k]) for k in range(hs))
+                want += y * float(g_norm[j]) / r * (float(out[a, j]) - float(out[b, j]))
+            assert got["heads"][i, h] == pytest.approx(want, rel=1e-6, abs=1e-9)
+    _, logits = m.forward(ids)
+    diff = float(logits[t, a] - logits[t, b])
+    assert got["total"] == pytest.approx(diff, abs=1e-4)
+    parts = got["heads"].sum() + got["embed"] + got["mlp"].sum()
+    assert parts == pytest.approx(diff, abs=1e-4)
+    assert at.logit_diff(m, trace.x[-1, t], a, b) == pytest.approx(diff, abs=1e-4)
+
+
 def test_a_run_from_a_later_layer_and_in_a_batch_equals_the_whole_forward():
     m, _ = tiny(seed=1)
     ids = [1, 2, 3, 4, 5, 6]

@@ -11,8 +11,12 @@
     python -m toymodels.export patching [--from FILE.gguf]
         the same model, every head patched on curated pairs of texts, for the chapter
         "What a head does"
+    python -m toymodels.export certificate [--from FILE.gguf]
+        the same model's forward against transformers' model of the file, on the
+        curated texts: the largest differences, shown beside "Load SmolLM2"
 
 minilm and gpt2 write toymodels/data/realheads/MODEL/SENTENCE.json and update
 index.json; smollm2 writes toymodels/data/smollm2/ (index.json and TEXT.npz); patching
-writes toymodels/data/what_a_head_does/ (index.json and heads.npz).
+writes toymodels/data/what_a_head_does/ (index.json and heads.npz); certificate writes
+toymodels/data/smollm2/certificate.json.
 """

