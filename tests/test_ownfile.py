@@ -4,8 +4,8 @@ package (tests/support/tinygguf.py): the header read alone and refused files tol
 nothing past their header read; the tensors read a slice at a time into the same model the
 whole-file loader gives (gguffile.model.load, held to transformers by tests/test_gguffile.py);
 Heads that copy 1 and 2 drawn on it (maps, guesses, writing on with the KV cache, every head's
-scores) with the numbers of that loader's forward; the checks on its card; and the way back to
-SmolLM2."""
+scores) and What a head does 3 (direct attribution through its own output matrix) with the
+numbers of that loader's forward; the checks on its card; and the way back to SmolLM2."""
 
 import re
 
@@ -22,6 +22,7 @@ from toymodels.models.gguffile import tokenizer as gtok
 from toymodels.models.smollm2 import live as smollm2
 from toymodels.models.smollm2.llama import softmax
 from toymodels.page.figure import check
+from toymodels.what_a_head_does import own as whad_own
 
 pytest.importorskip("gguf", reason="the file is written with the gguf package")
 TEXT = "The cat sat on the mat. The cat"
@@ -77,7 +78,7 @@ def test_the_card_is_read_from_the_header_and_the_tensors_one_slice_a_call(tiny)
         assert causal.model() is ownfile and ownfile.loaded()
         ids = gtok.for_model(tiny[2], TEXT)
         want_maps, want_logits = ref.forward(ids)
-        maps, logits = ownfile._state["model"].forward(ids)
+        maps, logits = ownfile.model()[0].forward(ids)
         assert np.array_equal(maps, want_maps) and np.array_equal(logits, want_logits)
     finally:
         ownfile.close()
@@ -88,11 +89,11 @@ def test_a_model_too_large_for_float32_keeps_its_blocks_and_gives_the_same_numbe
     path, ref, tok = tiny
     try:
         card, _ = opened(path, budget_mb=0.1)  # float32 0.12 MB; blocks and a layer 0.09 MB
-        assert ownfile._state["card"].keeps == "blocks"
+        assert ownfile.keeps() == "blocks"
         assert any("the file's blocks kept with one layer" in line for line in card["lines"])
-        assert ownfile._state["model"].layers is None  # each layer made again at every step
+        assert ownfile.model()[0].layers is None  # each layer made again at every step
         ids = gtok.for_model(tok, TEXT)
-        assert np.array_equal(ownfile._state["model"].forward(ids)[1], ref.forward(ids)[1])
+        assert np.array_equal(ownfile.model()[0].forward(ids)[1], ref.forward(ids)[1])
     finally:
         ownfile.close()
 
@@ -132,7 +133,7 @@ def test_an_unknown_architecture_is_refused_before_its_tensors_are_read(tiny, tm
 
 def test_the_card_shows_the_checks_that_need_no_reference(reader_model, tiny):
     _, ref, tok = tiny
-    checks = {what: (ok, said) for what, ok, said in ownfile._state["checks"]}
+    checks = {what: (ok, said) for what, ok, said in ownfile.checked()}
     ids = gtok.for_model(tok, ownfile.CHECK_TEXT)[:12]
     cache = ref.new_cache()
     rows = np.concatenate([ref.step([i], cache)[1] for i in ids])
@@ -193,3 +194,22 @@ def test_back_to_smollm2_draws_the_shipped_model_again(tiny):
     html = check(layer_fig.render({"text": "own", "own": TEXT}))["html"]
     assert causal.model() is smollm2
     assert "Open a model file (.gguf)" in html and 'type="file"' in html
+
+
+def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(reader_model, tiny):
+    """The tiny llama has an output matrix of its own (not tied to the embedding): the parts'
+    direct shares add up to the logit difference the whole-file loader's forward gives."""
+    _, ref, tok = tiny
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    state |= {"a": "cat", "b": "sat"}
+    answer = finished(whad_own.render, dict(state))
+    assert answer["summary"].startswith("Your pair at ")
+    own = whad_own.read(dict(answer["state"]))
+    ids, t, a, b = own["ids"], own["token"], own["a"], own["b"]
+    assert ids == gtok.for_model(tok, state["clean"]) and t == len(ids) - 1
+    logits = ref.forward(ids)[1][t].astype(np.float64)
+    parts = own["pair"].attribution(t, a, b)
+    total = parts["heads"].sum() + parts["embed"] + parts["mlp"].sum()
+    assert parts["heads"].shape == (2, 4)
+    assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
+    assert abs(total - parts["total"]) < 1e-6

@@ -38,8 +38,29 @@ def shape():
     """(layers, heads, key/value heads) of the reader's model, or None while SmolLM2 runs."""
     if not ownfile.is_open():
         return None
-    m = ownfile._state["model"]
+    m = ownfile.model()[0]
     return m.n_layer, m.n_head, m.n_kv
+
+
+NOT_ATTRIBUTABLE = (
+    "Your model file is a GPT-2, whose last norm is a LayerNorm: this figure's direct "
+    "attribution reads models with an RMSNorm (Llama, Qwen2). Open a Llama or Qwen2 file, or "
+    "go back to SmolLM2; Heads that copy runs your GPT-2."
+)
+
+
+def attributable():
+    """Whether What a head does' direct attribution (what_a_head_does/attribution.py: the last
+    norm an RMSNorm) reads the model open now."""
+    return not ownfile.is_open() or ownfile.architecture() != "gpt2"
+
+
+def layers_heads():
+    """(layers, heads) of the model open now."""
+    if ownfile.is_open():
+        return shape()[:2]
+    config = smollm2.manifest()["config"]
+    return config["n_layer"], config["n_head"]
 
 
 def chooser():
@@ -58,7 +79,7 @@ def chooser():
     lines = "".join(f"<li>{esc(line)}</li>" for line in ownfile.card_lines())
     checks = "".join(
         f'<li data-check="{what}" class="{"pass" if ok else "fail"}">{esc(said)}</li>'
-        for what, ok, said in ownfile._state["checks"]
+        for what, ok, said in ownfile.checked()
     )
     return (
         '<div class="mh-ownfile mh-ownfile-open" data-ownfile>'

@@ -183,6 +183,25 @@ def close():
     return True
 
 
+def model():
+    """-> (the model, its tokenizer), as smollm2.live.model() gives SmolLM2's."""
+    return _state["model"], _state["tok"]
+
+
+def checked():
+    """The card's checks: [(what, passed, said)] (see checks)."""
+    return _state["checks"] if is_open() else []
+
+
+def architecture():
+    return _state["card"].architecture
+
+
+def keeps():
+    """ "float32" or "blocks": how the open file's weights are held (card.Card.keeps)."""
+    return _state["card"].keeps
+
+
 def name():
     c = _state.get("card")
     return (c.name or "your model") if c else ""

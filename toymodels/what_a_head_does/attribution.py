@@ -6,10 +6,11 @@ The residual stream leaving the last layer at position t is a sum of what wrote 
     x[t] = embed[id_t] + sum over layers (sum over heads y_h[t] @ Wo[h] + mlp[t])
 
 where y_h (T, hs) is head h's output before the output projection and Wo[h] (hs, d) its slice
-of that projection. The logits are rmsnorm(x) @ embed.T, so with the norm's scale frozen at
+of that projection. The logits are rmsnorm(x) @ out.T (the output matrix: the embedding
+itself in a tied model such as SmolLM2), so with the norm's scale frozen at
 r = sqrt(mean(x[t]^2) + eps), the logit difference is linear in x[t]:
 
-    logit[a] - logit[b] = x[t] . u,    u = norm_weight * (embed[a] - embed[b]) / r   (d,)
+    logit[a] - logit[b] = x[t] . u,    u = norm_weight * (out[a] - out[b]) / r   (d,)
 
 and each term of the sum gets its share, x_part . u: the heads' shares (layers, heads), the
 embedding's and each layer's MLP's (the rest), which add up to the model's own difference.
@@ -71,7 +72,7 @@ def direction(model, x, a, b):
     position, and part . u the share of any part of x, with the norm's scale frozen at x's."""
     x = np.asarray(x, np.float64)
     r = np.sqrt((x * x).mean() + model.eps)
-    diff = model.embed[a].astype(np.float64) - model.embed[b].astype(np.float64)
+    diff = model.out[a].astype(np.float64) - model.out[b].astype(np.float64)
     return model.norm.astype(np.float64) * diff / r
 
 
