@@ -118,6 +118,16 @@ def test_a_refused_file_is_told_why_and_nothing_past_its_header_is_read(
     assert causal.model() is smollm2
 
 
+def test_a_browser_without_the_memory_is_told_before_any_weight_is_read(tiny, monkeypatch):
+    asked = []
+    monkeypatch.setattr(ownfile.memory, "room", lambda mb: asked.append(mb) or False)
+    source = ownfile.PathSource(tiny[0])
+    answer = ownfile.open_source(source)
+    assert answer["reason"] == "memory" and asked == [ownfile.BASE_MB]  # 0.1 MB of weights
+    assert answer["message"].startswith(f"This model needs about {ownfile.BASE_MB} MB of memory")
+    assert not ownfile.is_open()
+
+
 def test_an_unknown_architecture_is_refused_before_its_tensors_are_read(tiny, tmp_path):
     # general.architecture's value changed, and 3 MB of weights more: the header comes in 1 MB
     # pieces (gguf.PIECE), so a refusal reads one piece

@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from ..page import memory
 from ..page.recent import Recent
 from . import card as cards
 from . import quants
@@ -43,6 +44,7 @@ MEMORY = (
 )
 CHECK_TEXT = "The cat sat on the mat because it was tired. The cat"
 ROUND_TRIP = "Hello, world! 123 naïve café 👋 https://example.org"
+BASE_MB = 128  # the worker's memory before any model: Pyodide, numpy, the site's modules
 KV_BOUND = 1e-4  # the most the KV cache's logits may differ from the full forward's
 _state = {}
 _runs = Recent(KEEP)
@@ -116,6 +118,14 @@ def open_source(source, budget_mb=cards.BUDGET_MB):
             f"This file cannot run here: {e}. A GGUF file of SmolLM2, Llama, Qwen2 or GPT-2 works."
         )
         return {"ok": False, "reason": "model", "message": message}
+    need = int(c.memory_bytes / cards.MB) + BASE_MB
+    if not memory.room(need):
+        message = (
+            f"This model needs about {need:,} MB of memory here, more than this browser gives "
+            "the page (phones often give less): nothing past its header was read. A smaller "
+            "model file, or a browser on a computer, works."
+        )
+        return {"ok": False, "reason": "memory", "message": message}
     order = sorted(c.tensors, key=lambda n: c.tensors[n].start)
     _state.update(source=source, card=c, config=cfg, order=order, store={}, read=0, model=None)
     return {"ok": True, "lines": c.lines(), "of": len(order)}
