@@ -9,10 +9,12 @@ leave out the first token and share each row's rest out again); for the reader's
 sampling temperature) and seed. The build pre-renders the defaults; the browser calls this
 function under Pyodide, which fetches a text's maps on first use.
 
-The reader's text is computed a few layers per call (live.Run): until all 30 are done the
-answer says `more`, the page draws it and calls again, and the figure shows the last layer
-ready. The marked token's next-token guesses and the writing on are drawn here, beside the
-maps they come from: a written token's row appears in every head of the layer shown.
+The reader's text runs on the live causal model open (toymodels/models/causal.py): SmolLM2,
+or the reader's own GGUF file, whose layers and heads the figure then shows. It is computed a
+few layers per call (live.Run): until every layer is done the answer says `more`, the page
+draws it and calls again, and the figure shows the last layer ready. The marked token's
+next-token guesses and the writing on are drawn here, beside the maps they come from: a
+written token's row appears in every head of the layer shown.
 """
 
 import numpy as np

@@ -6,7 +6,8 @@ State: score ("induction", "previous" or "sink"; "self" too on the reader's text
 the export's texts, "own" for the reader's text, own, run live once the model is loaded, as
 in Figure 1), repeat ("on": the reader's text said twice, for induction). The scores are the
 export's measures (toymodels/heads_that_copy/heads.py), over every text, or the same measures
-on the reader's text; the opened head is drawn on the first run of repeated random tokens,
+on the reader's text (by the live causal model open: SmolLM2 or the reader's own file, whose
+every head the map then shows); the opened head is drawn on the first run of repeated random tokens,
 where induction shows, or on the reader's text.
 """
 
