@@ -223,3 +223,29 @@ def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(rea
     assert parts["heads"].shape == (2, 4)
     assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
     assert abs(total - parts["total"]) < 1e-6
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "gpt2"])
+def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch, tmp_path):
+    """The other two families: the runs the figures read are the whole-file loader's forward,
+    and a token written through the KV cache gives the forward of the longer text."""
+    path = tinygguf.write(tmp_path / f"{arch}.gguf", arch)
+    data = path.read_bytes()
+    ref, tok = gf.load(data), gtok.tokenizer(gguf.Header(data).fields)
+    try:
+        opened(path)
+        kv = tinygguf.HEADS if arch == "gpt2" else tinygguf.KV
+        assert causal.shape() == (tinygguf.LAYERS, tinygguf.HEADS, kv)
+        assert [ok for _, ok, _ in ownfile.checked()] == [True, True]
+        ids = ownfile.encode(TEXT)[0]
+        assert ids == gtok.for_model(tok, TEXT)
+        r = ownfile.run(ids).finish()
+        assert np.array_equal(r.maps, ref.forward(ids)[0])
+        nxt = ownfile.choose(r)
+        assert nxt == int(np.argmax(ref.forward(ids)[1][-1]))
+        longer = ownfile.extend(r, nxt)
+        maps, logits = ref.forward(ids + [nxt])
+        assert np.abs(longer.maps - maps).max() < 1e-5
+        assert np.abs(longer.logits(len(ids)) - logits[-1]).max() < 1e-4
+    finally:
+        ownfile.close()
