@@ -83,9 +83,9 @@ def chooser():
     )
     return (
         '<div class="mh-ownfile mh-ownfile-open" data-ownfile>'
-        f"<p><strong>Running your model file: {esc(ownfile.name())}.</strong> The maps, scores "
-        "and guesses on your text below are your model’s; the curated texts’ are "
-        "SmolLM2’s.</p>"
+        f"<p><strong>Running your model file: {esc(ownfile.name())}.</strong> What this "
+        "figure computes on your text is your model’s; the curated texts and the numbers in "
+        "the chapter’s prose are SmolLM2’s.</p>"
         f'<ul class="mh-ownfile-card">{lines}</ul>'
         f'<ul class="mh-ownfile-checks" aria-label="Checks on your model">{checks}</ul>'
         '<button type="button" data-ownfile-close data-fk="ownfile-close">Back to SmolLM2'
