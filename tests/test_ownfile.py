@@ -128,6 +128,17 @@ def test_a_browser_without_the_memory_is_told_before_any_weight_is_read(tiny, mo
     assert not ownfile.is_open()
 
 
+def test_a_browser_that_runs_out_of_memory_while_reading_is_told_and_let_go(tiny, monkeypatch):
+    def no_room(raw, kind, shape):
+        raise MemoryError
+
+    ownfile.open_source(ownfile.PathSource(tiny[0]))
+    monkeypatch.setattr(ownfile.quants, "dequantize", no_room)
+    with pytest.raises(MemoryError, match="did not give your model the memory"):
+        ownfile.load_step(budget=0.0)
+    assert not ownfile.is_open() and ownfile.name() == ""  # nothing read is kept
+
+
 def test_an_unknown_architecture_is_refused_before_its_tensors_are_read(tiny, tmp_path):
     # general.architecture's value changed, and 3 MB of weights more: the header comes in 1 MB
     # pieces (gguf.PIECE), so a refusal reads one piece

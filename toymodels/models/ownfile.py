@@ -26,7 +26,7 @@ import numpy as np
 from ..page import memory
 from ..page.recent import Recent
 from . import card as cards
-from . import quants
+from . import gguf, quants
 from .gguffile import model as gmodel
 from .gguffile import tokenizer as gtok
 from .smollm2 import live as shipped
@@ -113,7 +113,7 @@ def open_source(source, budget_mb=cards.BUDGET_MB):
         gtok.tokenizer(c.fields)  # a vocabulary this page cannot read is refused now
     except cards.Refused as e:
         return {"ok": False, "reason": e.reason, "message": str(e)}
-    except gmodel.gguf.GGUFError as e:
+    except gguf.GGUFError as e:
         message = (
             f"This file cannot run here: {e}. A GGUF file of SmolLM2, Llama, Qwen2 or GPT-2 works."
         )
@@ -138,8 +138,22 @@ def open_card(size):
 
 def load_step(budget=None):
     """Read tensors until BUDGET seconds (BUDGET_S) have gone, at least one; the last step
-    builds the model: -> {"done", "of", "ready"}."""
+    builds the model: -> {"done", "of", "ready"}. A browser that runs out of memory on the way
+    gets MemoryError(MEMORY), and what was read is let go."""
     budget = BUDGET_S if budget is None else budget
+    try:
+        _read(budget)
+        ready = _state["read"] == len(_state["order"])
+        if ready and not is_open():
+            _build()
+    except MemoryError:
+        close()
+        raise MemoryError(MEMORY) from None
+    return {"done": _state["read"], "of": len(_state["order"]), "ready": ready}
+
+
+def _read(budget):
+    """The next tensors, each one slice of the file, until BUDGET seconds have gone."""
     c, order, store = _state["card"], _state["order"], _state["store"]
     start = time.perf_counter()
     while _state["read"] < len(order):
@@ -153,14 +167,6 @@ def load_step(budget=None):
         _state["read"] += 1
         if time.perf_counter() - start >= budget:
             break
-    ready = _state["read"] == len(order)
-    if ready and not is_open():
-        try:
-            _build()
-        except MemoryError:
-            close()
-            raise MemoryError(MEMORY) from None
-    return {"done": _state["read"], "of": len(order), "ready": ready}
 
 
 def _build():
