@@ -68,7 +68,9 @@ export function setupOwnFile(python) {
   document.addEventListener("change", (e) => {
     const input = e.target.closest?.("[data-ownfile-input]");
     const file = input?.files?.[0];
-    if (file && !state.busy) open(file);
+    if (!file || state.busy) return;
+    input.value = ""; // the same file chosen again (after a refusal, or Back) reads again
+    open(file);
   });
   document.addEventListener("click", async (e) => {
     const button = e.target.closest?.("[data-ownfile-close]");
