@@ -118,6 +118,14 @@ def test_a_refused_file_is_told_why_and_nothing_past_its_header_is_read(
     assert causal.model() is smollm2
 
 
+def test_a_vocabulary_split_in_an_unknown_way_is_refused_from_the_header(tiny, tmp_path):
+    path = tmp_path / "other.gguf"
+    path.write_bytes(tiny[0].read_bytes().replace(b"gpt-2", b"gpt-9", 1))  # tokenizer.ggml.pre
+    answer = ownfile.open_source(ownfile.PathSource(path))
+    assert answer["ok"] is False and answer["reason"] == "model"
+    assert "the pre-tokenizer 'gpt-9'; this page knows dbrx" in answer["message"]
+
+
 def test_a_browser_without_the_memory_is_told_before_any_weight_is_read(tiny, monkeypatch):
     asked = []
     monkeypatch.setattr(ownfile.memory, "room", lambda mb: asked.append(mb) or False)
@@ -160,7 +168,7 @@ def test_the_card_shows_the_checks_that_need_no_reference(reader_model, tiny):
     rows = np.concatenate([ref.step([i], cache)[1] for i in ids])
     delta = float(np.abs(rows - ref.forward(ids)[1]).max())
     ok, said = checks["kv"]
-    assert ok and f"max |Δ logit| = {delta:.1e} (pass, at most 1e-04)" in said
+    assert ok and f"max |Δ logit| = {delta:.1e} (pass, at most 1e-03)" in said
     ok, said = checks["tokens"]
     n = len(tok.encode(ownfile.ROUND_TRIP))
     assert ok and said == f"Tokenizer round trip, text → {n} ids → text: the same text (pass)."
