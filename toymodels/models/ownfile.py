@@ -7,8 +7,10 @@ reads slices of it with FileReaderSync, the worker's synchronous reader (`BlobSo
 CPython (tests) `PathSource` reads a file on disk the same way.
 
     open_card(size)      the header alone (card.read, pulling 1 MB slices until the tensor
-                         infos end): {"ok": True, "lines": [...]} or {"ok": False, "reason",
-                         "message"}, the reason and what would work, for the reader
+                         infos end; open_source(source) for any source): {"ok": True, "lines":
+                         [...]} or {"ok": False, "reason", "message"}, the reason and what would
+                         work, for the reader; a browser that cannot give the memory the card
+                         states is told so here, before any weight is read
     load_step(budget)    reads tensors, one slice each, until BUDGET seconds have gone:
                          {"done", "of", "ready"}; the last step builds the model, the tokenizer
                          and runs the checks (`checks`)
