@@ -8,16 +8,19 @@ import json
 import re
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pytest
 from conftest import open_ready, url_with
+from support import tinygguf
 
 from toymodels.heads_that_copy import copying, gqa
 from toymodels.heads_that_copy import figure as layer_fig
 from toymodels.heads_that_copy import heads as hc
 from toymodels.heads_that_copy import map as map_fig
 from toymodels.heads_that_copy import values as v
+from toymodels.models import ownfile
 from toymodels.page import data, download, kit
 from toymodels.page.figure import check
 from toymodels.page.html import count_words, head_name
@@ -494,3 +497,63 @@ def test_keyboard_walks_the_tokens_the_layers_and_the_map(page, base_url):
     assert "top" in page.locator(
         f"#copy-map [data-fk='m-{top[0] + 1}-{top[1] + 1}']"
     ).get_attribute("class")
+
+
+@pytest.mark.browser
+def test_in_chromium_a_readers_own_model_file_runs_the_figure_and_never_leaves(
+    new_page, base_url, tmp_path
+):
+    """A phone's width: a text file renamed .gguf is refused with the reason; a tiny llama's
+    GGUF file (tests/support/tinygguf.py) shows its card and checks, then Figure 1's maps and
+    guesses on it, as CPython draws them from the same file; Back to SmolLM2 offers the file
+    again. Every request the page and its worker make is a GET or HEAD to the test's server,
+    with no body: the file is never sent."""
+    pytest.importorskip("gguf", reason="the file is written with the gguf package")
+    tiny = tinygguf.write_llama(tmp_path / "tiny.gguf")
+    renamed = tmp_path / "notes.gguf"
+    renamed.write_text("Some notes, not a model.\n", "utf-8")
+    own = "The cat sat on the mat. The cat"
+    page = new_page(viewport={"width": 360, "height": 800})
+    requests = []
+    page.on("request", lambda r: requests.append(r))
+    open_ready(page, f"{base_url}{CHAPTER}?copy-layer.text=own&copy-layer.own={quote(own)}")
+    pick = page.get_by_label("Open a model file (.gguf)").first
+    assert pick.get_attribute("type") == "file"
+    box = page.locator("#copy-layer [data-ownfile]")
+    assert box.bounding_box()["width"] <= 360
+    pick.set_input_files(str(renamed))
+    page.wait_for_selector(
+        "#copy-layer [data-ownfile-status]:has-text('This is not a GGUF model file')"
+    )
+    page.locator("#copy-layer [data-ownfile-input]").set_input_files(str(tiny))
+    page.wait_for_selector("#copy-layer .mh-ownfile-card", timeout=60_000)
+    checks = page.locator("#copy-layer .mh-ownfile-checks li")
+    assert checks.evaluate_all("els => els.map(e => e.className)") == ["pass", "pass"]
+    page.wait_for_selector("#copy-layer .hc-guesses li", timeout=60_000)
+    summary = page.locator("#copy-layer [data-summary]").text_content()
+    token = "#copy-layer [data-key='token'][aria-pressed='true']"
+    marked = page.locator(token).get_attribute("data-value")
+    ownfile.open_source(ownfile.PathSource(tiny))  # CPython's answer from the same file
+    try:
+        while not ownfile.load_step()["ready"]:
+            pass
+        want = check(layer_fig.render({"text": "own", "own": own, "token": marked}))
+        while want.get("more"):
+            want = check(layer_fig.render(want["state"]))
+        card = ownfile.card_lines()
+    finally:
+        ownfile.close()
+    assert page.locator("#copy-layer .mh-ownfile-card li").all_inner_texts() == card
+    assert summary == want["summary"] and summary.startswith("Layer 2 of 2 on your text")
+    assert page.locator("#copy-layer .hc-head svg").count() == 4
+    guesses = page.locator("#copy-layer .hc-guesses li").all_inner_texts()
+    wanted = re.findall(r"</meter> ([0-9.]+%)</li>", want["html"])
+    assert [g.split()[-1] for g in guesses] == wanted and len(wanted) == 5
+    page.locator("#copy-layer [data-ownfile-close]").click()
+    page.wait_for_selector("#copy-layer [data-own-load]")  # SmolLM2's load button again
+    assert page.locator("#copy-layer [data-ownfile-input]").count() == 1
+    assert any(r.url.endswith("/python.zip") for r in requests)  # the worker's are watched too
+    sent = [(r.method, r.url) for r in requests if r.method not in ("GET", "HEAD") or r.post_data]
+    assert not sent, sent
+    elsewhere = [r.url for r in requests if not r.url.startswith((base_url, "data:", "blob:"))]
+    assert not elsewhere, elsewhere

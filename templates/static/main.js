@@ -8,6 +8,7 @@ import { setupEmbed } from "./embed.js";
 import { setupResults } from "./results.js";
 import { setupFigures } from "./figures.js";
 import { keepForOffline } from "./offline.js";
+import { setupOwnFile } from "./ownfile.js";
 import { setupOwnModel } from "./ownmodel.js";
 import { setupScrollers } from "./scrollers.js";
 import { startPython } from "./pyclient.js";
@@ -82,6 +83,7 @@ if (figures.count || cellCount) {
   setupCells(python);
   setupDownloads(python);
   const ownModel = setupOwnModel(python);
+  setupOwnFile(python);
   if (document.querySelector("[data-trainer]")) {
     // only where the section is
     import("./trainer.js").then(({ setupTrainer }) => setupTrainer(python));

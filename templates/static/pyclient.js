@@ -35,10 +35,10 @@ function noPython(why) {
   const ready = Promise.reject(new Error(why));
   ready.catch(() => {});
   const off = () => Promise.reject(new Error("Python is off"));
-  return { ready, call: off, put: off, restart: () => ready, generation: 0 };
+  return { ready, call: off, put: off, putFile: off, restart: () => ready, generation: 0 };
 }
 
-// -> the page's handle on Python: {ready, call, put, restart, generation}
+// -> the page's handle on Python: {ready, call, put, putFile, restart, generation}
 export function startPython(urls) {
   if (typeof WebAssembly !== "object" || typeof Worker !== "function") {
     return noPython("this browser has no WebAssembly or Web Workers");
@@ -145,6 +145,13 @@ class PythonWorker {
   put(path, bytes) {
     this.generation++;
     return this.#send({ type: "file", path, bytes }, [bytes.buffer]);
+  }
+
+  // FILE (a File or Blob from the reader's disk) handed to the worker as it is: Python reads
+  // slices of it there; nothing of it is read here
+  putFile(file) {
+    this.generation++;
+    return this.#send({ type: "blob", file });
   }
 
   restart() {

@@ -1,6 +1,8 @@
 // Runs Pyodide off the main thread. Messages in: {type:"init", pyodideURL, pyURL, bytecodeURL} and
 // {type:"call", id, fn:"toymodels.mod:func", args:[...]} and {type:"file", id, path, bytes} (a file
-// for Python's file system, e.g. the reader's own model). Messages out: progress, ready,
+// for Python's file system, e.g. SmolLM2's) and {type:"blob", id, file} (the reader's own model
+// file, a File from their disk, held as manyheadsFile for Python to read slices of with
+// FileReaderSync: toymodels/models/ownfile.py). Messages out: progress, ready,
 // failed, and {id, ok, result | error} for each call, with ms, Python's time, when it answered.
 // Python errors come back as data; an error after which Python can no longer be used (Pyodide's
 // fatal error) comes with dead: true, and the page starts a new worker.
@@ -31,6 +33,11 @@ self.onmessage = async ({ data }) => {
       const dead = callPython?.dead();
       self.postMessage({ id: data.id, ok: false, error: pythonError(err), dead });
     }
+    return;
+  }
+  if (data.type === "blob") {
+    self.manyheadsFile = data.file;
+    self.postMessage({ id: data.id, ok: true, result: data.file.size });
     return;
   }
   if (data.type === "call") {

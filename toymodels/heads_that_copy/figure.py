@@ -9,15 +9,19 @@ leave out the first token and share each row's rest out again); for the reader's
 sampling temperature) and seed. The build pre-renders the defaults; the browser calls this
 function under Pyodide, which fetches a text's maps on first use.
 
-The reader's text is computed a few layers per call (live.Run): until all 30 are done the
-answer says `more`, the page draws it and calls again, and the figure shows the last layer
-ready. The marked token's next-token guesses and the writing on are drawn here, beside the
-maps they come from: a written token's row appears in every head of the layer shown.
+The reader's text runs on the live causal model open (toymodels/models/causal.py): SmolLM2,
+or the reader's own GGUF file, whose layers and heads the figure then shows. It is computed a
+few layers per call (live.Run): until every layer is done the answer says `more`, the page
+draws it and calls again, and the figure shows the last layer ready. The marked token's
+next-token guesses and the writing on are drawn here, beside the maps they come from: a
+written token's row appears in every head of the layer shown.
 """
 
 import numpy as np
 
-from ..models.smollm2 import live
+from ..models import causal
+from ..models.causal import live
+from ..models.smollm2 import live as smollm2
 from ..page import kit
 from ..page.html import attrs, esc, head_name, pct, quoted, whole
 from . import heads as hc
@@ -36,7 +40,6 @@ DEFAULTS = {
 SINK = (("show", "Show the first token"), ("hide", "Hide it and share the rest out again"))
 HOW = (("greedy", "the likeliest token"), ("sample", "a token drawn at random"))
 TEMPS = ("0.5", "0.8", "1", "1.5")
-END = ("<|endoftext|>", "<|im_end|>")  # tokens after which the model has finished
 CHOICES = {
     "text": tuple(t["id"] for t in hc.texts()) + (live.SID,),
     "layer": tuple(str(n) for n in range(1, hc.index()["model"]["layers"] + 1)),
@@ -92,8 +95,12 @@ def default_token(entry):
 def normalise(state):
     """-> kit.Normalised, with .entry: the text's pieces, att (layers, heads, T, T), text and
     kind, and .own: what the reader's text needs said and done (see own_text)."""
-    state = kit.merge(DEFAULTS, state, choices=CHOICES | {"how": tuple(dict(HOW)), "temp": TEMPS})
-    state["layer"] = state["layer"] or str(default_layer())
+    choices = CHOICES | {"how": tuple(dict(HOW)), "temp": TEMPS}
+    reader = causal.shape() if kit.merge(DEFAULTS, state)["text"] == live.SID else None
+    if reader:  # the reader's own model file: its layers
+        choices["layer"] = tuple(str(n) for n in range(1, reader[0] + 1))
+    state = kit.merge(DEFAULTS, state, choices=choices)
+    state["layer"] = state["layer"] or str(min(default_layer(), reader[0] if reader else 99))
     seed = whole(state["seed"], 4)
     state["seed"] = DEFAULTS["seed"] if seed is None else str(seed)
     own = own_text(state)
@@ -160,7 +167,7 @@ def _write(state, r, notes):
         state["write"] = ""
         return r
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
-    if live.piece(nxt) in END:
+    if live.ends(nxt):
         notes.append(live.FINISHED)
         state["write"] = ""
         return r
@@ -202,7 +209,7 @@ def render(state=None, fid="copy-layer"):
     if r is not None and not r.complete:
         layer = min(layer, r.done - 1)  # the last layer ready
     hide = state["sink"] == "hide"
-    model = hc.index()["model"]
+    model = shape_of(entry)
     pieces = entry["pieces"]
     first = 1 if hide else 0
     shown = maps(entry, layer, hide)
@@ -297,6 +304,15 @@ def render(state=None, fid="copy-layer"):
     return kit.result(html, state, summary=summary, more=own["more"])
 
 
+def shape_of(entry):
+    """{layers, heads, kv_heads} of the model ENTRY's maps come from: the reader's own model
+    file for the reader's text while one is open, else SmolLM2."""
+    reader = causal.shape() if entry["kind"] == "own" else None
+    if reader is None:
+        return hc.index()["model"]
+    return dict(zip(("layers", "heads", "kv_heads"), reader, strict=True))
+
+
 def text_choices(current):
     """The text control: "Your own text", a button per sentence, one for the passage and one
     for the ten runs of random tokens (the run shown, else the first); with a run shown, a row
@@ -384,11 +400,11 @@ def own_form(state, own, fid):
     """The box for the reader's own text, and what it says: the load button and its progress
     bar (the model's two files, fetched by templates/static/ownmodel.js), a message, or what
     was done to the text. Without JavaScript, a note."""
-    files = live.files()
-    size = live.size_mb()
+    files = smollm2.files()
+    size = smollm2.size_mb()
     note = own["note"]
     if note == "load":
-        said = live.load_box(
+        said = smollm2.load_box(
             "Your text is not shown yet: the maps below are the first curated text’s until "
             f"the model is in your browser. This loads SmolLM2 into your browser: {size}, kept "
             "for your next visits."
@@ -401,7 +417,7 @@ def own_form(state, own, fid):
         r = own["run"]
         lines = [*own["notes"], f"Your text, as the model reads it: {len(r.ids)} tokens."]
         said = "".join(f'<p class="hc-own-msg">{esc(line)}</p>' for line in lines)
-    box = kit.own_model_attrs("hc-own", files, live.WARM, live.MEMORY_MB)
+    box = kit.own_model_attrs("hc-own", files, smollm2.WARM, smollm2.MEMORY_MB)
     field = kit.text_box(fid, "own", state["own"], placeholder=f"up to {live.MAX_TOKENS} tokens")
     return (
         f"<form{box}>"
@@ -409,7 +425,8 @@ def own_form(state, own, fid):
         f'{field}<input type="hidden" name="text" value="{live.SID}">'
         '<input type="hidden" name="write" value=""> '
         f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
-        '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
+        + causal.chooser()
+        + '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
         f"SmolLM2 on a text you type ({size}, loaded only when you ask).</p></noscript>"
     )
 

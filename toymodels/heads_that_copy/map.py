@@ -6,7 +6,8 @@ State: score ("induction", "previous" or "sink"; "self" too on the reader's text
 the export's texts, "own" for the reader's text, own, run live once the model is loaded, as
 in Figure 1), repeat ("on": the reader's text said twice, for induction). The scores are the
 export's measures (toymodels/heads_that_copy/heads.py), over every text, or the same measures
-on the reader's text; the opened head is drawn on the first run of repeated random tokens,
+on the reader's text (by the live causal model open: SmolLM2 or the reader's own file, whose
+every head the map then shows); the opened head is drawn on the first run of repeated random tokens,
 where induction shows, or on the reader's text.
 """
 
@@ -14,7 +15,7 @@ import re
 
 import numpy as np
 
-from ..models.smollm2 import live
+from ..models.causal import live
 from ..page import kit
 from ..page.html import attrs, esc, head_name, level, state_button
 from . import heads as hc
@@ -41,14 +42,16 @@ def head_value(layer, head):
     return f"L{layer + 1}H{head + 1}"
 
 
-def read_head(text):
-    """'L19H7' (or 'L19 H7') -> (18, 6), 0-based; None for anything else or out of range."""
+def read_head(text, shape=None):
+    """'L19H7' (or 'L19 H7') -> (18, 6), 0-based; None for anything else or out of range (of
+    SHAPE, (layers, heads), else SmolLM2's)."""
     m = HEAD.fullmatch(text.strip())
     model = hc.index()["model"]
+    layers, heads = shape or (model["layers"], model["heads"])
     if not m:
         return None
     layer, head = int(m.group(1)) - 1, int(m.group(2)) - 1
-    if 0 <= layer < model["layers"] and 0 <= head < model["heads"]:
+    if 0 <= layer < layers and 0 <= head < heads:
         return layer, head
     return None
 
@@ -68,7 +71,7 @@ def normalise(state):
     if state["score"] not in offered and state["score"] not in CHOICES["score"]:
         state["score"] = next(iter(offered))
     score = state["score"] if state["score"] in offered else next(iter(offered))
-    at = read_head(state["head"])
+    at = read_head(state["head"], own["scores"][score].shape if own["scores"] else None)
     if at is None:
         at = hc.ranked(own["scores"][score], 1)[0] if own["scores"] else None
         at = at or hc.strongest(score, 1)[0]
@@ -195,7 +198,7 @@ def render(state=None, fid="copy-map"):
     state, (layer, head), own, score = read.state, read.at, read.own, read.score
     scores = own["scores"] or hc.scores()
     values = scores[score]
-    model = hc.index()["model"]
+    model = dict(zip(("layers", "heads"), values.shape, strict=True))
     top = hc.ranked(values, 1)[0]
     said = SAID[score]
     kept = _cells.get(score)

@@ -1,15 +1,17 @@
 """The reader's own pair of texts in SmolLM2, live: the same three measures as the export's,
 computed in the page on two texts and two candidate next words the reader types.
 
-The model is "Heads that copy"'s (toymodels/models/smollm2/live.py): the same two files, fetched
-when the reader asks and kept, the same forward. A pair is two Traces (attribution.py) computed a
-few layers per call, so the page draws progress and answers other taps between the pieces;
+The model is "Heads that copy"'s, whichever is open (toymodels/models/causal.py): SmolLM2
+(toymodels/models/smollm2/live.py: the same two files, fetched when the reader asks and kept,
+the same forward) or the reader's own GGUF file (toymodels/models/ownfile.py). A pair is two
+Traces (attribution.py) computed a few layers per call, so the page draws progress and answers
+other taps between the pieces;
 then, for the token the reader taps, every head's direct logit attribution and its attention
 to the word that differs, both read from the kept traces (no forward); and the patches the
 reader asks for (patching.py), each one forward, also computed in pieces and timed.
 """
 
-from ..models.smollm2 import live as smollm2
+from ..models.causal import live as model_live
 from ..page.recent import Recent
 from .attribution import Trace, attribute, logit_diff
 from .patching import Patch, positions
@@ -23,7 +25,7 @@ SAME_CANDIDATES = (
     "0: type two different words."
 )
 SAME_TEXTS = "The two texts are the same: change one word in the second."
-_pairs = Recent(KEEP)  # (clean ids, corrupt ids) -> Pair
+_pairs = Recent(KEEP)  # (the model's id, clean ids, corrupt ids) -> Pair
 
 
 class Pair:
@@ -46,9 +48,9 @@ class Pair:
 
     def advance(self, budget=None):
         """Compute the clean text's layers, then the corrupted one's, until BUDGET seconds
-        (smollm2.BUDGET_S) have gone; a new pair's first call computes one layer."""
+        (model_live.BUDGET_S) have gone; a new pair's first call computes one layer."""
         if budget is None:
-            budget = smollm2.BUDGET_S if self.layers[0] else 0.0
+            budget = model_live.BUDGET_S if self.layers[0] else 0.0
         for t in self.traces:
             if not t.complete:
                 t.advance(budget)
@@ -91,10 +93,11 @@ def candidate(word):
     word is read with a space before it, as a word that follows another is; one already
     starting with a space or punctuation is read as typed."""
     word = word.strip()
-    return smollm2.encode(word if not word or not word[0].isalnum() else " " + word)[0]
+    return model_live.encode(word if not word or not word[0].isalnum() else " " + word)[0]
 
 
 def pair(clean, corrupt):
     """The Pair of two token-id lists of the same length (kept for the last KEEP pairs)."""
-    key = (tuple(clean), tuple(corrupt))
-    return _pairs.keep(key, lambda: Pair(smollm2.model()[0], clean, corrupt))
+    model = model_live.model()[0]  # the live model open now (SmolLM2, or the reader's file)
+    key = (id(model), tuple(clean), tuple(corrupt))  # a kept pair holds its model: ids differ
+    return _pairs.keep(key, lambda: Pair(model, clean, corrupt))

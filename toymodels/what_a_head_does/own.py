@@ -19,6 +19,8 @@ files as "Heads that copy", kept once for both).
 
 import re
 
+from ..models import causal
+from ..models.causal import live as model
 from ..models.smollm2 import live as smollm2
 from ..page import kit
 from ..page.html import esc, head_name, level, quoted, state_button, whole
@@ -71,7 +73,7 @@ PATCH_HELP = "Name heads as L24H4 (layer 24, head 4) and a whole layer as L24, s
 def read_patch(text):
     """'L24H4 L20' -> (sorted (layer, head) 0-based, the canonical text, None) or, for text
     that names no head of the model, ([], '', a message)."""
-    layers, heads = smollm2.manifest()["config"]["n_layer"], smollm2.manifest()["config"]["n_head"]
+    layers, heads = causal.layers_heads()
     chosen = set()
     for item in re.split(r"[\s,;]+", text.strip()):
         if not item:
@@ -120,14 +122,16 @@ def read(state):
     """The reader's pair as the model reads it -> {note: "load", or what keeps the pair from
     the model; notes: what was done to the texts; pair, ids, a, b (token ids), token}."""
     out = {"note": None, "notes": [], "pair": None}
-    if not smollm2.loaded():
+    if not model.loaded():
         return out | {"note": "load"}
-    clean, notes = smollm2.tidy(state["clean"])
-    corrupt, more = smollm2.tidy(state["corrupt"])
+    if not causal.attributable():
+        return out | {"note": causal.NOT_ATTRIBUTABLE}
+    clean, notes = model.tidy(state["clean"])
+    corrupt, more = model.tidy(state["corrupt"])
     out["notes"] = notes + [n for n in more if n not in notes]
     words = [state[k].strip()[:MAX_CANDIDATE] for k in ("a", "b")]
     note = (
-        smollm2.problem(clean)
+        model.problem(clean)
         or (live.NO_CORRUPT if not corrupt.strip() else None)
         or (live.NO_CANDIDATES if not all(words) else None)
     )
@@ -137,7 +141,7 @@ def read(state):
     for w in words:
         ids = live.candidate(w)
         if len(ids) != 1:
-            pieces = ", ".join(quoted(smollm2.piece(i)) for i in ids)
+            pieces = ", ".join(quoted(model.piece(i)) for i in ids)
             return out | {
                 "note": f"{quoted(w)} is {len(ids)} tokens for this model ({pieces}): the "
                 "logit difference compares two single tokens, so choose a word it reads whole."
@@ -145,9 +149,9 @@ def read(state):
         cands.append(ids[0])
     if cands[0] == cands[1]:
         return out | {"note": live.SAME_CANDIDATES}
-    (ids, cut), (bad, cut_bad) = smollm2.encode(clean), smollm2.encode(corrupt)
+    (ids, cut), (bad, cut_bad) = model.encode(clean), model.encode(corrupt)
     if cut or cut_bad:
-        out["notes"].append(smollm2.cut_note(ids if cut else bad))
+        out["notes"].append(model.cut_note(ids if cut else bad))
     if len(ids) != len(bad):
         return out | {
             "note": f"The two texts must have the same number of tokens, so that each head’s "
@@ -182,7 +186,8 @@ def form(state, said, fid):
         # a new pair starts afresh: its token, head and patches are not the last pair's
         + "".join(f'<input type="hidden" name="{k}" value="">' for k in FRESH)
         + f'<button type="submit" data-fk="own-show">Measure every head</button>{said}</form>'
-        '<noscript><p class="hc-own-msg">Your own pair: with JavaScript on, this figure runs '
+        + causal.chooser()
+        + '<noscript><p class="hc-own-msg">Your own pair: with JavaScript on, this figure runs '
         f"SmolLM2 on two texts you type ({smollm2.size_mb()}, loaded only when you ask)."
         "</p></noscript>"
         '<p class="wh-lms-note">A course package leaves the live model out: this figure works '
@@ -216,10 +221,10 @@ def progress(p):
 
 def pair_table(own, lds):
     p, t = own["pair"], own["token"]
-    a, b = (quoted(word(smollm2.piece(own[k]))) for k in ("a", "b"))
+    a, b = (quoted(word(model.piece(own[k]))) for k in ("a", "b"))
     rows = []
     for name, trace, ld in zip(("Clean", "Corrupted"), p.traces, lds, strict=True):
-        pieces = [esc(smollm2.piece(i)) for i in trace.ids[: t + 1]]
+        pieces = [esc(model.piece(i)) for i in trace.ids[: t + 1]]
         text = "".join(
             f"<strong>{s}</strong>" if j in p.differ else s for j, s in enumerate(pieces)
         )
@@ -242,7 +247,7 @@ def backwards(own, lds):
     the shares a patch recovers then read backwards (over 100%, or below 0%)."""
     if lds[0] > max(lds[1], 0):
         return ""
-    a, b = (quoted(word(smollm2.piece(own[k]))) for k in ("a", "b"))
+    a, b = (quoted(word(model.piece(own[k]))) for k in ("a", "b"))
     return (
         f'<p class="hc-note">Here the clean text does not prefer {esc(a)} (a) more than the '
         f"corrupted one does: logit a − logit b is {esc(logits(lds[0]))} (clean) against "
@@ -296,7 +301,7 @@ def history(state):
         if chosen and not error and at in AT and way in WAYS and key not in out:
             out.append(key)
     out = out[:SHOWN_PATCHES]
-    heads = smollm2.manifest()["config"]["n_head"]
+    heads = causal.layers_heads()[1]
     return out, "|".join(patch_item(c, at, way, heads) for c, at, way in out)
 
 
@@ -342,7 +347,7 @@ def patch_rows(own, lds, heads, asked, to):
 def head_section(state, own, at, att, dla, to):
     L, H = at
     name = head_name(L + 1, H + 1)
-    a = quoted(word(smollm2.piece(own["a"])))
+    a = quoted(word(model.piece(own["a"])))
     facts = [
         f"Attention from the token measured to {to}: {percent(att[L, H])}.",
         f"Direct logit attribution: {logits(dla[L, H])} towards {a}.",
@@ -365,7 +370,7 @@ def head_section(state, own, at, att, dla, to):
 def render(state=None, fid="what-own"):
     state = kit.merge(DEFAULTS, state, choices=CHOICES)
     for key in ("clean", "corrupt"):
-        state[key] = state[key][: smollm2.MAX_CHARS + 1]
+        state[key] = state[key][: model.MAX_CHARS + 1]
     for key in ("a", "b"):
         state[key] = state[key][:MAX_CANDIDATE]
     state["patch"] = state["patch"][:200]
@@ -376,7 +381,7 @@ def render(state=None, fid="what-own"):
         if p is not None and not p.complete:
             p.advance()
     except MemoryError:
-        own, p = {"note": smollm2.MEMORY, "notes": [], "pair": None}, None
+        own, p = {"note": model.MEMORY, "notes": [], "pair": None}, None
     said = messages(own)
     if p is None:
         summary = "Your own pair: " + (
@@ -400,7 +405,7 @@ def advance_patches(p, asked, heads, t):
     for c, at, way in asked:
         patch = p.patch(c, way, at, t)
         if not patch.complete:
-            patch.advance(smollm2.BUDGET_S)
+            patch.advance(model.BUDGET_S)
             if not patch.complete:
                 working = (
                     f'<p class="hc-progress">Patching {esc(patch_name(c, heads))}: layer '
@@ -440,18 +445,20 @@ def _measured(state, own, said, fid):
     lds = p.logit_diffs(t, a, b)
     dla = p.attribution(t, a, b)["heads"]
     att = p.attention(t)
-    to = quoted("".join(smollm2.piece(own["ids"][j]) for j in p.differ).strip())
-    at = read_head(state["head"]) or strongest(abs(dla))
+    to = quoted("".join(model.piece(own["ids"][j]) for j in p.differ).strip())
+    at = read_head(state["head"])
+    if at is None or at[0] >= dla.shape[0] or at[1] >= dla.shape[1]:  # not a head of this model
+        at = strongest(abs(dla))
     state["head"] = head_value(*at)
     chosen, text, error = read_patch(state["patch"])
     if chosen:
         state["patch"] = text
     asked, state["patched"] = history(state)
     working, more = advance_patches(p, asked, heads, t)
-    piece = smollm2.piece(own["ids"][t])
+    piece = model.piece(own["ids"][t])
     measured = quoted(word(piece) or piece)
     tokens = kit.token_buttons(
-        [smollm2.piece(i) for i in own["ids"]],
+        [model.piece(i) for i in own["ids"]],
         t,
         key="token",
         label="The token measured: its next-word guess is what a and b compete for",

@@ -164,18 +164,17 @@ def derived_merges(tokens, scores):
     return [(a, b) for a, b, _ in out]
 
 
-def tokenizer(fields, classes=None):
-    """The tokenizer of a GGUF file's metadata FIELDS ({key: value}); `classes`: the letter and
-    number code point ranges (bpe.py), else this Python's unicodedata's."""
-    kind = fields.get("tokenizer.ggml.model")
-    tokens = fields["tokenizer.ggml.tokens"]
-    types = fields.get("tokenizer.ggml.token_type") or ()
-    if kind == "llama":
-        control = [t for t, k in zip(tokens, types, strict=False) if k == CONTROL]
-        scores = fields.get("tokenizer.ggml.scores") or [0.0] * len(tokens)
-        return with_bos(
-            SentencePiece(tokens, scores, fields.get("tokenizer.ggml.merges"), control), fields
+def check(fields):
+    """Raise FileError where a GGUF file's metadata FIELDS name a vocabulary `tokenizer` cannot
+    read, without building it (a page judges a file before any heavy work)."""
+    if not isinstance(fields.get("tokenizer.ggml.tokens"), list):
+        raise FileError(
+            "the file has no vocabulary (tokenizer.ggml.tokens): text cannot be read into its "
+            "tokens"
         )
+    kind = fields.get("tokenizer.ggml.model")
+    if kind == "llama":
+        return
     if kind != "gpt2":
         raise FileError(
             f"the file's vocabulary is of type {kind!r}; this page reads byte-level BPE ('gpt2': "
@@ -187,6 +186,23 @@ def tokenizer(fields, classes=None):
         raise FileError(
             f"the file splits text with the pre-tokenizer {pre!r}; this page knows {known}"
         )
+
+
+def tokenizer(fields, classes=None):
+    """The tokenizer of a GGUF file's metadata FIELDS ({key: value}); `classes`: the letter and
+    number code point ranges (bpe.py), else this Python's unicodedata's. Raises FileError for a
+    vocabulary it cannot read (check)."""
+    check(fields)
+    kind = fields.get("tokenizer.ggml.model")
+    tokens = fields["tokenizer.ggml.tokens"]
+    types = fields.get("tokenizer.ggml.token_type") or ()
+    if kind == "llama":
+        control = [t for t, k in zip(tokens, types, strict=False) if k == CONTROL]
+        scores = fields.get("tokenizer.ggml.scores") or [0.0] * len(tokens)
+        return with_bos(
+            SentencePiece(tokens, scores, fields.get("tokenizer.ggml.merges"), control), fields
+        )
+    pre = fields.get("tokenizer.ggml.pre", "default")
     # a control token spelled outside the byte alphabet is not one the text can hold
     alphabet = set(bpe.byte_alphabet().values())
     control = [

@@ -51,6 +51,7 @@ MAX_CHARS = 10_000  # a text is cut here before it is tokenised (never megabytes
 HOME = Path("/home/pyodide/models")
 SID = "own"
 BUDGET_S = 0.2  # Python's time for one piece of a long forward, then the page draws it
+END = ("<|endoftext|>", "<|im_end|>")  # tokens after which the model has finished
 KEEP = 4  # the last few texts' runs kept
 ROWS_AT_ONCE = 8  # rows of logits computed together (best_after)
 EMPTY = "Type some text in the box first: it is empty."
@@ -235,7 +236,7 @@ class Run:
             try:
                 i, a, x = next(self.steps)
             except MemoryError:  # the forward is spent: a later try starts a new run
-                _runs.pop(tuple(self.ids), None)
+                self.forget()
                 raise
             self.maps[i] = a
             self.done = i + 1
@@ -245,6 +246,10 @@ class Run:
             if time.perf_counter() - start >= budget:
                 break
         return self
+
+    def forget(self):
+        """Drop this run from the runs kept (its forward failed)."""
+        _runs.pop(tuple(self.ids), None)
 
     def finish(self):
         while not self.complete:
@@ -298,6 +303,27 @@ class Run:
                 break
         return self
 
+    def extended(self, nxt):
+        """This complete run with token NXT after it, read through a copy of its KV cache: a
+        new Run, complete (what `extend` keeps; any live model's runs go on this way)."""
+        llama, T = self.llama, len(self.ids) + 1
+        ids = self.ids + [int(nxt)]
+        cache = self.cache.copy()
+        new = type(self).__new__(type(self))
+        # the rows before the new token are as they were (no token sees the tokens after it)
+        new.llama, new.ids, new.steps = llama, ids, None
+        new.guesses, new.best = dict(self.guesses), dict(self.best)
+        new.last_logits = (None, None)
+        new.maps = np.zeros((llama.n_layer, llama.n_head, T, T), np.float32)
+        new.maps[:, :, : T - 1, : T - 1] = self.maps
+        x = None
+        for i, a, out in llama.run([nxt], cache=cache):
+            new.maps[i, :, T - 1 :, :] = a  # the new token's row: (heads, 1, T)
+            x = out
+        new.x = np.concatenate([self.x, x])
+        new.cache, new.done = cache, llama.n_layer
+        return new
+
 
 def _top(logits, k=5):
     """(V,) logits -> the K likeliest tokens [(id, probability)], likeliest first (ties: the
@@ -330,27 +356,17 @@ def extend(r, nxt):
     token's row is the only one computed): -> the new text's Run, complete, with a copy of R's
     cache gone on by one token (R keeps its own: Stop shows its line, and R can write on
     again)."""
-    llama, T = r.llama, len(r.ids) + 1
-    ids = r.ids + [int(nxt)]
-    cache = r.cache.copy()
-    new = Run.__new__(Run)
-    # the rows before the new token are as they were (no token sees the tokens after it)
-    new.llama, new.ids, new.steps = llama, ids, None
-    new.guesses, new.best = dict(r.guesses), dict(r.best)
-    new.last_logits = (None, None)
-    new.maps = np.zeros((llama.n_layer, llama.n_head, T, T), np.float32)
-    new.maps[:, :, : T - 1, : T - 1] = r.maps
-    x = None
-    for i, a, out in llama.run([nxt], cache=cache):
-        new.maps[i, :, T - 1 :, :] = a  # the new token's row: (heads, 1, T)
-        x = out
-    new.x = np.concatenate([r.x, x])
-    new.cache, new.done = cache, llama.n_layer
-    _runs.put(tuple(ids), new)
-    _written[text_of(ids)] = ids
+    new = r.extended(nxt)
+    _runs.put(tuple(new.ids), new)
+    _written[text_of(new.ids)] = new.ids
     while len(_written) > 4 * MAX_TOKENS:  # the texts of a few writings
         _written.pop(next(iter(_written)))
     return new
+
+
+def ends(i):
+    """Whether token id I is one after which the model has finished writing."""
+    return piece(i) in END
 
 
 def text_of(ids):

@@ -1,0 +1,270 @@
+"""The reader's own GGUF file as the live causal model (toymodels/models/ownfile.py, through
+toymodels/models/causal.py), in CPython, on a tiny synthetic llama written with the `gguf`
+package (tests/support/tinygguf.py): the header read alone and refused files told why with
+nothing past their header read; the tensors read a slice at a time into the same model the
+whole-file loader gives (gguffile.model.load, held to transformers by tests/test_gguffile.py);
+Heads that copy 1 and 2 drawn on it (maps, guesses, writing on with the KV cache, every head's
+scores) and What a head does 3 (direct attribution through its own output matrix) with the
+numbers of that loader's forward; the checks on its card; and the way back to SmolLM2."""
+
+import re
+
+import numpy as np
+import pytest
+from support import tinygguf
+
+from toymodels.heads_that_copy import figure as layer_fig
+from toymodels.heads_that_copy import heads as hc
+from toymodels.heads_that_copy import map as map_fig
+from toymodels.models import causal, gguf, ownfile
+from toymodels.models.gguffile import model as gf
+from toymodels.models.gguffile import tokenizer as gtok
+from toymodels.models.smollm2 import live as smollm2
+from toymodels.models.smollm2.llama import softmax
+from toymodels.page.figure import check
+from toymodels.what_a_head_does import own as whad_own
+
+pytest.importorskip("gguf", reason="the file is written with the gguf package")
+TEXT = "The cat sat on the mat. The cat"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """(the file's path, the whole-file loader's model of it, its tokenizer)."""
+    path = tinygguf.write_llama(tmp_path_factory.mktemp("ownfile") / "tiny.gguf", "F16")
+    data = path.read_bytes()
+    ref = gf.load(data)
+    return path, ref, gtok.tokenizer(gguf.Header(data).fields)
+
+
+def opened(path, budget_mb=None):
+    """PATH opened and read as the page does, one tensor a call: -> (the card's answer, the
+    steps' answers)."""
+    extra = {} if budget_mb is None else {"budget_mb": budget_mb}
+    card = ownfile.open_source(ownfile.PathSource(path), **extra)
+    steps = []
+    while card["ok"]:
+        steps.append(ownfile.load_step(budget=0.0))
+        if steps[-1]["ready"]:
+            break
+    return card, steps
+
+
+@pytest.fixture
+def reader_model(tiny):
+    card, _ = opened(tiny[0])
+    yield card
+    ownfile.close()
+
+
+def finished(render, state):
+    for _ in range(200):
+        answer = check(render(state))
+        state = answer["state"]
+        if not answer.get("more"):
+            return answer
+    raise AssertionError("the figure kept asking for more")
+
+
+def test_the_card_is_read_from_the_header_and_the_tensors_one_slice_a_call(tiny):
+    path, ref, _ = tiny
+    try:
+        card, steps = opened(path)
+        assert card["ok"] and card["of"] == 21
+        assert card["lines"][0] == "Tiny test llama: llama architecture."
+        assert "2 layers × 4 heads, 2 key/value groups (2 heads share each)." in card["lines"]
+        assert [s["done"] for s in steps] == list(range(1, 22))
+        assert [s["ready"] for s in steps] == [False] * 20 + [True]
+        assert causal.model() is ownfile and ownfile.loaded()
+        ids = gtok.for_model(tiny[2], TEXT)
+        want_maps, want_logits = ref.forward(ids)
+        maps, logits = ownfile.model()[0].forward(ids)
+        assert np.array_equal(maps, want_maps) and np.array_equal(logits, want_logits)
+    finally:
+        ownfile.close()
+    assert causal.model() is smollm2 and not ownfile.loaded()
+
+
+def test_a_model_too_large_for_float32_keeps_its_blocks_and_gives_the_same_numbers(tiny):
+    path, ref, tok = tiny
+    try:
+        card, _ = opened(path, budget_mb=0.1)  # float32 0.12 MB; blocks and a layer 0.09 MB
+        assert ownfile.keeps() == "blocks"
+        assert any("the file's blocks kept with one layer" in line for line in card["lines"])
+        assert ownfile.model()[0].layers is None  # each layer made again at every step
+        ids = gtok.for_model(tok, TEXT)
+        assert np.array_equal(ownfile.model()[0].forward(ids)[1], ref.forward(ids)[1])
+    finally:
+        ownfile.close()
+
+
+@pytest.mark.parametrize(
+    "content, reason, said",
+    [
+        (b"just some text, renamed\n" * 3, "not-gguf", "This is not a GGUF model file"),
+        (b"GGUF\x03\x00\x00\x00" + b"\x00" * 4, "truncated", "This file is cut short"),
+    ],
+)
+def test_a_refused_file_is_told_why_and_nothing_past_its_header_is_read(
+    tmp_path, content, reason, said
+):
+    path = tmp_path / "mine.gguf"
+    path.write_bytes(content)
+    source = ownfile.PathSource(path)
+    answer = ownfile.open_source(source)
+    assert answer["ok"] is False and answer["reason"] == reason
+    assert answer["message"].startswith(said)
+    assert source.read_bytes <= len(content)
+    assert causal.model() is smollm2
+
+
+def test_a_vocabulary_split_in_an_unknown_way_is_refused_from_the_header(tiny, tmp_path):
+    path = tmp_path / "other.gguf"
+    path.write_bytes(tiny[0].read_bytes().replace(b"gpt-2", b"gpt-9", 1))  # tokenizer.ggml.pre
+    answer = ownfile.open_source(ownfile.PathSource(path))
+    assert answer["ok"] is False and answer["reason"] == "model"
+    assert "the pre-tokenizer 'gpt-9'; this page knows dbrx" in answer["message"]
+
+
+def test_a_browser_without_the_memory_is_told_before_any_weight_is_read(tiny, monkeypatch):
+    asked = []
+    monkeypatch.setattr(ownfile.memory, "room", lambda mb: asked.append(mb) or False)
+    source = ownfile.PathSource(tiny[0])
+    answer = ownfile.open_source(source)
+    assert answer["reason"] == "memory" and asked == [ownfile.BASE_MB]  # 0.1 MB of weights
+    assert answer["message"].startswith(f"This model needs about {ownfile.BASE_MB} MB of memory")
+    assert not ownfile.is_open()
+
+
+def test_a_browser_that_runs_out_of_memory_while_reading_is_told_and_let_go(tiny, monkeypatch):
+    def no_room(raw, kind, shape):
+        raise MemoryError
+
+    ownfile.open_source(ownfile.PathSource(tiny[0]))
+    monkeypatch.setattr(ownfile.quants, "dequantize", no_room)
+    with pytest.raises(MemoryError, match="did not give your model the memory"):
+        ownfile.load_step(budget=0.0)
+    assert not ownfile.is_open() and ownfile.name() == ""  # nothing read is kept
+
+
+def test_an_unknown_architecture_is_refused_before_its_tensors_are_read(tiny, tmp_path):
+    # general.architecture's value changed, and 3 MB of weights more: the header comes in 1 MB
+    # pieces (gguf.PIECE), so a refusal reads one piece
+    data = tiny[0].read_bytes().replace(b"llama", b"mamba", 1) + bytes(3 * gguf.PIECE)
+    path = tmp_path / "mamba.gguf"
+    path.write_bytes(data)
+    source = ownfile.PathSource(path)
+    answer = ownfile.open_source(source)
+    assert answer["reason"] == "architecture"
+    assert "'mamba', which this page cannot run" in answer["message"]
+    assert source.read_bytes == gguf.PIECE
+
+
+def test_the_card_shows_the_checks_that_need_no_reference(reader_model, tiny):
+    _, ref, tok = tiny
+    checks = {what: (ok, said) for what, ok, said in ownfile.checked()}
+    ids = gtok.for_model(tok, ownfile.CHECK_TEXT)[:12]
+    cache = ref.new_cache()
+    rows = np.concatenate([ref.step([i], cache)[1] for i in ids])
+    delta = float(np.abs(rows - ref.forward(ids)[1]).max())
+    ok, said = checks["kv"]
+    assert ok and f"max |Δ logit| = {delta:.1e} (pass, at most 1e-03)" in said
+    ok, said = checks["tokens"]
+    n = len(tok.encode(ownfile.ROUND_TRIP))
+    assert ok and said == f"Tokenizer round trip, text → {n} ids → text: the same text (pass)."
+    html = causal.chooser()
+    assert "Running your model file: Tiny test llama." in html
+    assert "Back to SmolLM2</button>" in html and 'type="file"' not in html
+
+
+def test_heads_that_copy_figure_1_runs_on_the_readers_model(reader_model, tiny):
+    _, ref, tok = tiny
+    ids = gtok.for_model(tok, TEXT)
+    want_maps, want_logits = ref.forward(ids)
+    answer = finished(layer_fig.render, {"text": "own", "own": TEXT, "layer": "9"})
+    state = answer["state"]
+    assert state["layer"] == "2"  # the reader's model has 2 layers: the last one
+    assert answer["summary"].startswith("Layer 2 of 2 on your text:")
+    r = ownfile.run(ids)
+    assert np.array_equal(r.maps, want_maps)
+    # the last token's five guesses: the reference's softmax, likeliest first
+    p = softmax(want_logits[-1].astype(np.float64))
+    best = np.argsort(-p, kind="stable")[:5]
+    shown = re.findall(r"</meter> ([0-9.]+)%</li>", answer["html"])
+    assert shown == [f"{round(p[j] * 1000) / 10:.1f}" for j in best]
+    assert "Running your model file: Tiny test llama." in answer["html"]
+    # writing on, a token a call through the KV cache, is the reference's greedy text
+    state = dict(state, write="on")
+    for _ in range(3):
+        state = check(layer_fig.render(state))["state"]
+    written = ownfile.encode(state["own"])[0]
+    loop = list(ids)
+    while len(loop) < len(written):
+        loop.append(int(np.argmax(ref.forward(loop)[1][-1])))
+    assert written == loop and len(written) == len(ids) + 3
+
+
+def test_heads_that_copy_figure_2_scores_every_head_of_the_readers_model(reader_model, tiny):
+    _, ref, tok = tiny
+    answer = finished(map_fig.render, {"text": "own", "own": TEXT, "score": "previous"})
+    ids = gtok.for_model(tok, TEXT)
+    previous = hc.link_shares(ref.forward(ids)[0].astype(np.float64))["previous"]
+    L, H = np.unravel_index(int(np.argmax(previous)), previous.shape)
+    assert previous.shape == (2, 4)
+    assert answer["summary"].startswith("All 8 heads coloured by share on the token before")
+    said = f"the strongest is L{L + 1}\u00a0H{H + 1} ({100 * previous[L, H]:.0f}%)"
+    assert said in answer["summary"]
+
+
+def test_back_to_smollm2_draws_the_shipped_model_again(tiny):
+    opened(tiny[0])
+    assert causal.model() is ownfile
+    ownfile.close()
+    html = check(layer_fig.render({"text": "own", "own": TEXT}))["html"]
+    assert causal.model() is smollm2
+    assert "Open a model file (.gguf)" in html and 'type="file"' in html
+
+
+def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(reader_model, tiny):
+    """The tiny llama has an output matrix of its own (not tied to the embedding): the parts'
+    direct shares add up to the logit difference the whole-file loader's forward gives."""
+    _, ref, tok = tiny
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    state |= {"a": "cat", "b": "sat"}
+    answer = finished(whad_own.render, dict(state))
+    assert answer["summary"].startswith("Your pair at ")
+    own = whad_own.read(dict(answer["state"]))
+    ids, t, a, b = own["ids"], own["token"], own["a"], own["b"]
+    assert ids == gtok.for_model(tok, state["clean"]) and t == len(ids) - 1
+    logits = ref.forward(ids)[1][t].astype(np.float64)
+    parts = own["pair"].attribution(t, a, b)
+    total = parts["heads"].sum() + parts["embed"] + parts["mlp"].sum()
+    assert parts["heads"].shape == (2, 4)
+    assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
+    assert abs(total - parts["total"]) < 1e-6
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "gpt2"])
+def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch, tmp_path):
+    """The other two families: the runs the figures read are the whole-file loader's forward,
+    and a token written through the KV cache gives the forward of the longer text."""
+    path = tinygguf.write(tmp_path / f"{arch}.gguf", arch)
+    data = path.read_bytes()
+    ref, tok = gf.load(data), gtok.tokenizer(gguf.Header(data).fields)
+    try:
+        opened(path)
+        kv = tinygguf.HEADS if arch == "gpt2" else tinygguf.KV
+        assert causal.shape() == (tinygguf.LAYERS, tinygguf.HEADS, kv)
+        assert [ok for _, ok, _ in ownfile.checked()] == [True, True]
+        ids = ownfile.encode(TEXT)[0]
+        assert ids == gtok.for_model(tok, TEXT)
+        r = ownfile.run(ids).finish()
+        assert np.array_equal(r.maps, ref.forward(ids)[0])
+        nxt = ownfile.choose(r)
+        assert nxt == int(np.argmax(ref.forward(ids)[1][-1]))
+        longer = ownfile.extend(r, nxt)
+        maps, logits = ref.forward(ids + [nxt])
+        assert np.abs(longer.maps - maps).max() < 1e-5
+        assert np.abs(longer.logits(len(ids)) - logits[-1]).max() < 1e-4
+    finally:
+        ownfile.close()
