@@ -154,3 +154,71 @@ class Split(sp.Components):
     def attention(self, layer, head, i):
         """The forward's own attention row of head HEAD from query i (i+1,)."""
         return self.maps[layer, head, i, : i + 1]
+
+
+def _layer_of(model, i):
+    return model.layers[i] if model.layers is not None else model.layer(i)
+
+
+def _slices(model, layer, head):
+    """Query head HEAD's (Wq, Wk, Wv) of LAYER, each (d, hs) float64, with the RMSNorm's
+    weight folded in (rows scaled): the key and value heads are those its group shares."""
+    m, hs = model, model.hs
+    L = _layer_of(model, layer)
+    w = L["attn_norm"].astype(np.float64)[:, None]  # (d, 1)
+    qkv = L["qkv"]
+    g = head // (m.n_head // m.n_kv)
+
+    def cols(n):
+        return w * qkv[:, n * hs : (n + 1) * hs].astype(np.float64)
+
+    return cols(head), cols(m.n_head + g), cols(m.n_head + m.n_kv + g)
+
+
+def k_composition(model, later, head):
+    """(names, scores): for query head HEAD of layer LATER (0-based), every earlier head A's
+    K-composition score of Elhage et al. (2021), |W_QK W_OV^A|_F / (|W_QK|_F |W_OV^A|_F), from
+    the weights alone, in the order `Split.names` gives them.
+
+    W_QK = (w * Wq) (w * Wk)^T is the head's score matrix (x_i^T W_QK x_j) and W_OV^A =
+    ((w_A * Wv_A) Wo_A)^T what A writes of what it reads, with each layer's RMSNorm weight w
+    folded in; the norm's scale, one number per position, cancels in the ratio. RoPE is left
+    out: it turns the query against the key by an angle that depends on their distance, so the
+    score matrix differs at every distance and the composition score is only its value at
+    distance 0. Every product is taken in the heads' own hs dimensions (a d x d matrix has rank
+    hs at most): |A X B^T|_F^2 = tr(X^T (A^T A) X (B^T B))."""
+    m, hs = model, model.hs
+    wq, wk, _ = _slices(model, later, head)
+    gq = wq.T @ wq  # (hs, hs)
+    qk = np.sqrt(np.trace(gq @ (wk.T @ wk)))  # |W_QK|_F
+    names, out = [], []
+    for layer in range(later):
+        wo = _layer_of(model, layer)["o"].astype(np.float64)  # (H hs, d)
+        for a in range(m.n_head):
+            wv = _slices(model, layer, a)[2]  # (d, hs)
+            gv = wv.T @ wv
+            o = wo[a * hs : (a + 1) * hs]  # (hs, d)
+            x = wk.T @ o.T  # (hs, hs): W_QK W_OV^A = wq x wv^T
+            both = np.sqrt(max(np.trace(x.T @ gq @ x @ gv), 0.0))
+            ov = np.sqrt(np.trace(gv @ (o @ o.T)))  # |W_OV^A|_F
+            names.append(head_name(layer + 1, a + 1))
+            out.append(float(both / (qk * ov)))
+    return names, np.array(out)
+
+
+def random_k_composition(model, n=200, seed=0):
+    """The K-composition score of random Gaussian weights of MODEL's shapes (the mean over N
+    draws): the level the paper subtracts, since any two low-rank matrices score some
+    (split.random_composition, computed in the heads' own dimensions)."""
+    rng = np.random.default_rng(seed)
+    d, hs = model.d, model.hs
+    out = []
+    for _ in range(n):
+        wq, wk, wv, wo = (rng.standard_normal((d, hs)) for _ in range(4))
+        gq, gv = wq.T @ wq, wv.T @ wv
+        x = wk.T @ wo  # (hs, hs)
+        both = np.sqrt(np.trace(x.T @ gq @ x @ gv))
+        qk = np.sqrt(np.trace(gq @ (wk.T @ wk)))
+        ov = np.sqrt(np.trace(gv @ (wo.T @ wo)))
+        out.append(both / (qk * ov))
+    return float(np.mean(out))
