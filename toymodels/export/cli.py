@@ -159,7 +159,7 @@ def main(argv=None):
         description=usage,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2", "patching"))
+    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2", "patching", "why"))
     ap.add_argument(
         "--from",
         dest="folder",
@@ -182,6 +182,8 @@ def main(argv=None):
         return main_smollm2(args)
     if args.model == "patching":
         return main_patching(args)
+    if args.model == "why":
+        return main_why(args)
     args.out = args.out or OUT
     try:
         if args.model == "minilm":
@@ -233,5 +235,20 @@ def main_patching(args):
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"{len(idx['kept'])} of {len(idx['pairs'])} pairs kept")
+    print(f"wrote {out}")
+    return 0
+
+
+def main_why(args):
+    from . import why_look
+    from .llama import Llama
+
+    out = args.out or why_look.OUT
+    try:
+        data = why_look.export(Llama(args.folder), out)
+    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(data['heads'])} heads measured")
     print(f"wrote {out}")
     return 0
