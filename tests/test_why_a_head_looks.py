@@ -182,3 +182,86 @@ def test_the_induction_head_reads_its_previous_character_head():
     assert max(others) < 0.3
     assert got["moved_share"] > 0.9 and got["control_drop_median"] < 0.3
     assert got["mean_lift"]["norm bias"] == pytest.approx(0, abs=1e-9)
+
+
+# --- the chapter: Figure 1, the exercises -------------------------------------------------
+
+
+def shown_pct(p):
+    """A share as the page writes it, to a tenth of a point (written out, not the kit's)."""
+    return f"{math.floor(p * 1000 + 0.5) / 10:.1f}%"
+
+
+@pytest.mark.parametrize("side", ["keys", "queries"])
+def test_figure_1_shows_the_split_and_the_knockout_of_split_py(model, side):
+    """Figure 1 at its default cell (the last "w", the "p" after the earlier "w") with L1 H2
+    taken out: its summary gives the attention, the score and the largest pair, and the
+    attention left, each as split.py computes them here (and the knockout as the head computes
+    it from the edited stream, written out)."""
+    from toymodels.why_a_head_looks import figure
+
+    params, cfg = model
+    text = figure.TEXT
+    s = sp.Split(params, cfg, cm.encode(text))
+    i, j = len(text) - 1, 10
+    row = s.attention(1, 0, i)
+    assert int(np.argmax(row)) == j and text[i] == "w" and text[j] == "p"
+    got = figure.render({"remove": "L1H2", "side": side}, "why-look")
+    assert got["state"]["query"] == str(i) and got["state"]["key"] == str(j)
+    names, terms = s.pairs(1, 0, i)
+    t = terms[:, :, j]
+    a, b = np.unravel_index(np.argmax(np.abs(t)), t.shape)
+    x = s.stream(1)[: i + 1]
+    gone = s.part(1, "L1\u00a0H2")[: i + 1]
+    p = s.params
+    xq, xk = (x, x - gone) if side == "keys" else (x - gone, x)
+    q = layernorm(xq[i], p["h1.ln1.g"], p["h1.ln1.b"]) @ p["h1.wq"][:, :8]
+    k = layernorm(xk, p["h1.ln1.g"], p["h1.ln1.b"]) @ p["h1.wk"][:, :8]
+    e = np.exp(k @ q / math.sqrt(8) - (k @ q / math.sqrt(8)).max())
+    after = e / e.sum()
+    where = "from the keys" if side == "keys" else "from the query"
+    assert got["summary"] == (
+        f"L2\u00a0H1 from “w” (character {i + 1}) gives {shown_pct(row[j])} of its attention to “p”"
+        f" (character {j + 1}); the score, {t.sum():.2f}, is the sum of {len(names) ** 2} pairs,"
+        f" the largest {names[a]} · {names[b]} ({t[a, b]:.2f}). Without L1\u00a0H2 {where}, it"
+        f" gives {shown_pct(after[j])}."
+    )
+    assert f"<td>{t[a, b]:.2f}</td>".replace("-", "−") in got["html"]
+
+
+def test_the_exercises_pass_the_hints_answers_and_say_what_is_wrong():
+    """Each exercise's check passes the answer its last hint gives, on its starting code's
+    variables, and refuses the starting code with a message that says what to change."""
+    from toymodels.why_a_head_looks import checks
+
+    params, cfg, _ = cm.load(RUN)
+    qk, _ = sp.circuits(params, cfg, 1, 0)
+    _, ov = sp.circuits(params, cfg, 0, 1)
+    k_score = np.linalg.norm(qk @ ov) / (np.linalg.norm(qk) * np.linalg.norm(ov))
+    ok, said = checks.check_k_score({"k_score": k_score})
+    assert ok and said.startswith(f"Right: {k_score:.3f}.")
+    ok, said = checks.check_k_score({"k_score": 0.0})
+    assert not ok and said.startswith("k_score is 0.0000;")
+    s = sp.Split(params, cfg, cm.encode(checks.TEXT))
+    names, reads = s.reads(1)
+    wq, wk = s.params["h1.wq"][:, :8], s.params["h1.wk"][:, :8]
+    i, j = checks.QUERY, checks.KEY
+    terms = (reads[:, i] @ wq) @ (reads[:, j] @ wk).T / np.sqrt(8)
+    ok, said = checks.check_split({"terms": terms})
+    assert ok and said == f"Right: {terms.size} terms that add up to the score, {terms.sum():.2f}."
+    ok, said = checks.check_split({"terms": terms.T})
+    assert not ok and said.startswith("The terms add up to the score, but not pair by pair")
+    ok, said = checks.check_split({"terms": np.zeros_like(terms)})
+    assert not ok and said.startswith("Your terms add up to 0.0000, the score is")
+
+
+def test_targets_are_each_kinds_key():
+    """An induction head's cases are the second copy, each with the token after the earlier
+    copy; a previous-token head's every query from the third token with the one before; a
+    sink's the same queries with the first token."""
+    run = {"ids": list(range(11)), "period": 5, "start": 1}
+    assert measure.targets(run) == [(i, i - 4) for i in range(6, 11)]
+    assert measure.targets(run, "previous") == [(i, i - 1) for i in range(2, 11)]
+    assert measure.targets(run, "first") == [(i, 0) for i in range(2, 11)]
+    with pytest.raises(ValueError, match="no target 'next': induction, previous or first"):
+        measure.targets(run, "next")

@@ -215,3 +215,39 @@ def test_the_induction_head_reads_the_previous_token_head(llama):
     assert got["before_median"] > 0.5 and got["moved_share"] >= 0.75
     assert got["control_drop_median"] < 0.1 and got["random_drop_median"] < 0.1
     assert next(iter(got["mean_lift"])) == "L17\u00a0H1"
+
+
+def test_k_composition_is_the_papers_ratio_of_the_dense_matrices(llama):
+    """smollm2.k_composition, computed in the heads' own dimensions, equals the paper's ratio
+    |W_QK W_OV| / (|W_QK| |W_OV|) of the d x d matrices built here (RMSNorm's weight folded in,
+    the key and value heads of each query head's group), for three pairs of heads."""
+    names, got = s2.k_composition(llama, 18, 6)
+    assert len(names) == 18 * 9 and names[:2] == ["L1\u00a0H1", "L1\u00a0H2"]
+    wq, wk, w = head_weights(llama, 18, 6)
+    qk = (w[:, None] * wq) @ (w[:, None] * wk).T  # (d, d): x_i^T W_QK x_j
+    for layer, head in ((16, 0), (17, 8), (2, 4)):
+        L = llama.layers[layer]
+        g = head // (llama.n_head // llama.n_kv)
+        hs = llama.hs
+        wv = L["qkv"][:, (llama.n_head + llama.n_kv + g) * hs :][:, :hs].astype(np.float64)
+        wo = L["o"][head * hs : (head + 1) * hs].astype(np.float64)
+        w_a = L["attn_norm"].astype(np.float64)
+        ov = ((w_a[:, None] * wv) @ wo).T  # (d, d): the write is W_OV x
+        want = np.linalg.norm(qk @ ov) / (np.linalg.norm(qk) * np.linalg.norm(ov))
+        assert abs(got[names.index(f"L{layer + 1}\u00a0H{head + 1}")] - want) < 1e-9
+
+
+def test_the_export_is_reproduced(llama):
+    """The committed export's first head (the strongest induction head) is what
+    toymodels/export/why_look.py computes again now, number for number, with the page's
+    model: the export is made by `make export`, not edited by hand."""
+    import json
+
+    from toymodels.export import why_look
+
+    data = json.loads(why_look.OUT.read_text(encoding="utf-8"))
+    first = data["heads"][0]
+    kind, layer, head = why_look.heads()[0]
+    assert (first["kind"], first["layer"], first["head"]) == (kind, layer, head)
+    assert why_look.entry(llama, kind, layer, head) == first
+    assert why_look.OUT.stat().st_size <= 300_000

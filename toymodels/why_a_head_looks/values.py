@@ -74,10 +74,6 @@ def char_before():
     return _pct(_char()["before_median"])
 
 
-def char_after():
-    return _pct(_char()["after_median"])
-
-
 def char_moved():
     return _pct(_char()["moved_share"])
 
@@ -114,10 +110,6 @@ def char_prev_lift():
     return num(_lift(char_prev_head()))
 
 
-def char_prev_drop():
-    return _pct(_char()["drop_by_component"][char_prev_head()])
-
-
 def char_top_share():
     """How often the top component is the one that lifts the target most, case by case."""
     s = _char()
@@ -129,8 +121,8 @@ def char_prev_share():
     return _pct(s["top_counts"].get(char_prev_head(), 0) / s["cases"])
 
 
-def char_k_prev():
-    return num(_char()["k_composition"][char_prev_head()], 3)
+def char_k_top_score():
+    return num(_char()["k_composition"][char_k_top()], 3)
 
 
 def char_k_top():
