@@ -251,3 +251,44 @@ def test_the_export_is_reproduced(llama):
     assert (first["kind"], first["layer"], first["head"]) == (kind, layer, head)
     assert why_look.entry(llama, kind, layer, head) == first
     assert why_look.OUT.stat().st_size <= 300_000
+
+
+def test_figure_3_splits_the_readers_text_in_pieces(llama):
+    """Figure 3 on its default text: the forward comes in pieces (`more`), then the summary
+    gives the attention of the export's strongest induction head from the last token, its
+    score and each side's top lift, and with L17 H1 taken out of the keys the attention left,
+    each as the split of the same ids computes it here."""
+    from toymodels.models.smollm2 import live
+    from toymodels.why_a_head_looks import own
+
+    own._splits.clear()
+    state, pieces = {}, 0
+    while True:
+        got = own.render(dict(state, remove="L17H1"), "why-own")
+        state, pieces = got["state"], pieces + 1
+        if not got.get("more"):
+            break
+        assert got["summary"].startswith("Running your text: ")
+    assert pieces > 1 and state["head"] == "L19H7"
+    ids, _ = live.encode(own.DEFAULTS["text"])
+    s = s2.Split(llama, ids)
+    i = len(ids) - 1
+    row = s.attention(18, 6, i).astype(np.float64)
+    j = int(np.argmax(row))
+    names, query_side, key_side = s.totals(18, 6, i)
+    top_k = names[int(np.argmax(key_side[:, j] - key_side.mean(-1)))]
+    top_q = names[int(np.argmax(query_side[:, j] - query_side.mean(-1)))]
+    after = s.knockout(18, 6, i, "L17\u00a0H1", "keys")
+    assert (state["query"], state["key"]) == (str(i), str(j))
+
+    def shown(p):
+        return f"{np.floor(p / row.sum() * 1000 + 0.5) / 10:.1f}%"
+
+    q, k = live.piece(ids[i]), live.piece(ids[j])
+    assert got["summary"] == (
+        f"L19\u00a0H7 from “{q}” (token {i + 1}) gives {shown(row[j])} of its attention to "
+        f"“{k}” (token {j + 1}); its score, {s.score(18, 6, i)[j]:.2f}, is lifted most on the "
+        f"key side by {top_k}, on the query side by {top_q}. Without L17\u00a0H1 from the keys,"
+        f" it gives {np.floor(after[j] * 1000 + 0.5) / 10:.1f}%."
+    )
+    assert top_k == "L17\u00a0H1" and after[j] < row[j] / 2

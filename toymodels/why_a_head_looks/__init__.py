@@ -12,6 +12,7 @@ out.
     figure.py    Figure 1: one score of the character model split, and a component taken out
     exported.py  SmolLM2's heads as the export measured them (toymodels/export/why_look.py)
     circuit.py   Figure 2: their knockout tables and top components
-    composition.py  Figure 3: K-composition from the weights beside the measured lift
+    own.py       Figure 3: the reader's own text in SmolLM2, split live
+    composition.py  Figure 4: K-composition from the weights beside the measured lift
     values.py    the prose's numbers; checks.py the exercises' checks
 """

@@ -11,7 +11,6 @@ from ..page.html import count_words, esc, num
 from . import exported as ex
 
 DEFAULTS = {"head": ""}
-CHOICES = {"head": ("",) + tuple(ex.slug(h["name"]) for h in ex.heads())}
 MOVED = 0.9  # "one component explains it" when its knockout moves this share of the cases
 
 
@@ -71,7 +70,7 @@ def lifts(h, side):
 
 def render(state=None, fid="why-smollm2"):
     """State in; the figure's html, slots, state, error and summary out."""
-    state = kit.merge(DEFAULTS, state, choices=CHOICES)
+    state = kit.merge(DEFAULTS, state)  # the export's heads are read when drawing, not before
     h = ex.head(state["head"])
     state["head"] = ex.slug(h["name"])
     kind, target = ex.TARGETS[h["kind"]]

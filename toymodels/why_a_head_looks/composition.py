@@ -12,7 +12,6 @@ from . import exported as ex
 from .circuit import options
 
 DEFAULTS = {"head": ""}
-CHOICES = {"head": ("",) + tuple(ex.slug(h["name"]) for h in ex.heads())}
 TOP = 5  # heads listed by each measure
 
 
@@ -24,7 +23,7 @@ def ranked(values, names, n=TOP):
 
 def render(state=None, fid="why-weights"):
     """State in; the figure's html, slots, state, error and summary out."""
-    state = kit.merge(DEFAULTS, state, choices=CHOICES)
+    state = kit.merge(DEFAULTS, state)  # the export's heads are read when drawing, not before
     h = ex.head(state["head"])
     state["head"] = ex.slug(h["name"])
     names, k, lift = ex.earlier(h), h["k"], h["lift"]

@@ -29,6 +29,8 @@ writes, so the components add up to the float32 stream the forward carried (to f
 rounding), and the split adds up to the score of that stream.
 """
 
+import time
+
 import numpy as np
 
 from ..models.smollm2.llama import rotate
@@ -41,9 +43,10 @@ TOKEN = "token"
 
 class Split(sp.Components):
     """One forward of MODEL (a toymodels.models.smollm2.llama.Llama) on IDS, kept whole, to
-    split any head's scores (sp.Components says what it offers)."""
+    split any head's scores (sp.Components says what it offers). LAZY: the forward is computed
+    by `advance`, a few layers at a time, until `complete`."""
 
-    def __init__(self, model, ids):
+    def __init__(self, model, ids, lazy=False):
         m = self.model = model
         self.ids = np.asarray(ids, dtype=np.int64)  # (T,)
         T, n, H = len(self.ids), m.n_layer, m.n_head
@@ -52,16 +55,33 @@ class Split(sp.Components):
         self.x = np.empty((n + 1, T, m.d), np.float32)  # the stream entering each layer
         self.maps = np.empty((n, H, T, T), np.float32)
         self.x[0] = m.embed[self.ids]
+        self.done = 0  # layers computed
 
         def keep(i, y):
             self.y[i] = y
 
-        for i, a, x in m.run(self.ids, tap=keep):
-            self.maps[i], self.x[i + 1] = a, x
+        self._steps = m.run(self.ids, tap=keep)
+        if not lazy:
+            self.advance(float("inf"))
         cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
         self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
         self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
         self._reads = (None, None)  # the last layer read: (layer, (names, reads))
+
+    @property
+    def complete(self):
+        return self.done == self.model.n_layer
+
+    def advance(self, budget):
+        """Compute layers until BUDGET seconds have gone (at least one layer), so that the page
+        can draw between the pieces of a long forward (LAZY); -> self."""
+        start = time.perf_counter()
+        for i, a, x in self._steps:
+            self.maps[i], self.x[i + 1] = a, x
+            self.done = i + 1
+            if time.perf_counter() - start >= budget:
+                break
+        return self
 
     def _layer(self, i):
         m = self.model

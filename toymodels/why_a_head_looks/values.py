@@ -139,7 +139,7 @@ def char_k_rank():
     return num(_char()["k_vs_lift_rank"])
 
 
-# SmolLM2 (Figures 2 and 3)
+# SmolLM2 (Figures 2 and 4)
 
 
 def smollm2_layers():
