@@ -265,3 +265,44 @@ def test_targets_are_each_kinds_key():
     assert measure.targets(run, "first") == [(i, 0) for i in range(2, 11)]
     with pytest.raises(ValueError, match="no target 'next': induction, previous or first"):
         measure.targets(run, "next")
+
+
+def guide_example():
+    """The author guide's example of kit.score_split: (its code, its commented SmolLM2 lines
+    uncommented)."""
+    import re
+    from pathlib import Path
+
+    guide = Path(__file__).resolve().parent.parent / "chapters" / "90-author-guide.md"
+    text = guide.read_text(encoding="utf-8")
+    (block,) = [
+        b
+        for b in re.findall(r"^~~~python\n(.*?)\n~~~$", text, flags=re.M | re.S)
+        if "score_split" in b
+    ]
+    assert len(block.splitlines()) <= 20
+    code, _, smollm2 = block.partition("\n# SmolLM2")
+    later = "\n".join(line[2:] for line in smollm2.splitlines()[1:])
+    return code, later
+
+
+def test_the_guides_score_split_is_each_sides_sum_of_the_pair_terms(model):
+    """The guide's call on the character model runs as shown, and its tables and sentence give
+    each side's lifts as the pair terms summed over the other side compute them."""
+    code, _ = guide_example()
+    env = {}
+    exec(code, env)
+    s = env["s"]
+    names, terms = s.pairs(1, 0, 21)
+    key_side, query_side = terms.sum(0), terms.sum(1)  # (C+1, 22) each
+    said = []
+    for side, part in (("key", key_side), ("query", query_side)):
+        lift = part[:, 10] - part.mean(-1)
+        best = int(np.argmax(lift))
+        said.append(f"on the {side} side by {names[best]} ({lift[best]:.2f})")
+        assert f"<td>{lift[best]:.2f}</td>".replace("-", "−") in env["html"]
+    assert env["said"] == (
+        f"The score of “w” → “p”, {terms[:, :, 10].sum():.2f}, is lifted most "
+        + ", ".join(said)
+        + "."
+    )

@@ -276,8 +276,12 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
     row = s.attention(18, 6, i).astype(np.float64)
     j = int(np.argmax(row))
     names, query_side, key_side = s.totals(18, 6, i)
-    top_k = names[int(np.argmax(key_side[:, j] - key_side.mean(-1)))]
-    top_q = names[int(np.argmax(query_side[:, j] - query_side.mean(-1)))]
+    lift_k, lift_q = (side[:, j] - side.mean(-1) for side in (key_side, query_side))
+    top_k, top_q = names[int(np.argmax(lift_k))], names[int(np.argmax(lift_q))]
+
+    def two(x):
+        return f"{x:.2f}".replace("-", "−")
+
     after = s.knockout(18, 6, i, "L17\u00a0H1", "keys")
     assert (state["query"], state["key"]) == (str(i), str(j))
 
@@ -287,8 +291,25 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
     q, k = live.piece(ids[i]), live.piece(ids[j])
     assert got["summary"] == (
         f"L19\u00a0H7 from “{q}” (token {i + 1}) gives {shown(row[j])} of its attention to "
-        f"“{k}” (token {j + 1}); its score, {s.score(18, 6, i)[j]:.2f}, is lifted most on the "
-        f"key side by {top_k}, on the query side by {top_q}. Without L17\u00a0H1 from the keys,"
-        f" it gives {np.floor(after[j] * 1000 + 0.5) / 10:.1f}%."
+        f"“{k}” (token {j + 1}). The score of “{q}” → “{k}”, {two(s.score(18, 6, i)[j])}, is "
+        f"lifted most on the key side by {top_k} ({two(lift_k.max())}), on the query side by "
+        f"{top_q} ({two(lift_q.max())}). Without L17\u00a0H1 from the keys, it gives "
+        f"{np.floor(after[j] * 1000 + 0.5) / 10:.1f}%."
     )
     assert top_k == "L17\u00a0H1" and after[j] < row[j] / 2
+
+
+def test_the_guides_score_split_runs_on_smollm2(llama):
+    """The guide's SmolLM2 lines take the same call: the induction head L19 H7, from the second
+    " a" to the " key" after the first, is lifted most on the key side by the previous-token
+    head, as the pair terms summed over the query side say."""
+    from test_why_a_head_looks import guide_example
+
+    code, later = guide_example()
+    env = {}
+    exec(code + "\n" + later, env)
+    s, ids = env["s"], env["ids"]
+    names, terms = s.pairs(18, 6, len(ids) - 1)
+    lift = terms.sum(0)[:, 4] - terms.sum(0).mean(-1)
+    assert names[int(np.argmax(lift))] == "L17\u00a0H1"
+    assert "on the key side by L17\u00a0H1" in env["said"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..models.smollm2 import live as smollm2
 from ..page import kit
-from ..page.html import esc, head_name, num, pct, quoted, tenths, whole
+from ..page.html import esc, head_name, pct, quoted, tenths, whole
 from ..page.recent import Recent
 from . import exported as ex
 from . import smollm2 as s2
@@ -68,17 +68,6 @@ def form(state, said, fid):
         '<p class="wh-lms-note">A course package leaves the live model out: this figure works '
         "on the site itself.</p>"
     )
-
-
-def lifts(names, side, j):
-    """Each component's lift at key J on one side: its part of the score for J less its mean
-    part over the keys the query sees (C,)."""
-    return side[:, j] - side.mean(-1)
-
-
-def side_table(title, names, lift, n=TOP):
-    order = sorted(range(len(names)), key=lambda c: (-lift[c], c))[:n]
-    return kit.matrix(title, [names[c] for c in order], ["Lift"], [[lift[c]] for c in order])
 
 
 def render(state=None, fid="why-own"):
@@ -139,14 +128,14 @@ def measured(state, s, ids, lines, fid):
     who = head_name(layer + 1, head + 1)
     q, k = quoted(pieces[i]), quoted(pieces[j])
     names, query_side, key_side = s.totals(layer, head, i)
-    key_lift, query_lift = lifts(names, key_side, j), lifts(names, query_side, j)
+    key_lift = key_side[:, j] - key_side.mean(-1)  # what the take-out buttons offer
+    query_lift = query_side[:, j] - query_side.mean(-1)
+    tables, said = kit.score_split(s, layer, head, i, j, words=pieces, top=TOP)
     gone = next((n for n in names if slug(n) == state["remove"]), None)
     state["remove"] = slug(gone) if gone else ""
     line = (
         f"{who} from {q} (token {i + 1}) gives {pct(int(tenths(row)[j]))} of its attention to "
-        f"{k} (token {j + 1}); its score, {num(float(key_side[:, j].sum()))}, is lifted most "
-        f"on the key side by {names[int(np.argmax(key_lift))]}, on the query side by "
-        f"{names[int(np.argmax(query_lift))]}."
+        f"{k} (token {j + 1}). {said}"
     )
     columns = [("Attention", row)]
     if gone:
@@ -174,8 +163,7 @@ def measured(state, s, ids, lines, fid):
         + kit.token_buttons(
             pieces[: i + 1], j, key="key", label="The key token", fk="k", pieces=True
         )
-        + side_table(f"Key side of {q} → {k}: the largest lifts", names, key_lift)
-        + side_table(f"Query side of {q} → {k}: the largest lifts", names, query_lift)
+        + tables
         + kit.controls(take)
         + kit.shares_table(
             pieces[: i + 1], columns, caption=f"What {who} gives each key from {q}", selected=j
