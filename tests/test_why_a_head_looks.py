@@ -306,3 +306,33 @@ def test_the_guides_score_split_is_each_sides_sum_of_the_pair_terms(model):
         + ", ".join(said)
         + "."
     )
+
+
+def test_figures_2_and_4_say_what_the_export_measured():
+    """Figure 2 says one component explains a head exactly where its knockout moved at least
+    90% of the cases (every induction head; not the previous-token head nor the sink), with
+    the export's medians; Figure 4 ranks each later head's earlier heads by the export's
+    K-composition scores and by their lifts, and gives their rank correlation (computed again
+    here from the rounded numbers, to within their rounding)."""
+    import json
+
+    from toymodels.page.data import read_bytes
+    from toymodels.why_a_head_looks import circuit, composition, exported
+
+    data = json.loads(read_bytes("why_a_head_looks/smollm2.json"))
+    kinds = [h["kind"] for h in data["heads"]]
+    assert kinds == ["induction"] * 5 + ["previous", "sink"]
+    for h in data["heads"]:
+        value = h["name"].replace("\u00a0", "")
+        said = circuit.render({"head": value})["summary"]
+        explained = "One component explains it" in said
+        assert explained == (h["moved_share"] >= 0.9) == (h["kind"] == "induction"), said
+        assert f"{100 * h['before']:.1f}% of its attention" in said
+        said = composition.render({"head": value})["summary"]
+        names = exported.earlier(h)
+        by_k = [names[n] for n in np.argsort(-np.array(h["k"]), kind="stable")[:3]]
+        by_lift = [names[n] for n in np.argsort(-np.array(h["lift"]), kind="stable")[:3]]
+        assert f"By the weights, first {', '.join(by_k)}; by the measure, first" in said
+        assert f"by the measure, first {', '.join(by_lift)}." in said
+        rho = measure.rank_correlation(h["k"], h["lift"])  # of the rounded numbers: near ties
+        assert abs(rho - h["rank"]) < 0.01 and f"lift: {h['rank']:.2f}." in said
