@@ -14,9 +14,10 @@ measured lifts.
 
 The same on SmolLM2 (`smollm2_cases`, `smollm2_summary`): a head on runs of random tokens
 said twice (the caller hands them over, such as "Heads that copy"'s export: this package reads
-no other chapter's model code), where the control takes out, one at a time, N_CONTROL earlier
-heads drawn at random (every one of the 100-170 would be slow), and a random direction as long
-as the top component.
+no other chapter's model code), its target the token after the earlier copy, or for a
+previous-token or sink head the token before or the first (`targets`), where the control
+takes out, one at a time, N_CONTROL earlier heads drawn at random (every one of the 100-170
+would be slow), and a random direction as long as the top component.
 
 Why shipped: the chapter's prose values and its figure read these numbers, and the same
 functions can run on a reader's own model in the browser.
