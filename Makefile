@@ -7,7 +7,7 @@
 #   make test                 adds the test, export and train tiers, then ruff, the check, pytest
 #   make lint                 the lint tier only (ruff, no site or test tier), then ruff
 #   make ci-time              times `bash .ci/run` in a clean clone of HEAD into bench/RESULTS.md
-#   make export               re-exports "Real heads", "Heads that copy" and "What a head does" from the pretrained models (export tier)
+#   make export               re-exports "Real heads" … "Why a head looks there" from the pretrained models (export tier)
 #   make scorm                one SCORM 1.2 package per chapter, for an LMS
 #                             (make scorm SCORM="--scorm 2004 --all": 2004, every chapter in one)
 #                             (make scorm SCORM=--cmi5: cmi5 course packages instead)
@@ -79,12 +79,14 @@ pyodide: $(SITE_STAMP)
 # "Real heads" (toymodels/data/realheads/) and "Heads that copy" (toymodels/data/smollm2/): every head of the curated texts;
 # "What a head does" (toymodels/data/what_a_head_does/): every head patched on curated pairs;
 # SmolLM2's certificate (toymodels/data/smollm2/certificate.json): its forward against transformers
+# "Why a head looks there" (toymodels/data/why_a_head_looks/): heads split and knocked out
 export: $(TEST_STAMP)
 	$(PY) -m toymodels.export minilm
 	$(PY) -m toymodels.export smollm2
 	$(PY) -m toymodels.export certificate
 	# one BLAS thread: on a busy machine more made its small products ten times slower
 	OPENBLAS_NUM_THREADS=1 $(PY) -m toymodels.export patching
+	OPENBLAS_NUM_THREADS=1 $(PY) -m toymodels.export why
 
 # Jane Austen's novels for the character model's tests and trainer (apt-get download, cached outside git)
 FETCH_CORPUS := $(PY) -c 'from toymodels.training.corpus import fetch; fetch()'

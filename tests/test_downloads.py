@@ -61,7 +61,7 @@ def live_figures():
 
 
 # measures nothing until the reader loads SmolLM2 in the browser: the numbers come with it
-MEASURES_NOTHING_YET = {"what-own"}
+MEASURES_NOTHING_YET = {"what-own", "why-own"}
 
 
 LIVE = live_figures()

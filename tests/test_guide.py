@@ -174,11 +174,15 @@ def test_the_guide_names_every_export_make_export_runs():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     target = re.search(r"^export:.*?\n((?:\t.*\n|\s*#.*\n)+)", makefile, flags=re.M).group(1)
     run = re.findall(r"-m toymodels\.export (\w+)", target)
-    assert run == ["minilm", "smollm2", "patching"]
+    assert run == ["minilm", "smollm2", "certificate", "patching", "why"]
     said = re.search(r"`make export` (.*?)\n\n", CHAPTER.read_text(encoding="utf-8"), re.S)
     said = " ".join(said.group(1).split())
     chapters = {"minilm": '"Real heads"', "smollm2": '"Heads that copy"'}
     chapters["patching"] = '"What a head does" (`python -m toymodels.export patching`'
+    chapters["certificate"] = (
+        "its certificate against transformers (`python -m toymodels.export certificate`)"
+    )
+    chapters["why"] = '"Why a head looks there" (`python -m toymodels.export why`)'
     for name in run:
         assert chapters[name] in said, (name, said)
 

@@ -75,6 +75,7 @@ READ_FROM_FILES = {
     "realheads": "MiniLM's and SmolLM2's attention maps",
     "smollm2": "SmolLM2's runs with heads pulled out",
     "what_a_head_does": "its patching shares",
+    "why_a_head_looks": "its heads split and knocked out",
     "charmodel": "the character model's trained weights and training curves",
 }
 

@@ -225,9 +225,13 @@ def test_build_py_scorm_packages_one_chapter_when_asked(tmp_path):
 DATA = {"real-heads": ["realheads"], "one-character": ["charmodel"]}
 DATA["heads-that-copy"] = ["smollm2"]
 DATA["what-a-head-does"] = ["smollm2", "what_a_head_does"]
+DATA["why-a-head-looks-there"] = ["charmodel", "smollm2", "why_a_head_looks"]
 # the files of another chapter's folder a chapter reads, alone (ch. 7 carried ch. 6's
 # 16 curated maps); in every other folder it carries, every file
-ALONE = {"what-a-head-does": {"smollm2": ["py/data/smollm2/live.json"]}}
+ALONE = {
+    "what-a-head-does": {"smollm2": ["py/data/smollm2/live.json"]},
+    "why-a-head-looks-there": {"smollm2": ["py/data/smollm2/live.json"]},
+}
 
 
 def data_in(path):

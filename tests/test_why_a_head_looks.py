@@ -182,3 +182,157 @@ def test_the_induction_head_reads_its_previous_character_head():
     assert max(others) < 0.3
     assert got["moved_share"] > 0.9 and got["control_drop_median"] < 0.3
     assert got["mean_lift"]["norm bias"] == pytest.approx(0, abs=1e-9)
+
+
+# --- the chapter: Figure 1, the exercises -------------------------------------------------
+
+
+def shown_pct(p):
+    """A share as the page writes it, to a tenth of a point (written out, not the kit's)."""
+    return f"{math.floor(p * 1000 + 0.5) / 10:.1f}%"
+
+
+@pytest.mark.parametrize("side", ["keys", "queries"])
+def test_figure_1_shows_the_split_and_the_knockout_of_split_py(model, side):
+    """Figure 1 at its default cell (the last "w", the "p" after the earlier "w") with L1 H2
+    taken out: its summary gives the attention, the score and the largest pair, and the
+    attention left, each as split.py computes them here (and the knockout as the head computes
+    it from the edited stream, written out)."""
+    from toymodels.why_a_head_looks import figure
+
+    params, cfg = model
+    text = figure.TEXT
+    s = sp.Split(params, cfg, cm.encode(text))
+    i, j = len(text) - 1, 10
+    row = s.attention(1, 0, i)
+    assert int(np.argmax(row)) == j and text[i] == "w" and text[j] == "p"
+    got = figure.render({"remove": "L1H2", "side": side}, "why-look")
+    assert got["state"]["query"] == str(i) and got["state"]["key"] == str(j)
+    names, terms = s.pairs(1, 0, i)
+    t = terms[:, :, j]
+    a, b = np.unravel_index(np.argmax(np.abs(t)), t.shape)
+    x = s.stream(1)[: i + 1]
+    gone = s.part(1, "L1\u00a0H2")[: i + 1]
+    p = s.params
+    xq, xk = (x, x - gone) if side == "keys" else (x - gone, x)
+    q = layernorm(xq[i], p["h1.ln1.g"], p["h1.ln1.b"]) @ p["h1.wq"][:, :8]
+    k = layernorm(xk, p["h1.ln1.g"], p["h1.ln1.b"]) @ p["h1.wk"][:, :8]
+    e = np.exp(k @ q / math.sqrt(8) - (k @ q / math.sqrt(8)).max())
+    after = e / e.sum()
+    where = "from the keys" if side == "keys" else "from the query"
+    assert got["summary"] == (
+        f"L2\u00a0H1 from “w” (character {i + 1}) gives {shown_pct(row[j])} of its attention to “p”"
+        f" (character {j + 1}); the score, {t.sum():.2f}, is the sum of {len(names) ** 2} pairs,"
+        f" the largest {names[a]} · {names[b]} ({t[a, b]:.2f}). Without L1\u00a0H2 {where}, it"
+        f" gives {shown_pct(after[j])}."
+    )
+    assert f"<td>{t[a, b]:.2f}</td>".replace("-", "−") in got["html"]
+
+
+def test_the_exercises_pass_the_hints_answers_and_say_what_is_wrong():
+    """Each exercise's check passes the answer its last hint gives, on its starting code's
+    variables, and refuses the starting code with a message that says what to change."""
+    from toymodels.why_a_head_looks import checks
+
+    params, cfg, _ = cm.load(RUN)
+    qk, _ = sp.circuits(params, cfg, 1, 0)
+    _, ov = sp.circuits(params, cfg, 0, 1)
+    k_score = np.linalg.norm(qk @ ov) / (np.linalg.norm(qk) * np.linalg.norm(ov))
+    ok, said = checks.check_k_score({"k_score": k_score})
+    assert ok and said.startswith(f"Right: {k_score:.3f}.")
+    ok, said = checks.check_k_score({"k_score": 0.0})
+    assert not ok and said.startswith("k_score is 0.0000;")
+    s = sp.Split(params, cfg, cm.encode(checks.TEXT))
+    names, reads = s.reads(1)
+    wq, wk = s.params["h1.wq"][:, :8], s.params["h1.wk"][:, :8]
+    i, j = checks.QUERY, checks.KEY
+    terms = (reads[:, i] @ wq) @ (reads[:, j] @ wk).T / np.sqrt(8)
+    ok, said = checks.check_split({"terms": terms})
+    assert ok and said == f"Right: {terms.size} terms that add up to the score, {terms.sum():.2f}."
+    ok, said = checks.check_split({"terms": terms.T})
+    assert not ok and said.startswith("The terms add up to the score, but not pair by pair")
+    ok, said = checks.check_split({"terms": np.zeros_like(terms)})
+    assert not ok and said.startswith("Your terms add up to 0.0000, the score is")
+
+
+def test_targets_are_each_kinds_key():
+    """An induction head's cases are the second copy, each with the token after the earlier
+    copy; a previous-token head's every query from the third token with the one before; a
+    sink's the same queries with the first token."""
+    run = {"ids": list(range(11)), "period": 5, "start": 1}
+    assert measure.targets(run) == [(i, i - 4) for i in range(6, 11)]
+    assert measure.targets(run, "previous") == [(i, i - 1) for i in range(2, 11)]
+    assert measure.targets(run, "first") == [(i, 0) for i in range(2, 11)]
+    with pytest.raises(ValueError, match="no target 'next': induction, previous or first"):
+        measure.targets(run, "next")
+
+
+def guide_example():
+    """The author guide's example of kit.score_split: (its code, its commented SmolLM2 lines
+    uncommented)."""
+    import re
+    from pathlib import Path
+
+    guide = Path(__file__).resolve().parent.parent / "chapters" / "90-author-guide.md"
+    text = guide.read_text(encoding="utf-8")
+    (block,) = [
+        b
+        for b in re.findall(r"^~~~python\n(.*?)\n~~~$", text, flags=re.M | re.S)
+        if "score_split" in b
+    ]
+    assert len(block.splitlines()) <= 20
+    code, _, smollm2 = block.partition("\n# SmolLM2")
+    later = "\n".join(line[2:] for line in smollm2.splitlines()[1:])
+    return code, later
+
+
+def test_the_guides_score_split_is_each_sides_sum_of_the_pair_terms(model):
+    """The guide's call on the character model runs as shown, and its tables and sentence give
+    each side's lifts as the pair terms summed over the other side compute them."""
+    code, _ = guide_example()
+    env = {}
+    exec(code, env)
+    s = env["s"]
+    names, terms = s.pairs(1, 0, 21)
+    key_side, query_side = terms.sum(0), terms.sum(1)  # (C+1, 22) each
+    said = []
+    for side, part in (("key", key_side), ("query", query_side)):
+        lift = part[:, 10] - part.mean(-1)
+        best = int(np.argmax(lift))
+        said.append(f"on the {side} side by {names[best]} ({lift[best]:.2f})")
+        assert f"<td>{lift[best]:.2f}</td>".replace("-", "−") in env["html"]
+    assert env["said"] == (
+        f"The score of “w” → “p”, {terms[:, :, 10].sum():.2f}, is lifted most "
+        + ", ".join(said)
+        + "."
+    )
+
+
+def test_figures_2_and_4_say_what_the_export_measured():
+    """Figure 2 says one component explains a head exactly where its knockout moved at least
+    90% of the cases (every induction head; not the previous-token head nor the sink), with
+    the export's medians; Figure 4 ranks each later head's earlier heads by the export's
+    K-composition scores and by their lifts, and gives their rank correlation (computed again
+    here from the rounded numbers, to within their rounding)."""
+    import json
+
+    from toymodels.page.data import read_bytes
+    from toymodels.why_a_head_looks import circuit, composition, exported
+
+    data = json.loads(read_bytes("why_a_head_looks/smollm2.json"))
+    kinds = [h["kind"] for h in data["heads"]]
+    assert kinds == ["induction"] * 5 + ["previous", "sink"]
+    for h in data["heads"]:
+        value = h["name"].replace("\u00a0", "")
+        said = circuit.render({"head": value})["summary"]
+        explained = "One component explains it" in said
+        assert explained == (h["moved_share"] >= 0.9) == (h["kind"] == "induction"), said
+        assert f"{100 * h['before']:.1f}% of its attention" in said
+        said = composition.render({"head": value})["summary"]
+        names = exported.earlier(h)
+        by_k = [names[n] for n in np.argsort(-np.array(h["k"]), kind="stable")[:3]]
+        by_lift = [names[n] for n in np.argsort(-np.array(h["lift"]), kind="stable")[:3]]
+        assert f"By the weights, first {', '.join(by_k)}; by the measure, first" in said
+        assert f"by the measure, first {', '.join(by_lift)}." in said
+        rho = measure.rank_correlation(h["k"], h["lift"])  # of the rounded numbers: near ties
+        assert abs(rho - h["rank"]) < 0.01 and f"lift: {h['rank']:.2f}." in said

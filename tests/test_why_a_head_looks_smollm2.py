@@ -215,3 +215,101 @@ def test_the_induction_head_reads_the_previous_token_head(llama):
     assert got["before_median"] > 0.5 and got["moved_share"] >= 0.75
     assert got["control_drop_median"] < 0.1 and got["random_drop_median"] < 0.1
     assert next(iter(got["mean_lift"])) == "L17\u00a0H1"
+
+
+def test_k_composition_is_the_papers_ratio_of_the_dense_matrices(llama):
+    """smollm2.k_composition, computed in the heads' own dimensions, equals the paper's ratio
+    |W_QK W_OV| / (|W_QK| |W_OV|) of the d x d matrices built here (RMSNorm's weight folded in,
+    the key and value heads of each query head's group), for three pairs of heads."""
+    names, got = s2.k_composition(llama, 18, 6)
+    assert len(names) == 18 * 9 and names[:2] == ["L1\u00a0H1", "L1\u00a0H2"]
+    wq, wk, w = head_weights(llama, 18, 6)
+    qk = (w[:, None] * wq) @ (w[:, None] * wk).T  # (d, d): x_i^T W_QK x_j
+    for layer, head in ((16, 0), (17, 8), (2, 4)):
+        L = llama.layers[layer]
+        g = head // (llama.n_head // llama.n_kv)
+        hs = llama.hs
+        wv = L["qkv"][:, (llama.n_head + llama.n_kv + g) * hs :][:, :hs].astype(np.float64)
+        wo = L["o"][head * hs : (head + 1) * hs].astype(np.float64)
+        w_a = L["attn_norm"].astype(np.float64)
+        ov = ((w_a[:, None] * wv) @ wo).T  # (d, d): the write is W_OV x
+        want = np.linalg.norm(qk @ ov) / (np.linalg.norm(qk) * np.linalg.norm(ov))
+        assert abs(got[names.index(f"L{layer + 1}\u00a0H{head + 1}")] - want) < 1e-9
+
+
+def test_the_export_is_reproduced(llama):
+    """The committed export's first head (the strongest induction head) is what
+    toymodels/export/why_look.py computes again now, number for number, with the page's
+    model: the export is made by `make export`, not edited by hand."""
+    import json
+
+    from toymodels.export import why_look
+
+    data = json.loads(why_look.OUT.read_text(encoding="utf-8"))
+    first = data["heads"][0]
+    kind, layer, head = why_look.heads()[0]
+    assert (first["kind"], first["layer"], first["head"]) == (kind, layer, head)
+    assert why_look.entry(llama, kind, layer, head) == first
+    assert why_look.OUT.stat().st_size <= 300_000
+
+
+def test_figure_3_splits_the_readers_text_in_pieces(llama):
+    """Figure 3 on its default text: the forward comes in pieces (`more`), then the summary
+    gives the attention of the export's strongest induction head from the last token, its
+    score and each side's top lift, and with L17 H1 taken out of the keys the attention left,
+    each as the split of the same ids computes it here."""
+    from toymodels.models.smollm2 import live
+    from toymodels.why_a_head_looks import own
+
+    own._splits.clear()
+    state, pieces = {}, 0
+    while True:
+        got = own.render(dict(state, remove="L17H1"), "why-own")
+        state, pieces = got["state"], pieces + 1
+        if not got.get("more"):
+            break
+        assert got["summary"].startswith("Running your text: ")
+    assert pieces > 1 and state["head"] == "L19H7"
+    ids, _ = live.encode(own.DEFAULTS["text"])
+    s = s2.Split(llama, ids)
+    i = len(ids) - 1
+    row = s.attention(18, 6, i).astype(np.float64)
+    j = int(np.argmax(row))
+    names, query_side, key_side = s.totals(18, 6, i)
+    lift_k, lift_q = (side[:, j] - side.mean(-1) for side in (key_side, query_side))
+    top_k, top_q = names[int(np.argmax(lift_k))], names[int(np.argmax(lift_q))]
+
+    def two(x):
+        return f"{x:.2f}".replace("-", "−")
+
+    after = s.knockout(18, 6, i, "L17\u00a0H1", "keys")
+    assert (state["query"], state["key"]) == (str(i), str(j))
+
+    def shown(p):
+        return f"{np.floor(p / row.sum() * 1000 + 0.5) / 10:.1f}%"
+
+    q, k = live.piece(ids[i]), live.piece(ids[j])
+    assert got["summary"] == (
+        f"L19\u00a0H7 from “{q}” (token {i + 1}) gives {shown(row[j])} of its attention to "
+        f"“{k}” (token {j + 1}). The score of “{q}” → “{k}”, {two(s.score(18, 6, i)[j])}, is "
+        f"lifted most on the key side by {top_k} ({two(lift_k.max())}), on the query side by "
+        f"{top_q} ({two(lift_q.max())}). Without L17\u00a0H1 from the keys, it gives "
+        f"{np.floor(after[j] * 1000 + 0.5) / 10:.1f}%."
+    )
+    assert top_k == "L17\u00a0H1" and after[j] < row[j] / 2
+
+
+def test_the_guides_score_split_runs_on_smollm2(llama):
+    """The guide's SmolLM2 lines take the same call: the induction head L19 H7, from the second
+    " a" to the " key" after the first, is lifted most on the key side by the previous-token
+    head, as the pair terms summed over the query side say."""
+    from test_why_a_head_looks import guide_example
+
+    code, later = guide_example()
+    env = {}
+    exec(code + "\n" + later, env)
+    s, ids = env["s"], env["ids"]
+    names, terms = s.pairs(18, 6, len(ids) - 1)
+    lift = terms.sum(0)[:, 4] - terms.sum(0).mean(-1)
+    assert names[int(np.argmax(lift))] == "L17\u00a0H1"
+    assert "on the key side by L17\u00a0H1" in env["said"]

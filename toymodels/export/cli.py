@@ -159,7 +159,9 @@ def main(argv=None):
         description=usage,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ap.add_argument("model", choices=("minilm", "gpt2", "smollm2", "patching", "certificate"))
+    ap.add_argument(
+        "model", choices=("minilm", "gpt2", "smollm2", "patching", "certificate", "why")
+    )
     ap.add_argument(
         "--from",
         dest="folder",
@@ -185,6 +187,8 @@ def main(argv=None):
         return main_patching(args)
     if args.model == "certificate":
         return main_certificate(args)
+    if args.model == "why":
+        return main_why(args)
     args.out = args.out or OUT
     try:
         if args.model == "minilm":
@@ -251,5 +255,20 @@ def main_certificate(args):
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"max |Δ attention| {cert['attention']}, max |Δ logit| {cert['logits']}")
+    print(f"wrote {out}")
+    return 0
+
+
+def main_why(args):
+    from . import why_look
+    from .llama import Llama
+
+    out = args.out or why_look.OUT
+    try:
+        data = why_look.export(Llama(args.folder), out)
+    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(data['heads'])} heads measured")
     print(f"wrote {out}")
     return 0

@@ -1,4 +1,4 @@
-"""Chapter "Why a head looks there" (not on the path yet): why a head puts its weight where it
+"""Chapter "Why a head looks there": why a head puts its weight where it
 does, split exactly into what earlier parts of the model wrote, and checked by taking one part
 out.
 
@@ -9,6 +9,10 @@ out.
                  from the weights alone
     smollm2.py   the same split on SmolLM2's forward: RMSNorm, RoPE, grouped-query attention
     measure.py   the induction circuit measured with them on repeated nonsense
-
-Its figures come with the chapter.
+    figure.py    Figure 1: one score of the character model split, and a component taken out
+    exported.py  SmolLM2's heads as the export measured them (toymodels/export/why_look.py)
+    circuit.py   Figure 2: their knockout tables and top components
+    own.py       Figure 3: the reader's own text in SmolLM2, split live
+    composition.py  Figure 4: K-composition from the weights beside the measured lift
+    values.py    the prose's numbers; checks.py the exercises' checks
 """

@@ -14,9 +14,10 @@ measured lifts.
 
 The same on SmolLM2 (`smollm2_cases`, `smollm2_summary`): a head on runs of random tokens
 said twice (the caller hands them over, such as "Heads that copy"'s export: this package reads
-no other chapter's model code), where the control takes out, one at a time, N_CONTROL earlier
-heads drawn at random (every one of the 100-170 would be slow), and a random direction as long
-as the top component.
+no other chapter's model code), its target the token after the earlier copy, or for a
+previous-token or sink head the token before or the first (`targets`), where the control
+takes out, one at a time, N_CONTROL earlier heads drawn at random (every one of the 100-170
+would be slow), and a random direction as long as the top component.
 
 Why shipped: the chapter's prose values and its figure read these numbers, and the same
 functions can run on a reader's own model in the browser.
@@ -138,21 +139,36 @@ def summary(run, layer, head, n=N_STRETCHES):
     }
 
 
-def smollm2_cases(model, layer, head, runs):
-    """One record per (run, query in the second copy) of SmolLM2's head (LAYER, HEAD) on RUNS,
-    each {"id", "ids", "period", "start"}: P = period random tokens from position start, said
-    twice. As `cases` gives for the character model, but with N_CONTROL random earlier heads
-    as the control and without "left" for every component."""
+def targets(run, target="induction"):
+    """The (query i, target key j) cases of RUN ({"ids", "period", "start"}) for a head of
+    kind TARGET: "induction", each query of the second copy and the token after the earlier
+    copy of its token; "previous", every query from the third token on and the token before
+    it; "first", the same queries and the first token (a sink). A query that sees two keys or
+    fewer is left out: its average key is almost the target itself."""
+    ids = run["ids"]
+    if target == "induction":
+        P, start = run["period"], run["start"]
+        return [(i, i - P + 1) for i in range(start + P, min(start + 2 * P, len(ids)))]
+    if target == "previous":
+        return [(i, i - 1) for i in range(2, len(ids))]
+    if target == "first":
+        return [(i, 0) for i in range(2, len(ids))]
+    raise ValueError(f"no target '{target}': induction, previous or first")
+
+
+def smollm2_cases(model, layer, head, runs, target="induction"):
+    """One record per case (`targets`) of SmolLM2's head (LAYER, HEAD) on RUNS, each {"id",
+    "ids"} and, for induction, "period" and "start": P = period random tokens from position
+    start, said twice. As `cases` gives for the character model, but with N_CONTROL random
+    earlier heads as the control and without "left" for every component."""
     rng = np.random.default_rng(SEED)
     out = []
     for run in runs:
-        ids, P, start = run["ids"], run["period"], run["start"]
-        s = s2.Split(model, ids)
+        s = s2.Split(model, run["ids"])
         names, reads = s.reads(layer)
         keys = s.key(layer, head, reads)  # (C, T, K) every component's part of every key
         heads = [nm for nm in names if nm.startswith("L")]
-        for i in range(start + P, min(start + 2 * P, len(ids))):
-            j = i - P + 1  # the token after the earlier copy of token i
+        for i, j in targets(run, target):
             q = s.query(layer, head, reads[:, i], i)  # (C, K)
             key_side = keys[:, : i + 1] @ q.sum(0) * s.scale  # (C, i+1)
             query_side = q @ keys[:, : i + 1].sum(0).T * s.scale  # (C, i+1)
@@ -182,14 +198,14 @@ def smollm2_cases(model, layer, head, runs):
     return out
 
 
-def smollm2_summary(model, layer, head, runs):
+def smollm2_summary(model, layer, head, runs, target="induction", cs=None):
     """What the cases of SmolLM2's head (LAYER, HEAD) say, as plain numbers (as `summary`
     gives for the character model): the top key-side components and how often each tops a
     case, the median attention to the target before and after taking the top one out of the
     keys, the share of cases where that takes at least DROP of it away, the median drops for
     the top component, the random earlier heads and the random directions, and the largest
-    mean lifts on each side."""
-    cs = smollm2_cases(model, layer, head, runs)
+    mean lifts on each side. CS: the cases, where the caller has them already."""
+    cs = smollm2_cases(model, layer, head, runs, target) if cs is None else cs
     before = np.array([c["before"] for c in cs])
     drops = _drop(before, np.array([c["after"] for c in cs]))
     control = np.array([np.median(_drop(c["before"], np.array(c["control"]))) for c in cs])

@@ -29,6 +29,8 @@ writes, so the components add up to the float32 stream the forward carried (to f
 rounding), and the split adds up to the score of that stream.
 """
 
+import time
+
 import numpy as np
 
 from ..models.smollm2.llama import rotate
@@ -41,9 +43,10 @@ TOKEN = "token"
 
 class Split(sp.Components):
     """One forward of MODEL (a toymodels.models.smollm2.llama.Llama) on IDS, kept whole, to
-    split any head's scores (sp.Components says what it offers)."""
+    split any head's scores (sp.Components says what it offers). LAZY: the forward is computed
+    by `advance`, a few layers at a time, until `complete`."""
 
-    def __init__(self, model, ids):
+    def __init__(self, model, ids, lazy=False):
         m = self.model = model
         self.ids = np.asarray(ids, dtype=np.int64)  # (T,)
         T, n, H = len(self.ids), m.n_layer, m.n_head
@@ -52,16 +55,33 @@ class Split(sp.Components):
         self.x = np.empty((n + 1, T, m.d), np.float32)  # the stream entering each layer
         self.maps = np.empty((n, H, T, T), np.float32)
         self.x[0] = m.embed[self.ids]
+        self.done = 0  # layers computed
 
         def keep(i, y):
             self.y[i] = y
 
-        for i, a, x in m.run(self.ids, tap=keep):
-            self.maps[i], self.x[i + 1] = a, x
+        self._steps = m.run(self.ids, tap=keep)
+        if not lazy:
+            self.advance(float("inf"))
         cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
         self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
         self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
         self._reads = (None, None)  # the last layer read: (layer, (names, reads))
+
+    @property
+    def complete(self):
+        return self.done == self.model.n_layer
+
+    def advance(self, budget):
+        """Compute layers until BUDGET seconds have gone (at least one layer), so that the page
+        can draw between the pieces of a long forward (LAZY); -> self."""
+        start = time.perf_counter()
+        for i, a, x in self._steps:
+            self.maps[i], self.x[i + 1] = a, x
+            self.done = i + 1
+            if time.perf_counter() - start >= budget:
+                break
+        return self
 
     def _layer(self, i):
         m = self.model
@@ -154,3 +174,71 @@ class Split(sp.Components):
     def attention(self, layer, head, i):
         """The forward's own attention row of head HEAD from query i (i+1,)."""
         return self.maps[layer, head, i, : i + 1]
+
+
+def _layer_of(model, i):
+    return model.layers[i] if model.layers is not None else model.layer(i)
+
+
+def _slices(model, layer, head):
+    """Query head HEAD's (Wq, Wk, Wv) of LAYER, each (d, hs) float64, with the RMSNorm's
+    weight folded in (rows scaled): the key and value heads are those its group shares."""
+    m, hs = model, model.hs
+    L = _layer_of(model, layer)
+    w = L["attn_norm"].astype(np.float64)[:, None]  # (d, 1)
+    qkv = L["qkv"]
+    g = head // (m.n_head // m.n_kv)
+
+    def cols(n):
+        return w * qkv[:, n * hs : (n + 1) * hs].astype(np.float64)
+
+    return cols(head), cols(m.n_head + g), cols(m.n_head + m.n_kv + g)
+
+
+def k_composition(model, later, head):
+    """(names, scores): for query head HEAD of layer LATER (0-based), every earlier head A's
+    K-composition score of Elhage et al. (2021), |W_QK W_OV^A|_F / (|W_QK|_F |W_OV^A|_F), from
+    the weights alone, in the order `Split.names` gives them.
+
+    W_QK = (w * Wq) (w * Wk)^T is the head's score matrix (x_i^T W_QK x_j) and W_OV^A =
+    ((w_A * Wv_A) Wo_A)^T what A writes of what it reads, with each layer's RMSNorm weight w
+    folded in; the norm's scale, one number per position, cancels in the ratio. RoPE is left
+    out: it turns the query against the key by an angle that depends on their distance, so the
+    score matrix differs at every distance and the composition score is only its value at
+    distance 0. Every product is taken in the heads' own hs dimensions (a d x d matrix has rank
+    hs at most): |A X B^T|_F^2 = tr(X^T (A^T A) X (B^T B))."""
+    m, hs = model, model.hs
+    wq, wk, _ = _slices(model, later, head)
+    gq = wq.T @ wq  # (hs, hs)
+    qk = np.sqrt(np.trace(gq @ (wk.T @ wk)))  # |W_QK|_F
+    names, out = [], []
+    for layer in range(later):
+        wo = _layer_of(model, layer)["o"].astype(np.float64)  # (H hs, d)
+        for a in range(m.n_head):
+            wv = _slices(model, layer, a)[2]  # (d, hs)
+            gv = wv.T @ wv
+            o = wo[a * hs : (a + 1) * hs]  # (hs, d)
+            x = wk.T @ o.T  # (hs, hs): W_QK W_OV^A = wq x wv^T
+            both = np.sqrt(max(np.trace(x.T @ gq @ x @ gv), 0.0))
+            ov = np.sqrt(np.trace(gv @ (o @ o.T)))  # |W_OV^A|_F
+            names.append(head_name(layer + 1, a + 1))
+            out.append(float(both / (qk * ov)))
+    return names, np.array(out)
+
+
+def random_k_composition(model, n=200, seed=0):
+    """The K-composition score of random Gaussian weights of MODEL's shapes (the mean over N
+    draws): the level the paper subtracts, since any two low-rank matrices score some
+    (split.random_composition, computed in the heads' own dimensions)."""
+    rng = np.random.default_rng(seed)
+    d, hs = model.d, model.hs
+    out = []
+    for _ in range(n):
+        wq, wk, wv, wo = (rng.standard_normal((d, hs)) for _ in range(4))
+        gq, gv = wq.T @ wq, wv.T @ wv
+        x = wk.T @ wo  # (hs, hs)
+        both = np.sqrt(np.trace(x.T @ gq @ x @ gv))
+        qk = np.sqrt(np.trace(gq @ (wk.T @ wk)))
+        ov = np.sqrt(np.trace(gv @ (wo.T @ wo)))
+        out.append(both / (qk * ov))
+    return float(np.mean(out))

@@ -14,6 +14,7 @@ cells the hatched class "masked". One change here changes every figure of the si
     tables        matrix, shares_table
     bars          bars, bar, bars_svg, scatter_svg (points on two axes)
     weights       weight_editor, read_weights (pick a cell of a matrix, change its weight)
+    split         score_split (why a head looks there: one score split, any model's split)
     state         read_sentence, read_number, number_text, summary_line
     contract      merge (fills in DEFAULTS, clamps CHOICES), Normalised (what a figure's
                   normalise returns), result, failure (toymodels/page/figure.py)
@@ -33,6 +34,7 @@ from .controls import (
     token_buttons,
 )
 from .grid import attention_grid, heatmap_sheet, heatmap_svg, legend, share, sheet_mark
+from .split import score_split
 from .state import number_text, read_number, read_sentence, summary_line
 from .tables import matrix, shares_table
 from .weights import read_weights, weight_editor
@@ -60,6 +62,7 @@ __all__ = [
     "read_weights",
     "result",
     "scatter_svg",
+    "score_split",
     "sentence_form",
     "share",
     "shares_table",
