@@ -4,9 +4,9 @@ carries only that (sitebuild/lms/scorm.py): the site keeps toymodels/data/ in to
 
 A chapter's Python is what the browser runs for it: the modules its figures and exercise checks
 name and the modules its live cells import, with every module of toymodels/ these import in
-turn (read from their source, not run: sitebuild/pipeline/imports.py). Such a module reads a data folder by naming it in a
-string, as `DIR = "smollm2"` or `f"charmodel/{run}/manifest.json"` do
-(toymodels.page.data.read_bytes takes a path inside toymodels/data/), so a folder whose name
+turn (read from their source, not run: sitebuild/pipeline/imports.py). Such a module reads a
+data folder by naming it in a string, as `DIR = "smollm2"` or `f"charmodel/{run}/manifest.json"`
+do (toymodels.page.data.read_bytes takes a path inside toymodels/data/), so a folder whose name
 starts a string in one of them is needed; where the modules name only whole paths in it
 (`"smollm2/live.json"`), only those files are. Prose values ({{ … }}) are not: the build
 writes their values into the page. A file whose path the code builds (DIR = "char" +
