@@ -10,6 +10,7 @@ is built for the module.
 """
 
 import io
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -248,6 +249,10 @@ def test_without_the_model_the_load_form_names_both_files():
     assert 'data-own-warm="toymodels.models.smollm2.live:warm"' in html
     size = (w["bytes"] + t["bytes"]) / 1e6
     assert f"Load SmolLM2 ({size:.1f} MB)</button>" in html
+    # beside it, how close it comes to transformers, from the certificate the export measured
+    c = json.loads((ROOT / "toymodels/data/smollm2/certificate.json").read_text())
+    bound = np.format_float_positional(c["attention"])
+    assert f"attention weights are within {bound} of those of" in html
     assert "more" not in answer
 
 

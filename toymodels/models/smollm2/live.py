@@ -37,7 +37,7 @@ from ...page import data
 from ...page.html import esc
 from ...page.linalg import IN_BROWSER
 from ...page.recent import Recent
-from . import quants
+from . import certificate, quants
 from .bpe import split
 from .llama import Cache, Llama, softmax
 from .weights import tokenizer
@@ -382,11 +382,13 @@ def warm():
 
 
 def load_box(intro):
-    """What says the model is not in the browser yet: INTRO, the load button naming the
-    download's size, and its progress bar and status line (templates/static/ownmodel.js)."""
+    """What says the model is not in the browser yet: INTRO, how close the model comes to
+    transformers' (its certificate), the load button naming the download's size, and its
+    progress bar and status line (templates/static/ownmodel.js)."""
     size = size_mb()
     return (
         f'<div class="hc-own-load"><p>{esc(intro)}</p>'
+        f'<p class="hc-own-cert">{esc(certificate.sentence())}</p>'
         f'<button type="button" data-own-load data-fk="own-load">Load SmolLM2 ({size})'
         "</button> "
         f'<progress data-own-progress max="{sum(f["bytes"] for f in files())}" value="0" '
