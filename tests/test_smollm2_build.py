@@ -210,10 +210,13 @@ def test_the_offline_zip_stores_the_models_as_they_are(tmp_path):
     (site / "models").mkdir(parents=True)
     (site / "models" / "m.bin").write_bytes(bytes(1000))
     (site / "page.html").write_text("<p>" * 300)
+    np.savez_compressed(site / "maps.npz", att=np.arange(100))  # compressed already: stored
     with zipfile.ZipFile(archive.zip_site(site, tmp_path / "s.zip")) as z:
         kinds = {i.filename: i.compress_type for i in z.infolist()}
         assert z.read("manyheads/models/m.bin") == bytes(1000)
+        assert z.read("manyheads/maps.npz") == (site / "maps.npz").read_bytes()
     assert kinds == {
+        "manyheads/maps.npz": zipfile.ZIP_STORED,
         "manyheads/models/m.bin": zipfile.ZIP_STORED,
         "manyheads/page.html": zipfile.ZIP_DEFLATED,
     }

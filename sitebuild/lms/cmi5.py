@@ -27,6 +27,7 @@ import zipfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..pipeline import archive
 from ..pipeline.build import build
 from .needs import data_paths
 from .scorm import PackageError, _check_page, own_data, selection, shared_files
@@ -91,7 +92,7 @@ def write_package(site, chapters, shared, target, name, mastery=None):
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(COURSE, course_xml(chapters, name, mastery))
         for path in [f"{ch['slug']}.html" for ch in chapters] + shared:
-            z.write(site / path, path)
+            archive.add(z, site / path, path)
     tmp.replace(target)
     return target
 

@@ -23,6 +23,7 @@ import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+from ..pipeline import archive
 from ..pipeline.build import build, load_chapters
 from ..pipeline.chapters import APPENDIX_ORDER, suggest
 from .needs import data_paths
@@ -157,7 +158,7 @@ def write_package(site, chapters, shared, version, target, name):
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr(MANIFEST, manifest)
         for path in [f"{ch['slug']}.html" for ch in chapters] + shared:
-            z.write(site / path, path)
+            archive.add(z, site / path, path)
     tmp.replace(target)
     return target
 
