@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from conftest import serve_dir
 from playwright.sync_api import expect
+from test_build import GOOD, RECAP
 from test_quality import axe_violations, describe
 
 from sitebuild.authoring.scaffold import new_chapter
@@ -307,10 +308,13 @@ def two_back(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("two-back")
     root = tmp_path / "repo"
     root.mkdir()
-    for part in ("chapters", "toymodels", "templates", "sitebuild"):
+    for part in ("toymodels", "templates", "sitebuild"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "build.py", root / "build.py")
-    last = max((root / "chapters").glob("0*.md"))  # the path's last chapter
+    # a path of one chapter, so that the build renders the scaffold and little else
+    (root / "chapters").mkdir()
+    last = root / "chapters" / "01-test.md"  # the path's last chapter
+    last.write_text(GOOD + RECAP, encoding="utf-8")
     path, led = new_chapter(root, "Two back", figure=True)
     assert led == last and "::: recap Next, Two back: rewrite this line" in last.read_text("utf-8")
     module = root / "toymodels" / "two_back" / "figure.py"

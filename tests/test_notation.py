@@ -93,6 +93,7 @@ EXPLAINED = {
         ("loss", "how surprised the model is"),
     ],
     "06-what-a-head-does.md": [("MLP", "the part of each layer after")],
+    "08-why-a-head-looks-there.md": [("MLP", "the part of each layer after")],
 }
 # one name for one thing: the layer's part after its heads is its MLP (chapter 5's name)
 OTHER_NAMES = ("feed-forward layer", "feed-forward block")
