@@ -228,9 +228,10 @@ DATA["what-a-head-does"] = ["smollm2", "what_a_head_does"]
 DATA["why-a-head-looks-there"] = ["charmodel", "smollm2", "why_a_head_looks"]
 # the files of another chapter's folder a chapter reads, alone (ch. 7 carried ch. 6's
 # 16 curated maps); in every other folder it carries, every file
+SMOLLM2_LIVE = ["py/data/smollm2/certificate.json", "py/data/smollm2/live.json"]
 ALONE = {
-    "what-a-head-does": {"smollm2": ["py/data/smollm2/live.json"]},
-    "why-a-head-looks-there": {"smollm2": ["py/data/smollm2/live.json"]},
+    "what-a-head-does": {"smollm2": SMOLLM2_LIVE},
+    "why-a-head-looks-there": {"smollm2": SMOLLM2_LIVE},
 }
 
 
