@@ -32,7 +32,7 @@ from toymodels import BUILD_ONLY
 from .. import models
 from ..authoring import budgets
 from ..fetched import assets, bytecode
-from . import chaptercache, fingerprint, icon, prerender, publish, reading, styles
+from . import cellrunner, chaptercache, fingerprint, icon, prerender, publish, reading, styles
 from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
 from .classbank import class_bank
@@ -189,7 +189,11 @@ class Memory:
     still rendering only the edited chapters; any other change builds the whole site."""
 
     def __init__(self):
-        self.last = None
+        self.last = None  # Built
+        # kept while the code is as it was (chaptercache.code): the templates as read, and each
+        # chapter's live cells' requests and answers (cellrunner.Replay), so that an edit to
+        # its prose runs no cell again
+        self.code, self.env, self.replays = None, None, {}
 
 
 def _identity(site):
@@ -218,10 +222,13 @@ def _render_site(
     LMS, only what a SCORM package holds: the chapters (those of ONLY, if given), static
     files, Python and runtime. With MEMORY (and REUSE), write only what changed since its last
     build, taking the rest from SITE (Memory); -> what was built (Built), with REUSE."""
-    env = environment(root)
+    code = chaptercache.code(root) if reuse is not None else None
+    if memory is not None and (memory.code != code or code is None):
+        # what is kept only while the code is as it was: the templates read, the cells' answers
+        memory.code, memory.env, memory.replays = code, environment(root), {}
+    env = environment(root) if memory is None else memory.env
     chapters = load_chapters(root)
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
-    code = chaptercache.code(root) if reuse is not None else None
     following = {ch.path: _following(chapters, ch) for ch in built}
     keys = {ch.path: code and chaptercache.key(ch, following[ch.path], code) for ch in built}
     inputs = (code, pyodide_url, lms, only, lrs)
@@ -229,8 +236,18 @@ def _render_site(
     last = memory.last if memory is not None else None
     if last is not None and (last.inputs != inputs or last.site != _identity(site)):
         last = None
+    replays = {} if memory is None else memory.replays  # chapter path -> its cells' Replay
     pages = [
-        _chapter_page(ch, env, root, following[ch.path], notes, reuse, keys[ch.path])
+        _chapter_page(
+            ch,
+            env,
+            root,
+            following[ch.path],
+            notes,
+            reuse,
+            keys[ch.path],
+            replays.setdefault(ch.path, cellrunner.Replay()),
+        )
         for ch in built
     ]
     if last is None:
@@ -410,9 +427,9 @@ class Page:
     questions: list = field(default_factory=list)  # its checks, guesses and exercises, in order
 
 
-def _render_chapter(ch, env, root, following=None, notes=None):
-    """One chapter rendered: its Page."""
-    renderer = ChapterRenderer(ch, env, root, following, notes)
+def _render_chapter(ch, env, root, following=None, notes=None, replay=None):
+    """One chapter rendered: its Page (REPLAY: its cells' last answers, cellrunner.Replay)."""
+    renderer = ChapterRenderer(ch, env, root, following, notes, replay)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
@@ -420,15 +437,15 @@ def _render_chapter(ch, env, root, following=None, notes=None):
     return Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
 
 
-def _chapter_page(ch, env, root, following, notes, reuse, k):
+def _chapter_page(ch, env, root, following, notes, reuse, k, replay=None):
     """CH's Page: rendered, or as a build before rendered it under the key K (REUSE, a
     folder, else None)."""
     if reuse is None:
-        return _render_chapter(ch, env, root, following, notes)
+        return _render_chapter(ch, env, root, following, notes, replay)
     kept = chaptercache.load(reuse, ch, k)
     if kept is None:
         mine = []
-        kept = _render_chapter(ch, env, root, following, mine), mine
+        kept = _render_chapter(ch, env, root, following, mine, replay), mine
         chaptercache.store(reuse, ch, k, *kept)
     notes += kept[1]
     return kept[0]
