@@ -20,18 +20,12 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import ROOT
+from bench.common import ROOT, page_function
 
 EDITS = 5
 PAGE = "one-head.html"  # the path's first chapter
 SERVE_S = 300  # serve's first, whole build, on a busy machine
 SHOWN_S = 60  # one edit, on a busy machine
-# when the page in view was first painted, on the wall clock, in ms
-PAINTED = """() => {
-  const paint = performance.getEntriesByName("first-contentful-paint")[0];
-  const nav = performance.getEntriesByType("navigation")[0];
-  return performance.timeOrigin + (paint ? paint.startTime : nav.domContentLoadedEventEnd);
-}"""
 
 
 def edits(browser, pages=()):
@@ -72,7 +66,7 @@ def edits(browser, pages=()):
                 except AssertionError:
                     print("".join(line for _, line in said), file=sys.stderr)
                     raise
-                shown = page.evaluate(PAINTED) / 1000
+                shown = page.evaluate(page_function("painted-at.js")) / 1000
                 built = next(t for t, line in said[heard:] if line.startswith("built"))
                 runs.append({"built_s": built - saved, "shown_s": shown - saved})
                 page.wait_for_selector("html.py-ready", timeout=SHOWN_S * 1000)
