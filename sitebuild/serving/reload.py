@@ -2,47 +2,30 @@
 
 Only serve's own answers carry this: it adds one script to every page it sends, from its own
 origin (the pages' policy allows scripts from there, and no inline script), naming the build
-the page came from. The script asks serve which build it serves now, BUILD_PATH, naming the
-build it has; serve holds the question until a newer build is served (up to HOLD_SECONDS), so
-the page reloads as soon as a save is built, and says so (the header HELD); beyond HELD_AT_MOST
-pages asking at once (each held question holds one of serve's threads), serve answers at once
-and the page asks again a little later. A site that `build.py build` writes never holds the
-script, so a deployed page never asks.
+the page came from. The script asks serve which build it serves now, BUILD_PATH, a few times
+a second, and reloads the page when that changed. A site that `build.py build` writes never
+holds it, so a deployed page never asks.
 """
 
 import html
 import io
-import threading
 from http import HTTPStatus
 from pathlib import Path
-from urllib.parse import parse_qs
 
 SCRIPT_PATH = "/__serve/reload.js"
 BUILD_PATH = "/__serve/build"
 SCRIPT = Path(__file__).with_name("reload.js")  # BUILD_PATH is "build" beside it
-HOLD_SECONDS = 20
-HELD_AT_MOST = 8
-HELD = "X-Serve-Held"
 
 
 def handler(base, builds):
     """A request handler class like BASE whose pages carry the script, answering its two
-    paths; BUILDS.count names the build served now, BUILDS.wait_for waits for another."""
-    places = threading.BoundedSemaphore(HELD_AT_MOST)
+    paths; BUILDS.count names the build served now."""
 
     class Reloading(base):
         def send_head(self):
-            path, _, query = self.path.split("#", 1)[0].partition("?")
+            path = self.path.split("?", 1)[0].split("#", 1)[0]
             if path == BUILD_PATH:
-                seen = parse_qs(query).get("seen", [""])[0]
-                held = seen.isdigit() and places.acquire(blocking=False)
-                try:
-                    count = builds.wait_for(int(seen), HOLD_SECONDS) if held else builds.count
-                finally:
-                    if held:
-                        places.release()
-                kind = "text/plain; charset=utf-8"
-                return self._send(str(count).encode(), kind, {HELD: "yes" if held else "no"})
+                return self._send(str(builds.count).encode(), "text/plain; charset=utf-8")
             if path == SCRIPT_PATH:
                 return self._send(SCRIPT.read_bytes(), "text/javascript")
             try:
@@ -60,10 +43,8 @@ def handler(base, builds):
             page = page[:at] + tag + page[at:] if at >= 0 else page + tag
             return self._send(page, "text/html; charset=utf-8")
 
-        def _send(self, body, kind, headers=()):
+        def _send(self, body, kind):
             self.send_response(HTTPStatus.OK)
-            for name, value in dict(headers).items():
-                self.send_header(name, value)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

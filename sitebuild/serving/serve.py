@@ -346,7 +346,6 @@ class Builds:
     def __init__(self, root, out, extra, changes):
         self.root, self.out, self.extra, self.changes = root, out, extra, changes
         self.count = 0
-        self.built = threading.Condition()  # notified when count grows, or serve ends
         self.good = out.stat().st_mtime if (out / "index.html").exists() else None
         self.kept = Path(tempfile.mkdtemp(prefix="manyheads-serve."))  # chapters rendered
         self.worker = None
@@ -383,9 +382,7 @@ class Builds:
         print(_report(said, why == "overran", ok) or "built")
         if ok:
             Handler.csp = policy_of(self.out)
-            with self.built:
-                self.count += 1
-                self.built.notify_all()
+            self.count += 1
             self.good = time.time()
         elif self.good is not None:
             at = time.strftime("%H:%M:%S", time.localtime(self.good))
@@ -448,19 +445,8 @@ class Builds:
         self.answers.close()
         self.worker = None
 
-    def wait_for(self, count, seconds):
-        """Wait up to SECONDS for a build newer than COUNT; -> the count then."""
-        with self.built:
-            self.built.wait_for(lambda: self.count != count or self.closed, seconds)
-            return self.count
-
-    closed = False
-
     def close(self):
-        """serve ends: the pages' waits answer now, the builder ends."""
-        with self.built:
-            self.closed = True
-            self.built.notify_all()
+        """serve ends: so does the builder."""
         self._stop()
         self.log.close()
         shutil.rmtree(self.kept, ignore_errors=True)
