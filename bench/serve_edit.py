@@ -3,11 +3,11 @@ bench/run.py serve`, a part of `make bench`).
 
 A copy of the project (its chapters, templates and toymodels) is served by `build.py serve`
 in a process of its own, and a chapter is opened in Chromium, its service worker allowed, as an
-author's browser has it. Once its Python is ready, a new sentence is saved at the top of the
+author's browser has it. Once its Python is ready and its service worker settled (each build
+is a new version of it, installed in the background), a new sentence is saved at the top of the
 chapter, EDITS times; each is timed from just before the save to the first paint of the page
 that shows it (the reloaded page's first contentful paint, read from the page's own clock, the
-same wall clock as the bench's), and split at the moment serve said it had built. The page's
-Python is ready again before the next save, so that nothing else runs while it builds.
+same wall clock as the bench's), and split at the moment serve said it had built.
 """
 
 import re
@@ -50,12 +50,14 @@ def edits(browser, pages=()):
         ).start()
         try:
             url = _address(said, proc) + name
+            settled = page_function("sw-settled.js")
             context = browser.new_context()
             page = context.new_page()
             page.goto(url)
-            page.wait_for_selector("html.py-ready", timeout=SHOWN_S * 1000)
             runs = []
             for i in range(EDITS):
+                page.wait_for_selector("html.py-ready", timeout=SHOWN_S * 1000)
+                page.wait_for_function(settled, polling=100, timeout=SHOWN_S * 1000)
                 marker = f"Edited{i}forthebench"
                 text = original.replace("+++\n\n", f"+++\n\n{marker} is new here.\n\n", 1)
                 heard = len(said)
@@ -69,7 +71,6 @@ def edits(browser, pages=()):
                 shown = page.evaluate(page_function("painted-at.js")) / 1000
                 built = next(t for t, line in said[heard:] if line.startswith("built"))
                 runs.append({"built_s": built - saved, "shown_s": shown - saved})
-                page.wait_for_selector("html.py-ready", timeout=SHOWN_S * 1000)
             context.close()
         finally:
             proc.terminate()
