@@ -330,11 +330,13 @@ class Changes:
             paths, self.paths = self.paths, set()
         return paths
 
-    def chapters_only(self, paths):
-        """Whether every path of PATHS is a chapter's: a builder that imported the code before
-        can build them (anything else may be a module to import anew)."""
-        chapters = self.root / "chapters"
-        return all(chapters in path.parents for path in paths)
+
+def chapters_only(root, paths):
+    """Whether every path of PATHS is in ROOT's chapters/: a builder that imported the code
+    before can build them (anything else may be a module to import anew, or a template or data
+    file a module read when imported)."""
+    chapters = Path(root) / "chapters"
+    return all(chapters in Path(path).parents for path in paths)
 
 
 class Builds:
@@ -357,7 +359,7 @@ class Builds:
         """Build until a build ends without a newer change saved meanwhile; -> whether the
         last one built. Prints what the build said and what is served now."""
         while True:
-            if changed and not self.changes.chapters_only(changed):
+            if changed and not chapters_only(self.root, changed):
                 self._stop()  # a fresh builder imports the edited code
             done = self._once()
             if done is not None:
