@@ -309,7 +309,16 @@ class Changes:
     def _watch(self, folders):
         from watchfiles import watch  # serve's alone: the build does not need it
 
-        for batch in watch(*folders, step=self.STEP_MS, raise_interrupt=False):
+        try:
+            self._gather(watch(*folders, step=self.STEP_MS, raise_interrupt=False))
+        except Exception as e:  # such as the system's limit on watched folders, reached
+            said = f"serve: the system does not report saves ({e}); looking for them instead"
+            print(said, flush=True)
+            polled = watch(*folders, step=self.STEP_MS, raise_interrupt=False, force_polling=True)
+            self._gather(polled)
+
+    def _gather(self, batches):
+        for batch in batches:
             with self.lock:
                 self.paths.update(Path(path) for _, path in batch)
             with contextlib.suppress(BlockingIOError):  # full: serve was woken already
@@ -369,12 +378,17 @@ class Builds:
 
     def _once(self):
         """One build: True or False as it ended, or None if a change stopped it."""
+        if self.worker is not None and self.worker.poll() is not None:
+            self._stop()  # it ended between builds
         if self.worker is None:
             self._start()
         self.log.seek(0)
         self.log.truncate()
-        self.worker.stdin.write("build\n")
-        self.worker.stdin.flush()
+        try:
+            self.worker.stdin.write("build\n")
+            self.worker.stdin.flush()
+        except BrokenPipeError:  # it ended just now: its answer is its end
+            pass
         why, answer = self._wait()
         self.log.seek(0)
         said = self.log.read()
