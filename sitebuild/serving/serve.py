@@ -299,6 +299,11 @@ class Changes:
     STEP_MS = 30
 
     def __init__(self, root):
+        # serve's alone (the build does not need it), imported here so that an environment
+        # without it stops serve at once, saying so
+        from watchfiles import watch
+
+        self.watch = watch
         self.root = Path(root)
         self.paths, self.lock = set(), threading.Lock()
         self.fd, self._wake = os.pipe()
@@ -307,8 +312,7 @@ class Changes:
         threading.Thread(target=self._watch, args=(folders,), daemon=True).start()
 
     def _watch(self, folders):
-        from watchfiles import watch  # serve's alone: the build does not need it
-
+        watch = self.watch
         try:
             self._gather(watch(*folders, step=self.STEP_MS, raise_interrupt=False))
         except Exception as e:  # such as the system's limit on watched folders, reached
