@@ -100,8 +100,7 @@ def questions_command(args):
 
 
 def serve_command(args):
-    again = ["--root", str(args.root)] + (["--pyodide-cdn"] if args.pyodide_cdn else [])
-    return serve(args.root, args.out, args.port, again)
+    return serve(args.root, args.out, args.port, ["--pyodide-cdn"] if args.pyodide_cdn else [])
 
 
 def build_command(args):

@@ -29,6 +29,7 @@ SECTIONS = {
     "whathead": "Your own pair in SmolLM2, What a head does (`python bench/run.py whathead`)",
     "ownfile": "Your own GGUF file (`python bench/run.py ownfile`)",
     "train": "Train it yourself (`python bench/run.py train`)",
+    "serve": "A chapter's edit under `build.py serve` (`python bench/run.py serve`)",
     "ci": "A clean clone's CI, `bash .ci/run` (`make ci-time`)",
     # no part writes this one: measurements once quoted in docs/ and code, kept as they were
     "history": "Earlier measurements, once quoted in docs/ and the code",

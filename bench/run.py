@@ -23,6 +23,8 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
 - ownfile: a reader's own GGUF file (SmolLM2's Q4_1 file) from the file to its first maps, and
   the card of a refused file, in CPython and in Pyodide.
 - train: Train it yourself, in Pyodide and CPython, and taps while it trains.
+- serve: an author's edit under `build.py serve`, from the save to the open page showing it
+  (bench/serve_edit.py; `--chapter PAGE`: that chapter's).
 
 Each part's numbers go into its section of bench/RESULTS.md (bench/results.py), with the date,
 commit, machine and the load average before and after it; all of them into bench/results.json
@@ -47,7 +49,7 @@ from urllib.parse import quote
 # run as `python bench/run.py`: Python puts bench/ on the path, not the root with the project
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import allheads, first_visit, results
+from bench import allheads, first_visit, results, serve_edit
 from bench.common import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -1010,6 +1012,10 @@ PARTS = {
         own_file_markdown,
     ),
     "train": (lambda p, browser, site, base, args: train_speed(p, browser, base), train_markdown),
+    "serve": (
+        lambda p, browser, site, base, args: serve_edit.edits(browser, args.chapter),
+        serve_edit.markdown,
+    ),
 }
 
 
@@ -1029,7 +1035,8 @@ def main(argv=None):
         action="append",
         default=[],
         metavar="PAGE",
-        help="with chapters and firstvisit: only this page, e.g. many-heads.html (repeatable)",
+        help="with chapters and firstvisit: only this page, e.g. many-heads.html (repeatable); "
+        "with serve: the chapter edited",
     )
     parser.add_argument("--site", type=Path, help="an already built site to measure")
     args = parser.parse_args(argv)

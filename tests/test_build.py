@@ -717,6 +717,52 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
         proc.wait(10)
 
 
+def site_files(site):
+    """Every file of SITE by its path there -> its bytes."""
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def test_a_build_that_remembers_the_last_writes_what_a_whole_build_writes(tmp_path, monkeypatch):
+    """serve's builder (site_build.Memory): after an edited chapter, an edited front matter and
+    a chapter taken away, it renders only the chapters edited and takes the other files from the
+    site it replaces as hard links, and the site is byte for byte the one a whole build writes:
+    the edited pages, the home page, the neighbour's links, the service worker, no file of a
+    chapter gone."""
+    second = GOOD.replace('slug = "test"', 'slug = "second"').replace("order = 1", "order = 2")
+    root = project(tmp_path, {"01-a.md": GOOD, "02-b.md": second})
+    rendered = []
+    render = site_build._render_chapter
+    monkeypatch.setattr(
+        site_build, "_render_chapter", lambda ch, *a: rendered.append(ch.path) or render(ch, *a)
+    )
+    site, kept, memory = root / "site", tmp_path / "kept", site_build.Memory()
+
+    def again(edit):
+        """After EDIT, the chapters the build rendered; its site is the one a whole build
+        writes, the runtime's files taken as they were."""
+        runtime = (site / "pyodide" / "pyodide.asm.wasm").stat().st_ino
+        edit()
+        rendered.clear()
+        site_build.build(root, site, reuse=kept, memory=memory)
+        assert (site / "pyodide" / "pyodide.asm.wasm").stat().st_ino == runtime
+        made = list(rendered)
+        assert site_files(site) == site_files(site_build.build(root, tmp_path / "whole"))
+        return made
+
+    site_build.build(root, site, reuse=kept, memory=memory)
+    a, b = root / "chapters" / "01-a.md", root / "chapters" / "02-b.md"
+    edited = second.replace("Some prose", "Edited prose")
+    assert again(lambda: b.write_text(edited)) == ["chapters/02-b.md"]
+    assert "Edited prose" in (site / "second.html").read_text()
+    title = 'title = "A renamed chapter"'
+    assert again(lambda: a.write_text(GOOD.replace('title = "A test chapter"', title))) == [
+        "chapters/01-a.md"
+    ]
+    assert "A renamed chapter" in (site / "second.html").read_text()  # its previous link
+    assert again(b.unlink) == ["chapters/01-a.md"]  # its recap no longer leads anywhere
+    assert not (site / "second.html").exists() and not (site / "embed" / "second").exists()
+
+
 RECAP = "\n::: recap\n- One.\n- Two.\n- Three.\n:::\n"
 
 

@@ -32,7 +32,7 @@ from test_build import GOOD, project
 from sitebuild.fetched import assets, bytecode
 from sitebuild.pipeline import build as site_build
 from sitebuild.pipeline.chapters import AuthorError
-from sitebuild.serving.serve import Server
+from sitebuild.serving.serve import Server, chapters_only
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -645,3 +645,13 @@ def test_embed_resize_on_the_sites_origin_reads_what_each_frame_shows(page, site
             page.wait_for_timeout(100)
         for frame in ("moved", "srcdoc"):
             assert page.evaluate(height, frame) < 250, frame  # still its height="200"
+
+
+def test_serve_keeps_its_builder_only_for_edited_chapters(tmp_path):
+    """serve builds an edit to chapters alone in the builder that built before, which holds the
+    code it imported then; an edited module, template or data file gets a fresh builder."""
+    chapters = tmp_path / "chapters"
+    assert chapters_only(tmp_path, [chapters / "01-a.md", chapters / "02-b.md"])
+    for other in ("toymodels/two_back/figure.py", "templates/chapter.html", "toymodels/data/x"):
+        assert not chapters_only(tmp_path, [chapters / "01-a.md", tmp_path / other])
+    assert not chapters_only(tmp_path, [tmp_path / "chapters.md"])

@@ -15,7 +15,7 @@ from test_build import GOOD, broken, project
 
 from sitebuild.authoring import check
 from sitebuild.pipeline import build as site_build
-from sitebuild.pipeline import markup, pages
+from sitebuild.pipeline import cellrunner, markup, pages
 from sitebuild.pipeline.chapters import AuthorError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -522,3 +522,23 @@ def test_a_limit_inside_another_leaves_the_outer_one_running():
         while time.monotonic() - start < 10:
             pass
     assert time.monotonic() - start < 5
+
+
+def test_a_page_rendered_again_asks_its_cells_only_what_changed():
+    """serve's builder renders a page again with its cells' last answers (cellrunner.Replay):
+    the same cells start no Python; from the first cell that changed, a Python is started and
+    given the cells before it first, so that it holds their variables."""
+    replay = cellrunner.Replay()
+
+    def render(*cells):
+        process = cellrunner.CellProcess(replay)
+        try:
+            said = [process.run(code, "page", None, 20)["stdout"] for code in cells]
+            return said, process.proc is not None
+        finally:
+            process.close()
+
+    assert render("x = 2", "print(x * 3)") == (["", "6\n"], True)
+    assert render("x = 2", "print(x * 3)") == (["", "6\n"], False)
+    assert render("x = 2", "print(x * 5)") == (["", "10\n"], True)
+    assert render("x = 2", "print(x * 5)", "print(x + 1)") == (["", "10\n", "3\n"], True)

@@ -13,11 +13,13 @@ Python runtime, and write the service worker that precaches it all.
 """
 
 import base64
+import dataclasses
 import difflib
 import errno
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -31,7 +33,17 @@ from toymodels import BUILD_ONLY
 from .. import models
 from ..authoring import budgets
 from ..fetched import assets, bytecode
-from . import chaptercache, fingerprint, icon, imports, prerender, publish, reading, styles
+from . import (
+    cellrunner,
+    chaptercache,
+    fingerprint,
+    icon,
+    imports,
+    prerender,
+    publish,
+    reading,
+    styles,
+)
 from .archive import python_zip, unsafe_name
 from .chapters import AuthorError, Chapter, read, reading_path
 from .classbank import class_bank
@@ -40,7 +52,9 @@ from .pages import ChapterRenderer
 from .policy import content_security_policy, early_script
 
 
-def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=None, lrs=None):
+def build(
+    root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=None, lrs=None, memory=None
+):
     """Build into a new folder beside site/, then swap it in with one rename, holding a lock
     on the folder around site/; on failure site/ is untouched (sitebuild/pipeline/publish.py). LMS
     ("1.2" or "2004") builds the chapters for a SCORM package instead (sitebuild/lms/scorm.py):
@@ -49,7 +63,9 @@ def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=Non
     (sitebuild/lms/cmi5.py), whose pages may also connect to LRS, an origin, if given. Warnings
     (file, line, message), such as a figure slow to draw, are added to NOTES, a list, if
     given. REUSE, a folder, keeps each chapter rendered for the next build, which renders
-    again only those whose sources changed (sitebuild/pipeline/chaptercache.py)."""
+    again only those whose sources changed (sitebuild/pipeline/chaptercache.py). MEMORY, a
+    Memory, with REUSE, lets the next build of this process write only what a chapter's edit
+    changed."""
     if only is not None and not lms:
         raise ValueError("only a build for an LMS leaves chapters out: its pages link to none")
     site = Path(site or Path(root) / "site").absolute()
@@ -60,8 +76,10 @@ def build(root, site=None, cdn=False, lms=None, only=None, notes=None, reuse=Non
             tmp = publish.new_folder(site)
             url = assets.CDN_URL if cdn else "pyodide/"
             noted = [] if notes is None else notes
-            _render_site(Path(root), tmp, url, lms, only, noted, reuse, lrs)
+            made = _render_site(Path(root), tmp, url, lms, only, noted, reuse, lrs, memory, site)
             publish.publish(tmp, site)
+            if memory is not None:
+                memory.last = made and dataclasses.replace(made, site=_identity(site))
         except OSError as e:
             full = disk_full(e, tmp or site.parent)
             if full is None:
@@ -143,14 +161,171 @@ def shipped_python(root):
     ]
 
 
-def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=None, lrs=None):
+@dataclass
+class Shared:
+    """What a build makes from the code alone, whatever the chapters say: the shipped Python
+    (its folder, its data files), the bytecode's folder, the static files (by plain name, their
+    content-addressed paths, and their integrity values), the styles and the early script; and
+    the warnings about its data files."""
+
+    python: str
+    data: list
+    compiled: str
+    asset: dict
+    sri: dict
+    css: str
+    early: str
+    notes: list
+
+
+@dataclass
+class Built:
+    """What the last good build of a process wrote (Memory)."""
+
+    site: tuple  # the published folder as it stood after the build (_identity)
+    inputs: tuple  # the code's hash (chaptercache.code) and the build's settings
+    metas: list  # every chapter's front matter, in order
+    keys: dict  # each chapter's path -> the key it was rendered under (chaptercache.key)
+    shared: Shared
+    page_notes: dict  # slug -> the warnings about its written page
+    digests: dict  # (inode, size, modification time) -> a file's sha256, for the service worker
+
+
+class Memory:
+    """What the builds of one process (serve's builder, sitebuild/serving/worker.py) remember of
+    the last good one, so that a one-chapter edit builds in a fraction of a second. When the
+    code (templates/, toymodels/, sitebuild/), the build's settings and every chapter's front
+    matter are as they were, and site/ is still the folder that build published, the next build
+    renders only the chapters whose sources changed, writes their pages and embeds, the home
+    page, the class page and the service worker, and takes every other file from the site it
+    replaces as it is (a hard link, so no byte is copied), into a new folder swapped in as
+    always. An edited front matter writes every chapter's page (the menus, previous and next),
+    still rendering only the edited chapters; any other change builds the whole site."""
+
+    def __init__(self):
+        self.last = None  # Built
+        # kept while the code is as it was (chaptercache.code): the templates as read, and each
+        # chapter's live cells' requests and answers (cellrunner.Replay), so that an edit to
+        # its prose runs no cell again
+        self.code, self.env, self.replays = None, None, {}
+
+
+def _identity(site):
+    """The published folder and its service worker, by inode and time: another build
+    published there (a `build.py build` beside serve) shows as another identity."""
+    try:
+        folder, sw = os.stat(site), os.stat(Path(site) / "sw.js")
+    except OSError:
+        return None
+    return folder.st_dev, folder.st_ino, sw.st_ino, sw.st_mtime_ns, sw.st_size
+
+
+def _render_site(
+    root,
+    out,
+    pyodide_url,
+    lms=None,
+    only=None,
+    notes=None,
+    reuse=None,
+    lrs=None,
+    memory=None,
+    site=None,
+):
     """Write every page and asset into `out`; raises AuthorError on an author mistake. With
     LMS, only what a SCORM package holds: the chapters (those of ONLY, if given), static
-    files, Python and runtime."""
-    env = environment(root)
+    files, Python and runtime. With MEMORY (and REUSE), write only what changed since its last
+    build, taking the rest from SITE (Memory); -> what was built (Built), with REUSE."""
+    code = chaptercache.code(root) if reuse is not None else None
+    if memory is not None and (memory.code != code or code is None):
+        # what is kept only while the code is as it was: the templates read, the cells' answers
+        memory.code, memory.env, memory.replays = code, environment(root), {}
+    env = environment(root) if memory is None else memory.env
     chapters = load_chapters(root)
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
-    pages = [_chapter_page(ch, env, root, _following(chapters, ch), notes, reuse) for ch in built]
+    following = {ch.path: _following(chapters, ch) for ch in built}
+    keys = {ch.path: code and chaptercache.key(ch, following[ch.path], code) for ch in built}
+    modules = frozenset(_python_of(root, built))  # which models' files the site carries
+    inputs = (code, pyodide_url, lms, only, lrs, modules)
+    metas = [c.meta for c in chapters]
+    last = memory.last if memory is not None else None
+    if last is not None and (last.inputs != inputs or last.site != _identity(site)):
+        last = None
+    replays = {} if memory is None else memory.replays  # chapter path -> its cells' Replay
+    pages = [
+        _chapter_page(
+            ch,
+            env,
+            root,
+            following[ch.path],
+            notes,
+            reuse,
+            keys[ch.path],
+            replays.setdefault(ch.path, cellrunner.Replay()),
+        )
+        for ch in built
+    ]
+    if last is None:
+        shared = _shared(root, out, pyodide_url, lms, modules)
+        written = pages
+    else:
+        shared = last.shared
+        same = last.metas == metas
+        written = [
+            p for p in pages if not same or keys[p.chapter.path] != last.keys.get(p.chapter.path)
+        ]
+        carried = {p.chapter.meta["slug"] for p in pages} - {
+            p.chapter.meta["slug"] for p in written
+        }
+        _carry(site, out, [m["slug"] for m in last.metas if m["slug"] not in carried])
+    notes += shared.notes
+    common = {
+        "pyodide_url": pyodide_url,
+        "bytecode": shared.compiled,
+        "chapters": metas,
+        "root": "",
+        "csp": content_security_policy(pyodide_url, shared.css, shared.early, lrs),
+        "styles": Markup(shared.css),
+        "early": Markup(shared.early),
+        "asset": shared.asset,
+        "sri": shared.sri,
+        "lms": lms,
+    }
+    if not lms:
+        _write(out / "index.html", _home(env, common, chapters))
+        if last is None:
+            _write_results(env, out, common, root)
+        _write_class(env, out, common, chapters, pages)
+    page_notes = {} if last is None else dict(last.page_notes)
+    for page in written:
+        _write_chapter(env, out, common, chapters, page)
+        html = (out / f"{page.chapter.meta['slug']}.html").read_text(encoding="utf-8")
+        page_notes[page.chapter.meta["slug"]] = budgets.page(
+            page.chapter, html, page.figures, page.answers
+        )
+        if not lms:
+            _write_embeds(env, out, common, page)
+    for page in pages:
+        notes += page_notes[page.chapter.meta["slug"]]
+    check_links(out, built)  # a page taken as it was may link to a heading edited away
+    digests = {} if last is None else last.digests
+    if not lms:
+        asset, compiled, python = shared.asset, shared.compiled, shared.python
+        immutable = [*asset.values(), *shared.data, *(compiled + n for n in bytecode.FILES)]
+        immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
+        python_files = (out / python).rglob("*")
+        immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
+        runtime = ["pyodide/", compiled, python]
+        _write_service_worker(env, out, immutable, runtime, digests)
+    return Built(None, inputs, metas, keys, shared, page_notes, digests) if code else None
+
+
+def _shared(root, out, pyodide_url, lms, modules):
+    """The files a build makes from the code alone, whatever the chapters say (Shared): the
+    shipped Python and its data, the bytecode, the static files, the training runs' page, the
+    Python runtime, and the live models of those whose shipped module is among MODULES (the
+    modules the chapters' Python may import)."""
+    notes = []
     python, data = _copy_python(root, out)
     notes += budgets.data_files(root / "toymodels" / "data")
     compiled = bytecode.copy_bytecode(out)
@@ -164,41 +339,36 @@ def _render_site(root, out, pyodide_url, lms=None, only=None, notes=None, reuse=
     drawing = (root / "templates" / "icon.svg").read_text("utf-8")
     _write(out / "static" / "icon.png", icon.png(drawing))
     asset = fingerprint.static_files(out / "static", "../" + python)
-    css = styles.text(root)
-    early = early_script(root)
-    common = {
-        "pyodide_url": pyodide_url,
-        "bytecode": compiled,
-        "chapters": [c.meta for c in chapters],
-        "root": "",
-        "csp": content_security_policy(pyodide_url, css, early, lrs),
-        "styles": Markup(css),
-        "early": Markup(early),
-        "asset": asset,
-        "sri": _integrity(out, asset),
-        "lms": lms,
-    }
-    if not lms:
-        _write(out / "index.html", _home(env, common, chapters))
-        _write_results(env, out, common, root)
-        _write_class(env, out, common, chapters, pages)
-    for i, page in enumerate(pages):
-        _write_chapter(env, out, common, chapters, i, page)
-        html = (out / f"{page.chapter.meta['slug']}.html").read_text(encoding="utf-8")
-        notes += budgets.page(page.chapter, html, page.figures, page.answers)
-        if not lms:
-            _write_embeds(env, out, common, page)
-    check_links(out, built)
     if pyodide_url == "pyodide/":
         assets.copy_runtime(out / "pyodide")
     if not lms:
-        models.copy_all(root, out / "models", _python_of(root, built))
-        immutable = [*asset.values(), *data, *(compiled + name for name in bytecode.FILES)]
-        immutable += [p.relative_to(out).as_posix() for p in out.glob("prerendered/*.json")]
-        python_files = (out / python).rglob("*")
-        immutable += [p.relative_to(out).as_posix() for p in python_files if p.is_file()]
-        runtime = ["pyodide/", compiled, python]
-        _write_service_worker(env, out, immutable, runtime)
+        models.copy_all(root, out / "models", modules)
+    css, early = styles.text(root), early_script(root)
+    return Shared(python, data, compiled, asset, _integrity(out, asset), css, early, notes)
+
+
+# what a build writes from the chapters: the rest of a site is the code's (Shared)
+CHAPTERS_OWN = ("index.html", "class.html", "sw.js")
+
+
+def _carry(site, out, slugs):
+    """Every file of SITE into OUT as a hard link, but for what the chapters make: CHAPTERS_OWN,
+    and each chapter of SLUGS's page, embeds and first taps (written again). Where the file
+    system has no hard links, a copy (a reflink where it can)."""
+    own = {*CHAPTERS_OWN, *(f"{s}.html" for s in slugs), *(f"embed/{s}" for s in slugs)}
+    answers = tuple(f"prerendered/{s}." for s in slugs)
+    for top, dirs, files in os.walk(site):
+        rel = Path(top).relative_to(site).as_posix()
+        rel = "" if rel == "." else rel + "/"
+        dirs[:] = [d for d in dirs if rel + d not in own]
+        (out / rel).mkdir(parents=True, exist_ok=True)
+        for name in files:
+            if rel + name in own or (rel + name).startswith(answers):
+                continue
+            try:
+                os.link(os.path.join(top, name), out / rel / name)
+            except OSError:
+                assets.copy_file(Path(top) / name, out / rel / name)
 
 
 def _python_of(root, chapters):
@@ -280,9 +450,9 @@ class Page:
     questions: list = field(default_factory=list)  # its checks, guesses and exercises, in order
 
 
-def _render_chapter(ch, env, root, following=None, notes=None):
-    """One chapter rendered: its Page."""
-    renderer = ChapterRenderer(ch, env, root, following, notes)
+def _render_chapter(ch, env, root, following=None, notes=None, replay=None):
+    """One chapter rendered: its Page (REPLAY: its cells' last answers, cellrunner.Replay)."""
+    renderer = ChapterRenderer(ch, env, root, following, notes, replay)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
@@ -290,15 +460,15 @@ def _render_chapter(ch, env, root, following=None, notes=None):
     return Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
 
 
-def _chapter_page(ch, env, root, following, notes, reuse):
-    """CH's Page: rendered, or as a build before rendered it (REUSE, a folder, else None)."""
+def _chapter_page(ch, env, root, following, notes, reuse, k, replay=None):
+    """CH's Page: rendered, or as a build before rendered it under the key K (REUSE, a
+    folder, else None)."""
     if reuse is None:
-        return _render_chapter(ch, env, root, following, notes)
-    k = chaptercache.key(ch, following, root)
+        return _render_chapter(ch, env, root, following, notes, replay)
     kept = chaptercache.load(reuse, ch, k)
     if kept is None:
         mine = []
-        kept = _render_chapter(ch, env, root, following, mine), mine
+        kept = _render_chapter(ch, env, root, following, mine, replay), mine
         chaptercache.store(reuse, ch, k, *kept)
     notes += kept[1]
     return kept[0]
@@ -314,7 +484,7 @@ def _write(path, data):
         raise
 
 
-def _write_chapter(env, out, common, chapters, i, page):
+def _write_chapter(env, out, common, chapters, page):
     """One chapter's page. Previous and next follow the readers' path; an appendix (order 90
     and up, such as the author guide) is outside it and links only to the home page."""
     ch = page.chapter
@@ -468,11 +638,14 @@ def _link_line(ch, href):
     return 1
 
 
-def _write_service_worker(env, out, immutable, runtime):
+def _write_service_worker(env, out, immutable, runtime, digests=None):
     """sw.js at the site's top, named by a hash of every file of this build: it keeps what the
     reader opens and, when asked, the whole site, whose size it is told here; it serves the
     content-addressed files (`immutable`) from its copy first. RUNTIME lists the folders a
-    page that runs Python needs ("pyodide/", the bytecode's, the site's Python's)."""
+    page that runs Python needs ("pyodide/", the bytecode's, the site's Python's). DIGESTS,
+    a dict, keeps each file's sha256 by (inode, size, modification time) for the next build of
+    this process, which takes most files as hard links of these (Memory)."""
+    known = {} if digests is None else digests
     # not the reader's own model (models/): it is fetched only when the reader asks, and kept
     # by the page in a cache of its own
     files = sorted(
@@ -482,13 +655,18 @@ def _write_service_worker(env, out, immutable, runtime):
     )
     fixed = set(immutable)
     digest = hashlib.sha256()
-    digests = {}
+    digests, seen = {}, {}
     for name in files:
         if not name.startswith("pyodide/"):
-            sha = hashlib.sha256((out / name).read_bytes())
-            digest.update(name.encode() + sha.digest())
+            stat = (out / name).stat()
+            held = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            sha = known.get(held) or hashlib.sha256((out / name).read_bytes()).hexdigest()
+            seen[held] = sha
+            digest.update(name.encode() + bytes.fromhex(sha))
             if name not in fixed:
-                digests[name] = sha.hexdigest()
+                digests[name] = sha
+    known.clear()
+    known.update(seen)
     digests["./"] = digests["index.html"]
     sizes = [(out / name).stat().st_size for name in files]
     sw = env.get_template("sw.js").render(

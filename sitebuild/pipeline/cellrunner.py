@@ -9,6 +9,12 @@ build waits for each cell's answer at most `seconds`: then it kills the child. A
 ends, or answers what is not an answer, is reported too; the build names the cell
 (sitebuild/pipeline/pages.py).
 
+A build that renders the same page again in the same process (serve's builder, after an edit to
+the chapter's prose) may hand it a Replay of the last render's requests and answers: while the
+page asks what it asked then, in the same order, the answers are the last ones and no child is
+started; from the first request that differs, a child is started, given the requests before it
+(so that it holds the same variables) and asked from there on.
+
 The child's requests and answers pass through two pipes of their own, one JSON line each, so
 that what a cell prints (to sys.stdout, or to the file descriptors 1 and 2, which go nowhere)
 cannot be taken for an answer. It reads its sys.path (and toymodels' folders) from the build
@@ -39,28 +45,52 @@ class CellEnded(Exception):
     """The cell's process ended (or answered nonsense) while running it; the message says how."""
 
 
-class CellProcess:
-    """The child Python running one page's cells; `run` starts it, `close` ends it."""
+class Replay:
+    """A page's requests to its cells' Python and their answers, as JSON text, in order: those
+    of the last render (`before`) and of this one (`now`)."""
 
     def __init__(self):
+        self.before, self.now = [], []
+
+    def next_render(self):
+        self.before, self.now = self.now, []
+
+
+class CellProcess:
+    """The child Python running one page's cells; `run` starts it, `close` ends it. With a
+    REPLAY, the answers of the last render are given while the requests are the same."""
+
+    def __init__(self, replay=None):
         self.proc = None
+        self.replay = replay if replay is not None else Replay()
+        self.replay.next_render()
 
     def run(self, code, ns, check, seconds):
         """cells.run(CODE, NS, CHECK) in the child: its result (a dict), or CellStopped after
         SECONDS, or CellEnded."""
-        if self.proc is None:
-            self._start()
-        self._send([code, ns, check])
-        return self._answer(seconds)
+        return self._ask([code, ns, check], seconds)
 
     def call(self, name, args, seconds):
         """NAME ("package.module:function") called with ARGS in the child, for the build (an
         exercise's check where the cells' variables are): its JSON value, or CellStopped after
         SECONDS, or CellEnded."""
+        return self._ask(["call", name, list(args)], seconds)["value"]
+
+    def _ask(self, request, seconds):
+        asked, r = json.dumps(request), self.replay
+        n = len(r.now)
+        if self.proc is None and n < len(r.before) and r.before[n][0] == asked:
+            r.now.append(r.before[n])
+            return json.loads(r.before[n][1])
         if self.proc is None:
             self._start()
-        self._send(["call", name, list(args)])
-        return self._answer(seconds)["value"]
+            for earlier, _ in r.now:  # the variables the answers given so far left
+                self._send(earlier)
+                self._answer(seconds)
+        self._send(asked)
+        answer = self._answer(seconds)
+        r.now.append((asked, json.dumps(answer)))
+        return answer
 
     def _start(self):
         from_build, to_child = os.pipe()
@@ -82,14 +112,16 @@ class CellProcess:
         self.pending = b""
         try:
             # toymodels/ may span folders (toymodels.__path__, as figures.py reads it)
-            self._send([sys.path, list(importlib.import_module("toymodels").__path__)])
+            folders = list(importlib.import_module("toymodels").__path__)
+            self._send(json.dumps([sys.path, folders]))
             self._answer(START_SECONDS)
         except (CellEnded, CellStopped) as e:
             raise RuntimeError(f"the Python for live cells did not start ({e})") from None
 
-    def _send(self, value):
+    def _send(self, line):
+        """LINE, a request as JSON text, to the child."""
         try:
-            self.requests.write(json.dumps(value) + "\n")
+            self.requests.write(line + "\n")
             self.requests.flush()
         except (BrokenPipeError, ValueError):
             raise CellEnded(self._ended()) from None

@@ -26,17 +26,22 @@ import toymodels
 SITEBUILD = Path(__file__).resolve().parents[1]
 
 
-def key(chapter, following, root):
-    """What CHAPTER's rendering depends on, as a hash."""
+def key(chapter, following, code):
+    """What CHAPTER's rendering depends on, as a hash; CODE is `code(root)`."""
     h = hashlib.sha256()
     h.update(json.dumps([sys.version, chapter.path, following], default=str).encode())
     h.update(chapter.source.encode("utf-8"))
-    h.update(_code(root))
+    h.update(code.encode())
     return h.hexdigest()
 
 
+def code(root):
+    """A hash of every file of templates/, toymodels/ and sitebuild/: path, size and
+    modification time (read once a build: it walks the folders)."""
+    return hashlib.sha256(_code(root)).hexdigest()
+
+
 def _code(root):
-    """Every file of templates/, toymodels/ and sitebuild/: path, size and modification time."""
     folders = [Path(root) / "templates", Path(root) / "toymodels", SITEBUILD]
     folders += [Path(p) for p in toymodels.__path__]
     seen = []
@@ -52,18 +57,27 @@ def _code(root):
 def load(folder, chapter, k):
     """(the Page, its warnings) kept for CHAPTER under key K, or None. The Page is given the
     chapter read by this build, which the build's other steps compare by identity."""
-    try:
-        kept = pickle.loads(_file(folder, chapter).read_bytes())
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
-        return None
+    kept = _held.get(_file(folder, chapter))
+    if kept is None or kept["key"] != k:
+        try:
+            kept = pickle.loads(_file(folder, chapter).read_bytes())
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None
     if kept.get("key") != k:
         return None
+    _held[_file(folder, chapter)] = kept
     return dataclasses.replace(kept["page"], chapter=chapter), kept["notes"]
+
+
+# what this process stored or loaded last, by file: a process that builds again (serve's
+# builder) takes its chapters from memory instead of unpickling megabytes
+_held = {}
 
 
 def store(folder, chapter, k, page, notes):
     """Keep PAGE and its NOTES (warnings) for CHAPTER under key K."""
     path = _file(folder, chapter)
+    _held[path] = {"key": k, "page": page, "notes": notes}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps({"key": k, "page": page, "notes": notes}))

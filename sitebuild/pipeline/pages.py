@@ -37,8 +37,9 @@ class Figure:
 class ChapterRenderer:
     """Renders one parsed chapter; figures are called first so slots and steps can refer to them."""
 
-    def __init__(self, chapter, env, root, following=UNKNOWN, notes=None):
+    def __init__(self, chapter, env, root, following=UNKNOWN, notes=None, replay=None):
         self.ch, self.rel, self.root = chapter, chapter.path, root
+        self.replay = replay  # the cells' answers of the last render (cellrunner.Replay)
         self.following = following  # the next chapter's meta on the readers' path, or None
         self.macros = env.get_template("blocks.html").module
         # (file, line, message) of each warning, such as a figure slow to draw
@@ -53,7 +54,7 @@ class ChapterRenderer:
 
     def render(self):
         self.ns = self.ch.meta["slug"]
-        self.cells = CellProcess()  # the page's live cells, in a Python of their own
+        self.cells = CellProcess(self.replay)  # the page's live cells, in a Python of their own
         try:
             for block in self.walk(self.ch.body):
                 if block.name == "figure":

@@ -15,7 +15,7 @@ async function poll() {
   } catch {
     // serve is stopped or busy: ask again
   }
-  setTimeout(poll, 400);
+  setTimeout(poll, 150);
 }
 
 poll();

@@ -1,22 +1,29 @@
 """`python build.py serve`: serve site/ on 127.0.0.1 and rebuild it when its sources change.
 
-Each rebuild runs `build.py` in a fresh process, so edited toymodels are imported anew. A
-failed rebuild prints the author's error and says that the last good site is still served. A
-build never holds serve up: a change saved while it runs stops it and builds the newer
-sources, and one still running after BUILD_SECONDS is stopped and reported at the line of
-toymodels/ it was running (the build prints where it was when stopped, faulthandler), so the
-next saved change builds again. The server stays responsive under a classroom's worth of
-browsers: a deep accept queue, a bounded number of threads, silent connections closed after a
-while, files' bytes sent by one thread for every download at once (a slow download of a model
-holds no thread), no folder listings, a 400 for a path it cannot hold, and an answer without a
-traceback to a request it cannot read.
+The system tells serve of each save (watchfiles, no polling). A builder process
+(sitebuild/serving/worker.py) builds, and is kept from one build to the next while only chapters
+change, with the pipeline and the chapters' modules imported and the last build in memory: a
+chapter's edit renders that chapter alone and writes only what it changed, and the open pages
+reload once it is built (reload.py). Any other change (a module, a template, a data file) gets a
+fresh builder, so edited toymodels are imported anew. A failed rebuild prints the author's error
+and says that the last good site is still served. A build never holds serve up: a change saved
+while it runs stops it and builds the newer sources, and one still running after BUILD_SECONDS
+is stopped and reported at the line of toymodels/ it was running (the builder prints where it
+was when stopped, faulthandler), so the next saved change builds again. The server stays
+responsive under a classroom's worth of browsers: a deep accept queue, a bounded number of
+threads, silent connections closed after a while, files' bytes sent by one thread for every
+download at once (a slow download of a model holds no thread), no folder listings, a 400 for a
+path it cannot hold, and an answer without a traceback to a request it cannot read.
 """
 
 import contextlib
 import functools
 import html
+import os
 import re
+import select
 import selectors
+import shutil
 import socket
 import subprocess
 import sys
@@ -283,80 +290,186 @@ class Server(QuietHangUps, ThreadingHTTPServer):
         self.waker.close()
 
 
-def snapshot(root):
-    """Every source file with its modification time (Python's bytecode caches left out: the
-    build writes them)."""
-    return {
-        p: p.stat().st_mtime_ns
-        for d in WATCHED
-        for p in (root / d).rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts
-    }
+class Changes:
+    """The sources' changes as the system reports them (watchfiles: inotify on Linux, FSEvents
+    on macOS, ReadDirectoryChangesW on Windows), gathered until taken; `fd` turns readable
+    when there are some, for a select beside other waits. An editor's save (a write, or a new
+    file renamed over the old) comes as one batch: watchfiles waits STEP_MS for more of it."""
+
+    STEP_MS = 30
+
+    def __init__(self, root):
+        # serve's alone (the build does not need it), imported here so that an environment
+        # without it stops serve at once, saying so
+        from watchfiles import watch
+
+        self.watch = watch
+        self.root = Path(root)
+        self.paths, self.lock = set(), threading.Lock()
+        self.fd, self._wake = os.pipe()
+        os.set_blocking(self._wake, False)
+        folders = [str(self.root / d) for d in WATCHED if (self.root / d).is_dir()]
+        threading.Thread(target=self._watch, args=(folders,), daemon=True).start()
+
+    def _watch(self, folders):
+        watch = self.watch
+        try:
+            self._gather(watch(*folders, step=self.STEP_MS, raise_interrupt=False))
+        except Exception as e:  # such as the system's limit on watched folders, reached
+            said = f"serve: the system does not report saves ({e}); looking for them instead"
+            print(said, flush=True)
+            polled = watch(*folders, step=self.STEP_MS, raise_interrupt=False, force_polling=True)
+            self._gather(polled)
+
+    def _gather(self, batches):
+        for batch in batches:
+            with self.lock:
+                self.paths.update(Path(path) for _, path in batch)
+            with contextlib.suppress(BlockingIOError):  # full: serve was woken already
+                os.write(self._wake, b"\0")
+
+    def wait(self):
+        """Until there are changes to take."""
+        select.select([self.fd], [], [])
+
+    def take(self):
+        """The paths changed since the last take (an empty set if none)."""
+        with self.lock:
+            os.set_blocking(self.fd, False)
+            with contextlib.suppress(BlockingIOError):
+                while os.read(self.fd, 4096):
+                    pass
+            os.set_blocking(self.fd, True)
+            paths, self.paths = self.paths, set()
+        return paths
+
+
+def chapters_only(root, paths):
+    """Whether every path of PATHS is in ROOT's chapters/: a builder that imported the code
+    before can build them (anything else may be a module to import anew, or a template or data
+    file a module read when imported)."""
+    chapters = Path(root) / "chapters"
+    return all(chapters in Path(path).parents for path in paths)
 
 
 class Builds:
-    """serve's builds, one at a time, each `build.py build` in a fresh process; `good` is when
-    the site served was built (None: no site yet)."""
+    """serve's builds, one at a time, each by its builder (sitebuild/serving/worker.py), kept
+    from one build to the next while only chapters change; `good` is when the site served was
+    built (None: no site yet), `count` how many good builds there were (the open pages reload
+    when it grows, reload.py)."""
 
-    def __init__(self, root, out, extra):
-        self.root, self.out, self.extra = root, out, extra
-        self.count = 0  # good builds so far: the open pages reload when it grows (reload.py)
-        self.seen = snapshot(root)
+    def __init__(self, root, out, extra, changes):
+        self.root, self.out, self.extra, self.changes = root, out, extra, changes
+        self.count = 0
         self.good = out.stat().st_mtime if (out / "index.html").exists() else None
+        self.kept = Path(tempfile.mkdtemp(prefix="manyheads-serve."))  # chapters rendered
+        self.worker = None
+        # what the builders say, one build at a time; appended to, so that it can be emptied
+        # between builds under a builder still writing to it. Closed by close()
+        self.log = tempfile.TemporaryFile("a+", encoding="utf-8")  # noqa: SIM115
 
-    def run(self):
+    def run(self, changed=()):
         """Build until a build ends without a newer change saved meanwhile; -> whether the
         last one built. Prints what the build said and what is served now."""
         while True:
+            if changed and not chapters_only(self.root, changed):
+                self._stop()  # a fresh builder imports the edited code
             done = self._once()
             if done is not None:
                 return done
             print("change seen while building: stopped that build, building again …", flush=True)
+            changed = self.changes.take()
 
     def _once(self):
         """One build: True or False as it ended, or None if a change stopped it."""
-        cmd = [sys.executable, str(BUILD_PY), "build", "--out", str(self.out), *self.extra]
-        with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True)
-            why = self._wait(proc)
-            log.seek(0)
-            said = log.read()
+        if self.worker is not None and self.worker.poll() is not None:
+            self._stop()  # it ended between builds
+        if self.worker is None:
+            self._start()
+        self.log.seek(0)
+        self.log.truncate()
+        try:
+            self.worker.stdin.write("build\n")
+            self.worker.stdin.flush()
+        except BrokenPipeError:  # it ended just now: its answer is its end
+            pass
+        why, answer = self._wait()
+        self.log.seek(0)
+        said = self.log.read()
         if why == "changed":
             return None
-        ok = proc.returncode == 0
+        ok = answer == "ok"
         print(_report(said, why == "overran", ok) or "built")
         if ok:
+            Handler.csp = policy_of(self.out)
             self.count += 1
             self.good = time.time()
-            Handler.csp = policy_of(self.out)
         elif self.good is not None:
             at = time.strftime("%H:%M:%S", time.localtime(self.good))
             print(f"still serving the last good site, built at {at}; save a change to build again")
         sys.stdout.flush()
         return ok
 
-    def _wait(self, proc):
-        """Wait for the build PROC to end; stop it if a source changes meanwhile ("changed")
-        or it runs past BUILD_SECONDS ("overran"), else None."""
-        start = time.monotonic()
+    def _start(self):
+        """A fresh builder: it imports the pipeline now, and the chapters' code as it builds."""
+        answers, self.answers_w = os.pipe()
+        self.answers = os.fdopen(answers, "r", encoding="utf-8")
+        boot = (
+            f"import runpy, sys; sys.path.insert(0, {str(BUILD_PY.parent)!r}); "
+            "runpy.run_module('sitebuild.serving.worker', run_name='__main__')"
+        )
+        cmd = [sys.executable, "-c", boot, "--root", str(self.root), "--out", str(self.out)]
+        cmd += ["--reuse", str(self.kept), "--answer-fd", str(self.answers_w), *self.extra]
+        self.worker = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            pass_fds=(self.answers_w,),
+            start_new_session=True,  # Ctrl-C in the terminal ends serve, which ends it
+        )
+        os.close(self.answers_w)
+
+    def _wait(self):
+        """Wait for the builder's answer; stop it if a source changes meanwhile ("changed") or
+        it runs past BUILD_SECONDS ("overran") -> (why it was stopped or None, its answer:
+        "ok", "failed", or "" if it ended without one)."""
+        deadline = time.monotonic() + BUILD_SECONDS
         while True:
-            try:
-                proc.wait(0.5)
-                return None
-            except subprocess.TimeoutExpired:
-                now = snapshot(self.root)
-                why = "changed" if now != self.seen else None
-                if not why and time.monotonic() - start > BUILD_SECONDS:
-                    why = "overran"
-            if why:
-                self.seen = now
-                proc.terminate()  # it prints where it was (build.py registers faulthandler)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-                return why
+            left = deadline - time.monotonic()
+            ready = select.select([self.answers, self.changes.fd], [], [], max(left, 0))[0]
+            if self.answers in ready:
+                answer = self.answers.readline().strip()
+                if not answer:  # it ended (its own watchdog ended a call that hung)
+                    self._stop()
+                return None, answer
+            if self.changes.fd in ready:
+                self._stop()
+                return "changed", ""
+            if left <= 0:
+                self._stop()
+                return "overran", ""
+
+    def _stop(self):
+        """End the builder, if any; it prints where it was (faulthandler)."""
+        if self.worker is None:
+            return
+        self.worker.terminate()
+        try:
+            self.worker.wait(10)
+        except subprocess.TimeoutExpired:
+            self.worker.kill()
+            self.worker.wait()
+        self.worker.stdin.close()
+        self.answers.close()
+        self.worker = None
+
+    def close(self):
+        """serve ends: so does the builder."""
+        self._stop()
+        self.log.close()
+        shutil.rmtree(self.kept, ignore_errors=True)
 
 
 def _report(said, overran, ok):
@@ -397,25 +510,28 @@ def policy_of(out):
 
 
 def watch(builds):
+    """Build again on every batch of saved changes."""
     while True:
-        time.sleep(0.5)
-        now = snapshot(builds.root)
-        if now != builds.seen:
-            builds.seen = now
+        builds.changes.wait()
+        changed = builds.changes.take()
+        if changed:
             print("change seen, rebuilding …", flush=True)
-            builds.run()
+            builds.run(changed)
 
 
 def serve(root, out, port, extra):
-    """Build, serve OUT, and build again on each save: only the chapters whose sources changed
-    are rendered again (sitebuild/pipeline/chaptercache.py), and the open pages reload once it is
-    built (sitebuild/serving/reload.py)."""
-    with tempfile.TemporaryDirectory(prefix="manyheads-serve.") as kept:
-        return _serve(root, out, port, [*extra, "--reuse", kept])
+    """Build, serve OUT, and build again on each save, in a builder kept from one build to the
+    next (sitebuild/serving/worker.py): a chapter's edit renders that chapter alone and writes
+    only what it changed (sitebuild/pipeline/build.py's Memory), and the open pages reload once
+    it is built (sitebuild/serving/reload.py)."""
+    builds = Builds(root, out.absolute(), extra, Changes(root))
+    try:
+        return _serve(builds, out, port)
+    finally:
+        builds.close()
 
 
-def _serve(root, out, port, extra):
-    builds = Builds(root, out, extra)
+def _serve(builds, out, port):
     if not builds.run():
         if not out.exists():
             return 1
