@@ -28,6 +28,7 @@ SECTIONS = {
     "smollm2": "Your own text in SmolLM2-135M-Instruct (`python bench/run.py smollm2`)",
     "whathead": "Your own pair in SmolLM2, What a head does (`python bench/run.py whathead`)",
     "ownfile": "Your own GGUF file (`python bench/run.py ownfile`)",
+    "why": "Why a head looks there, your own text in SmolLM2 (`python bench/run.py why`)",
     "train": "Train it yourself (`python bench/run.py train`)",
     "serve": "A chapter's edit under `build.py serve` (`python bench/run.py serve`)",
     "ci": "A clean clone's CI, `bash .ci/run` (`make ci-time`)",

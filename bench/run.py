@@ -22,6 +22,8 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
   taps on tokens and patches, the figure's steps in the worker.
 - ownfile: a reader's own GGUF file (SmolLM2's Q4_1 file) from the file to its first maps, and
   the card of a refused file, in CPython and in Pyodide.
+- why: "Why a head looks there"'s Figure 3 in SmolLM2: one head's split and a knockout, and the
+  longest piece of the forward computed in pieces, in CPython and in Pyodide.
 - train: Train it yourself, in Pyodide and CPython, and taps while it trains.
 - serve: an author's edit under `build.py serve`, from the save to the open page showing it
   (bench/serve_edit.py; `--chapter PAGE`: that chapter's).
@@ -976,6 +978,63 @@ def own_file_markdown(r):
     )
 
 
+WHY_REPEAT = 5
+
+
+def why_head(browser, site, base):
+    """Figure 3 of "Why a head looks there" (toymodels/why_a_head_looks/own.py) on the 20-token
+    text in SmolLM2: the forward's pieces, one head's split, a knockout (in_pyodide/why.py), in
+    CPython (a Python of its own, numpy on one thread) and in Pyodide in Chromium (a Python of
+    its own, the site's two model files put into its file system first, as the page's worker
+    holds them once the reader has loaded the model)."""
+    from toymodels.models.smollm2 import live
+
+    code = in_pyodide("why.py", str(Path(site) / "models"), OWN_SMOLLM2[0], WHY_REPEAT)
+    body, call = code.rstrip().rsplit("\n", 1)
+    cpython = subprocess.run(
+        [sys.executable, "-c", f"{body}\nprint({call})"],
+        cwd=ROOT,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    names = [f["file"] for f in live.files()]
+    files = [[f"{base}models/{name}", name] for name in names]
+    web = in_pyodide("why.py", "/tmp", OWN_SMOLLM2[0], WHY_REPEAT)
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.on("crash", lambda _: print("why: the page crashed", file=sys.stderr))
+    page.goto(base)
+    m = page.evaluate(page_function("own-file.js"), [files, web])
+    context.close()
+    return {"cpython": json.loads(cpython.stdout), "pyodide": answer(m["value"])}
+
+
+def why_markdown(r):
+    web, here = r["pyodide"], r["cpython"]
+
+    def ms(key):
+        return (
+            f"{web[key + '_ms']:.0f} ms (slowest {web[key + '_max_ms']:.0f} ms; CPython "
+            f"{here[key + '_ms']:.0f} ms, {web[key + '_ms'] / here[key + '_ms']:.1f}×)"
+        )
+
+    return (
+        f"Figure 3 on the reader's own text in SmolLM2, the figure's own calls, in Pyodide in "
+        f"Chromium against CPython with numpy on one thread; medians of {web['repeat']} after "
+        f"one, the slowest beside them, on a text of {web['tokens']} tokens. One head's split, "
+        f"{web['head']} from the last token to all keys, as the figure makes it (`totals`, then "
+        f"`kit.score_split`), the first time after the forward: {ms('split')} (target ≤ 500 ms "
+        f"at a load ≤ 2); the same for another key, all kept (a tap on a key): {ms('again')}. "
+        f"The knockout of the top key-side component ({web['removed']}) from the keys: "
+        f"{ms('knockout')} (target ≤ 300 ms). The forward in the figure's pieces (one layer, "
+        f"then {web['budget_ms']:.0f} ms each; {web['pieces']} pieces at most): the longest "
+        f"piece, what a tap made meanwhile waits for at most, {ms('piece')}; the longest "
+        f"single layer, the smallest piece there can be, {ms('layer')}.\n"
+    )
+
+
 # each part: what it measures (Playwright, the browser, the site folder, its URL, the options)
 # and how its section of RESULTS.md reads it
 PARTS = {
@@ -1011,6 +1070,7 @@ PARTS = {
         lambda p, browser, site, base, args: own_file(browser, site, base),
         own_file_markdown,
     ),
+    "why": (lambda p, browser, site, base, args: why_head(browser, site, base), why_markdown),
     "train": (lambda p, browser, site, base, args: train_speed(p, browser, base), train_markdown),
     "serve": (
         lambda p, browser, site, base, args: serve_edit.edits(browser, args.chapter),

@@ -245,3 +245,15 @@ def test_the_ratio_rows_name_every_work_ratio_py_times():
         f"| {run.RATIO_ROWS['python_loop']} | 2.00 ms | 7.00 ms | 3.5× | 9.00 ms | 4.5× |" in table
     )
     assert "each the best of 15 runs after one" in table
+
+
+def test_every_part_has_its_section_and_is_named_in_the_docs():
+    """Each part `python bench/run.py PART` takes writes a section of its own, and
+    docs/performance.md's list of the parts names them all, in run.py's order."""
+    from bench import run
+
+    assert set(run.PARTS) <= set(results.SECTIONS)
+    docs = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    listed = re.search(r"runs\s+some\s+parts\s+alone\s+\(([^)]*)\)", docs)
+    assert listed, "docs/performance.md no longer lists the parts"
+    assert re.findall(r"`(\w+)`", listed[1]) == list(run.PARTS)
