@@ -186,6 +186,7 @@ def _build():
     keep = c.keeps == "float32"
     Model = gmodel.GPT2File if c.architecture == "gpt2" else gmodel.LlamaFile
     model = Model(cfg, tensor, keep=keep)
+    model.arch, model.config, model.keeps = c.architecture, cfg, c.keeps  # as gmodel.load's
     if keep:
         model.tensors = None
         store.clear()
