@@ -1,0 +1,96 @@
+"""The source's claim about GPT-2 small, checked on the reader's own file in Figure 1.
+
+When the model file the reader opened has GPT-2 small's shape (gpt2check.is_gpt2_small), the
+figure offers the source's sentence at the source's layer (one button sets the text, the
+layer and the marked token) and lists every head's previous-token, "it" -> "cat" and
+first-token shares there, with whether each of the source's three claims holds on this file.
+Every number is gpt2check's (`shares`, `claims`), worked out once per file opened: a forward
+stopped at the source's layer, on one short sentence.
+"""
+
+from ..models import ownfile
+from ..models.causal import live
+from ..models.gguffile import gpt2check
+from ..page import kit
+from ..page.html import attrs, esc, quoted
+
+COLUMNS = ("Previous token", "“it” → “cat”", "First token")
+_kept = {}  # the model checked last and its shares
+
+
+def applies():
+    """Whether the model open now is the reader's file and has GPT-2 small's shape."""
+    return ownfile.is_open() and gpt2check.is_gpt2_small(ownfile.model()[0])
+
+
+def shares():
+    """gpt2check.shares on the open file, kept while the same model is open."""
+    model, tok = ownfile.model()
+    if _kept.get("model") is not model:
+        _kept.clear()
+        _kept.update(model=model, shares=gpt2check.shares(model, tok))
+    return _kept["shares"]
+
+
+def state_of(s):
+    """The figure's fields that show the sentence at the source's layer (1-based in the
+    figure), the row of "it" marked (after the file's BOS, where its model reads one)."""
+    ids = live.encode(gpt2check.SENTENCE)[0]
+    start = len(ids) - len(s["tokens"])
+    return {
+        "text": live.SID,
+        "own": gpt2check.SENTENCE,
+        "layer": str(s["layer"] + 1),
+        "token": str(start + s["it"]),
+        "write": "",
+    }
+
+
+def section(state):
+    """The offer, the claims and the table, or "" when the open model is not GPT-2 small's
+    shape."""
+    if not applies():
+        return ""
+    s = shares()
+    wanted = state_of(s)
+    layer = s["layer"]
+    named = f"your file, {ownfile.name()},"
+    if all(state[k] == v for k, v in wanted.items() if k != "write"):
+        offer = (
+            f'<p class="hc-source-on">The maps above show the sentence at layer {layer + 1} '
+            f"(the source’s layer {layer}), the row of “it” marked.</p>"
+        )
+    else:
+        fields = "".join(
+            f"<input{attrs(type='hidden', name=k, value=v)}>" for k, v in wanted.items()
+        )
+        offer = (
+            f'<form class="hc-source-offer" data-state-form>{fields}'
+            '<button type="submit" data-fk="source-sentence">Show the source’s sentence at '
+            f"its layer</button></form>"
+        )
+    claims = "".join(
+        f'<li class="{"pass" if holds else "fail"}">{esc(claim)} On {esc(named)} this '
+        f"{'holds' if holds else 'does not hold'}: {esc(found)}</li>"
+        for claim, holds, found in gpt2check.claims(s)
+    )
+    rows = [f"Head {h}" for h in range(len(s["previous"]))]
+    values = list(zip(s["previous"], s["it_cat"], s["first"], strict=True))
+    table = kit.matrix(
+        f"Every head of layer {layer} (counted from 0, as the source counts; layer "
+        f"{layer + 1} and H1 to H{len(rows)} above) on your file: its share of attention to "
+        "the previous token and to the first (the mean over the third token on), and "
+        "“it”’s share to “cat”",
+        rows,
+        COLUMNS,
+        values,
+        places=3,
+        cls="mh-matrix hc-source-table",
+    )
+    return (
+        '<section class="hc-source" aria-label="The source’s claim on your file">'
+        f'<h3 class="hc-kv">Your file has GPT-2 small’s shape: check the source’s claim</h3>'
+        f"<p>The source reads GPT-2 small on {esc(quoted(gpt2check.SENTENCE))} and says three "
+        f"things of its layer {layer}, counting layers and heads from 0.</p>"
+        f'{offer}<ul class="hc-source-claims">{claims}</ul>{table}</section>'
+    )
