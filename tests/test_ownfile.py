@@ -7,7 +7,9 @@ Heads that copy 1 and 2 drawn on it (maps, guesses, writing on with the KV cache
 scores) and What a head does 3 (direct attribution through its own output matrix) with the
 numbers of that loader's forward; the checks on its card; and the way back to SmolLM2."""
 
+import gc
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -306,5 +308,8 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         taken = finished(layer_fig.render, {**drawn["state"], **fields})
         assert taken["summary"].startswith("Layer 5 of 12 on your text: the row of “it” is marked")
         assert "hc-source-offer" not in taken["html"] and "hc-source-on" in taken["html"]
+        held = weakref.ref(ownfile.model()[0])
     finally:
         ownfile.close()
+    gc.collect()
+    assert held() is None  # the shares kept for the file are let go with its model

@@ -15,7 +15,6 @@ from ..page import kit
 from ..page.html import attrs, esc, quoted
 
 COLUMNS = ("Previous token", "“it” → “cat”", "First token")
-_kept = {}  # the model checked last and its shares
 
 
 def applies():
@@ -24,12 +23,8 @@ def applies():
 
 
 def shares():
-    """gpt2check.shares on the open file, kept while the same model is open."""
-    model, tok = ownfile.model()
-    if _kept.get("model") is not model:
-        _kept.clear()
-        _kept.update(model=model, shares=gpt2check.shares(model, tok))
-    return _kept["shares"]
+    """gpt2check.shares on the open file, worked out once and let go with the file."""
+    return ownfile.kept("gpt2check", lambda: gpt2check.shares(*ownfile.model()))
 
 
 def state_of(s):

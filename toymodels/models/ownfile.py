@@ -209,6 +209,15 @@ def model():
     return _state["model"], _state["tok"]
 
 
+def kept(key, make):
+    """MAKE() worked out once for the file open now and kept with it under KEY: let go with
+    the model when it is closed or another file is opened."""
+    store = _state.setdefault("kept", {})
+    if key not in store:
+        store[key] = make()
+    return store[key]
+
+
 def checked():
     """The card's checks: [(what, passed, said)] (see checks)."""
     return _state["checks"] if is_open() else []
