@@ -307,7 +307,9 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         assert all("On your file, Tiny test gpt2, this " in said for _, said in claims)
         taken = finished(layer_fig.render, {**drawn["state"], **fields})
         assert taken["summary"].startswith("Layer 5 of 12 on your text: the row of “it” is marked")
-        assert "hc-source-offer" not in taken["html"] and "hc-source-on" in taken["html"]
+        assert 'data-fk="source-sentence" disabled' in taken["html"]
+        assert "In the maps below: layer 5 here" in taken["html"]
+        assert "hc-source-on" not in html and 'data-fk="source-sentence">' in html
         held = weakref.ref(ownfile.model()[0])
     finally:
         ownfile.close()

@@ -50,20 +50,20 @@ def section(state):
     wanted = state_of(s)
     layer = s["layer"]
     named = f"your file, {ownfile.name()},"
-    if all(state[k] == v for k, v in wanted.items() if k != "write"):
-        offer = (
-            f'<p class="hc-source-on">The maps above show the sentence at layer {layer + 1} '
-            f"(the source’s layer {layer}), the row of “it” marked.</p>"
-        )
-    else:
-        fields = "".join(
-            f"<input{attrs(type='hidden', name=k, value=v)}>" for k, v in wanted.items()
-        )
-        offer = (
-            f'<form class="hc-source-offer" data-state-form>{fields}'
-            '<button type="submit" data-fk="source-sentence">Show the source’s sentence at '
-            f"its layer</button></form>"
-        )
+    shown = all(state[k] == v for k, v in wanted.items() if k != "write")
+    fields = "".join(f"<input{attrs(type='hidden', name=k, value=v)}>" for k, v in wanted.items())
+    button = attrs(type="submit", data_fk="source-sentence", disabled=shown)
+    said = (
+        f'<span class="hc-source-on">In the maps below: layer {layer + 1} here (the source’s layer '
+        f"{layer}), the row of “it” marked.</span>"
+        if shown
+        else ""
+    )
+    # the button stays where it is once taken (disabled), so a tap never moves it
+    offer = (
+        f'<form class="hc-source-offer" data-state-form>{fields}'
+        f"<button{button}>Show the source’s sentence at its layer</button> {said}</form>"
+    )
     claims = "".join(
         f'<li class="{"pass" if holds else "fail"}">{esc(claim)} On {esc(named)} this '
         f"{'holds' if holds else 'does not hold'}: {esc(found)}</li>"
@@ -73,7 +73,7 @@ def section(state):
     values = list(zip(s["previous"], s["it_cat"], s["first"], strict=True))
     table = kit.matrix(
         f"Every head of layer {layer} (counted from 0, as the source counts; layer "
-        f"{layer + 1} and H1 to H{len(rows)} above) on your file: its share of attention to "
+        f"{layer + 1} and H1 to H{len(rows)} in the maps) on your file: its share of attention to "
         "the previous token and to the first (the mean over the third token on), and "
         "“it”’s share to “cat”",
         rows,
