@@ -295,7 +295,9 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         fields = dict(re.findall(r'name="([a-z]+)" value="([^"]*)"', offer[1]))
         assert fields["own"] == gpt2check.SENTENCE and fields["layer"] == "5"
         table = re.search(r'<table class="mh-matrix hc-source-table">.*?</table>', html)[0]
-        rows = re.findall(r'<th scope="row">Head (\d+)</th>((?:<td>[^<]*</td>){3})</tr>', table)
+        rows = re.findall(
+            r'<th scope="row">Head\u00a0(\d+)</th>((?:<td>[^<]*</td>){3})</tr>', table
+        )
         assert [int(h) for h, _ in rows] == list(range(12))
         got = np.array([[float(x) for x in re.findall(r"<td>([^<]*)</td>", r)] for _, r in rows])
         columns = np.array([want["previous"], want["it_cat"], want["first"]]).T

@@ -301,6 +301,7 @@ def render(state=None, fid="copy-layer"):
         + f'<p class="hc-note">{esc(note)}</p>'
         + f'<div class="hc-groups">{"".join(groups)}</div>'
         + kit.legend("masked (a later token)")
+        + (source.section() if state["text"] == live.SID else "")
         + kit.summary_line(summary)
     )
     return kit.result(html, state, summary=summary, more=own["more"])
@@ -428,7 +429,7 @@ def own_form(state, own, fid):
         '<input type="hidden" name="write" value=""> '
         f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
         + causal.chooser()
-        + source.section(state)
+        + source.offer(state)
         + '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
         f"SmolLM2 on a text you type ({size}, loaded only when you ask).</p></noscript>"
     )

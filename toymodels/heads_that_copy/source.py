@@ -41,40 +41,52 @@ def state_of(s):
     }
 
 
-def section(state):
-    """The offer, the claims and the table, or "" when the open model is not GPT-2 small's
-    shape."""
+def offer(state):
+    """Above the maps: the button that shows the source's sentence at its layer (disabled, with
+    a line beside it, once they are shown: a tap never moves it), or "" when the open model is
+    not GPT-2 small's shape."""
     if not applies():
         return ""
     s = shares()
     wanted = state_of(s)
     layer = s["layer"]
-    named = f"your file, {ownfile.name()},"
     shown = all(state[k] == v for k, v in wanted.items() if k != "write")
     fields = "".join(f"<input{attrs(type='hidden', name=k, value=v)}>" for k, v in wanted.items())
     button = attrs(type="submit", data_fk="source-sentence", disabled=shown)
     said = (
-        f'<span class="hc-source-on">In the maps below: layer {layer + 1} here (the source’s layer '
-        f"{layer}), the row of “it” marked.</span>"
+        f'<span class="hc-source-on">In the maps below: layer {layer + 1} here (the source’s '
+        f"layer {layer}), the row of “it” marked.</span>"
         if shown
         else ""
     )
-    # the button stays where it is once taken (disabled), so a tap never moves it
-    offer = (
+    return (
         f'<form class="hc-source-offer" data-state-form>{fields}'
+        f"<p>Your file has GPT-2 small’s shape: the source reads GPT-2 small on "
+        f"{esc(quoted(gpt2check.SENTENCE))} and says three things of its layer {layer}; "
+        "below the maps, each is checked on your file.</p>"
         f"<button{button}>Show the source’s sentence at its layer</button> {said}</form>"
     )
+
+
+def section():
+    """Below the maps: whether each of the source's claims holds on the reader's file, and
+    every head's shares as a table, or "" when the open model is not GPT-2 small's shape."""
+    if not applies():
+        return ""
+    s = shares()
+    layer = s["layer"]
+    named = f"your file, {ownfile.name()},"
     claims = "".join(
         f'<li class="{"pass" if holds else "fail"}">{esc(claim)} On {esc(named)} this '
         f"{'holds' if holds else 'does not hold'}: {esc(found)}</li>"
         for claim, holds, found in gpt2check.claims(s)
     )
-    rows = [f"Head {h}" for h in range(len(s["previous"]))]
+    rows = [f"Head\u00a0{h}" for h in range(len(s["previous"]))]  # never split
     values = list(zip(s["previous"], s["it_cat"], s["first"], strict=True))
     table = kit.matrix(
         f"Every head of layer {layer} (counted from 0, as the source counts; layer "
-        f"{layer + 1} and H1 to H{len(rows)} in the maps) on your file: its share of attention to "
-        "the previous token and to the first (the mean over the third token on), and "
+        f"{layer + 1} and H1 to H{len(rows)} in the maps) on your file: its share of attention "
+        "to the previous token and to the first (the mean over the third token on), and "
         "“it”’s share to “cat”",
         rows,
         COLUMNS,
@@ -83,9 +95,8 @@ def section(state):
         cls="mh-matrix hc-source-table",
     )
     return (
-        '<section class="hc-source" aria-label="The source’s claim on your file">'
-        f'<h3 class="hc-kv">Your file has GPT-2 small’s shape: check the source’s claim</h3>'
-        f"<p>The source reads GPT-2 small on {esc(quoted(gpt2check.SENTENCE))} and says three "
-        f"things of its layer {layer}, counting layers and heads from 0.</p>"
-        f'{offer}<ul class="hc-source-claims">{claims}</ul>{table}</section>'
+        '<section class="hc-source" aria-label="The source’s claims on your file">'
+        f'<h3 class="hc-kv">The source’s claims about GPT-2 small’s layer {layer}, on your '
+        "file</h3>"
+        f'<ul class="hc-source-claims">{claims}</ul>{table}</section>'
     )
