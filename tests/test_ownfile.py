@@ -276,7 +276,7 @@ def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch,
         ownfile.close()
 
 
-def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_path):
+def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_path, monkeypatch):
     """A random file of GPT-2 small's shape (tests/support/tinygguf.py) opened: Figure 1 offers
     the source's sentence at its layer, and its table holds every head's previous-token,
     "it"->"cat" and first-token shares as gpt2check computes them on the whole-file loader's
@@ -317,3 +317,12 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         ownfile.close()
     gc.collect()
     assert held() is None  # the shares kept for the file are let go with its model
+    # a sentence the file's tokenizer cannot read "it" and "cat" of as one token each: told so
+    monkeypatch.setattr(gpt2check, "SENTENCE", "The dog sat on the mat because it was tired")
+    try:
+        opened(path)
+        html = finished(layer_fig.render, {"text": "own", "own": TEXT})["html"]
+    finally:
+        ownfile.close()
+    assert "hc-source" not in html
+    assert "Your file has GPT-2 small’s shape, but the file&#x27;s tokenizer does not read" in html

@@ -23,8 +23,17 @@ def applies():
 
 
 def shares():
-    """gpt2check.shares on the open file, worked out once and let go with the file."""
-    return ownfile.kept("gpt2check", lambda: gpt2check.shares(*ownfile.model()))
+    """gpt2check.shares on the open file, worked out once and let go with the file; or, where
+    the file's tokenizer does not read "it" and "cat" as one token each, why the sentence
+    cannot be checked on it (a string)."""
+
+    def work():
+        try:
+            return gpt2check.shares(*ownfile.model())
+        except ValueError as e:
+            return f"Your file has GPT-2 small’s shape, but {e}."
+
+    return ownfile.kept("gpt2check", work)
 
 
 def state_of(s):
@@ -48,6 +57,8 @@ def offer(state):
     if not applies():
         return ""
     s = shares()
+    if isinstance(s, str):
+        return f'<p class="hc-own-msg">{esc(s)}</p>'
     wanted = state_of(s)
     layer = s["layer"]
     shown = all(state[k] == v for k, v in wanted.items() if k != "write")
@@ -74,6 +85,8 @@ def section():
     if not applies():
         return ""
     s = shares()
+    if isinstance(s, str):  # said above the maps
+        return ""
     layer = s["layer"]
     named = f"your file, {ownfile.name()},"
     claims = "".join(
