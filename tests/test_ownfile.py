@@ -7,7 +7,9 @@ Heads that copy 1 and 2 drawn on it (maps, guesses, writing on with the KV cache
 scores) and What a head does 3 (direct attribution through its own output matrix) with the
 numbers of that loader's forward; the checks on its card; and the way back to SmolLM2."""
 
+import gc
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ from toymodels.heads_that_copy import figure as layer_fig
 from toymodels.heads_that_copy import heads as hc
 from toymodels.heads_that_copy import map as map_fig
 from toymodels.models import causal, gguf, ownfile
+from toymodels.models.gguffile import gpt2check
 from toymodels.models.gguffile import model as gf
 from toymodels.models.gguffile import tokenizer as gtok
 from toymodels.models.smollm2 import live as smollm2
@@ -266,5 +269,60 @@ def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch,
         maps, logits = ref.forward(ids + [nxt])
         assert np.abs(longer.maps - maps).max() < 1e-5
         assert np.abs(longer.logits(len(ids)) - logits[-1]).max() < 1e-4
+        # not GPT-2 small's shape: Figure 1 offers no check of the source's claim
+        drawn = finished(layer_fig.render, {"text": "own", "own": TEXT})
+        assert "hc-source" not in drawn["html"] and "data-ownfile-close" in drawn["html"]
     finally:
         ownfile.close()
+
+
+def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_path, monkeypatch):
+    """A random file of GPT-2 small's shape (tests/support/tinygguf.py) opened: Figure 1 offers
+    the source's sentence at its layer, and its table holds every head's previous-token,
+    "it"->"cat" and first-token shares as gpt2check computes them on the whole-file loader's
+    model, with each claim's verdict on the reader's file; the offer taken, the maps show
+    that layer with "it" marked."""
+    path = tinygguf.write_gpt2_small(tmp_path / "gpt2-small-shape.gguf")
+    data = path.read_bytes()
+    ref, tok = gf.load(data), gtok.tokenizer(gguf.Header(data).fields)
+    want = gpt2check.shares(ref, tok)
+    verdicts = [holds for _, holds, _ in gpt2check.claims(want)]
+    try:
+        opened(path)
+        drawn = finished(layer_fig.render, {"text": "own", "own": TEXT})
+        html = drawn["html"]
+        offer = re.search(r'<form class="hc-source-offer" data-state-form>(.*?)</form>', html)
+        fields = dict(re.findall(r'name="([a-z]+)" value="([^"]*)"', offer[1]))
+        assert fields["own"] == gpt2check.SENTENCE and fields["layer"] == "5"
+        table = re.search(r'<table class="mh-matrix hc-source-table">.*?</table>', html)[0]
+        rows = re.findall(
+            r'<th scope="row">Head\u00a0(\d+)</th>((?:<td>[^<]*</td>){3})</tr>', table
+        )
+        assert [int(h) for h, _ in rows] == list(range(12))
+        got = np.array([[float(x) for x in re.findall(r"<td>([^<]*)</td>", r)] for _, r in rows])
+        columns = np.array([want["previous"], want["it_cat"], want["first"]]).T
+        assert np.abs(got - columns).max() <= 0.0005
+        claims = re.findall(
+            r'<li class="(pass|fail)">([^<]*)</li>', html.split("hc-source-claims")[1]
+        )
+        assert [c == "pass" for c, _ in claims] == verdicts
+        assert all("On your file, Tiny test gpt2, this " in said for _, said in claims)
+        taken = finished(layer_fig.render, {**drawn["state"], **fields})
+        assert taken["summary"].startswith("Layer 5 of 12 on your text: the row of “it” is marked")
+        assert 'data-fk="source-sentence" disabled' in taken["html"]
+        assert "In the maps below: layer 5 here" in taken["html"]
+        assert "hc-source-on" not in html and 'data-fk="source-sentence">' in html
+        held = weakref.ref(ownfile.model()[0])
+    finally:
+        ownfile.close()
+    gc.collect()
+    assert held() is None  # the shares kept for the file are let go with its model
+    # a sentence the file's tokenizer cannot read "it" and "cat" of as one token each: told so
+    monkeypatch.setattr(gpt2check, "SENTENCE", "The dog sat on the mat because it was tired")
+    try:
+        opened(path)
+        html = finished(layer_fig.render, {"text": "own", "own": TEXT})["html"]
+    finally:
+        ownfile.close()
+    assert "hc-source" not in html
+    assert "Your file has GPT-2 small’s shape, but the file&#x27;s tokenizer does not read" in html

@@ -29,21 +29,37 @@ def write_llama(path, kind="F32", seed=5):
     return write(path, "llama", kind, seed)
 
 
-def write(path, arch="llama", kind="F32", seed=5):
+def write_gpt2_small(path, seed=5):
+    """A random gpt2 of GPT-2 small's shape (12 layers of 12 heads, 768 wide: gpt2check's
+    SHAPE) at PATH, in F16, with the tiny vocabulary and " i", " it" merged too, so the source's
+    sentence reads "it" and "cat" as one token each. A feed-forward 8 wide keeps the file near
+    57 MB; the matrices are scaled by 1/sqrt(width) as the tiny model's are, so its maps are as
+    far from uniform."""
+    return write(path, "gpt2", "F16", seed, shape=(12, 12, 768, 8), extra=("Ġ i", "Ġi t"))
+
+
+def write(path, arch="llama", kind="F32", seed=5, shape=None, extra=()):
     """The tiny model of ARCH ("llama", "qwen2" or "gpt2") as a GGUF file at PATH, its
-    matrices in KIND ("F32" or "F16")."""
+    matrices in KIND ("F32" or "F16"); SHAPE (layers, heads, width, feed-forward width) another
+    size than the tiny one, EXTRA more merges."""
     import gguf
 
     tokens, merges, types = vocabulary()
+    for m in extra:
+        tokens.insert(-1, "".join(m.split()))
+        types.insert(-1, 1)
+    merges = merges + list(extra)
+    layers, heads, d, ff = shape or (LAYERS, HEADS, D, FF)
+    wide = {"dtype": np.float32} if shape else {}  # the tiny model's numbers as they were
     rng = np.random.default_rng(seed)
-    hs = D // HEADS
+    hs = d // heads
     w = gguf.GGUFWriter(str(path), arch)
     w.add_name(f"Tiny test {arch}")
-    w.add_block_count(LAYERS)
-    w.add_embedding_length(D)
-    w.add_head_count(HEADS)
+    w.add_block_count(layers)
+    w.add_embedding_length(d)
+    w.add_head_count(heads)
     w.add_context_length(64)
-    w.add_feed_forward_length(FF)
+    w.add_feed_forward_length(ff)
     if arch == "gpt2":
         w.add_layer_norm_eps(1e-5)
     else:
@@ -60,47 +76,48 @@ def write(path, arch="llama", kind="F32", seed=5):
     w.add_eos_token_id(tokens.index(EOT))
 
     def matrix(rows, cols, scale=0.3):
-        a = (rng.standard_normal((rows, cols)) * scale).astype(np.float32)
+        scale *= (D / d) ** 0.5
+        a = (rng.standard_normal((rows, cols), **wide) * scale).astype(np.float32)
         return a.astype(np.float16) if kind == "F16" else a
 
     def vector(n, around=1.0):
         return (around + 0.1 * rng.standard_normal(n)).astype(np.float32)
 
-    w.add_tensor("token_embd.weight", matrix(len(tokens), D, 1.0))
+    w.add_tensor("token_embd.weight", matrix(len(tokens), d, 1.0))
     if arch == "gpt2":
-        w.add_tensor("position_embd.weight", matrix(64, D, 0.3))
-    for i in range(LAYERS):
+        w.add_tensor("position_embd.weight", matrix(64, d, 0.3))
+    for i in range(layers):
         p = f"blk.{i}."
         if arch == "gpt2":
             for name, rows, cols in (
-                ("attn_qkv", 3 * D, D),
-                ("attn_output", D, D),
-                ("ffn_up", FF, D),
-                ("ffn_down", D, FF),
+                ("attn_qkv", 3 * d, d),
+                ("attn_output", d, d),
+                ("ffn_up", ff, d),
+                ("ffn_down", d, ff),
             ):
                 w.add_tensor(p + name + ".weight", matrix(rows, cols))
                 w.add_tensor(p + name + ".bias", vector(rows, 0.0))
             for name in ("attn_norm", "ffn_norm"):
-                w.add_tensor(p + name + ".weight", vector(D))
-                w.add_tensor(p + name + ".bias", vector(D, 0.0))
+                w.add_tensor(p + name + ".weight", vector(d))
+                w.add_tensor(p + name + ".bias", vector(d, 0.0))
             continue
-        w.add_tensor(p + "attn_norm.weight", vector(D))
-        w.add_tensor(p + "attn_q.weight", matrix(HEADS * hs, D))
-        w.add_tensor(p + "attn_k.weight", matrix(KV * hs, D))
-        w.add_tensor(p + "attn_v.weight", matrix(KV * hs, D))
+        w.add_tensor(p + "attn_norm.weight", vector(d))
+        w.add_tensor(p + "attn_q.weight", matrix(heads * hs, d))
+        w.add_tensor(p + "attn_k.weight", matrix(KV * hs, d))
+        w.add_tensor(p + "attn_v.weight", matrix(KV * hs, d))
         if arch == "qwen2":
-            w.add_tensor(p + "attn_q.bias", vector(HEADS * hs, 0.0))
+            w.add_tensor(p + "attn_q.bias", vector(heads * hs, 0.0))
             w.add_tensor(p + "attn_k.bias", vector(KV * hs, 0.0))
             w.add_tensor(p + "attn_v.bias", vector(KV * hs, 0.0))
-        w.add_tensor(p + "attn_output.weight", matrix(D, HEADS * hs))
-        w.add_tensor(p + "ffn_norm.weight", vector(D))
-        w.add_tensor(p + "ffn_gate.weight", matrix(FF, D))
-        w.add_tensor(p + "ffn_up.weight", matrix(FF, D))
-        w.add_tensor(p + "ffn_down.weight", matrix(D, FF))
-    w.add_tensor("output_norm.weight", vector(D))
+        w.add_tensor(p + "attn_output.weight", matrix(d, heads * hs))
+        w.add_tensor(p + "ffn_norm.weight", vector(d))
+        w.add_tensor(p + "ffn_gate.weight", matrix(ff, d))
+        w.add_tensor(p + "ffn_up.weight", matrix(ff, d))
+        w.add_tensor(p + "ffn_down.weight", matrix(d, ff))
+    w.add_tensor("output_norm.weight", vector(d))
     if arch == "gpt2":
-        w.add_tensor("output_norm.bias", vector(D, 0.0))
-    w.add_tensor("output.weight", matrix(len(tokens), D))
+        w.add_tensor("output_norm.bias", vector(d, 0.0))
+    w.add_tensor("output.weight", matrix(len(tokens), d))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

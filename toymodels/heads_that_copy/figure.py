@@ -10,7 +10,8 @@ sampling temperature) and seed. The build pre-renders the defaults; the browser 
 function under Pyodide, which fetches a text's maps on first use.
 
 The reader's text runs on the live causal model open (toymodels/models/causal.py): SmolLM2,
-or the reader's own GGUF file, whose layers and heads the figure then shows. It is computed a
+or the reader's own GGUF file, whose layers and heads the figure then shows; a file of GPT-2
+small's shape gets the source's sentence and claims checked on it (source.py). It is computed a
 few layers per call (live.Run): until every layer is done the answer says `more`, the page
 draws it and calls again, and the figure shows the last layer ready. The marked token's
 next-token guesses and the writing on are drawn here, beside the maps they come from: a
@@ -25,6 +26,7 @@ from ..models.smollm2 import live as smollm2
 from ..page import kit
 from ..page.html import attrs, esc, head_name, pct, quoted, whole
 from . import heads as hc
+from . import source
 
 DEFAULTS = {
     "text": "cat",
@@ -299,6 +301,7 @@ def render(state=None, fid="copy-layer"):
         + f'<p class="hc-note">{esc(note)}</p>'
         + f'<div class="hc-groups">{"".join(groups)}</div>'
         + kit.legend("masked (a later token)")
+        + (source.section() if state["text"] == live.SID else "")
         + kit.summary_line(summary)
     )
     return kit.result(html, state, summary=summary, more=own["more"])
@@ -426,6 +429,7 @@ def own_form(state, own, fid):
         '<input type="hidden" name="write" value=""> '
         f'<button type="submit" data-fk="own-show">Show its heads</button>{said}</form>'
         + causal.chooser()
+        + source.offer(state)
         + '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
         f"SmolLM2 on a text you type ({size}, loaded only when you ask).</p></noscript>"
     )

@@ -186,6 +186,7 @@ def _build():
     keep = c.keeps == "float32"
     Model = gmodel.GPT2File if c.architecture == "gpt2" else gmodel.LlamaFile
     model = Model(cfg, tensor, keep=keep)
+    model.arch, model.config, model.keeps = c.architecture, cfg, c.keeps  # as gmodel.load's
     if keep:
         model.tensors = None
         store.clear()
@@ -206,6 +207,15 @@ def close():
 def model():
     """-> (the model, its tokenizer), as smollm2.live.model() gives SmolLM2's."""
     return _state["model"], _state["tok"]
+
+
+def kept(key, make):
+    """MAKE() worked out once for the file open now and kept with it under KEY: let go with
+    the model when it is closed or another file is opened."""
+    store = _state.setdefault("kept", {})
+    if key not in store:
+        store[key] = make()
+    return store[key]
 
 
 def checked():
