@@ -92,13 +92,17 @@ def pytest_collection_modifyitems(items):
     order: with pytest-xdist (`make test`), each worker takes a whole module at a time
     (--dist loadfile, so a module's shared pages open once), and the slowest ones started first
     end with the rest rather than after it. The other tests count for nothing: 280 of them
-    (test_figures.py) take 5 s, less than one browser test."""
+    (test_figures.py) take 5 s, less than one browser test. A module whose other tests build
+    sites says what they are worth in browser tests (its SCHEDULE_WEIGHT), so that it is not
+    left to run alone at the end."""
     weight, first = {}, {}
     for i, item in enumerate(items):
         if uses_a_browser(item) and not item.get_closest_marker("browser"):
             item.add_marker(pytest.mark.browser)
         slow = item.get_closest_marker("browser") or item.get_closest_marker("model")
-        weight[item.path] = weight.get(item.path, 0) + (1 if slow else 0)
+        if item.path not in weight:
+            weight[item.path] = getattr(item.module, "SCHEDULE_WEIGHT", 0)
+        weight[item.path] += 1 if slow else 0
         first.setdefault(item.path, i)
     items.sort(key=lambda item: (-weight[item.path], first[item.path]))
 

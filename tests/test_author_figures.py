@@ -35,6 +35,10 @@ from sitebuild.pipeline import build as site_build
 from sitebuild.pipeline import pages, prerender
 from sitebuild.pipeline.chapters import AuthorError
 
+# its builds of projects, worth this many browser tests in the order workers take
+# modules (conftest.py), which starts it early rather than last
+SCHEDULE_WEIGHT = 20
+
 FIGURE = textwrap.dedent('''\
     """A two-back head: every word looks at the word two before it."""
 

@@ -23,6 +23,9 @@ from sitebuild.pipeline import chapters
 from sitebuild.pipeline.chapters import AuthorError, reading_path
 
 ROOT = Path(__file__).resolve().parent.parent
+# its builds of projects, worth this many browser tests in the order workers take
+# modules (conftest.py), which starts it early rather than last
+SCHEDULE_WEIGHT = 12
 
 GOOD = """+++
 title = "A test chapter"

@@ -294,6 +294,8 @@ figures.Drawing.draw = traced(figures.Drawing.draw)
 cells.run = traced(cells.run)
 # the build runs cells in a child Python (sitebuild/pipeline/cellrunner.py): here in this one
 class InProcess:
+    def __init__(self, replay=None):
+        pass
     def run(self, code, ns, check, seconds):
         return cells.run(code, ns, check)
     def call(self, name, args, seconds):
