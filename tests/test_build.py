@@ -697,6 +697,11 @@ def test_serve_types_and_rebuild_on_change(tmp_path):
         assert get("pyodide/pyodide.asm.wasm")[0] == "application/wasm"
         assert get("pyodide/pyodide.mjs")[0] == "text/javascript"
         assert get("static/main.js")[0] == "text/javascript"
+        # no service worker under serve: one that leaves, never the site's, whose version changes
+        # with every build (its updates held reloads); the built site keeps its own
+        kind, worker = get("sw.js")
+        assert kind == "text/javascript" and b"unregister()" in worker and b"fetch" not in worker
+        assert b'addEventListener("fetch"' in (root / "site" / "sw.js").read_bytes()
         (root / "chapters" / "a.md").write_text(GOOD.replace("Some prose", "Freshly edited prose"))
         wait_until(
             lambda: b"Freshly edited prose" in get("test.html")[1], 20, "the site was not rebuilt"

@@ -15,11 +15,21 @@ from pathlib import Path
 SCRIPT_PATH = "/__serve/reload.js"
 BUILD_PATH = "/__serve/build"
 SCRIPT = Path(__file__).with_name("reload.js")  # BUILD_PATH is "build" beside it
+# serve's answer for the site's service worker: under serve every build is a new version of the
+# site's worker, and with each update a reload's navigation now and then stayed pending for a
+# minute; this worker intercepts nothing and leaves at once, so every request goes to serve
+# (a built site's own worker is tried with `build.py build` and any static server)
+WORKER_PATH = "/sw.js"
+NO_WORKER = (
+    b"// build.py serve: no service worker while an author edits (sitebuild/serving/reload.py)\n"
+    b'self.addEventListener("install", () => self.skipWaiting());\n'
+    b'self.addEventListener("activate", (e) => e.waitUntil(self.registration.unregister()));\n'
+)
 
 
 def handler(base, builds):
     """A request handler class like BASE whose pages carry the script, answering its two
-    paths; BUILDS.count names the build served now."""
+    paths and the service worker's (NO_WORKER); BUILDS.count names the build served now."""
 
     class Reloading(base):
         def send_head(self):
@@ -28,6 +38,8 @@ def handler(base, builds):
                 return self._send(str(builds.count).encode(), "text/plain; charset=utf-8")
             if path == SCRIPT_PATH:
                 return self._send(SCRIPT.read_bytes(), "text/javascript")
+            if path == WORKER_PATH:
+                return self._send(NO_WORKER, "text/javascript")
             try:
                 file = Path(self.translate_path(self.path))
                 file = file / "index.html" if file.is_dir() else file
