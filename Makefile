@@ -43,10 +43,12 @@ serve: $(SITE_STAMP) pyodide
 build: $(SITE_STAMP) pyodide
 	$(PY) build.py
 
+# the check runs beside pytest, whose workers wait at first for one of them to build the site
 test: $(TEST_STAMP) pyodide chromium corpus lint
 	$(PY) build.py fetch --test-tools
-	$(PY) build.py check --strict
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(PY) build.py check --strict & check=$$!; \
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile; \
+	tests=$$?; wait $$check && exit $$tests
 
 lint: $(LINT_STAMP)
 	$(PY) -m ruff check .
