@@ -80,7 +80,7 @@ pyodide: $(SITE_STAMP)
 
 # "Real heads" (toymodels/data/realheads/) and "Heads that copy" (toymodels/data/smollm2/): every head of the curated texts;
 # "What a head does" (toymodels/data/what_a_head_does/): every head patched on curated pairs;
-# SmolLM2's certificate (toymodels/data/smollm2/certificate.json): its forward against transformers
+# SmolLM2's certificate (toymodels/data/smollm2/certificate.json): its forward against transformers;
 # "Why a head looks there" (toymodels/data/why_a_head_looks/): heads split and knocked out
 export: $(TEST_STAMP)
 	$(PY) -m toymodels.export minilm

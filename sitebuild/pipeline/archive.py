@@ -22,7 +22,7 @@ def unsafe_name(relpath):
 
 
 # files compressed already (numpy's archives, zips, wheels, PNG): deflating them again gains
-# 1-3% for most of the time an archive takes to write, so they are stored as they are
+# 1-3% for about half the time an archive takes to write, so they are stored as they are
 COMPRESSED = {".npz", ".zip", ".whl", ".png", ".gz"}
 
 
