@@ -229,46 +229,42 @@ def main_smollm2(args):
     return 0
 
 
-def main_patching(args):
-    from . import patching
+def from_smollm2(args, module, said):
+    """MODULE's export (patching, certificate, why_look) of SmolLM2 read from ARGS.folder into
+    ARGS.out (else MODULE.OUT); prints SAID(what it exported) and where it wrote. -> 0, or 1
+    with the error when the model cannot be read."""
     from .llama import Llama
 
-    out = args.out or patching.OUT
+    out = args.out or module.OUT
     try:
-        idx = patching.export(out, Llama(args.folder))
+        done = module.export(out=out, model=Llama(args.folder))
     except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"{len(idx['kept'])} of {len(idx['pairs'])} pairs kept")
+    print(said(done))
     print(f"wrote {out}")
     return 0
+
+
+def main_patching(args):
+    from . import patching
+
+    return from_smollm2(
+        args, patching, lambda idx: f"{len(idx['kept'])} of {len(idx['pairs'])} pairs kept"
+    )
 
 
 def main_certificate(args):
     from . import certificate
-    from .llama import Llama
 
-    out = args.out or certificate.OUT
-    try:
-        cert = certificate.export(out, Llama(args.folder))
-    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"max |Δ attention| {cert['attention']}, max |Δ logit| {cert['logits']}")
-    print(f"wrote {out}")
-    return 0
+    return from_smollm2(
+        args,
+        certificate,
+        lambda c: f"max |Δ attention| {c['attention']}, max |Δ logit| {c['logits']}",
+    )
 
 
 def main_why(args):
     from . import why_look
-    from .llama import Llama
 
-    out = args.out or why_look.OUT
-    try:
-        data = why_look.export(Llama(args.folder), out)
-    except (FileNotFoundError, ModuleNotFoundError, KeyError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"{len(data['heads'])} heads measured")
-    print(f"wrote {out}")
-    return 0
+    return from_smollm2(args, why_look, lambda data: f"{len(data['heads'])} heads measured")
