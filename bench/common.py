@@ -6,7 +6,9 @@ and a percentile. The server and the browser's arguments are the tests' own
 import ast
 import contextlib
 import json
+import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -37,6 +39,21 @@ def in_pyodide(name, *args):
     """bench/in_pyodide/NAME as a live cell's code whose last expression is measure(*ARGS)."""
     code = (IN_PYODIDE / name).read_text(encoding="utf-8")
     return f"{code}\nmeasure({', '.join(map(repr, args))})\n"
+
+
+def in_cpython(code):
+    """CODE, as in_pyodide makes it (its last line an expression), in a Python of its own with
+    numpy on one thread, as Pyodide's is -> what that expression, a JSON string, holds."""
+    body, call = code.rstrip().rsplit("\n", 1)
+    done = subprocess.run(
+        [sys.executable, "-c", f"{body}\nprint({call})"],
+        cwd=ROOT,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
 
 
 def answer(value):

@@ -60,6 +60,7 @@ from bench.common import (
     answer,
     chromium,
     chromium_version,
+    in_cpython,
     in_pyodide,
     page_function,
     page_script,
@@ -324,15 +325,7 @@ def speed_ratio(browser, site, base):
     its own, numpy on one thread as Pyodide's is), in the site's Python under Node as `check
     --strict` boots it (sitebuild/authoring/sitepython.mjs), and in Pyodide in Chromium."""
     code = in_pyodide("ratio.py")
-    body, call = code.rstrip().rsplit("\n", 1)
-    cpython = subprocess.run(
-        [sys.executable, "-c", f"{body}\nprint({call})"],
-        cwd=ROOT,
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    cpython = in_cpython(code)
     node = subprocess.run(
         ["node", str(ROOT / "bench" / "pages" / "ratio-node.mjs"), *site_python(ROOT, site)],
         input=code,
@@ -341,7 +334,7 @@ def speed_ratio(browser, site, base):
         check=True,
     )
     return {
-        "cpython_ms": json.loads(cpython.stdout),
+        "cpython_ms": cpython,
         "node_ms": json.loads(node.stdout),
         "chromium_ms": run_in_pyodide(browser, base, "ratio.py"),
     }
@@ -923,15 +916,7 @@ def own_file(browser, site, base):
         code = in_pyodide(
             "own_file.py", str(model), OWN_SMOLLM2[0], [[n, str(p), size] for n, p, size in refused]
         )
-        body, call = code.rstrip().rsplit("\n", 1)
-        cpython = subprocess.run(
-            [sys.executable, "-c", f"{body}\nprint({call})"],
-            cwd=ROOT,
-            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        cpython = in_cpython(code)
         paths = [model] + [p for _, p, _ in refused]
         files = [[f"{base}bench-own-files/{p.name}", p.name] for p in paths]
         web = in_pyodide(
@@ -950,7 +935,7 @@ def own_file(browser, site, base):
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
-    return {"cpython": json.loads(cpython.stdout), "pyodide": answer(m["value"])}
+    return {"cpython": cpython, "pyodide": answer(m["value"])}
 
 
 def own_file_markdown(r):
@@ -990,15 +975,7 @@ def why_head(browser, site, base):
     from toymodels.models.smollm2 import live
 
     code = in_pyodide("why.py", str(Path(site) / "models"), OWN_SMOLLM2[0], WHY_REPEAT)
-    body, call = code.rstrip().rsplit("\n", 1)
-    cpython = subprocess.run(
-        [sys.executable, "-c", f"{body}\nprint({call})"],
-        cwd=ROOT,
-        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    cpython = in_cpython(code)
     names = [f["file"] for f in live.files()]
     files = [[f"{base}models/{name}", name] for name in names]
     web = in_pyodide("why.py", "/tmp", OWN_SMOLLM2[0], WHY_REPEAT)
@@ -1008,7 +985,7 @@ def why_head(browser, site, base):
     page.goto(base)
     m = page.evaluate(page_function("own-file.js"), [files, web])
     context.close()
-    return {"cpython": json.loads(cpython.stdout), "pyodide": answer(m["value"])}
+    return {"cpython": cpython, "pyodide": answer(m["value"])}
 
 
 def why_markdown(r):
