@@ -7,6 +7,7 @@ section per part of the bench: a run rewrites its own and keeps the others."""
 
 import ast
 import datetime
+import importlib
 import re
 import shutil
 import subprocess
@@ -113,6 +114,23 @@ def test_page_scripts_parse_as_the_page_gets_them(tmp_path):
         done = subprocess.run(["node", "--check", str(script)], capture_output=True, text=True)
         assert done.returncode == 0, f"{name}: {done.stderr}"
     assert len(checked) > 10
+
+
+def test_what_the_pyodide_scripts_import_is_there():
+    """Each name bench/in_pyodide/*.py imports from toymodels exists: a module moved (the
+    character model went to toymodels/models/) broke `ratio`, which no test runs."""
+    missing = []
+    for path in sorted((BENCH / "in_pyodide").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("toymodels"):
+                module = importlib.import_module(node.module)
+                for alias in node.names:
+                    if not hasattr(module, alias.name):
+                        try:
+                            importlib.import_module(f"{node.module}.{alias.name}")
+                        except ImportError:
+                            missing.append(f"{path.name}: {node.module}.{alias.name}")
+    assert missing == []
 
 
 def test_in_pyodide_code_ends_with_its_call():

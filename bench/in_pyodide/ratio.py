@@ -11,8 +11,8 @@ import time
 import numpy as np
 
 from toymodels.many_heads import figure as many_heads
+from toymodels.models.charmodel import model as cm
 from toymodels.one_character import figure as char_figure
-from toymodels.one_character import model as cm
 
 REPEAT = 15
 TEXT = ("the queen. the queen. " * 3)[:64]
