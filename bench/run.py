@@ -66,6 +66,7 @@ from bench.common import (
     page_script,
     percentile,
     run_in_pyodide,
+    run_with_files,
     served_site,
 )
 from sitebuild.authoring.drawtime import site_python
@@ -925,17 +926,12 @@ def own_file(browser, site, base):
             OWN_SMOLLM2[0],
             [[n, f"/tmp/{p.name}", size] for n, p, size in refused],
         )
-        context = browser.new_context(service_workers="block")
-        page = context.new_page()
-        page.on("crash", lambda _: print("own_file: the page crashed", file=sys.stderr))
-        page.goto(base)
-        m = page.evaluate(page_function("own-file.js"), [files, web])
-        context.close()
+        pyodide = run_with_files(browser, base, files, web, "own_file")
     finally:
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
-    return {"cpython": cpython, "pyodide": answer(m["value"])}
+    return {"cpython": cpython, "pyodide": pyodide}
 
 
 def own_file_markdown(r):
@@ -979,13 +975,7 @@ def why_head(browser, site, base):
     names = [f["file"] for f in live.files()]
     files = [[f"{base}models/{name}", name] for name in names]
     web = in_pyodide("why.py", "/tmp", OWN_SMOLLM2[0], WHY_REPEAT)
-    context = browser.new_context(service_workers="block")
-    page = context.new_page()
-    page.on("crash", lambda _: print("why: the page crashed", file=sys.stderr))
-    page.goto(base)
-    m = page.evaluate(page_function("own-file.js"), [files, web])
-    context.close()
-    return {"cpython": cpython, "pyodide": answer(m["value"])}
+    return {"cpython": cpython, "pyodide": run_with_files(browser, base, files, web, "why")}
 
 
 def why_markdown(r):
