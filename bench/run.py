@@ -995,10 +995,11 @@ def why_markdown(r):
         f"`kit.score_split`), the first time after the forward: {ms('split')} (target ≤ 500 ms "
         f"at a load ≤ 2); the same for another key, all kept (a tap on a key): {ms('again')}. "
         f"The knockout of the top key-side component ({web['removed']}) from the keys: "
-        f"{ms('knockout')} (target ≤ 300 ms). The forward in the figure's pieces (one layer, "
-        f"then {web['budget_ms']:.0f} ms each; {web['pieces']} pieces at most): the longest "
-        f"piece, what a tap made meanwhile waits for at most, {ms('piece')}; the longest "
-        f"single layer, the smallest piece there can be, {ms('layer')}.\n"
+        f"{ms('knockout')} (target ≤ 300 ms). The forward in the figure's pieces (one part, "
+        f"then {web['budget_ms']:.0f} ms each; {web['pieces']} pieces at most, of "
+        f"{web['parts']} parts: a slice of a product's rows, or a layer's attention): the "
+        f"longest piece, what a tap made meanwhile waits for at most, {ms('piece')}; the "
+        f"longest single part, the smallest piece there can be, {ms('part')}.\n"
     )
 
 

@@ -299,6 +299,47 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
     assert top_k == "L17\u00a0H1" and after[j] < row[j] / 2
 
 
+def test_figure_3s_forward_comes_in_parts_of_a_layer_within_a_frame(llama, runs, monkeypatch):
+    """The lazy forward (Figure 3's) stops within a layer: its first piece is one part, a slice
+    of one product's rows; a layer is T // ROWS slices of each of its four products, the
+    attention and the last step; a piece ends before the next part would take it past
+    PIECE_S, by the longest part so far (a clock where each part takes 5 ms: three parts);
+    and the maps, streams and heads' outputs are the whole forward's, row for row."""
+    import types
+
+    s, xs, ys = runs[0]  # the eager split: whole products, as the export's
+    ids, T = s.ids.tolist(), len(s.ids)
+    assert T // s2.ROWS == 1  # one slice per product, under 2 ROWS tokens
+    lazy = s2.Split(llama, ids, lazy=True)
+    lazy.advance(0.0)
+    assert (lazy.ran, lazy.done) == (1, 0)  # a part, not a layer
+    while lazy.done == 0:
+        lazy.advance(0.0)
+    assert lazy.ran == 6  # query-key-value, attention, output, gate-up, down slices; the sum
+
+    clock = types.SimpleNamespace(now=0.0)
+    monkeypatch.setattr(s2, "time", types.SimpleNamespace(perf_counter=lambda: clock.now))
+    steps = lazy._steps
+
+    def slow():
+        for step in steps:
+            clock.now += 0.005
+            yield step
+
+    lazy._steps = slow()
+    lazy.advance(s2.PIECE_S)
+    assert lazy.ran == 6 + 3 and clock.now <= s2.PIECE_S
+    monkeypatch.undo()
+    lazy.advance(float("inf"))
+    assert lazy.complete and lazy.ran == 6 * llama.n_layer
+    for got, want in ((lazy.maps, s.maps), (lazy.x, s.x), (lazy.y, s.y)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
+    long = REPEAT[:40]  # 40 tokens: 5 slices of 8 rows for each product
+    lazy = s2.Split(llama, long, lazy=True).advance(float("inf"))
+    assert lazy.ran == (4 * 5 + 2) * llama.n_layer
+    np.testing.assert_allclose(lazy.maps, s2.Split(llama, long).maps, rtol=0, atol=1e-5)
+
+
 def test_the_guides_score_split_runs_on_smollm2(llama):
     """The guide's SmolLM2 lines take the same call: the induction head L19 H7, from the second
     " a" to the " key" after the first, is lifted most on the key side by the previous-token

@@ -6,10 +6,11 @@ SmolLM2's two files are in FOLDER (live.use). For TEXT, REPEAT times after one w
 in ms:
 
 - the lazy forward (smollm2.Split(..., lazy=True)) in the pieces the figure computes it in,
-  a first piece of one layer then pieces of live.BUDGET_S each (`advance`, as own.render
+  a first piece of one part then pieces of smollm2.PIECE_S each (`advance`, as own.render
   calls it): each run's longest piece, which is what a tap made meanwhile waits for at most,
-  and the pieces' count; and the same forward a layer per piece (budget 0): its longest layer,
-  the smallest piece there can be;
+  and the pieces' count; and the same forward a part per piece (budget 0): its longest part
+  (a slice of one product's rows, or a layer's attention), the smallest piece there can be,
+  and the parts' count;
 - on a Split whose forward is complete and whose head has not been split yet, the figure's
   default head (the export's strongest induction head) from the last token to the key it
   gives most: its split as the figure makes it (Split.totals, then kit.score_split), the
@@ -38,20 +39,20 @@ def measure(folder, text, repeat):
     layer, head = top["layer"], top["head"]
     i = len(ids) - 1
     words = [live.piece(t) for t in ids]
-    runs = {k: [] for k in ("piece", "pieces", "layer", "split", "again", "knockout")}
+    runs = {k: [] for k in ("piece", "pieces", "part", "split", "again", "knockout")}
     for n in range(repeat + 1):  # the first round warms up
         s = s2.Split(llama, ids, lazy=True)
         pieces = []
         while not s.complete:
             t0 = time.perf_counter()
-            s.advance(live.BUDGET_S if s.done else 0.0)
+            s.advance(s2.PIECE_S if s.ran else 0.0)
             pieces.append(time.perf_counter() - t0)
-        layers = []
+        parts = []
         s = s2.Split(llama, ids, lazy=True)
         while not s.complete:
             t0 = time.perf_counter()
             s.advance(0.0)
-            layers.append(time.perf_counter() - t0)
+            parts.append(time.perf_counter() - t0)
         j = int(s.attention(layer, head, i).argmax())
         t0 = time.perf_counter()
         names, _, key_side = s.totals(layer, head, i)
@@ -69,7 +70,7 @@ def measure(folder, text, repeat):
         if n:
             runs["piece"].append(max(pieces))
             runs["pieces"].append(len(pieces))
-            runs["layer"].append(max(layers))
+            runs["part"].append(max(parts))
             runs["split"].append(t1 - t0)
             runs["again"].append(t2 - t1)
             runs["knockout"].append(t4 - t3)
@@ -78,8 +79,9 @@ def measure(folder, text, repeat):
         "head": exported.slug(top["name"]),
         "removed": gone.replace("\u00a0", " "),
         "repeat": repeat,
-        "budget_ms": live.BUDGET_S * 1000,
+        "budget_ms": s2.PIECE_S * 1000,
         "pieces": max(runs.pop("pieces")),
+        "parts": s.ran,
     }
     for key, times in runs.items():
         out[f"{key}_ms"] = statistics.median(times) * 1000

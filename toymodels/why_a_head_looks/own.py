@@ -3,9 +3,9 @@ of "Heads that copy" and "What a head does", loaded once for all three), and one
 from a query token to a key token split into what each earlier component wrote (smollm2.py),
 with one component taken out of the keys or the query.
 
-The forward is computed a few layers per call (`more`), so the page draws progress and answers
-other taps between the pieces; then each tap splits one score row (no forward) and a knockout
-recomputes one head's row.
+The forward is computed in pieces of a frame each, parts of a layer (`more`; smollm2.PIECE_S),
+so the page draws progress and answers other taps between the pieces; then each tap splits one
+score row (no forward) and a knockout recomputes one head's row.
 
 State: text; head ("L19H7"; "" for the export's strongest induction head); query, key (token
 positions, 0-based; "" for the last token and the key it gives most); remove (a component,
@@ -95,7 +95,7 @@ def render(state=None, fid="why-own"):
             lines += f'<p class="hc-own-msg">{esc(smollm2.cut_note(ids))}</p>'
         s = _splits.keep(tuple(ids), lambda: s2.Split(smollm2.model()[0], ids, lazy=True))
         if not s.complete:
-            s.advance(smollm2.BUDGET_S if s.done else 0.0)
+            s.advance(s2.PIECE_S if s.ran else 0.0)
     except MemoryError:
         said = f'<p class="hc-own-msg" role="alert">{esc(smollm2.MEMORY)}</p>'
         return kit.result(form(state, said, fid), state, summary=smollm2.MEMORY)

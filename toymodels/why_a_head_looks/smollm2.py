@@ -39,12 +39,17 @@ from ..page.linalg import matmul
 from . import split as sp
 
 TOKEN = "token"
+# the lazy forward's pieces: Python's time for one (a frame: one worker answers every figure, so
+# a tap made meanwhile waits for at most this, and is drawn within two frames), made of parts of
+# a layer, each a slice of ROWS to 2 ROWS - 1 tokens' rows of one product, or the attention
+PIECE_S = 0.016
+ROWS = 8
 
 
 class Split(sp.Components):
     """One forward of MODEL (a toymodels.models.smollm2.llama.Llama) on IDS, kept whole, to
     split any head's scores (sp.Components says what it offers). LAZY: the forward is computed
-    by `advance`, a few layers at a time, until `complete`."""
+    by `advance`, in pieces of a few parts of a layer, until `complete`."""
 
     def __init__(self, model, ids, lazy=False):
         m = self.model = model
@@ -56,11 +61,12 @@ class Split(sp.Components):
         self.maps = np.empty((n, H, T, T), np.float32)
         self.x[0] = m.embed[self.ids]
         self.done = 0  # layers computed
+        self.ran = 0  # parts of the forward computed (a layer has several when LAZY)
 
         def keep(i, y):
             self.y[i] = y
 
-        self._steps = m.run(self.ids, tap=keep)
+        self._steps = m.run(self.ids, tap=keep, rows=ROWS if lazy else None)
         if not lazy:
             self.advance(float("inf"))
         cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
@@ -73,13 +79,23 @@ class Split(sp.Components):
         return self.done == self.model.n_layer
 
     def advance(self, budget):
-        """Compute layers until BUDGET seconds have gone (at least one layer), so that the page
-        can draw between the pieces of a long forward (LAZY); -> self."""
+        """Compute the forward's parts while the next would still end within BUDGET seconds
+        (judged by the longest part so far, as "Train it yourself" slices its steps) and at
+        least one, so that the page draws, and answers other taps, between the pieces of a
+        long forward (LAZY); -> self."""
         start = time.perf_counter()
-        for i, a, x in self._steps:
-            self.maps[i], self.x[i + 1] = a, x
-            self.done = i + 1
-            if time.perf_counter() - start >= budget:
+        longest = 0.0
+        while not self.complete:
+            t = time.perf_counter()
+            step = next(self._steps)
+            self.ran += 1
+            if step is not None:  # a layer is whole
+                i, a, x = step
+                self.maps[i], self.x[i + 1] = a, x
+                self.done = i + 1
+            now = time.perf_counter()
+            longest = max(longest, now - t)
+            if now - start + longest > budget:
                 break
         return self
 

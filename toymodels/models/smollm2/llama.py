@@ -26,6 +26,7 @@ converter leaves the rows as they are), "tied" (False: the logits read "output.w
 does). Without them the model is SmolLM2's, computed exactly as before.
 """
 
+import itertools
 import sys
 
 import numpy as np
@@ -181,7 +182,7 @@ class Llama:
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
         return dot(rmsnorm(x, self.norm, self.eps), self.out.T).astype(np.float32)
 
-    def run(self, ids, ablate=(), cache=None, tap=None, start=0, x=None):
+    def run(self, ids, ablate=(), cache=None, tap=None, start=0, x=None, rows=None):
         """The forward one layer at a time: yields (i, maps_i (heads, T, P+T), x (T, d), the
         residual stream after layer i), so a caller can stop between layers and go on later
         (the page computes a long text in pieces). Arguments as for `forward`, and:
@@ -193,12 +194,20 @@ class Llama:
         yielded for layer start - 1 (no cache: the layers below would not have written it).
         `x` may be (B, T, d), B variants of the text run at once (each shape above then has
         B in front; not under Pyodide): one read of each layer's weights serves them all.
+        `rows`: each of a layer's four products (queries, keys and values; the output
+        projection; the feed-forward's two) is computed a slice of ROWS to 2 ROWS - 1 tokens'
+        rows at a time (all of them when fewer), and None is yielded after each slice and
+        after the attention, so that a caller can stop within a layer too (the page's pieces
+        of a long forward: a frame each). Each row is the product's own row: Pyodide's einsum
+        gives the same numbers; BLAS may round a slice in float32's last bit.
         """
         ids = np.asarray(ids, dtype=np.int64)
         T, H, KV, hs = len(ids), self.n_head, self.n_kv, self.hs
         P = len(cache) if cache is not None else 0
         if start and (cache is not None or x is None):
             raise ValueError("starting at a later layer takes its input x and no cache")
+        if rows and x is not None and x.ndim > 2:
+            raise ValueError("a forward in slices of rows takes one text, not variants of it")
         off = set(map(tuple, ablate))
         cos, sin = self.rope(P, T)
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
@@ -209,10 +218,22 @@ class Llama:
             # (..., T, n) @ (n, m) as one product of (B*T, n)
             return dot(t.reshape(-1, t.shape[-1]), w).reshape(*t.shape[:-1], w.shape[1])
 
+        edges = [T * n // max(1, T // rows) for n in range(max(1, T // rows) + 1)] if rows else ()
+
+        def product(t, w):
+            # mm(t, w), with `rows` a slice of rows at a time: `yield from` gives the product
+            if not rows:
+                return mm(t, w)
+            out = np.empty((T, w.shape[1]), np.float32)
+            for a, b in itertools.pairwise(edges):
+                out[a:b] = mm(t[a:b], w)
+                yield
+            return out
+
         for i in range(start, self.n_layer):
             L = self.layers[i] if self.layers is not None else self.layer(i)
             h = rmsnorm(x, L["attn_norm"], self.eps)
-            qkv = mm(h, L["qkv"])  # (T, (H+2KV)*hs)
+            qkv = yield from product(h, L["qkv"])  # (T, (H+2KV)*hs)
             if "qkv_b" in L:
                 qkv = qkv + L["qkv_b"]
             q = qkv[..., : H * hs].reshape(*lead, T, H, hs).swapaxes(-2, -3)  # (H, T, hs)
@@ -231,8 +252,10 @@ class Llama:
             if tap is not None:
                 z = tap(i, y)
                 y = y if z is None else z
-            x = x + mm(y.swapaxes(-2, -3).reshape(*lead, T, H * hs), L["o"])  # (T, d)
+            if rows:
+                yield
+            x = x + (yield from product(y.swapaxes(-2, -3).reshape(*lead, T, H * hs), L["o"]))
             h = rmsnorm(x, L["ffn_norm"], self.eps)
-            g, u = np.split(mm(h, L["gate_up"]), 2, -1)  # (T, ff) each
-            x = x + mm(silu(g) * u, L["down"])  # (T, d)
+            g, u = np.split((yield from product(h, L["gate_up"])), 2, -1)  # (T, ff) each
+            x = x + (yield from product(silu(g) * u, L["down"]))  # (T, d)
             yield i, a, x
