@@ -257,7 +257,9 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
     """Figure 3 on its default text: the forward comes in pieces (`more`), then the summary
     gives the attention of the export's strongest induction head from the last token, its
     score and each side's top lift, and with L17 H1 taken out of the keys the attention left,
-    each as the split of the same ids computes it here."""
+    each as the split of the same ids computes it here. A tap on another key makes no
+    product but the knockout's: the totals are made once per query, for the figure and the
+    kit alike."""
     from toymodels.models.smollm2 import live
     from toymodels.why_a_head_looks import own
 
@@ -297,6 +299,16 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
         f"{np.floor(after[j] * 1000 + 0.5) / 10:.1f}%."
     )
     assert top_k == "L17\u00a0H1" and after[j] < row[j] / 2
+
+    # a tap on another key: the split's totals are those already made (the figure's and
+    # score_split's, once), so the one product of keys made is the knockout's
+    kept = own._splits[tuple(ids)]
+    made = []
+    kept.key = lambda *args: made.append(args[:2]) or s2.Split.key(kept, *args)
+    other = next(n for n in range(i) if n != j)
+    got = own.render(dict(state, key=str(other)), "why-own")
+    assert made == [(18, 6)] and got["state"]["key"] == str(other)
+    assert f"“{live.piece(ids[other])}”, {two(s.score(18, 6, i)[other])}, is" in got["summary"]
 
 
 def test_figure_3s_forward_comes_in_parts_of_a_layer_within_a_frame(llama, runs, monkeypatch):

@@ -15,7 +15,7 @@ in ms:
   default head (the export's strongest induction head) from the last token to the key it
   gives most: its split as the figure makes it (Split.totals, then kit.score_split), the
   first time (every earlier layer's writes and the layer's reads made) and again for another
-  key (all of them kept: a tap on a key);
+  key (its totals kept: a tap on a key);
 - the knockout of the top key-side component (the figure's first "Take out" button) from the
   keys, Split.knockout.
 

@@ -127,13 +127,20 @@ class Components:
     def totals(self, layer, head, i):
         """(names, query side (C', i+1), key side (C', i+1)): each component's total on each
         side of every score s[i, j <= i], the other side whole: pairs' terms summed over key
-        components, and over query components, without making every pair."""
+        components, and over query components, without making every pair. The last row asked
+        is kept (read-only): a figure and the kit's score_split draw from the same totals, and
+        a tap on another key of the same query costs no product."""
+        kept = getattr(self, "_totals", None)
+        if kept is not None and kept[0] == (layer, head, i):
+            return kept[1]
         names, reads = self.reads(layer)
         q = self.query(layer, head, reads[:, i], i)  # (C', K)
         k = self.key(layer, head, reads[:, : i + 1])  # (C', i+1, K)
         query_side = np.einsum("ak,jk->aj", q, k.sum(0)) * self.scale
         key_side = np.einsum("k,bjk->bj", q.sum(0), k) * self.scale
-        return names, query_side, key_side
+        query_side.flags.writeable = key_side.flags.writeable = False
+        self._totals = ((layer, head, i), (tuple(names), query_side, key_side))
+        return self._totals[1]
 
     def knockout(self, layer, head, i, name, side="keys"):
         """Head HEAD's attention row from query i (i+1,) with component NAME (or each of a
