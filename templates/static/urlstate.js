@@ -36,14 +36,16 @@ export class URLState {
   }
 
   // Figure FID was drawn for a reader's action made as HOW ("push": a step of its own unless the
-  // reader is still with this figure; "replace"): every figure's state goes into the URL
+  // reader is still with this figure; "replace"): every figure's state goes into the URL. An
+  // action that changed no state (a model loaded, a control already chosen) is no visit: the
+  // next change pushes its step, so that Back still comes back to the page before it
   drawn(fid, how) {
     const push = how === "push" && this.#visiting !== fid;
-    if (how === "push") this.#visiting = fid;
-    this.write(push);
+    if (this.write(push) && how === "push") this.#visiting = fid;
   }
 
-  // the URL of every figure's state, as a new step in history (PUSH) or in place of the last
+  // the URL of every figure's state, as a new step in history (PUSH) or in place of the last;
+  // -> whether it differs from the URL written or on its way
   write(push = false) {
     const { pathname, search, hash } = this.location;
     const params = new URLSearchParams(search);
@@ -60,10 +62,10 @@ export class URLState {
     const query = params.toString();
     const url = `${pathname}${query ? `?${query}` : ""}${hash}`;
     const step = this.#step;
-    if (url === (step ? step.url : `${pathname}${search}${hash}`)) return;
+    if (url === (step ? step.url : `${pathname}${search}${hash}`)) return false;
     if (step && !push) { // the step not written yet takes it
       step.url = url;
-      return;
+      return true;
     }
     const mine = { url, push, epoch: this.#epoch };
     this.#step = mine;
@@ -74,6 +76,7 @@ export class URLState {
       else this.history.replaceState(this.history.state, "", mine.url);
       this.written();
     });
+    return true;
   }
 
   // Back or Forward: the URL it came to wins over a redraw's not yet written, and the next

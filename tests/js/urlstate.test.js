@@ -106,6 +106,17 @@ describe("one step in history per figure visit", () => {
     ]);
   });
 
+  test("an action that changes no state is no visit: the first change after it pushes", () => {
+    const p = page("/c.html", { a: HEADS });
+    p.draw("a", {}); // e.g. a model loaded into the figure, its state as it was
+    p.paint();
+    p.draw("a", { word: "1" });
+    p.paint();
+    p.draw("a", { word: "2" });
+    p.paint();
+    assert.deepEqual(p.steps, ["/c.html", "/c.html?a.word=2"]);
+  });
+
   test("taps drawn before the paint are each their own step, in order", () => {
     const p = page("/c.html", { a: HEADS, b: HEADS });
     p.draw("a", { word: "1" });
