@@ -160,6 +160,40 @@ def test_no_page_of_the_site_is_wider_than_a_phone(new_page, base_url, site):
     assert small == {}
 
 
+def test_on_a_phone_a_row_of_tokens_shows_its_pressed_one_when_drawn(new_page, base_url):
+    # "Why a head looks there", Figure 1's key characters before Python: a row scrolled until its
+    # pressed character is out of view brings it back when the row is laid out again (a redraw
+    # or, here, a resize), as a map brings back its selected column; one partly in view (as a
+    # tapped one is) stays where it is
+    page = open_before_python(
+        new_page(viewport={"width": 360, "height": 740}, **TOUCH),
+        f"{base_url}why-a-head-looks-there.html",
+    )
+    row = page.locator("#why-look .mh-words")
+    row.scroll_into_view_if_needed()
+    in_view = """(r) => {
+      const b = r.getBoundingClientRect();
+      const c = r.querySelector(":scope > [aria-pressed=true]").getBoundingClientRect();
+      return [c.right > b.left && c.left < b.right, Math.round(r.scrollLeft)];
+    }"""
+    assert row.evaluate("(r) => r.scrollWidth > 2 * r.clientWidth")
+    row.evaluate("(r) => { r.scrollLeft = r.scrollWidth; }")
+    page.evaluate(FRAMES_JS)
+    assert row.evaluate(in_view)[0] is False
+    resized(page, 375, 740)
+    page.wait_for_function(f"() => ({in_view})(document.querySelector('#why-look .mh-words'))[0]")
+    # partly in view: left as it is
+    at = row.evaluate(
+        """(r) => {
+          const c = r.querySelector(":scope > [aria-pressed=true]");
+          r.scrollLeft = c.offsetLeft - r.offsetLeft + c.offsetWidth / 2 - r.clientWidth;
+          return Math.round(r.scrollLeft);
+        }"""
+    )
+    resized(page, 360, 740)
+    assert row.evaluate(in_view) == [True, at]
+
+
 def test_on_a_phone_heads_that_copy_offers_its_texts_and_layers_compactly(new_page, base_url):
     # before Python: the controls take their room from the first paint
     page = open_before_python(new_page(viewport=PHONE, **TOUCH), f"{base_url}heads-that-copy.html")

@@ -272,6 +272,8 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
             break
         assert got["summary"].startswith("Running your text: ")
     assert pieces > 1 and state["head"] == "L19H7"
+    for name in ("The query token", "The key token", "Take out"):  # shown over their rows
+        assert f'<p class="hc-what why-row" aria-hidden="true">{name}</p><div' in got["html"]
     ids, _ = live.encode(own.DEFAULTS["text"])
     s = s2.Split(llama, ids)
     i = len(ids) - 1

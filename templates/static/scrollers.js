@@ -1,6 +1,7 @@
-// Boxes that scroll sideways (a wide map or table, a formula, code): a faded edge shows there is
-// more that way, and a map's selected column (the selected word's own, or a marked header) is
-// scrolled into the box's visible part whenever the box is drawn or resized.
+// Boxes that scroll sideways (a wide map or table, a formula, code, a row of buttons): a faded
+// edge shows there is more that way, and a map's selected column (the selected word's own, or a
+// marked header), or a row's pressed button, is scrolled into the box's visible part whenever the
+// box is drawn or resized.
 // A block the browser has not laid out yet (content-visibility: the character model's sections,
 // charmodel.css) is left alone until it comes near the screen: reading its boxes would lay it out.
 
@@ -33,12 +34,18 @@ function selectedCell(box) {
   return row.querySelectorAll("td")[i] || null;
 }
 
+// in a row of buttons (tokens, heads, choices), the pressed one: brought into view only when it
+// is wholly out of it, since a button the reader taps is in view, and a tap never moves it
+const pressed = (box) => box.querySelector(":scope > [aria-pressed=true]");
+
 function reveal(box) {
   if (box.scrollWidth - box.clientWidth <= EDGE) return;
-  const cell = selectedCell(box);
+  const button = pressed(box);
+  const cell = button || selectedCell(box);
   if (!cell) return;
   const b = box.getBoundingClientRect();
   const c = cell.getBoundingClientRect();
+  if (button && c.right > b.left && c.left < b.right) return;
   const room = Math.min(48, Math.max(0, (b.width - c.width) / 2));
   if (c.left < b.left + room) box.scrollLeft -= b.left + room - c.left;
   else if (c.right > b.right - room) box.scrollLeft += c.right - (b.right - room);

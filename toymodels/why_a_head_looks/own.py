@@ -53,6 +53,12 @@ def read_head(text, layers, heads):
     return (L, H) if 0 <= L < layers and 0 <= H < heads else None
 
 
+def named(text, row):
+    """ROW (a group of buttons, named for screen readers by its aria-label) under TEXT, the
+    same name shown: the query's and the key's rows hold the same tokens."""
+    return f'<p class="hc-what why-row" aria-hidden="true">{esc(text)}</p>{row}'
+
+
 def form(state, said, fid):
     """The text box and the button, in the form that loads the model when asked."""
     box = kit.own_model_attrs("hc-own", smollm2.files(), smollm2.WARM, smollm2.MEMORY_MB)
@@ -159,12 +165,18 @@ def measured(state, s, ids, lines, fid):
     html = (
         form(state, lines, fid)
         + head_box
-        + kit.token_buttons(pieces, i, key="query", label="The query token", fk="q", pieces=True)
-        + kit.token_buttons(
-            pieces[: i + 1], j, key="key", label="The key token", fk="k", pieces=True
+        + named(
+            "The query token",
+            kit.token_buttons(pieces, i, key="query", label="The query token", fk="q", pieces=True),
+        )
+        + named(
+            "The key token",
+            kit.token_buttons(
+                pieces[: i + 1], j, key="key", label="The key token", fk="k", pieces=True
+            ),
         )
         + tables
-        + kit.controls(take)
+        + named("Take out", kit.controls(take))
         + kit.shares_table(
             pieces[: i + 1], columns, caption=f"What {who} gives each key from {q}", selected=j
         )
