@@ -7,6 +7,8 @@ Marked `model`: the shipped model from the repacked files (conftest's `llama`), 
 test transformers' (smollm2_reference); a few short texts keep it to seconds.
 """
 
+import re
+
 import numpy as np
 import pytest
 import smollm2_reference
@@ -311,6 +313,21 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
     got = own.render(dict(state, key=str(other)), "why-own")
     assert made == [(18, 6)] and got["state"]["key"] == str(other)
     assert f"“{live.piece(ids[other])}”, {two(s.score(18, 6, i)[other])}, is" in got["summary"]
+
+    # a head the model has not: the reader is told, and the default head is shown
+    got = own.render(dict(state, head="L99H1"), "why-own")
+    assert got["state"]["head"] == "L19H7" and (
+        "There is no head “L99H1” here: SmolLM2 has 30 layers of 9 heads, L1H1 to L30H9; "
+        "L19\u00a0H7 is shown." in got["html"]
+    )
+    # the component taken out stays among the buttons, pressed, though it lifts the least
+    low = names[int(np.argmin(lift_q))]
+    got = own.render(dict(state, remove=own.slug(low), side="queries"), "why-own")
+    pressed = re.findall(r'data-key="remove"[^>]*aria-pressed="true"[^>]*>([^<]*)<', got["html"])
+    assert pressed == [low] and got["summary"].endswith(
+        f"Without {low} from the query, it gives "
+        f"{np.floor(s.knockout(18, 6, i, low, 'queries')[j] * 1000 + 0.5) / 10:.1f}%."
+    )
 
 
 def test_figure_3s_forward_comes_in_parts_of_a_layer_within_a_frame(llama, runs, monkeypatch):

@@ -121,8 +121,16 @@ def measured(state, s, ids, lines, fid):
     largest lifts, and the knockout asked for."""
     m = s.model
     top = ex.heads()[0]
-    layer, head = read_head(state["head"], m.n_layer, m.n_head) or (top["layer"], top["head"])
-    state["head"] = f"L{layer + 1}H{head + 1}"
+    asked = read_head(state["head"], m.n_layer, m.n_head)
+    layer, head = asked or (top["layer"], top["head"])
+    typed, state["head"] = state["head"].strip(), f"L{layer + 1}H{head + 1}"
+    no_head = (
+        f'<p class="hc-own-msg" role="alert">There is no head “{esc(typed[:20])}” here: '
+        f"SmolLM2 has {m.n_layer} layers of {m.n_head} heads, L1H1 to L{m.n_layer}H{m.n_head}; "
+        f"{esc(head_name(layer + 1, head + 1))} is shown.</p>"
+        if typed and not asked
+        else ""
+    )
     T = len(ids)
     i = whole(state["query"], 4)
     i = T - 1 if i is None or i >= T else i
@@ -152,10 +160,12 @@ def measured(state, s, ids, lines, fid):
         '<form class="wh-patch" data-state-form>'
         f'<label class="hc-what" for="{esc(fid)}-head">Head</label> '
         + kit.text_box(fid, "head", state["head"], maxlength="7")
-        + '<button type="submit" data-fk="head-go">Open</button></form>'
+        + f'<button type="submit" data-fk="head-go">Open</button>{no_head}</form>'
     )
     shown_side = key_lift if state["side"] == "keys" else query_lift
     order = sorted(range(len(names)), key=lambda c: (-shown_side[c], c))[:TOP]
+    if gone and gone not in [names[c] for c in order]:  # the one taken out stays offered, pressed
+        order.append(names.index(gone))
     take = kit.choices(
         "remove",
         [("", "Nothing")] + [(slug(names[c]), names[c]) for c in order],
