@@ -14,6 +14,7 @@ import pytest
 import smollm2_reference
 
 from toymodels.heads_that_copy import heads as hc
+from toymodels.page import download
 from toymodels.why_a_head_looks import measure
 from toymodels.why_a_head_looks import smollm2 as s2
 
@@ -276,6 +277,8 @@ def test_figure_3_splits_the_readers_text_in_pieces(llama):
     assert pieces > 1 and state["head"] == "L19H7"
     for name in ("The query token", "The key token", "Take out"):  # shown over their rows
         assert f'<p class="hc-what why-row" aria-hidden="true">{name}</p><div' in got["html"]
+    shown = download.files(own.__name__ + ":render", state, "why-own", "Figure 3", "")["svg"]
+    assert "The key token" in shown and "Take out" not in shown  # no buttons in a picture
     ids, _ = live.encode(own.DEFAULTS["text"])
     s = s2.Split(llama, ids)
     i = len(ids) - 1

@@ -186,7 +186,7 @@ def measured(state, s, ids, lines, fid):
             ),
         )
         + tables
-        + named("Take out", kit.controls(take))
+        + kit.controls(named("Take out", take))
         + kit.shares_table(
             pieces[: i + 1], columns, caption=f"What {who} gives each key from {q}", selected=j
         )
