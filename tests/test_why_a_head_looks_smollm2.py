@@ -374,6 +374,28 @@ def test_figure_3s_forward_comes_in_parts_of_a_layer_within_a_frame(llama, runs,
     np.testing.assert_allclose(lazy.maps, s2.Split(llama, long).maps, rtol=0, atol=1e-5)
 
 
+def test_figure_3_after_running_out_of_memory_runs_the_text_again(llama):
+    """A forward that runs out of the browser's memory part-way says so, and the next try
+    starts the text's forward again rather than failing on the spent one."""
+    from toymodels.models.smollm2 import live
+    from toymodels.why_a_head_looks import own
+
+    own._splits.clear()
+    state = own.render({}, "why-own")["state"]
+    ids, _ = live.encode(own.DEFAULTS["text"])
+
+    def short():
+        raise MemoryError
+        yield
+
+    own._splits[tuple(ids)]._steps = short()
+    got = own.render(state, "why-own")
+    assert got["summary"] == live.MEMORY and "more" not in got
+    got = own.render(state, "why-own")
+    assert got["more"] and got["summary"] == "Running your text: 0 of 30 layers."
+    own._splits.clear()
+
+
 def test_the_guides_score_split_runs_on_smollm2(llama):
     """The guide's SmolLM2 lines take the same call: the induction head L19 H7, from the second
     " a" to the " key" after the first, is lifted most on the key side by the previous-token

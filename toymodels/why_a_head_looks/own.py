@@ -95,6 +95,7 @@ def render(state=None, fid="why-own"):
     if note:
         said = lines + f'<p class="hc-own-msg" role="alert">{esc(note)}</p>'
         return kit.result(form(state, said, fid), state, summary=f"Your own text: {note}")
+    ids = ()
     try:
         ids, cut = smollm2.encode(text)
         if cut:
@@ -103,6 +104,7 @@ def render(state=None, fid="why-own"):
         if not s.complete:
             s.advance(s2.PIECE_S if s.ran else 0.0)
     except MemoryError:
+        _splits.pop(tuple(ids), None)  # its forward is spent: a later try starts it again
         said = f'<p class="hc-own-msg" role="alert">{esc(smollm2.MEMORY)}</p>'
         return kit.result(form(state, said, fid), state, summary=smollm2.MEMORY)
     if not s.complete:
