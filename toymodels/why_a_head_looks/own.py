@@ -3,9 +3,10 @@ of "Heads that copy" and "What a head does", loaded once for all three), and one
 from a query token to a key token split into what each earlier component wrote (smollm2.py),
 with one component taken out of the keys or the query.
 
-The forward is computed in pieces of a frame each, parts of a layer (`more`; smollm2.PIECE_S),
-so the page draws progress and answers other taps between the pieces; then each tap splits one
-score row (no forward) and a knockout recomputes one head's row.
+The forward is computed in pieces of a frame each (PIECE_S in smollm2.py), parts of a layer,
+one piece a call (`more`), so the page draws progress and answers other taps between the pieces;
+then each tap splits one score row (no forward; a tap on another key reuses the row's totals) and
+a knockout recomputes one head's row.
 
 State: text; head ("L19H7"; "" for the export's strongest induction head); query, key (token
 positions, 0-based; "" for the last token and the key it gives most); remove (a component,
