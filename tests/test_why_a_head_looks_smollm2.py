@@ -363,6 +363,9 @@ def test_figure_3s_forward_comes_in_parts_of_a_layer_within_a_frame(llama, runs,
     lazy._steps = slow()
     lazy.advance(s2.PIECE_S)
     assert lazy.ran == 6 + 3 and clock.now <= s2.PIECE_S
+    lazy._steps = steps  # a clock too coarse to see a part (the browser's): still one a call
+    lazy.advance(0.0)
+    assert lazy.ran == 6 + 3 + 1
     monkeypatch.undo()
     lazy.advance(float("inf"))
     assert lazy.complete and lazy.ran == 6 * llama.n_layer
