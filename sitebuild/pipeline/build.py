@@ -204,10 +204,11 @@ class Memory:
 
     def __init__(self):
         self.last = None  # Built
-        # kept while the code is as it was (chaptercache.code): the templates as read, and each
+        # kept while the code is as it was (chaptercache.code): the templates as read, each
         # chapter's live cells' requests and answers (cellrunner.Replay), so that an edit to
-        # its prose runs no cell again
-        self.code, self.env, self.replays = None, None, {}
+        # its prose runs no cell again, and the toymodels modules that the modules its
+        # chapters name import (_python_of), so that no module's source is parsed again
+        self.code, self.env, self.replays, self.imported = None, None, {}, {}
 
 
 def _identity(site):
@@ -239,13 +240,14 @@ def _render_site(
     code = chaptercache.code(root) if reuse is not None else None
     if memory is not None and (memory.code != code or code is None):
         # what is kept only while the code is as it was: the templates read, the cells' answers
-        memory.code, memory.env, memory.replays = code, environment(root), {}
+        memory.code, memory.env, memory.replays, memory.imported = code, environment(root), {}, {}
     env = environment(root) if memory is None else memory.env
     chapters = load_chapters(root)
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
     following = {ch.path: _following(chapters, ch) for ch in built}
     keys = {ch.path: code and chaptercache.key(ch, following[ch.path], code) for ch in built}
-    modules = frozenset(_python_of(root, built))  # which models' files the site carries
+    # which models' files the site carries
+    modules = _python_of(root, built, {} if memory is None else memory.imported)
     inputs = (code, pyodide_url, lms, only, lrs, modules)
     metas = [c.meta for c in chapters]
     last = memory.last if memory is not None else None
@@ -371,11 +373,15 @@ def _carry(site, out, slugs):
                 assets.copy_file(Path(top) / name, out / rel / name)
 
 
-def _python_of(root, chapters):
+def _python_of(root, chapters, known):
     """The toymodels modules the browser may import for CHAPTERS: those their figures, checks
-    and live cells name, with every module these import (read from their source)."""
-    named = set().union(*(imports.named_modules(ch) for ch in chapters))
-    return imports.imported(named, root)
+    and live cells name, with every module these import (read from their source), as a
+    frozenset. KNOWN, a dict, keeps the answer for the modules named, for a build of the same
+    code (parsing every module's source is a good part of a one-chapter build)."""
+    named = frozenset().union(*(imports.named_modules(ch) for ch in chapters))
+    if named not in known:
+        known[named] = frozenset(imports.imported(named, root))
+    return known[named]
 
 
 def _following(chapters, ch):
