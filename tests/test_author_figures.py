@@ -1023,8 +1023,8 @@ def test_lines_added_above_an_exercise_ask_its_python_nothing_new(author, monkey
     shifted = text.replace("Some prose", "A new paragraph.\n\nSome prose", 1)
     assert build(shifted) == warned(22) and not started
     failing = cell.replace("x + 1", "x + y")
-    fails(text.replace(cell, failing), 27)
-    fails(shifted.replace(cell, failing), 29)  # the cell's error given again, at its new line
+    fails(shifted.replace(cell, failing), 29)
+    fails(text.replace(cell, failing), 27)  # lines taken away: the error given again, moved up
     assert not started
 
 
