@@ -4,14 +4,14 @@ bench/run.py serve`, a part of `make bench`).
 A copy of the project (its chapters, templates and toymodels) is served by `build.py serve`
 in a process of its own, and a chapter is opened in Chromium as an author opens it, its
 service worker allowed (serve answers for the worker with one that leaves:
-sitebuild/serving/reload.py). Once the page's Python is ready, a new
-sentence is saved at the top of the chapter, EDITS times; then EDITS edits that each add two
-more lines at the top than the last, so that every figure, cell and exercise moves down (their
-requests to the cells' Python and what the build says name no line of the chapter, so that
-serve's builder still answers them from its last build: cellrunner.Replay). Each edit is timed
-from just before the save to the first paint of the page that shows it (the reloaded page's
-first contentful paint, read from the page's own clock, the same wall clock as the bench's),
-and split at the moment serve said it had built.
+sitebuild/serving/reload.py). Once the page's Python is ready, EDITS times, two edits are
+saved: one that adds two lines more at the top of the chapter than the edit before, so that
+every figure, cell and exercise moves down (their requests to the cells' Python and what the
+build says name no line of the chapter, so that serve's builder still answers them from its
+last build: cellrunner.Replay), then one that changes a sentence there, the lines as they were.
+Each edit is timed from just before the save to the first paint of the page that shows it (the
+reloaded page's first contentful paint, read from the page's own clock, the same wall clock as
+the bench's), and split at the moment serve said it had built.
 """
 
 import re
@@ -30,16 +30,16 @@ EDITS = 5
 PAGE = "one-head.html"  # the path's first chapter
 SERVE_S = 300  # serve's first, whole build, on a busy machine
 SHOWN_S = 60  # one edit, on a busy machine
-# the chapter's text with the I-th edit of each kind: a sentence at the top, the same lines each
-# time; or that sentence and I + 1 paragraphs more, two more lines than the edit before
-KINDS = {
-    "sentence": lambda original, marker, i: original.replace(
-        "+++\n\n", f"+++\n\n{marker} is new here.\n\n", 1
-    ),
-    "shift": lambda original, marker, i: original.replace(
-        "+++\n\n", f"+++\n\n{marker} is new here.\n\n" + "And a line more.\n\n" * (i + 1), 1
-    ),
-}
+# the edits, taken in turns so that both meet the same load: each shift adds two lines more at
+# the top than the edit before (every figure, cell and exercise moves down); each sentence
+# edit then changes a sentence there, the lines as they were
+KINDS = ("shift", "sentence")
+
+
+def _edited(original, marker, i):
+    """The chapter's text with a sentence holding MARKER at the top and I + 1 new lines below."""
+    lines = "And a line more.\n\n" * (i + 1)
+    return original.replace("+++\n\n", f"+++\n\n{marker} is new here.\n\n{lines}", 1)
 
 
 def edits(browser, pages=()):
@@ -68,10 +68,10 @@ def edits(browser, pages=()):
             page = context.new_page()
             page.goto(url)
             runs = {kind: [] for kind in KINDS}
-            for kind, i in [(kind, i) for kind in KINDS for i in range(EDITS)]:
+            for i, kind in [(i, kind) for i in range(EDITS) for kind in KINDS]:
                 page.wait_for_selector("html.py-ready", timeout=SHOWN_S * 1000)
                 marker = f"Edited{kind}{i}forthebench"
-                text = KINDS[kind](original, marker, i)
+                text = _edited(original, marker, i)
                 heard = len(said)
                 saved = time.time()
                 chapter.write_text(text, encoding="utf-8")
@@ -120,11 +120,11 @@ def _address(said, proc):
 
 def markdown(r):
     return (
-        f"A new sentence saved at the top of {r['page']} under `build.py serve`, the page open "
-        "in Chromium: from the save to the reloaded page's first paint, "
+        f"A sentence at the top of {r['page']} changed under `build.py serve`, the lines as they "
+        "were, the page open in Chromium: from the save to the reloaded page's first paint, "
         + _row(r)
-        + "\n\nAn edit that adds lines at the top (two more each time), moving every figure, "
-        "cell and exercise below them: " + _row(r["shift"]) + "\n"
+        + "\n\nAn edit that adds lines at the top (two more each time, taken in turns with the "
+        "sentence's), moving every figure, cell and exercise below them: " + _row(r["shift"]) + "\n"
     )
 
 
