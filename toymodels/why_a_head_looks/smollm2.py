@@ -66,6 +66,7 @@ class Split(sp.Components):
         cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
         self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
         self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
+        self._made = (None, None)  # (layer, its weights): the last layer dequantised
         self._reads = (None, None)  # the last layer read: (layer, (names, reads))
 
     @property
@@ -84,8 +85,15 @@ class Split(sp.Components):
         return self
 
     def _layer(self, i):
+        """Layer I's weights: the model's kept ones, or (a model that keeps its blocks) made
+        once for as long as the split reads that layer."""
         m = self.model
-        return m.layers[i] if m.layers is not None else m.layer(i)
+        if m.layers is not None:
+            return m.layers[i]
+        if self._made[0] != i:
+            self._made = (None, None)  # let the last go before the next is made
+            self._made = (i, m.layer(i))
+        return self._made[1]
 
     def writes(self, m):
         """Layer M's heads' writes (H, T, d) and its feed-forward block's (T, d), float64:
@@ -154,6 +162,21 @@ class Split(sp.Components):
         wk = qkv[:, (m.n_head + g) * hs : (m.n_head + g + 1) * hs]
         return wq.astype(np.float64), wk.astype(np.float64)  # made afresh: 0.6 MB, not kept
 
+    def bias(self, layer, head, i):
+        """Qwen2's query and key biases (split.Components.bias), turned by RoPE as the forward
+        turns them (after the bias is added); None for a model without them (llama)."""
+        b = self._layer(layer).get("qkv_b")
+        if b is None:
+            return None
+        m, hs = self.model, self.model.hs
+        g = head // (m.n_head // m.n_kv)
+        bq = b[head * hs : (head + 1) * hs].astype(np.float64)
+        bk = b[(m.n_head + g) * hs : (m.n_head + g + 1) * hs].astype(np.float64)
+        keys = np.broadcast_to(bk, (i + 1, hs))
+        return rotate(bq, self.cos[i], self.sin[i]), rotate(
+            keys, self.cos[: i + 1], self.sin[: i + 1]
+        )
+
     def query(self, layer, head, read, i):
         wq = self.weights(layer, head)[0]
         return rotate(read @ wq, self.cos[i], self.sin[i])  # turned as at position i
@@ -169,7 +192,11 @@ class Split(sp.Components):
         frozen but recomputed: what the pairs add up to."""
         x = self.stream(layer)[: i + 1]
         q = self.query(layer, head, self.norm(layer, x[i]), i)  # (hs,)
-        return self.key(layer, head, self.norm(layer, x)) @ q * self.scale  # (i+1,)
+        k = self.key(layer, head, self.norm(layer, x))  # (i+1, hs)
+        b = self.bias(layer, head, i)
+        if b is not None:
+            q, k = q + b[0], k + b[1]
+        return k @ q * self.scale  # (i+1,)
 
     def attention(self, layer, head, i):
         """The forward's own attention row of head HEAD from query i (i+1,)."""

@@ -1,0 +1,171 @@
+"""Why a head looks there (toymodels/why_a_head_looks/smollm2.py, own.py) on a reader's own
+GGUF file: tiny random models of each architecture written by tests/support/tinygguf.py, their
+weights held as float32 or as the file's blocks. The pair terms add up to the pre-softmax
+score the file's own forward computed (read where the forward hands it to its softmax); the
+knockout is the head's attention written out here from the forward's own stream with the
+component taken out at the keys; Figure 3 draws the reader's model once the file is open, and
+says in one sentence what it cannot split."""
+
+import numpy as np
+import pytest
+from support import tinygguf
+from test_ownfile import finished, opened
+
+from toymodels.models import ownfile
+from toymodels.models.gguffile import model as gf
+from toymodels.models.smollm2 import llama as lm
+from toymodels.why_a_head_looks import own
+from toymodels.why_a_head_looks import smollm2 as s2
+from toymodels.why_a_head_looks import split as sp
+
+pytest.importorskip("gguf", reason="the files are written with the gguf package")
+IDS = [5, 40, 71, 3, 88, 19, 40, 71, 3, 88, 19, 260, 7, 40, 71, 3, 88, 19, 120, 64]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """arch -> the tiny file's path (F16, so a blocks-kept model dequantises real blocks)."""
+    where = tmp_path_factory.mktemp("why-files")
+    return {a: tinygguf.write(where / f"{a}.gguf", a, "F16") for a in ("llama", "qwen2")}
+
+
+def forward(model, ids, monkeypatch):
+    """The model's own forward on IDS -> (each layer's pre-softmax scores (H, T, T) as the
+    forward handed them to its softmax, the stream entering each layer (layers+1, T, d), each
+    head's output before the output projection (layers, H, T, hs)), float64."""
+    scores, ys = [], []
+    real = lm.softmax
+
+    def kept(s):
+        scores.append(np.array(s, np.float64))
+        return real(s)
+
+    monkeypatch.setattr(lm, "softmax", kept)
+    xs = [np.asarray(model.embed[ids], np.float64)]
+    for _, _, x in model.run(ids, tap=lambda i, y: ys.append(y.astype(np.float64))):
+        xs.append(x.astype(np.float64))
+    monkeypatch.setattr(lm, "softmax", real)
+    return scores, np.stack(xs), np.stack(ys)
+
+
+def written_out(model, x, layer, head, i, xk, key_bias=True):
+    """Head HEAD's attention row from query I: the query from the stream X (T, d), the keys
+    from XK (i+1, d), written out here from the layer's weights as the forward lays them out
+    (RMSNorm, the head's and its group's columns, the bias where the file has one, RoPE in
+    float64); without KEY_BIAS, the keys without their bias."""
+    L = model.layers[layer] if model.layers is not None else model.layer(layer)
+    hs, g = model.hs, head // (model.n_head // model.n_kv)
+    cols = {"q": head * hs, "k": (model.n_head + g) * hs}
+    w = {n: L["qkv"][:, c : c + hs].astype(np.float64) for n, c in cols.items()}
+    b = {
+        n: L["qkv_b"][c : c + hs].astype(np.float64) if "qkv_b" in L else 0.0
+        for n, c in cols.items()
+    }
+    norm = L["attn_norm"].astype(np.float64)
+
+    def rms(v):
+        return v / np.sqrt((v**2).mean(-1, keepdims=True) + model.eps) * norm
+
+    def turned(v, pos):
+        half = hs // 2
+        ang = np.asarray(pos, np.float64)[..., None] * model.base ** (-np.arange(half) * 2.0 / hs)
+        a, c = v[..., :half], v[..., half:]
+        return np.concatenate(
+            [a * np.cos(ang) - c * np.sin(ang), c * np.cos(ang) + a * np.sin(ang)], -1
+        )
+
+    q = turned(rms(x[i]) @ w["q"] + b["q"], i)
+    k = turned(rms(xk) @ w["k"] + (b["k"] if key_bias else 0.0), np.arange(i + 1))
+    s = k @ q / np.sqrt(hs)
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+@pytest.mark.parametrize("keeps", ["float32", "blocks"])
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_pair_terms_add_up_to_the_files_own_scores(files, arch, keeps, monkeypatch):
+    """200 random (layer, head, query, key) triples: the pair terms add up to the score the
+    file's own forward computed within 1e-4; the components (the token, each earlier head and
+    feed-forward block, and qwen2's query and key bias) add up to the stream the forward
+    carried. With 4 query heads sharing 2 key heads, every head of a group reads its keys."""
+    model = gf.load(files[arch].read_bytes(), keeps=keeps)
+    assert (model.layers is None) == (keeps == "blocks")
+    scores, xs, _ = forward(model, IDS, monkeypatch)
+    s = s2.Split(model, IDS)
+    rng = np.random.default_rng(62)
+    worst = 0.0
+    for _ in range(200):
+        layer, head = int(rng.integers(model.n_layer)), int(rng.integers(model.n_head))
+        i = int(rng.integers(len(IDS)))
+        j = int(rng.integers(i + 1))
+        names, terms = s.pairs(layer, head, i)
+        worst = max(worst, abs(terms[:, :, j].sum() - scores[layer][head, i, j]))
+    assert worst <= 1e-4
+    names, parts = s.parts(1)
+    assert np.abs(parts.sum(0) - xs[1]).max() < 1e-9
+    bias = [sp.QK_BIAS] if arch == "qwen2" else []
+    heads = [f"L1\u00a0H{h}" for h in range(1, 5)]
+    assert s.pairs(1, 0, 3)[0] == ["token", *heads, "MLP\u00a01", *bias]
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_knockout_is_the_forward_without_the_component_at_the_keys(files, arch, monkeypatch):
+    """Layer 1's head 0 from the last token, with layer 0's head 2 (its write through its slice
+    of the output projection, from the forward's own head output) taken out of the stream at
+    every key: the attention written out from the edited stream; taking out the bias (qwen2)
+    drops it from the keys alone. Blocks-kept, as a large file is."""
+    model = gf.load(files[arch].read_bytes(), keeps="blocks")
+    _, xs, ys = forward(model, IDS, monkeypatch)
+    s = s2.Split(model, IDS)
+    i, hs = len(IDS) - 1, model.hs
+    write = ys[0, 2] @ model.layer(0)["o"][2 * hs : 3 * hs].astype(np.float64)  # (T, d)
+    x = xs[1]
+    want = written_out(model, x, 1, 0, i, x[: i + 1] - write[: i + 1])
+    got = s.knockout(1, 0, i, "L1\u00a0H3", "keys")
+    assert np.abs(got - want).max() < 1e-6
+    assert np.abs(got - s.attention(1, 0, i)).max() > 1e-3  # it moved the attention
+    before = written_out(model, x, 1, 0, i, x[: i + 1])
+    assert np.abs(before - s.attention(1, 0, i)).max() < 1e-5
+    if arch == "qwen2":
+        got = s.knockout(1, 0, i, sp.QK_BIAS, "keys")
+        assert np.abs(got - written_out(model, x, 1, 0, i, x[: i + 1], key_bias=False)).max() < 1e-6
+        assert np.abs(got - s.attention(1, 0, i)).max() > 1e-3
+
+
+def test_figure_3_splits_the_open_files_heads_in_pieces(files):
+    """Figure 3 with the reader's qwen2 file open, its blocks kept: the forward comes in
+    pieces, then the summary gives the head that looks hardest at one token (not the first),
+    its attention from the last token as the file's forward computes it, and with a component
+    taken out of the keys the attention the knockout leaves; the card and the way back to
+    SmolLM2 are beside it."""
+    ref = gf.load(files["qwen2"].read_bytes())
+    try:
+        opened(files["qwen2"], budget_mb=0.1)
+        assert ownfile.keeps() == "blocks"
+        own._splits.clear()
+        text = "The cat sat on the mat. The cat sat on"
+        answer = finished(own.render, {"text": text})
+        state = answer["state"]
+        ids = ownfile.encode(text)[0]
+        maps = ref.forward(ids)[0].astype(np.float64)  # (layers, heads, T, T)
+        i = len(ids) - 1
+        most = maps[1:, :, i, 1 : i + 1].max(-1)
+        L, H = np.unravel_index(int(np.argmax(most)), most.shape)
+        L += 1
+        row = maps[L, H, i, : i + 1]
+        j = int(np.argmax(row))
+        assert state["head"] == f"L{L + 1}H{H + 1}" and state["key"] == str(j)
+        share = f"{np.floor(row[j] / row.sum() * 1000 + 0.5) / 10:.1f}%"
+        assert answer["summary"].startswith(
+            f"L{L + 1}\u00a0H{H + 1} from “{ownfile.piece(ids[i])}” (token {i + 1}) gives "
+            f"{share} of its attention to “{ownfile.piece(ids[j])}” (token {j + 1})."
+        )
+        assert "Running your model file: Tiny test qwen2." in answer["html"]
+        assert "data-ownfile-close" in answer["html"]
+        gone = finished(own.render, dict(state, remove="token", side="keys"))
+        after = s2.Split(ownfile.model()[0], ids).knockout(L, H, i, "token", "keys")
+        assert gone["summary"].endswith(
+            f" Without token from the keys, it gives {np.floor(after[j] * 1000 + 0.5) / 10:.1f}%."
+        )
+    finally:
+        ownfile.close()
