@@ -1,17 +1,17 @@
 """Figure "Your own text": the reader's text run through the live causal model in the page
 (toymodels/models/causal.py: SmolLM2, the opt-in model of "Heads that copy" and "What a head
-does", loaded once for all three, or the reader's own llama or qwen2 GGUF file), and one
-head's score from a query token to a key token split into what each earlier component wrote
-(smollm2.py), with one component taken out of the keys or the query.
+does", loaded once for all three, or the reader's own GGUF file), and one head's score from a
+query token to a key token split into what each earlier component wrote (smollm2.py; a GPT-2
+file's by gpt2.py), with one component taken out of the keys or the query.
 
 The forward is computed a few layers per call (`more`), so the page draws progress and answers
 other taps between the pieces; then each tap splits one score row (no forward) and a knockout
 recomputes one head's row.
 
 State: text; head ("L19H7"; "" for the export's strongest induction head, or on the reader's
-file `looking`'s head); query, key (token
-positions, 0-based; "" for the last token and the key it gives most); remove (a component,
-"L17H1", "MLP1", "token"; "" for none); side ("keys" or "queries").
+file the head `looking` picks); query, key (token positions, 0-based; "" for the last token and
+the key it gives most); remove (a component, "L17H1", "MLP1", "token"; "" for none); side
+("keys" or "queries").
 """
 
 import re
@@ -25,7 +25,9 @@ from ..page import kit
 from ..page.html import esc, head_name, pct, quoted, tenths, whole
 from ..page.recent import Recent
 from . import exported as ex
+from . import gpt2
 from . import smollm2 as s2
+from . import split as sp
 
 DEFAULTS = {
     "text": "Puff found a shiny key and kept it. Puff found a shiny key and",
@@ -40,23 +42,25 @@ CHOICES = {"side": tuple(SIDES)}
 FRESH = ("query", "key", "remove")  # what a new text sets back to its default
 TOP = 6  # components listed per side
 HEAD = re.compile(r"[Ll]([0-9]{1,2})\s*[Hh]([0-9]{1,2})")
-_splits = Recent(2)  # (the model's id, token ids) -> s2.Split, computed in pieces
-NOT_SPLIT = (
-    "Your model file is a GPT-2, whose norms are LayerNorms with biases and whose positions "
-    "are learned: this figure splits the scores of models with an RMSNorm and rotary "
-    "positions (Llama, Qwen2). Open a Llama or Qwen2 file, or go back to SmolLM2; Heads that "
-    "copy runs your GPT-2."
-)
+_splits = Recent(2)  # SmolLM2's: token ids -> s2.Split, computed in pieces
 
 
-def splittable():
-    """Whether this figure's split (smollm2.Split) reads the model open now."""
-    return not ownfile.is_open() or ownfile.architecture() != "gpt2"
+def kept():
+    """The splits kept for the model open now (token ids -> split): the reader's file's are
+    kept with it (ownfile.kept), so they and the model they hold go when it is closed."""
+    return ownfile.kept("why-splits", lambda: Recent(2)) if ownfile.is_open() else _splits
+
+
+def split(model, ids):
+    """The split of MODEL's forward on IDS, computed in pieces: GPT-2's (gpt2.py) for a
+    reader's GPT-2 file, else SmolLM2's (smollm2.py), which reads llama and qwen2 files too."""
+    kind = gpt2.Split if getattr(model, "arch", None) == "gpt2" else s2.Split
+    return kind(model, ids, lazy=True)
 
 
 def looking(s, i):
     """The reader's model's default head (layer, head) for query I: of the heads past the first
-    layer (whose stream holds only the token), the one that gives the most attention to one
+    layer (whose stream holds only the embeddings), the one that gives the most attention to one
     key other than the first token (where most heads rest)."""
     first = 1 if s.model.n_layer > 1 else 0
     rows = s.maps[first:, :, i, 1 : i + 1] if i else s.maps[first:, :, i, :1]
@@ -111,7 +115,7 @@ def render(state=None, fid="why-own"):
         html = form(state, said, fid) + kit.summary_line(summary)
         return kit.result(html, state, summary=summary)
     text, notes = live.tidy(state["text"])
-    note = live.problem(text) or (None if splittable() else NOT_SPLIT)
+    note = live.problem(text)
     lines = "".join(f'<p class="hc-own-msg">{esc(n)}</p>' for n in notes)
     if note:
         said = lines + f'<p class="hc-own-msg" role="alert">{esc(note)}</p>'
@@ -121,7 +125,7 @@ def render(state=None, fid="why-own"):
         if cut:
             lines += f'<p class="hc-own-msg">{esc(live.cut_note(ids))}</p>'
         m = live.model()[0]
-        s = _splits.keep((id(m), tuple(ids)), lambda: s2.Split(m, ids, lazy=True))
+        s = kept().keep(tuple(ids), lambda: split(m, ids))
         if not s.complete:
             s.advance(live.BUDGET_S if s.done else 0.0)
     except MemoryError:
@@ -162,7 +166,8 @@ def measured(state, s, ids, lines, fid):
     key_lift = key_side[:, j] - key_side.mean(-1)  # what the take-out buttons offer
     query_lift = query_side[:, j] - query_side.mean(-1)
     tables, said = kit.score_split(s, layer, head, i, j, words=pieces, top=TOP)
-    gone = next((n for n in names if slug(n) == state["remove"]), None)
+    takeable = [c for c, n in enumerate(names) if n != sp.NORM_BIAS]  # not in the stream
+    gone = next((names[c] for c in takeable if slug(names[c]) == state["remove"]), None)
     state["remove"] = slug(gone) if gone else ""
     line = (
         f"{who} from {q} (token {i + 1}) gives {pct(int(tenths(row)[j]))} of its attention to "
@@ -180,7 +185,7 @@ def measured(state, s, ids, lines, fid):
         + '<button type="submit" data-fk="head-go">Open</button></form>'
     )
     shown_side = key_lift if state["side"] == "keys" else query_lift
-    order = sorted(range(len(names)), key=lambda c: (-shown_side[c], c))[:TOP]
+    order = sorted(takeable, key=lambda c: (-shown_side[c], c))[:TOP]
     take = kit.choices(
         "remove",
         [("", "Nothing")] + [(slug(names[c]), names[c]) for c in order],

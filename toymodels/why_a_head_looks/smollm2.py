@@ -23,6 +23,11 @@ is exactly a sum over (query component a, key component b) pairs. Freezing r is 
 split (r is what the forward used) and an approximation for what would happen without a
 component: the knockout recomputes the norm.
 
+The same split reads a reader's own llama or qwen2 file (toymodels/models/gguffile/), whose
+forward is this one: qwen2 adds a bias to each query and key after the projection, before
+RoPE, so the turned bias is one more component (split.QK_BIAS); a file too large for float32
+keeps its blocks, and the split makes one layer's weights at a time (`_layer`).
+
 The forward runs in float32 (the page's model); the split works in float64 on the forward's
 own numbers. Each feed-forward component is what its layer's step wrote minus its heads'
 writes, so the components add up to the float32 stream the forward carried (to float64's
@@ -54,7 +59,7 @@ class Split(sp.Components):
         self.y = np.empty((n, H, T, m.hs), np.float32)  # every head's output before Wo
         self.x = np.empty((n + 1, T, m.d), np.float32)  # the stream entering each layer
         self.maps = np.empty((n, H, T, T), np.float32)
-        self.x[0] = m.embed[self.ids]
+        self.x[0] = self.embedded()
         self.done = 0  # layers computed
 
         def keep(i, y):
@@ -63,11 +68,19 @@ class Split(sp.Components):
         self._steps = m.run(self.ids, tap=keep)
         if not lazy:
             self.advance(float("inf"))
-        cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
-        self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
+        self.cos, self.sin = self.angles(T)
         self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
         self._made = (None, None)  # (layer, its weights): the last layer dequantised
         self._reads = (None, None)  # the last layer read: (layer, (names, reads))
+
+    def embedded(self):
+        """The stream entering the first layer (T, d), float32, as the forward makes it."""
+        return self.model.embed[self.ids]
+
+    def angles(self, T):
+        """RoPE's cos and sin at positions 0..T-1 (T, hs), float64: the forward's own."""
+        cos, sin = self.model.rope(0, T)
+        return cos.astype(np.float64), sin.astype(np.float64)
 
     @property
     def complete(self):
