@@ -19,6 +19,7 @@ from toymodels.models.gguffile import gpt2
 from toymodels.models.gguffile import model as gf
 from toymodels.models.smollm2 import llama as lm
 from toymodels.why_a_head_looks import own
+from toymodels.why_a_head_looks import smollm2 as s2
 from toymodels.why_a_head_looks import split as sp
 
 pytest.importorskip("gguf", reason="the files are written with the gguf package")
@@ -209,3 +210,20 @@ def test_figure_3_splits_the_open_files_heads_in_pieces(files, arch, budget):
     del s
     gc.collect()
     assert held() is None
+
+
+def test_a_split_that_runs_out_of_memory_is_told_so(files, monkeypatch):
+    """A late layer's reads of a large model are the split's largest arrays: a browser that
+    cannot give them gets the live model's memory message, not an error."""
+
+    def short(*_):
+        raise MemoryError
+
+    try:
+        opened(files["llama"])
+        monkeypatch.setattr(s2.Split, "reads", short)
+        answer = finished(own.render, {"text": "The cat sat on the mat."})
+    finally:
+        ownfile.close()
+    assert answer["summary"] == ownfile.MEMORY
+    assert f'<p class="hc-own-msg" role="alert">{ownfile.MEMORY}</p>' in answer["html"]

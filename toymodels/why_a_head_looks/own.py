@@ -139,7 +139,11 @@ def render(state=None, fid="why-own"):
             f'aria-label="Layers computed"></progress> {esc(line)}</p>'
         )
         return kit.result(form(state, lines, fid) + bar, state, summary=line, more=True)
-    return measured(state, s, ids, lines, fid)
+    try:
+        return measured(state, s, ids, lines, fid)
+    except MemoryError:  # a late layer's reads of a large model: (components, T, d) float64
+        said = lines + f'<p class="hc-own-msg" role="alert">{esc(live.MEMORY)}</p>'
+        return kit.result(form(state, said, fid), state, summary=live.MEMORY)
 
 
 def measured(state, s, ids, lines, fid):
