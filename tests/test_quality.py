@@ -1,5 +1,12 @@
-"""Accessibility (axe-core, keyboard, focus, motion) and the security policy, on every page of
-the built site."""
+"""Accessibility (axe-core, keyboard, focus, motion), the security policy, and every figure's SVG
+download, on every page of the built site. The chapters' pages with Python ready are opened
+once, by the axe check, and borrowed by the downloads and the keyboard walk, in that order.
+
+Every figure's SVG download stands alone: saved from the page as a reader saves it, then opened
+by itself in Chromium (tests/support/svgalone.py), it looks like the figure on the page: no
+large dark areas where the page has light fills, the page's words and the numbers of its tables
+and pictures in it, every line of text inside the picture, and bars in the rows they belong
+to. Its name says the chapter, the figure and its state, in safe characters."""
 
 import base64
 import contextlib
@@ -9,6 +16,7 @@ import re
 import pytest
 from conftest import ROOT, hold_python, open_ready
 from playwright.sync_api import Error, expect
+from support.svgalone import CONTROLS, NAME, PAGE_TEXT, alone, blank, download_svg, words
 
 from sitebuild.fetched import assets
 from sitebuild.pipeline import styles
@@ -89,6 +97,69 @@ def test_axe_finds_nothing_serious(new_page, ready_page, site, base_url, axe):
                 ready.evaluate(axe)
             problems += schemes_checked(ready, f"{name}, after Python")
     assert not problems, "\n\n".join(problems)
+
+
+CHAPTERS = sorted(re.sub(r"^\d+-", "", p.stem) for p in (ROOT / "chapters").glob("*.md"))
+
+
+def close_downloads(figure):
+    """FIGURE's download panel, opened by download_svg, closed: the page goes back as lent."""
+    figure.locator("[data-download]").click()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_svg_download_looks_as_on_the_page_when_opened_alone(
+    chapter, ready_page, new_page, base_url
+):
+    page = ready_page(f"{chapter}.html")
+    figures = page.eval_on_selector_all(
+        "figure[data-figure]:has([data-download])", "fs => fs.map((f) => f.id)"
+    )
+    assert figures, f"{chapter} offers no download"
+    empty = blank(new_page, base_url)
+    for fid in figures:
+        figure = page.locator(f"#{fid}")
+        shown = figure.evaluate(PAGE_TEXT)
+        controls = figure.locator(CONTROLS)  # not in the picture: its state is written there
+        shot = figure.screenshot(mask=[controls], mask_color="#ffffff")
+        name, svg = download_svg(page, fid)
+        close_downloads(figure)
+        got = alone(empty, svg, shot)
+        where = f"{chapter}#{fid} ({name})"
+        # the page's light fills stay light: no large dark areas the page does not have
+        assert got["file"]["dark"] <= 2 * got["page"]["dark"] + 0.03, (where, got["file"]["dark"])
+        # the colours of the page's picture are in the file's (ignoring a share under 1%)
+        page_colours = {k for k, v in got["page"]["bins"].items() if v > 0.01}
+        file_colours = {k for k, v in got["file"]["bins"].items() if v > 0.0005}
+        assert page_colours <= file_colours, (where, page_colours - file_colours)
+        # every word the figure shows, every number and label its tables and pictures hold
+        in_file = " ".join(got["texts"])
+        missing = sorted(set(words(shown["words"])) - set(words(got["texts"])))
+        assert not missing, (where, missing)
+        for text in shown["pictures"] + shown["cells"]:
+            assert " ".join(text.split()) in in_file, (where, text)
+        # and all of it inside the picture
+        assert not got["outside"], (where, got["outside"])
+        # named by the chapter, the figure's number (or id) and its state, in safe characters
+        assert NAME.fullmatch(name) and len(name) <= 124, name
+        assert re.match(rf"{chapter}-(figure-\d+|{fid})(-|\.svg$)", name), name
+
+
+def test_one_heads_bars_sit_in_their_rows_and_its_keys_are_whole(ready_page, new_page, base_url):
+    page = ready_page("one-head.html")
+    figure = page.locator("#move-query")
+    keys = figure.locator("tbody td:nth-child(2)").all_inner_texts()
+    name, svg = download_svg(page, "move-query")
+    assert name == "one-head-figure-2-angle-0-length-2.svg"
+    got = alone(blank(new_page, base_url), svg, figure.screenshot())
+    close_downloads(figure)
+    assert len(keys) == 4 and all(k in got["texts"] for k in keys), (keys, got["texts"])
+    # each bar beside its own row's word (the values' square, with the same words at its
+    # corners, is drawn after the table)
+    words = [(text, y) for text, y in got["rows"] if text in ("Puff", "found", "a", "key")]
+    assert len(got["bars"]) == 4
+    beside = [next((t for t, y in words if abs(y - bar) < 8), None) for bar in got["bars"]]
+    assert beside == ["Puff", "found", "a", "key"], (words, got["bars"])
 
 
 FOCUS = """() => { const el = document.activeElement; const s = getComputedStyle(el);
