@@ -177,6 +177,11 @@ class Llama:
             return maps, None
         return maps, self.logits(x[-1:] if logits == "last" else x)
 
+    def inputs(self, ids, start=0):
+        """The residual stream entering the first layer for token IDS read from position START
+        on (T, d): their embedding rows (rotary positions act inside each layer)."""
+        return self.embed[np.asarray(ids, dtype=np.int64)]
+
     def logits(self, x):
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
         return dot(rmsnorm(x, self.norm, self.eps), self.out.T).astype(np.float32)
@@ -202,7 +207,7 @@ class Llama:
         off = set(map(tuple, ablate))
         cos, sin = self.rope(P, T)
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
-        x = self.embed[ids] if x is None else x  # (T, d), or (B, T, d) from `x`
+        x = self.inputs(ids, P) if x is None else x  # (T, d), or (B, T, d) from `x`
         lead = x.shape[:-2]  # (): one text; (B,): B variants of it (the export's patching)
 
         def mm(t, w):
