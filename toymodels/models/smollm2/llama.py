@@ -49,6 +49,18 @@ def unpermute(w, n_heads):
     return w.reshape(n_heads, rows // n_heads // 2, 2, d).swapaxes(1, 2).reshape(rows, d)
 
 
+def stacked_t(*ws):
+    """Matrices WS (rows_i, n) stacked and transposed, contiguous: (n, sum of rows_i), as
+    np.concatenate(ws).T.copy() gives it, with no stacked copy made on the way (a model's
+    load makes every layer's so; half the time, and less memory at once)."""
+    out = np.empty((ws[0].shape[1], sum(len(w) for w in ws)), np.result_type(*ws))
+    at = 0
+    for w in ws:
+        out[:, at : at + len(w)] = w.T
+        at += len(w)
+    return out
+
+
 def rmsnorm(x, w, eps):
     # x (T, d), w (d,)
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
@@ -139,12 +151,10 @@ class Llama:
             extra["qkv_b"] = np.concatenate([w(p + f"attn_{n}.bias") for n in "qkv"])
         return extra | {
             "attn_norm": w(p + "attn_norm.weight"),  # (d,)
-            "qkv": np.concatenate([q, k, v]).T.copy(),  # (d, (H+2KV)*hs)
+            "qkv": stacked_t(q, k, v),  # (d, (H+2KV)*hs)
             "o": w(p + "attn_output.weight").T.copy(),  # (H*hs, d)
             "ffn_norm": w(p + "ffn_norm.weight"),  # (d,)
-            "gate_up": np.concatenate(
-                [w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")]
-            ).T.copy(),  # (d, 2*ff)
+            "gate_up": stacked_t(w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")),  # (d, 2*ff)
             "down": w(p + "ffn_down.weight").T.copy(),  # (ff, d)
         }
 
