@@ -32,8 +32,8 @@ def more_bits(i, n):
     return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
 
-def kind_for(name, cols, layer=None, n=CONFIG["layers"]):
-    """The block type Q4_K_M gives tensor NAME with rows of COLS weights."""
+def kind_for(name, cols, layer, n):
+    """The block type Q4_K_M gives tensor NAME with rows of COLS weights, in LAYER of N."""
     if name.endswith("norm.weight"):
         return "F32"
     kind = "Q4_K"
@@ -57,8 +57,8 @@ def blocks(kind, rows, cols, rng):
     return raw.reshape(rows, -1)
 
 
-def tensors(rng, c=CONFIG):
-    """(name, kind, numpy shape, blocks) in the order llama.cpp's converter writes them."""
+def tensors(c):
+    """(name, numpy shape) of a model of config C, in the order llama.cpp writes them."""
     d, hs = c["width"], c["width"] // c["heads"]
     yield "token_embd.weight", (c["vocab"], d)
     for i in range(c["layers"]):
@@ -75,12 +75,13 @@ def tensors(rng, c=CONFIG):
     yield "output_norm.weight", (d,)
 
 
-def write(path, donor, seed=360):
-    """The file at PATH; DONOR: the bytes of a GGUF file of SmolLM2 whose tokenizer it takes.
-    Needs the gguf package (the test tier) to write. -> {block type: tensor count}."""
+def write(path, donor, seed=360, config=None):
+    """The file at PATH; DONOR: the bytes of a GGUF file whose tokenizer it takes (SmolLM2's,
+    for the vocabulary of CONFIG, by default SmolLM2-360M's). Needs the gguf package (the test
+    tier) to write. -> {block type: tensor count}."""
     import gguf
 
-    c, rng = CONFIG, np.random.default_rng(seed)
+    c, rng = config or CONFIG, np.random.default_rng(seed)
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name("Synthetic SmolLM2-360M shapes (Q4_K_M-like, random weights)")
     w.add_block_count(c["layers"])
@@ -105,9 +106,9 @@ def write(path, donor, seed=360):
         else:
             w.add_string(key, value)
     counts = {}
-    for name, shape in tensors(rng):
+    for name, shape in tensors(c):
         layer = int(name.split(".")[1]) if name.startswith("blk.") else None
-        kind = kind_for(name, shape[-1], layer)
+        kind = kind_for(name, shape[-1], layer, c["layers"])
         counts[kind] = counts.get(kind, 0) + 1
         if kind == "F32":
             w.add_tensor(name, (1 + 0.1 * rng.standard_normal(shape)).astype(np.float32))
