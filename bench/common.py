@@ -87,6 +87,21 @@ def run_with_files(browser, base, files, code, part):
         context.close()
 
 
+def run_with_blob(browser, base, url, code, part):
+    """CODE (as in_pyodide makes it) in a Python of its own on the site's home page, in its
+    worker, with the file at URL handed to the worker as the page hands it a reader's File
+    (pages/own-file-blob.js) -> what it returned; PART names the bench part if the page
+    crashes."""
+    context = browser.new_context(service_workers="block")
+    page = context.new_page()
+    page.on("crash", lambda _: print(f"{part}: the page crashed", file=sys.stderr))
+    page.goto(base)
+    try:
+        return answer(page.evaluate(page_function("own-file-blob.js"), [url, code])["value"])
+    finally:
+        context.close()
+
+
 @contextlib.contextmanager
 def served_site(site=None):
     """-> (the site folder, its URL on 127.0.0.1): SITE, or the project built afresh into a

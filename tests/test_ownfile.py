@@ -166,12 +166,16 @@ def test_an_unknown_architecture_is_refused_before_its_tensors_are_read(tiny, tm
 def test_the_card_shows_the_checks_that_need_no_reference(reader_model, tiny):
     _, ref, tok = tiny
     checks = {what: (ok, said) for what, ok, said in ownfile.checked()}
-    ids = gtok.for_model(tok, ownfile.CHECK_TEXT)[:12]
+    ids = gtok.for_model(tok, ownfile.CHECK_TEXT)[:8]
     cache = ref.new_cache()
-    rows = np.concatenate([ref.step([i], cache)[1] for i in ids])
+    pieces = [ids[:4], ids[4:6], ids[6:7], ids[7:8]]  # single tokens after a longer prefix
+    rows = np.concatenate([ref.step(piece, cache)[1] for piece in pieces])
     delta = float(np.abs(rows - ref.forward(ids)[1]).max())
     ok, said = checks["kv"]
-    assert ok and f"max |Δ logit| = {delta:.1e} (pass, at most 1e-03)" in said
+    assert ok and said == (
+        "KV cache, read 4, 2, 1 and 1 tokens at a time, against the full forward on 8 "
+        f"tokens: max |Δ logit| = {delta:.1e} (pass, at most 1e-03)."
+    )
     ok, said = checks["tokens"]
     n = len(tok.encode(ownfile.ROUND_TRIP))
     assert ok and said == f"Tokenizer round trip, text → {n} ids → text: the same text (pass)."
@@ -245,6 +249,44 @@ def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(rea
     assert parts["heads"].shape == (2, 4)
     assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
     assert abs(total - parts["total"]) < 1e-6
+
+
+def test_what_a_head_does_figure_3_measures_and_patches_a_gpt2_file(tmp_path):
+    """A gpt2 file (final LayerNorm with a bias, its own output matrix) opened: Figure 3 draws
+    every head's attribution of the pair, adding up with the norm's bias to the logit
+    difference of the whole-file loader's forward, and lists a patch asked for with the
+    patched run's difference as that loader's forward with the head swapped gives it."""
+    path = tinygguf.write(tmp_path / "gpt2.gguf", "gpt2")
+    ref = gf.load(path.read_bytes())
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    state |= {"a": "cat", "b": "sat", "patch": "L2H3"}
+    try:
+        opened(path)
+        answer = finished(whad_own.render, dict(state))
+        assert answer["summary"].startswith("Your pair at ")
+        own = whad_own.read(dict(answer["state"]))
+        ids, bad, t, a, b = own["ids"], own["pair"].traces[1].ids, own["token"], own["a"], own["b"]
+        logits = ref.forward(ids)[1][t].astype(np.float64)
+        parts = own["pair"].attribution(t, a, b)
+        total = parts["heads"].sum() + parts["embed"] + parts["mlp"].sum() + parts["bias"]
+        assert parts["heads"].shape == (2, 4) and parts["bias"] != 0
+        assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
+        assert abs(total - parts["total"]) < 1e-6
+        seen = {}
+        ref.forward(ids, tap=lambda i, y: seen.__setitem__(i, y.copy()) if i == 1 else None)
+
+        def swap(i, y):
+            if i == 1:
+                y[2] = seen[1][2]
+
+        patched = ref.forward(bad, tap=swap)[1][t].astype(np.float64)
+        row = (
+            '<th scope="row">L2\u00a0H3</th><td>clean into corrupted, at every position</td>'
+            f"<td>{whad_own.logits(patched[a] - patched[b])}</td>"
+        )
+        assert row in answer["html"]
+    finally:
+        ownfile.close()
 
 
 @pytest.mark.parametrize("arch", ["qwen2", "gpt2"])

@@ -42,19 +42,6 @@ def shape():
     return m.n_layer, m.n_head, m.n_kv
 
 
-NOT_ATTRIBUTABLE = (
-    "Your model file is a GPT-2, whose last norm is a LayerNorm: this figure's direct "
-    "attribution reads models with an RMSNorm (Llama, Qwen2). Open a Llama or Qwen2 file, or "
-    "go back to SmolLM2; Heads that copy runs your GPT-2."
-)
-
-
-def attributable():
-    """Whether What a head does' direct attribution (what_a_head_does/attribution.py: the last
-    norm an RMSNorm) reads the model open now."""
-    return not ownfile.is_open() or ownfile.architecture() != "gpt2"
-
-
 def layers_heads():
     """(layers, heads) of the model open now."""
     if ownfile.is_open():

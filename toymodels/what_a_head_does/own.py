@@ -124,8 +124,6 @@ def read(state):
     out = {"note": None, "notes": [], "pair": None}
     if not model.loaded():
         return out | {"note": "load"}
-    if not causal.attributable():
-        return out | {"note": causal.NOT_ATTRIBUTABLE}
     clean, notes = model.tidy(state["clean"])
     corrupt, more = model.tidy(state["corrupt"])
     out["notes"] = notes + [n for n in more if n not in notes]

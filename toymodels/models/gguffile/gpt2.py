@@ -70,6 +70,12 @@ class GPT2(Llama):
             "down_b": w(p + "ffn_down.bias"),
         }
 
+    def inputs(self, ids, start=0):
+        """The residual stream entering the first layer for token IDS at positions START on
+        (T, d): their embedding rows plus the learned positions'."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return self.embed[ids] + self.pos[start : start + len(ids)]
+
     def logits(self, x):
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
         return dot(layernorm(x, *self.norm, self.eps), self.out.T).astype(np.float32)
@@ -87,7 +93,7 @@ class GPT2(Llama):
             raise ValueError(f"{P + T} tokens: this GPT-2 reads at most {self.n_ctx}")
         off = set(map(tuple, ablate))
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
-        x = self.embed[ids] + self.pos[P : P + T] if x is None else x
+        x = self.inputs(ids, P) if x is None else x
         lead = x.shape[:-2]
 
         def mm(t, w):

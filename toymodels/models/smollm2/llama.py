@@ -49,6 +49,18 @@ def unpermute(w, n_heads):
     return w.reshape(n_heads, rows // n_heads // 2, 2, d).swapaxes(1, 2).reshape(rows, d)
 
 
+def stacked_t(*ws):
+    """Matrices WS (rows_i, n) stacked and transposed, contiguous: (n, sum of rows_i), as
+    np.concatenate(ws).T.copy() gives it, with no stacked copy made on the way (a model's
+    load makes every layer's so; half the time, and less memory at once)."""
+    out = np.empty((ws[0].shape[1], sum(len(w) for w in ws)), np.result_type(*ws))
+    at = 0
+    for w in ws:
+        out[:, at : at + len(w)] = w.T
+        at += len(w)
+    return out
+
+
 def rmsnorm(x, w, eps):
     # x (T, d), w (d,)
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
@@ -139,12 +151,10 @@ class Llama:
             extra["qkv_b"] = np.concatenate([w(p + f"attn_{n}.bias") for n in "qkv"])
         return extra | {
             "attn_norm": w(p + "attn_norm.weight"),  # (d,)
-            "qkv": np.concatenate([q, k, v]).T.copy(),  # (d, (H+2KV)*hs)
+            "qkv": stacked_t(q, k, v),  # (d, (H+2KV)*hs)
             "o": w(p + "attn_output.weight").T.copy(),  # (H*hs, d)
             "ffn_norm": w(p + "ffn_norm.weight"),  # (d,)
-            "gate_up": np.concatenate(
-                [w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")]
-            ).T.copy(),  # (d, 2*ff)
+            "gate_up": stacked_t(w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")),  # (d, 2*ff)
             "down": w(p + "ffn_down.weight").T.copy(),  # (ff, d)
         }
 
@@ -177,6 +187,11 @@ class Llama:
             return maps, None
         return maps, self.logits(x[-1:] if logits == "last" else x)
 
+    def inputs(self, ids, start=0):
+        """The residual stream entering the first layer for token IDS read from position START
+        on (T, d): their embedding rows (rotary positions act inside each layer)."""
+        return self.embed[np.asarray(ids, dtype=np.int64)]
+
     def logits(self, x):
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
         return dot(rmsnorm(x, self.norm, self.eps), self.out.T).astype(np.float32)
@@ -202,7 +217,7 @@ class Llama:
         off = set(map(tuple, ablate))
         cos, sin = self.rope(P, T)
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
-        x = self.embed[ids] if x is None else x  # (T, d), or (B, T, d) from `x`
+        x = self.inputs(ids, P) if x is None else x  # (T, d), or (B, T, d) from `x`
         lead = x.shape[:-2]  # (): one text; (B,): B variants of it (the export's patching)
 
         def mm(t, w):
