@@ -100,30 +100,47 @@ def test_axe_finds_nothing_serious(new_page, ready_page, site, base_url, axe):
 
 
 CHAPTERS = sorted(re.sub(r"^\d+-", "", p.stem) for p in (ROOT / "chapters").glob("*.md"))
+FOCUS = """() => { const el = document.activeElement; const s = getComputedStyle(el);
+    return { inFigure: !!el.closest("figure[data-figure]"),
+             inGroup: !!el.closest("figure [data-roving]"),
+             tag: el.tagName, text: el.textContent.slice(0, 30),
+             visible: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 }; }"""
 
 
-def close_downloads(figure):
-    """FIGURE's download panel, opened by download_svg, closed: the page goes back as lent."""
-    figure.locator("[data-download]").click()
+def walk_into_figure_one(page, chapter):
+    """Tab from the top of CHAPTER's page until a control group of Figure 1 has focus, every
+    focus visible on the way; then an arrow and Enter there change the figure."""
+    invisible, info = [], {}
+    for _ in range(100):
+        page.keyboard.press("Tab")
+        info = page.evaluate(FOCUS)
+        if not info["visible"]:
+            invisible.append(info)
+        if info["inGroup"]:
+            break
+    assert info["inGroup"], f"{chapter}: Tab never reached a control group of Figure 1"
+    assert invisible == [], f"{chapter}: focus not visible on {invisible}"
+    before = page.url
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUS)["visible"]
+    page.keyboard.press("Enter")
+    expect(page, f"{chapter}: arrow and Enter in Figure 1 changed nothing").not_to_have_url(before)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_every_svg_download_looks_as_on_the_page_when_opened_alone(
-    chapter, ready_page, new_page, base_url
-):
-    page = ready_page(f"{chapter}.html")
+def every_svg_stands_alone(page, chapter, empty):
+    """Each figure of CHAPTER's PAGE saved as SVG in the state it is in, drawn alone in the
+    blank page EMPTY, looks as the figure does on the page."""
     figures = page.eval_on_selector_all(
         "figure[data-figure]:has([data-download])", "fs => fs.map((f) => f.id)"
     )
     assert figures, f"{chapter} offers no download"
-    empty = blank(new_page, base_url)
     for fid in figures:
         figure = page.locator(f"#{fid}")
         shown = figure.evaluate(PAGE_TEXT)
         controls = figure.locator(CONTROLS)  # not in the picture: its state is written there
         shot = figure.screenshot(mask=[controls], mask_color="#ffffff")
         name, svg = download_svg(page, fid)
-        close_downloads(figure)
+        figure.locator("[data-download]").click()  # the panel closed again
         got = alone(empty, svg, shot)
         where = f"{chapter}#{fid} ({name})"
         # the page's light fills stay light: no large dark areas the page does not have
@@ -145,14 +162,25 @@ def test_every_svg_download_looks_as_on_the_page_when_opened_alone(
         assert re.match(rf"{chapter}-(figure-\d+|{fid})(-|\.svg$)", name), name
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_keyboard_reaches_figure_one_and_every_svg_download_stands_alone(
+    chapter, ready_page, new_page, base_url
+):
+    """On the chapter's page the axe check opened with Python ready: the keyboard walk (its
+    taps change the page's address, so the page is not lent again), then every figure's SVG."""
+    page = ready_page(f"{chapter}.html", changes=True)
+    walk_into_figure_one(page, chapter)
+    page.wait_for_function("!document.querySelector('[aria-busy]')")  # Figure 1 drawn anew
+    every_svg_stands_alone(page, chapter, blank(new_page, base_url))
+
+
 def test_one_heads_bars_sit_in_their_rows_and_its_keys_are_whole(ready_page, new_page, base_url):
-    page = ready_page("one-head.html")
+    page = ready_page("one-head.html", changes=True)  # its panel filled
     figure = page.locator("#move-query")
     keys = figure.locator("tbody td:nth-child(2)").all_inner_texts()
     name, svg = download_svg(page, "move-query")
     assert name == "one-head-figure-2-angle-0-length-2.svg"
     got = alone(blank(new_page, base_url), svg, figure.screenshot())
-    close_downloads(figure)
     assert len(keys) == 4 and all(k in got["texts"] for k in keys), (keys, got["texts"])
     # each bar beside its own row's word (the values' square, with the same words at its
     # corners, is drawn after the table)
@@ -160,35 +188,6 @@ def test_one_heads_bars_sit_in_their_rows_and_its_keys_are_whole(ready_page, new
     assert len(got["bars"]) == 4
     beside = [next((t for t, y in words if abs(y - bar) < 8), None) for bar in got["bars"]]
     assert beside == ["Puff", "found", "a", "key"], (words, got["bars"])
-
-
-FOCUS = """() => { const el = document.activeElement; const s = getComputedStyle(el);
-    return { inFigure: !!el.closest("figure[data-figure]"),
-             inGroup: !!el.closest("figure [data-roving]"),
-             tag: el.tagName, text: el.textContent.slice(0, 30),
-             visible: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 }; }"""
-
-
-def test_keyboard_walks_into_figure_one_of_each_chapter_with_visible_focus(ready_page, site):
-    for name in chapters(site):
-        page = ready_page(name, changes=True)  # its URL changes: closed when the test ends
-        invisible, info = [], {}
-        for _ in range(
-            100
-        ):  # Tab from the top of the page until a control group of Figure 1 has focus
-            page.keyboard.press("Tab")
-            info = page.evaluate(FOCUS)
-            if not info["visible"]:
-                invisible.append(info)
-            if info["inGroup"]:
-                break
-        assert info["inGroup"], f"{name}: Tab never reached a control group of Figure 1"
-        assert invisible == [], f"{name}: focus not visible on {invisible}"
-        before = page.url
-        page.keyboard.press("ArrowRight")
-        assert page.evaluate(FOCUS)["visible"]
-        page.keyboard.press("Enter")
-        expect(page, f"{name}: arrow and Enter in Figure 1 changed nothing").not_to_have_url(before)
 
 
 def test_reduced_motion_turns_transitions_off(new_page, base_url):

@@ -7,12 +7,17 @@ import re
 from pathlib import Path
 
 BLANK = "svg-alone.html"
-CONTROLS = "figcaption, form, .mh-controls, .mh-pick, .mh-fig-buttons, .mh-download-panel"
+# what is not in the picture: the controls (the state is written there) and the notes the page's
+# script adds after a tap (effects.js: what changed elsewhere, what was written on)
+CONTROLS = (
+    "figcaption, form, .mh-controls, .mh-pick, .mh-fig-buttons, .mh-download-panel, "
+    ".mh-effect, .mh-wrote"
+)
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*\.svg")
 
 # what the page shows of a figure, as text: every visible text outside its controls
 PAGE_TEXT = """(figure) => {
-  const skip = "figcaption, form, .mh-controls, .mh-pick, .mh-fig-buttons, .mh-download-panel, .sr";
+  const skip = "SKIP";
   const out = { words: [], cells: [], pictures: [], bars: [] };
   const walker = document.createTreeWalker(figure, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -27,7 +32,7 @@ PAGE_TEXT = """(figure) => {
       out.cells.push(td.textContent.trim());
   }
   return out;
-}"""
+}""".replace("SKIP", CONTROLS + ", .sr")
 
 # the SVG file alone: drawn as an image (no script runs, nothing outside the file is read),
 # then its pixels; and as a document of its own, its text and where that text lies
