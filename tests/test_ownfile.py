@@ -25,6 +25,7 @@ from toymodels.models.gguffile import tokenizer as gtok
 from toymodels.models.smollm2 import live as smollm2
 from toymodels.models.smollm2.llama import softmax
 from toymodels.page.figure import check
+from toymodels.page.html import esc
 from toymodels.what_a_head_does import own as whad_own
 
 pytest.importorskip("gguf", reason="the file is written with the gguf package")
@@ -326,3 +327,18 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         ownfile.close()
     assert "hc-source" not in html
     assert "Your file has GPT-2 small’s shape, but the file&#x27;s tokenizer does not read" in html
+
+
+def test_writing_on_stops_at_a_control_character_the_text_would_lose(reader_model, monkeypatch):
+    """A token that writes a control character (a random model's likeliest, here the bell) is
+    taken out of the text by tidy, so the same token would be chosen at every call and the
+    text would never grow: writing stops, saying why, with the text as it was."""
+    from toymodels.models.smollm2 import bpe
+
+    bell = tinygguf.vocabulary()[0].index(bpe.byte_alphabet()[7])
+    monkeypatch.setattr(ownfile, "choose", lambda *args: bell)
+    state = finished(layer_fig.render, {"text": "own", "own": TEXT})["state"]
+    answer = check(layer_fig.render(dict(state, write="on")))
+    assert answer["state"]["write"] == "" and not answer.get("more")
+    assert answer["state"]["own"] == TEXT
+    assert esc(ownfile.CONTROL) in answer["html"]

@@ -163,7 +163,8 @@ def own_text(state):
 
 def _write(state, r, notes):
     """One more token after the complete run R, as the state asks: -> the new text's run;
-    writing stops (state["write"] = "") at the token limit or the model's end token."""
+    writing stops (state["write"] = "") at the token limit, the model's end token or a token
+    that writes a control character (which tidy would take out of the text)."""
     if len(r.ids) >= live.MAX_TOKENS:
         notes.append(live.FULL)
         state["write"] = ""
@@ -171,6 +172,11 @@ def _write(state, r, notes):
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
     if live.ends(nxt):
         notes.append(live.FINISHED)
+        state["write"] = ""
+        return r
+    text = live.text_of(r.ids + [nxt])
+    if live.tidy(text)[0] != text:  # tidied away, the token would be chosen again and again
+        notes.append(live.CONTROL)
         state["write"] = ""
         return r
     r = live.extend(r, nxt)
