@@ -342,3 +342,18 @@ def test_writing_on_stops_at_a_control_character_the_text_would_lose(reader_mode
     assert answer["state"]["write"] == "" and not answer.get("more")
     assert answer["state"]["own"] == TEXT
     assert esc(ownfile.CONTROL) in answer["html"]
+
+
+def test_the_patch_box_gives_examples_of_heads_the_readers_model_has(reader_model):
+    """The patch box's placeholder and help name heads of the model open: typed as shown they
+    are patched, on the tiny llama (2 layers of 4 heads) as on SmolLM2 (30 of 9)."""
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    html = finished(whad_own.render, state | {"a": "cat", "b": "sat"})["html"]
+    placeholder = re.search(r'name="patch"[^>]*placeholder="([^"]*)"', html)[1]
+    example = re.search(r"Name heads as (L\d+H\d+) \(layer", html)[1]
+    assert placeholder == "L2H4 L1H3, or L2" and example == "L2H4"
+    for typed in (*placeholder.replace(",", "").split(" or "), example):
+        chosen, _, error = whad_own.read_patch(typed)
+        assert error is None and chosen
+    ownfile.close()
+    assert whad_own.patch_examples()[0] == "L24H4 L20H3, or L24"  # SmolLM2's 30 layers of 9

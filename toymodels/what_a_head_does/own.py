@@ -67,7 +67,19 @@ CHOICES = {"at": tuple(AT), "way": tuple(WAYS)}
 MAX_CANDIDATE = 40  # characters of a candidate word
 SHOWN_PATCHES = 8  # the latest patches listed
 PATCH_ITEM = re.compile(r"[Ll]([0-9]{1,2})(?:[Hh]([0-9]{1,2}))?")
-PATCH_HELP = "Name heads as L24H4 (layer 24, head 4) and a whole layer as L24, separated by spaces."
+
+
+def patch_examples():
+    """(placeholder, help) of the patch box, naming heads the open model has: SmolLM2's
+    L24H4 L20H3 (layers 4/5 and 2/3 of the way up), a reader's file its own."""
+    layers, heads = causal.layers_heads()
+    a, b = max(1, round(layers * 4 / 5)), max(1, round(layers * 2 / 3))
+    h, g = min(4, heads), min(3, heads)
+    return (
+        f"L{a}H{h} L{b}H{g}, or L{a}",
+        f"Name heads as L{a}H{h} (layer {a}, head {h}) and a whole layer as L{a}, separated "
+        "by spaces.",
+    )
 
 
 def read_patch(text):
@@ -80,7 +92,7 @@ def read_patch(text):
             continue
         m = PATCH_ITEM.fullmatch(item)
         if not m:
-            return [], "", f"{quoted(item[:20])} is not a head. {PATCH_HELP}"
+            return [], "", f"{quoted(item[:20])} is not a head. {patch_examples()[1]}"
         L = int(m.group(1)) - 1
         hs = range(heads) if m.group(2) is None else [int(m.group(2)) - 1]
         if not 0 <= L < layers or not all(0 <= h < heads for h in hs):
@@ -258,11 +270,12 @@ def backwards(own, lds):
 
 
 def patch_form(state, fid, error, to):
+    placeholder, hint = patch_examples()
     field = kit.text_box(
         fid,
         "patch",
         state["patch"],
-        placeholder="L24H4 L20H3, or L24",
+        placeholder=placeholder,
         aria_describedby=f"{fid}-patch-help",
     )
     said = f'<p class="hc-own-msg" role="alert">{esc(error)}</p>' if error else ""
@@ -270,7 +283,7 @@ def patch_form(state, fid, error, to):
         '<form class="wh-patch" data-state-form>'
         f'<label class="hc-what" for="{esc(fid)}-patch">Patch together</label> {field} '
         '<button type="submit" data-fk="patch-go">Patch</button> '
-        f'<span class="mh-help" id="{esc(fid)}-patch-help">{esc(PATCH_HELP)}</span>{said}</form>'
+        f'<span class="mh-help" id="{esc(fid)}-patch-help">{esc(hint)}</span>{said}</form>'
         + settings(state, to)
     )
 
