@@ -273,6 +273,23 @@ def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch,
         # not GPT-2 small's shape: Figure 1 offers no check of the source's claim
         drawn = finished(layer_fig.render, {"text": "own", "own": TEXT})
         assert "hc-source" not in drawn["html"] and "data-ownfile-close" in drawn["html"]
+        # the layer's heads boxed by the keys and values they share; GPT-2's share none
+        boxes = re.findall(
+            r'<section class="hc-group".*?<h3 class="hc-kv">([^<]*)</h3>(.*?)</section>',
+            drawn["html"],
+            re.S,
+        )
+        titles = [title for title, _ in boxes]
+        heads = [re.findall(r'data-head="(\d+)"', inside) for _, inside in boxes]
+        if arch == "gpt2":
+            assert titles == ["4 heads, each with its own keys and values"]
+            assert heads == [["1", "2", "3", "4"]]
+        else:
+            assert titles == [
+                "Key/value head 1 · shared by H1–H2",
+                "Key/value head 2 · shared by H3–H4",
+            ]
+            assert heads == [["1", "2"], ["3", "4"]]
     finally:
         ownfile.close()
 
