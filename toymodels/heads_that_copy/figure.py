@@ -246,7 +246,7 @@ def render(state=None, fid="copy-layer"):
         title = quoted(entry["text"]) if entry["kind"] != "repeat" else text_label(entry).lower()
     groups = []
     lines = []
-    for heads, title, label in _groups(model["heads"], model["kv_heads"]):
+    for heads, box, box_label in _groups(model["heads"], model["kv_heads"]):
         items = []
         for h in heads:
             name = head_name(layer + 1, h + 1)
@@ -273,8 +273,8 @@ def render(state=None, fid="copy-layer"):
                 f'<span class="hc-row">{esc(text)}</span></li>'
             )
         groups.append(
-            f'<section class="hc-group" aria-label="{esc(label)}">'
-            f'<h3 class="hc-kv">{esc(title)}</h3><ol class="hc-heads">{"".join(items)}</ol>'
+            f'<section class="hc-group" aria-label="{esc(box_label)}">'
+            f'<h3 class="hc-kv">{esc(box)}</h3><ol class="hc-heads">{"".join(items)}</ol>'
             "</section>"
         )
     controls = kit.controls(
