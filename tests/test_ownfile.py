@@ -237,6 +237,12 @@ def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(rea
     state |= {"a": "cat", "b": "sat"}
     answer = finished(whad_own.render, dict(state))
     assert answer["summary"].startswith("Your pair at ")
+    # the tokens as buttons: the tiny vocabulary reads " on" as a space, "o", "n"; the
+    # space alone is shown as "␣" and named for a screen reader
+    buttons = re.findall(r'<button[^>]*data-fk="t\d+"([^>]*)>([^<]*)</button>', answer["html"])
+    shown = [text for _, text in buttons]
+    assert shown[:7] == ["T", "he", " cat", " sat", "␣", "o", "n"]
+    assert 'aria-label="a space"' in buttons[4][0] and "aria-label" not in buttons[5][0]
     own = whad_own.read(dict(answer["state"]))
     ids, t, a, b = own["ids"], own["token"], own["a"], own["b"]
     assert ids == gtok.for_model(tok, state["clean"]) and t == len(ids) - 1

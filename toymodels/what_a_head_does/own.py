@@ -269,6 +269,11 @@ def backwards(own, lds):
     )
 
 
+def blank_name(piece):
+    """A token of white space alone named for a screen reader (its button shows '␣')."""
+    return "a line break" if "\n" in piece else "a space"
+
+
 def patch_form(state, fid, error, to):
     placeholder, hint = patch_examples()
     field = kit.text_box(
@@ -470,13 +475,15 @@ def _measured(state, own, said, fid):
     working, more = advance_patches(p, asked, heads, t)
     piece = model.piece(own["ids"][t])
     measured = quoted(word(piece) or piece)
+    pieces = [model.piece(i) for i in own["ids"]]
     tokens = kit.token_buttons(
-        [model.piece(i) for i in own["ids"]],
+        [q if q.strip() else "␣" for q in pieces],  # a piece of white space alone shows '␣'
         t,
         key="token",
         label="The token measured: its next-word guess is what a and b compete for",
         fk="t",
         group="hc-tokens",
+        names=lambda i: None if pieces[i].strip() else blank_name(pieces[i]),
         pieces=True,
     )
     opened, facts = head_section(state, own, at, att, dla, to)
