@@ -28,7 +28,7 @@ from toymodels.page.figure import check
 from toymodels.page.html import esc
 from toymodels.what_a_head_does import own as whad_own
 
-pytest.importorskip("gguf", reason="the file is written with the gguf package")
+gguf_package = pytest.importorskip("gguf", reason="the file is written with the gguf package")
 TEXT = "The cat sat on the mat. The cat"
 
 
@@ -76,6 +76,9 @@ def test_the_card_is_read_from_the_header_and_the_tensors_one_slice_a_call(tiny)
         card, steps = opened(path)
         assert card["ok"] and card["of"] == 21
         assert card["lines"][0] == "Tiny test llama: llama architecture."
+        # a model this small is counted one by one (the gguf package's count), not "0.0 million"
+        n = sum(int(t.n_elements) for t in gguf_package.GGUFReader(str(path)).tensors)
+        assert n < 100_000 and card["lines"][1] == f"{n:,} parameters."
         assert "2 layers × 4 heads, 2 key/value groups (2 heads share each)." in card["lines"]
         assert [s["done"] for s in steps] == list(range(1, 22))
         assert [s["ready"] for s in steps] == [False] * 20 + [True]
