@@ -383,3 +383,18 @@ def test_the_patch_box_gives_examples_of_heads_the_readers_model_has(reader_mode
         assert error is None and chosen
     ownfile.close()
     assert whad_own.patch_examples()[0] == "L24H4 L20H3, or L24"  # SmolLM2's 30 layers of 9
+
+
+def test_closing_the_readers_file_lets_its_model_go_with_the_pairs_measured(tiny):
+    """What a head does 3 keeps the last pairs' traces, each holding the model it ran: those of
+    a reader's file are let go with it, so Back to SmolLM2 or a second file does not keep the
+    first one's weights in the browser's memory."""
+    opened(tiny[0])
+    try:
+        state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+        finished(whad_own.render, state | {"a": "cat", "b": "sat", "patched": "L1H2"})
+        held = weakref.ref(ownfile.model()[0])
+    finally:
+        ownfile.close()
+    gc.collect()
+    assert held() is None
