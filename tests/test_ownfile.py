@@ -398,3 +398,12 @@ def test_closing_the_readers_file_lets_its_model_go_with_the_pairs_measured(tiny
         ownfile.close()
     gc.collect()
     assert held() is None
+
+
+def test_each_patch_says_the_layers_its_forward_ran(reader_model):
+    """A patch reruns the model from its first patched layer up: on the tiny llama's 2 layers,
+    a head of layer 1 reruns layers 1–2, the last layer alone "layer 2"."""
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    html = finished(whad_own.render, state | {"a": "cat", "b": "sat", "patched": "L1H2|L2"})["html"]
+    ran = re.findall(r"<td>\d+ ms, ([^<]*)</td></tr>", html)
+    assert sorted(ran) == ["layer 2", "layers 1–2"]

@@ -343,11 +343,13 @@ def patch_rows(own, lds, heads, asked, to):
         ld = patch.logit_diff(t, a, b)
         part = share(ld, *lds, way)
         done = "—" if part is None else f"{WAYS[way][2]} {percent(part)}"
+        first = chosen[0][0] + 1  # the forward runs from the first patched layer up
+        ran = f"layers {first}–{n}" if first < n else f"layer {n}"
         rows.append(
             f'<tr><th scope="row">{esc(patch_name(chosen, heads))}</th>'
             f"<td>{esc(WAYS[way][1])}, {esc(AT[at][1].format(to=to))}</td>"
             f"<td>{esc(logits(ld))}</td><td>{esc(done)}</td>"
-            f"<td>{1000 * patch.seconds:.0f} ms, layers {chosen[0][0] + 1}–{n}</td></tr>"
+            f"<td>{1000 * patch.seconds:.0f} ms, {ran}</td></tr>"
         )
     if not rows:
         return ""
