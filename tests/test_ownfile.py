@@ -25,9 +25,10 @@ from toymodels.models.gguffile import tokenizer as gtok
 from toymodels.models.smollm2 import live as smollm2
 from toymodels.models.smollm2.llama import softmax
 from toymodels.page.figure import check
+from toymodels.page.html import esc
 from toymodels.what_a_head_does import own as whad_own
 
-pytest.importorskip("gguf", reason="the file is written with the gguf package")
+gguf_package = pytest.importorskip("gguf", reason="the file is written with the gguf package")
 TEXT = "The cat sat on the mat. The cat"
 
 
@@ -75,6 +76,9 @@ def test_the_card_is_read_from_the_header_and_the_tensors_one_slice_a_call(tiny)
         card, steps = opened(path)
         assert card["ok"] and card["of"] == 21
         assert card["lines"][0] == "Tiny test llama: llama architecture."
+        # a model this small is counted one by one (the gguf package's count), not "0.0 million"
+        n = sum(int(t.n_elements) for t in gguf_package.GGUFReader(str(path)).tensors)
+        assert n < 100_000 and card["lines"][1] == f"{n:,} parameters."
         assert "2 layers × 4 heads, 2 key/value groups (2 heads share each)." in card["lines"]
         assert [s["done"] for s in steps] == list(range(1, 22))
         assert [s["ready"] for s in steps] == [False] * 20 + [True]
@@ -240,6 +244,12 @@ def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(rea
     state |= {"a": "cat", "b": "sat"}
     answer = finished(whad_own.render, dict(state))
     assert answer["summary"].startswith("Your pair at ")
+    # the tokens as buttons: the tiny vocabulary reads " on" as a space, "o", "n"; the
+    # space alone is shown as "␣" and named for a screen reader
+    buttons = re.findall(r'<button[^>]*data-fk="t\d+"([^>]*)>([^<]*)</button>', answer["html"])
+    shown = [text for _, text in buttons]
+    assert shown[:7] == ["T", "he", " cat", " sat", "␣", "o", "n"]
+    assert 'aria-label="a space"' in buttons[4][0] and "aria-label" not in buttons[5][0]
     own = whad_own.read(dict(answer["state"]))
     ids, t, a, b = own["ids"], own["token"], own["a"], own["b"]
     assert ids == gtok.for_model(tok, state["clean"]) and t == len(ids) - 1
@@ -314,6 +324,23 @@ def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch,
         # not GPT-2 small's shape: Figure 1 offers no check of the source's claim
         drawn = finished(layer_fig.render, {"text": "own", "own": TEXT})
         assert "hc-source" not in drawn["html"] and "data-ownfile-close" in drawn["html"]
+        # the layer's heads boxed by the keys and values they share; GPT-2's share none
+        boxes = re.findall(
+            r'<section class="hc-group".*?<h3 class="hc-kv">([^<]*)</h3>(.*?)</section>',
+            drawn["html"],
+            re.S,
+        )
+        titles = [title for title, _ in boxes]
+        heads = [re.findall(r'data-head="(\d+)"', inside) for _, inside in boxes]
+        if arch == "gpt2":
+            assert titles == ["4 heads, each with its own keys and values"]
+            assert heads == [["1", "2", "3", "4"]]
+        else:
+            assert titles == [
+                "Key/value head 1 · shared by H1–H2",
+                "Key/value head 2 · shared by H3–H4",
+            ]
+            assert heads == [["1", "2"], ["3", "4"]]
     finally:
         ownfile.close()
 
@@ -368,3 +395,57 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         ownfile.close()
     assert "hc-source" not in html
     assert "Your file has GPT-2 small’s shape, but the file&#x27;s tokenizer does not read" in html
+
+
+def test_writing_on_stops_at_a_control_character_the_text_would_lose(reader_model, monkeypatch):
+    """A token that writes a control character (a random model's likeliest, here the bell) is
+    taken out of the text by tidy, so the same token would be chosen at every call and the
+    text would never grow: writing stops, saying why, with the text as it was."""
+    from toymodels.models.smollm2 import bpe
+
+    bell = tinygguf.vocabulary()[0].index(bpe.byte_alphabet()[7])
+    monkeypatch.setattr(ownfile, "choose", lambda *args: bell)
+    state = finished(layer_fig.render, {"text": "own", "own": TEXT})["state"]
+    answer = check(layer_fig.render(dict(state, write="on")))
+    assert answer["state"]["write"] == "" and not answer.get("more")
+    assert answer["state"]["own"] == TEXT
+    assert esc(ownfile.CONTROL) in answer["html"]
+
+
+def test_the_patch_box_gives_examples_of_heads_the_readers_model_has(reader_model):
+    """The patch box's placeholder and help name heads of the model open: typed as shown they
+    are patched, on the tiny llama (2 layers of 4 heads) as on SmolLM2 (30 of 9)."""
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    html = finished(whad_own.render, state | {"a": "cat", "b": "sat"})["html"]
+    placeholder = re.search(r'name="patch"[^>]*placeholder="([^"]*)"', html)[1]
+    example = re.search(r"Name heads as (L\d+H\d+) \(layer", html)[1]
+    assert placeholder == "L2H4 L1H3, or L2" and example == "L2H4"
+    for typed in (*placeholder.replace(",", "").split(" or "), example):
+        chosen, _, error = whad_own.read_patch(typed)
+        assert error is None and chosen
+    ownfile.close()
+    assert whad_own.patch_examples()[0] == "L24H4 L20H3, or L24"  # SmolLM2's 30 layers of 9
+
+
+def test_closing_the_readers_file_lets_its_model_go_with_the_pairs_measured(tiny):
+    """What a head does 3 keeps the last pairs' traces, each holding the model it ran: those of
+    a reader's file are let go with it, so Back to SmolLM2 or a second file does not keep the
+    first one's weights in the browser's memory."""
+    opened(tiny[0])
+    try:
+        state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+        finished(whad_own.render, state | {"a": "cat", "b": "sat", "patched": "L1H2"})
+        held = weakref.ref(ownfile.model()[0])
+    finally:
+        ownfile.close()
+    gc.collect()
+    assert held() is None
+
+
+def test_each_patch_says_the_layers_its_forward_ran(reader_model):
+    """A patch reruns the model from its first patched layer up: on the tiny llama's 2 layers,
+    a head of layer 1 reruns layers 1–2, the last layer alone "layer 2"."""
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    html = finished(whad_own.render, state | {"a": "cat", "b": "sat", "patched": "L1H2|L2"})["html"]
+    ran = re.findall(r"<td>\d+ ms, ([^<]*)</td></tr>", html)
+    assert sorted(ran) == ["layer 2", "layers 1–2"]

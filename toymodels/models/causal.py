@@ -8,7 +8,7 @@ they run on either without knowing which:
     guess_all(), best_after(rows), cache, llama: n_layer, n_head, n_kv, hs), choose(run, how,
     temperature, seed), extend(run, token) (the KV cache goes on), ends(token), text_of(ids),
     piece(i), next_piece(ids, i); SID, MAX_TOKENS, MAX_CHARS, MEMORY and the messages EMPTY,
-    ONE, FULL, FINISHED.
+    ONE, FULL, FINISHED, CONTROL.
 
 `chooser()` is the choice beside "Load SmolLM2": open a model file, or, with one open, its card
 and the way back (templates/static/ownfile.js reads the file into the worker).

@@ -36,7 +36,7 @@ from .smollm2 import live as shipped
 # what the figures read of any live model, as SmolLM2's
 SID, MAX_TOKENS, MAX_CHARS = shipped.SID, shipped.MAX_TOKENS, shipped.MAX_CHARS
 EMPTY, SPACES, ONE = shipped.EMPTY, shipped.SPACES, shipped.ONE
-FULL, FINISHED = shipped.FULL, shipped.FINISHED
+FULL, FINISHED, CONTROL = shipped.FULL, shipped.FINISHED, shipped.CONTROL
 tidy, problem, choose = shipped.tidy, shipped.problem, shipped.choose
 BUDGET_S = shipped.BUDGET_S
 KEEP = shipped.KEEP
