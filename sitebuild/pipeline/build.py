@@ -458,12 +458,48 @@ class Page:
 
 def _render_chapter(ch, env, root, following=None, notes=None, replay=None):
     """One chapter rendered: its Page (REPLAY: its cells' last answers, cellrunner.Replay)."""
+    return _rendered(ch, env, root, following, notes, replay)[0]
+
+
+def _rendered(ch, env, root, following=None, notes=None, replay=None):
+    """(CH's Page, its ChapterRenderer, which holds its figures)."""
     renderer = ChapterRenderer(ch, env, root, following, notes, replay)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
     answers, report = prerender.page_answers(renderer.figures, str(body))
-    return Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
+    page = Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
+    return page, renderer
+
+
+def render_each(root, reuse, notes):
+    """Each chapter of ROOT read and rendered on its own, as the build renders it, so that one
+    broken chapter does not hide another's mistakes (`build.py check`): -> (the renderers of
+    those rendered, which hold their figures; the AuthorErrors of the others). Warnings go to
+    NOTES. Each Page is kept in REUSE (chaptercache.py) under the build's key, so a build given
+    REUSE next renders none of them again."""
+    env, code = environment(root), chaptercache.code(root)
+    read_ok, errors = [], []
+    for path in sorted((root / "chapters").glob("*.md")):
+        try:
+            read_ok.append(read(path, root))
+        except AuthorError as e:
+            errors.append(e)
+    chapters = sorted(read_ok, key=lambda c: c.meta["order"])
+    renderers = []
+    for ch in read_ok:
+        following, mine = _following(chapters, ch), []
+        try:
+            page, renderer = _rendered(ch, env, root, following, mine)
+        except AuthorError as e:
+            errors.append(e)
+        else:
+            renderers.append(renderer)
+            k = chaptercache.key(ch, following, code)
+            chaptercache.store(reuse, ch, k, page, mine)
+        finally:
+            notes += mine
+    return renderers, errors
 
 
 def _chapter_page(ch, env, root, following, notes, reuse, k, replay=None):
