@@ -23,6 +23,10 @@ from sitebuild.pipeline import styles
 from sitebuild.pipeline.policy import content_security_policy, framing
 
 pytestmark = pytest.mark.browser
+
+# its tests walk every page of the site, each worth several browser tests in the order
+# workers take modules (conftest.py), which starts it early rather than last
+SCHEDULE_WEIGHT = 40
 SERIOUS = ("serious", "critical")
 
 
