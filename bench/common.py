@@ -77,12 +77,26 @@ def run_with_files(browser, base, files, code, part):
     """CODE (as in_pyodide makes it) in a Python of its own on the site's home page, each of
     FILES ([url, name]) put into its file system as /tmp/NAME first (pages/own-file.js) -> what
     it returned; PART names the bench part if the page crashes."""
+    return _on_home_page(browser, base, page_function("own-file.js"), [files, code], part)
+
+
+def run_with_blob(browser, base, url, code, part):
+    """CODE (as in_pyodide makes it) in a Python of its own on the site's home page, in its
+    worker, with the file at URL handed to the worker as the page hands it a reader's File
+    (pages/own-file-blob.js) -> what it returned; PART names the bench part if the page
+    crashes."""
+    return _on_home_page(browser, base, page_function("own-file-blob.js"), [url, code], part)
+
+
+def _on_home_page(browser, base, function, args, part):
+    """FUNCTION (a page function's source) called with ARGS on the site's home page, in a
+    context of its own -> the answer of what it returned."""
     context = browser.new_context(service_workers="block")
     page = context.new_page()
     page.on("crash", lambda _: print(f"{part}: the page crashed", file=sys.stderr))
     page.goto(base)
     try:
-        return answer(page.evaluate(page_function("own-file.js"), [files, code])["value"])
+        return answer(page.evaluate(function, args)["value"])
     finally:
         context.close()
 

@@ -21,7 +21,9 @@ SITE), serves it on 127.0.0.1 and measures each PART (all by default):
 - whathead: the reader's own pair in SmolLM2 ("What a head does"): the maps after the load,
   taps on tokens and patches, the figure's steps in the worker.
 - ownfile: a reader's own GGUF file (SmolLM2's Q4_1 file) from the file to its first maps, and
-  the card of a refused file, in CPython and in Pyodide.
+  the card of a refused file, in CPython and in Pyodide; then that file and a synthetic one of
+  SmolLM2-360M's shapes (Q4_K_M's block types) opened as the page opens a reader's file, with
+  the worker's memory.
 - why: "Why a head looks there"'s Figure 3 in SmolLM2: one head's split and a knockout, and the
   longest piece of the forward computed in pieces, in CPython and in Pyodide.
 - train: Train it yourself, in Pyodide and CPython, and taps while it trains.
@@ -51,7 +53,7 @@ from urllib.parse import quote
 # run as `python bench/run.py`: Python puts bench/ on the path, not the root with the project
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import allheads, first_visit, results, serve_edit
+from bench import allheads, first_visit, gguf360m, results, serve_edit
 from bench.common import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -66,6 +68,7 @@ from bench.common import (
     page_script,
     percentile,
     run_in_pyodide,
+    run_with_blob,
     run_with_files,
     served_site,
 )
@@ -907,9 +910,12 @@ def own_file(browser, site, base):
     """A reader's own GGUF file (toymodels/models/gguffile/, card.py): SmolLM2's Q4_1 file from
     the file to its first maps on the 20-token text, and the card of two refused files
     (own_files), each timed once in CPython (a Python of its own, numpy on one thread) and in
-    Pyodide in Chromium (a Python of its own, the files put into its file system first, as the
-    page's worker holds the reader's File; they are served from a folder of their own in the
-    site's folder for the while)."""
+    Pyodide in Chromium (a Python of its own, the files put into its file system first; they
+    are served from a folder of their own in the site's folder for the while). Then the way
+    the page opens a file (in_pyodide/own_file_page.py: the File handed to the worker, read in
+    slices, the card's checks, the memory the worker ends with), for that file and for a
+    synthetic file of SmolLM2-360M's shapes in Q4_K_M's block types (gguf360m.py: no 360M
+    weights exist here), each in a Python of its own."""
     folder = Path(site) / "bench-own-files"
     folder.mkdir()
     try:
@@ -927,11 +933,22 @@ def own_file(browser, site, base):
             [[n, f"/tmp/{p.name}", size] for n, p, size in refused],
         )
         pyodide = run_with_files(browser, base, files, web, "own_file")
+        big = folder / "smollm2-360m-shape-q4_k_m.gguf"
+        gguf360m.write(big, model.read_bytes())
+        opened = {}
+        for name, path in (("135M", model), ("360M", big)):
+            code = in_pyodide("own_file_page.py", str(path), OWN_SMOLLM2[0])
+            web = in_pyodide("own_file_page.py", path.stat().st_size, OWN_SMOLLM2[0])
+            url = f"{base}bench-own-files/{path.name}"
+            opened[name] = {
+                "cpython": in_cpython(code),
+                "pyodide": run_with_blob(browser, base, url, web, "own_file"),
+            }
     finally:
         for p in folder.iterdir():
             p.unlink()
         folder.rmdir()
-    return {"cpython": cpython, "pyodide": pyodide}
+    return {"cpython": cpython, "pyodide": pyodide, "opened": opened}
 
 
 def own_file_markdown(r):
@@ -951,11 +968,44 @@ def own_file_markdown(r):
             f"{x['memory_bytes'] / 2**20:.0f} MiB"
         )
 
+    def opened(x, name):
+        kinds = ", ".join(f"{k} {n}" for k, n in x["quants"].items())
+        return (
+            f"{name}: the {x['bytes'] / 1e6:.1f} MB file ({kinds}; {x['parameters'] / 1e6:.0f}M "
+            f"parameters, kept as {x['keeps']}) to the first layer's maps of a "
+            f"{x['tokens']}-token text in {x['to_first_maps_ms'] / 1000:.1f} s: the card "
+            f"{x['card_ms']:.0f} ms, the tensors read in {x['steps']} steps, the model built "
+            f"and its checks {x['load_ms'] / 1000:.1f} s (the checks {x['checks_ms']:.0f} ms), "
+            f"the text tokenized {x['tokenizer_ms']:.0f} ms, the first layer "
+            f"{x['first_layer_ms']:.0f} ms; all {x['tokens']} tokens' maps "
+            f"{x['all_maps_ms'] / 1000:.1f} s, the last token's logits {x['logits_ms']:.0f} ms. "
+            f"Memory: {x['memory_bytes'] / 2**20:.0f} MiB"
+        )
+
+    def targets(first, maps, memory):
+        return f"(targets: first maps ≤ {first} s{maps}; memory ≤ {memory})"
+
+    big_maps = "; 20 tokens' maps ≤ 4 s"
+    o = r.get("opened")
+    page = ""
+    if o:
+        small, big = o["135M"], o["360M"]
+        page = (
+            "\n\nOpened as the page opens a reader's file (the File handed to the worker, read "
+            "a slice a tensor, the card's checks run; each in a Python of its own). "
+            f"SmolLM2-135M's Q4_1 file {targets(5, '', '700 MB')}. "
+            f"{opened(small['pyodide'], 'In Pyodide in Chromium')} (the worker's WebAssembly "
+            f"memory). {opened(small['cpython'], 'In CPython')} (peak resident). "
+            "A synthetic file of SmolLM2-360M's shapes with Q4_K_M's block types, random "
+            f"weights (bench/gguf360m.py) {targets(15, big_maps, '1.5 GB')}. "
+            f"{opened(big['pyodide'], 'In Pyodide in Chromium')} (the worker's WebAssembly "
+            f"memory). {opened(big['cpython'], 'In CPython')} (peak resident)."
+        )
     return (
         f"SmolLM2-135M-Instruct's own Q4_1 GGUF, opened as a reader's file, each step once. "
         f"{where(r['pyodide'], 'In Pyodide in Chromium')} (the worker's WebAssembly memory; "
         f"target ≤ 700 MB). {where(r['cpython'], 'In CPython, numpy on one thread')} (peak "
-        "resident).\n"
+        f"resident).{page}\n"
     )
 
 

@@ -117,17 +117,26 @@ def node():
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
+def rendered(tmp_path_factory):
+    """Where the run's builds of the project's own chapters keep them rendered
+    (sitebuild/pipeline/chaptercache.py), one folder for all its workers: a chapter renders the
+    same for the site and for an LMS, so the run renders each once, whatever it builds."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "rendered"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory, rendered):
     """The site, built once a run: with pytest-xdist (`make test`), the first
     worker to ask builds it into the run's folder above the workers' own while the others wait,
     and all of them serve that one (tests never change it)."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site")
+        return site_build.build(ROOT, tmp_path_factory.mktemp("built") / "site", reuse=rendered)
     run = tmp_path_factory.getbasetemp().parent
     with open(run / "site.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # let go when the file closes
         if not (run / "site.built").exists():
-            site_build.build(ROOT, run / "built" / "site")
+            site_build.build(ROOT, run / "built" / "site", reuse=rendered)
             (run / "site.built").touch()
     return run / "built" / "site"
 

@@ -32,7 +32,7 @@ import toymodels
 from sitebuild.authoring import browser, budgets, check, limits
 from sitebuild.lms import scorm
 from sitebuild.pipeline import build as site_build
-from sitebuild.pipeline import pages, prerender
+from sitebuild.pipeline import cellrunner, pages, prerender
 from sitebuild.pipeline.chapters import AuthorError
 
 # its builds of projects, worth this many browser tests in the order workers take
@@ -981,6 +981,51 @@ def test_a_numpy_warning_outside_a_figure_is_a_warning_at_its_line(author, capsy
         f"check: 0 error(s), {len(expected) + 1} warning(s) ({len(expected)} of them set off by "
         "the code of toymodels/) (strict): FAILED",
     ]
+
+
+def test_lines_added_above_an_exercise_ask_its_python_nothing_new(author, monkeypatch):
+    """serve's builder (site_build.Memory) renders an edited chapter with its cells' last
+    answers (cellrunner.Replay): lines added or removed above a cell and an exercise leave what
+    the page asks its cells' Python as it was, so no Python is started, and what the build
+    says names the lines where the exercise and the cell now are."""
+    author(WARNS_AT["exercise check"][0]["checks.py"], "checks.py")
+    root = author(FIGURE)
+    chapter = root / "chapters" / "a.md"
+    cell = "\n```python live\nprint(x)\nx + 1\n```\n"
+    started = []
+    start = cellrunner.CellProcess._start
+    monkeypatch.setattr(cellrunner.CellProcess, "_start", lambda p: started.append(1) or start(p))
+    kept, memory = root.parent / "kept", site_build.Memory()
+
+    def build(text):
+        """TEXT as the chapter, built as serve's builder builds it -> its warnings; STARTED
+        then says whether a Python for the cells was started."""
+        chapter.write_text(text)
+        started.clear()
+        notes = []
+        site_build.build(root, root / "site", notes=notes, reuse=kept, memory=memory)
+        return [n for n in notes if "recap" not in n[2]]
+
+    def warned(line):
+        check = CHECK.replace("chapters/a.md:20", f"chapters/a.md:{line}")
+        return [("toymodels/two_back/checks.py", 5, f"{check} variables, {LOG_OF_0}")]
+
+    def fails(text, line):
+        with pytest.raises(AuthorError) as caught:
+            build(text)
+        assert str(caught.value) == (
+            f"chapters/a.md:{line}: this live cell raised NameError: name 'y' is not defined; "
+            "fix the code or its earlier cells"
+        )
+
+    text = CHAPTER + EXERCISE + cell
+    assert build(text) == warned(20) and started
+    shifted = text.replace("Some prose", "A new paragraph.\n\nSome prose", 1)
+    assert build(shifted) == warned(22) and not started
+    failing = cell.replace("x + 1", "x + y")
+    fails(shifted.replace(cell, failing), 29)
+    fails(text.replace(cell, failing), 27)  # lines taken away: the error given again, moved up
+    assert not started
 
 
 def test_big_output_is_a_warning_at_the_line_to_change(author, monkeypatch):

@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench import ci, common, results
@@ -275,3 +276,40 @@ def test_every_part_has_its_section_and_is_named_in_the_docs():
     listed = re.search(r"runs\s+some\s+parts\s+alone\s+\(([^)]*)\)", docs)
     assert listed, "docs/performance.md no longer lists the parts"
     assert re.findall(r"`(\w+)`", listed[1]) == list(run.PARTS)
+
+
+def test_the_360m_files_block_types_are_llama_cpps_q4_k_m(tmp_path):
+    """bench/gguf360m.py at a small size of the same kind (rows 320 wide, not a whole number of
+    k-quant blocks, and a feed-forward 512 wide, which is): each tensor has the type llama.cpp's
+    Q4_K_M gives it, written out here (its use_more_bits picks layers 0, 3, 6 and 7 of 8 for
+    Q6_K's attn_v and ffn_down; Q4_K falls back to Q5_0 and Q6_K to Q8_0 where rows are 320),
+    the page's card opens it, and every weight is finite and small, as a real model's are."""
+    pytest.importorskip("gguf", reason="the file is written with the gguf package")
+    from support import tinygguf
+
+    from bench import gguf360m
+    from toymodels.models import card, quants
+    from toymodels.models import gguf as reader
+
+    donor = tinygguf.write_llama(tmp_path / "donor.gguf").read_bytes()
+    vocab = len(tinygguf.vocabulary()[0])
+    config = {"layers": 8, "width": 320, "heads": 5, "kv": 1, "ffn": 512, "vocab": vocab}
+    path = tmp_path / "q4km.gguf"
+    gguf360m.write(path, donor, config=config)
+    data = path.read_bytes()
+    tensors = reader.Reader(data, quants.nbytes).tensors
+    want = {"token_embd.weight": "Q8_0", "output_norm.weight": "F32"}
+    for i in range(8):
+        more = i in (0, 3, 6, 7)
+        for name in ("attn_q", "attn_k", "attn_output", "ffn_gate", "ffn_up"):
+            want[f"blk.{i}.{name}.weight"] = "Q5_0"
+        want[f"blk.{i}.attn_v.weight"] = "Q8_0" if more else "Q5_0"
+        want[f"blk.{i}.ffn_down.weight"] = "Q6_K" if more else "Q4_K"
+        want[f"blk.{i}.attn_norm.weight"] = want[f"blk.{i}.ffn_norm.weight"] = "F32"
+    assert {name: t[0] for name, t in tensors.items()} == want
+    c = card.read(data)
+    assert (c.layers, c.heads, c.kv_heads, c.width) == (8, 5, 1, 320)
+    for name, (kind, shape, raw) in tensors.items():
+        w = quants.dequantize(raw, kind, shape)
+        assert np.isfinite(w).all() and np.abs(w).max() < 2, name
+        assert np.abs(w).mean() > 1e-3, name  # not all zero

@@ -735,13 +735,19 @@ def test_a_build_that_remembers_the_last_writes_what_a_whole_build_writes(tmp_pa
     a chapter taken away, it renders only the chapters edited and takes the other files from the
     site it replaces as hard links, and the site is byte for byte the one a whole build writes:
     the edited pages, the home page, the neighbour's links, the service worker, no file of a
-    chapter gone."""
+    chapter gone. Nor does it parse the source of toymodels/ again for what the site's modules
+    import, when the chapters name the same modules."""
     second = GOOD.replace('slug = "test"', 'slug = "second"').replace("order = 1", "order = 2")
     root = project(tmp_path, {"01-a.md": GOOD, "02-b.md": second})
     rendered = []
     render = site_build._render_chapter
     monkeypatch.setattr(
         site_build, "_render_chapter", lambda ch, *a: rendered.append(ch.path) or render(ch, *a)
+    )
+    parsed = []  # the modules of toymodels/ whose source a build read for what they import
+    source = site_build.imports.source
+    monkeypatch.setattr(
+        site_build.imports, "source", lambda name, at: parsed.append(name) or source(name, at)
     )
     site, kept, memory = root / "site", tmp_path / "kept", site_build.Memory()
 
@@ -751,7 +757,9 @@ def test_a_build_that_remembers_the_last_writes_what_a_whole_build_writes(tmp_pa
         runtime = (site / "pyodide" / "pyodide.asm.wasm").stat().st_ino
         edit()
         rendered.clear()
+        parsed.clear()
         site_build.build(root, site, reuse=kept, memory=memory)
+        assert parsed == []
         assert (site / "pyodide" / "pyodide.asm.wasm").stat().st_ino == runtime
         made = list(rendered)
         assert site_files(site) == site_files(site_build.build(root, tmp_path / "whole"))

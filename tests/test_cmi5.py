@@ -42,10 +42,10 @@ ACTOR = {"objectType": "Agent", "account": {"homePage": "https://lms.example", "
 
 
 @pytest.fixture(scope="module")
-def package(tmp_path_factory):
+def package(tmp_path_factory, rendered):
     """The author guide (a guess, a check and an exercise) as a cmi5 package, mastery 0.5."""
     out = tmp_path_factory.mktemp("cmi5")
-    (path,) = cmi5.write_packages(ROOT, out, only=[GUIDE], mastery=MASTERY)
+    (path,) = cmi5.write_packages(ROOT, out, only=[GUIDE], mastery=MASTERY, reuse=rendered)
     return path
 
 

@@ -20,6 +20,10 @@ from test_build import GOOD
 from sitebuild.pipeline import build as site_build
 from sitebuild.serving.serve import Handler
 
+# its few tests each keep the whole site offline, worth several browser tests in the order
+# workers take modules (conftest.py), which starts it early rather than last
+SCHEDULE_WEIGHT = 30
+
 ROOT = Path(__file__).resolve().parent.parent
 HASHED = re.compile(r"^(?P<stem>[\w-]+)\.(?P<hash>[0-9a-f]{12})\.(?P<ext>js|css|png)$")
 

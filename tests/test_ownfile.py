@@ -25,9 +25,10 @@ from toymodels.models.gguffile import tokenizer as gtok
 from toymodels.models.smollm2 import live as smollm2
 from toymodels.models.smollm2.llama import softmax
 from toymodels.page.figure import check
+from toymodels.page.html import esc
 from toymodels.what_a_head_does import own as whad_own
 
-pytest.importorskip("gguf", reason="the file is written with the gguf package")
+gguf_package = pytest.importorskip("gguf", reason="the file is written with the gguf package")
 TEXT = "The cat sat on the mat. The cat"
 
 
@@ -75,6 +76,9 @@ def test_the_card_is_read_from_the_header_and_the_tensors_one_slice_a_call(tiny)
         card, steps = opened(path)
         assert card["ok"] and card["of"] == 21
         assert card["lines"][0] == "Tiny test llama: llama architecture."
+        # a model this small is counted one by one (the gguf package's count), not "0.0 million"
+        n = sum(int(t.n_elements) for t in gguf_package.GGUFReader(str(path)).tensors)
+        assert n < 100_000 and card["lines"][1] == f"{n:,} parameters."
         assert "2 layers × 4 heads, 2 key/value groups (2 heads share each)." in card["lines"]
         assert [s["done"] for s in steps] == list(range(1, 22))
         assert [s["ready"] for s in steps] == [False] * 20 + [True]
@@ -166,12 +170,16 @@ def test_an_unknown_architecture_is_refused_before_its_tensors_are_read(tiny, tm
 def test_the_card_shows_the_checks_that_need_no_reference(reader_model, tiny):
     _, ref, tok = tiny
     checks = {what: (ok, said) for what, ok, said in ownfile.checked()}
-    ids = gtok.for_model(tok, ownfile.CHECK_TEXT)[:12]
+    ids = gtok.for_model(tok, ownfile.CHECK_TEXT)[:8]
     cache = ref.new_cache()
-    rows = np.concatenate([ref.step([i], cache)[1] for i in ids])
+    pieces = [ids[:4], ids[4:6], ids[6:7], ids[7:8]]  # single tokens after a longer prefix
+    rows = np.concatenate([ref.step(piece, cache)[1] for piece in pieces])
     delta = float(np.abs(rows - ref.forward(ids)[1]).max())
     ok, said = checks["kv"]
-    assert ok and f"max |Δ logit| = {delta:.1e} (pass, at most 1e-03)" in said
+    assert ok and said == (
+        "KV cache, read 4, 2, 1 and 1 tokens at a time, against the full forward on 8 "
+        f"tokens: max |Δ logit| = {delta:.1e} (pass, at most 1e-03)."
+    )
     ok, said = checks["tokens"]
     n = len(tok.encode(ownfile.ROUND_TRIP))
     assert ok and said == f"Tokenizer round trip, text → {n} ids → text: the same text (pass)."
@@ -236,6 +244,12 @@ def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(rea
     state |= {"a": "cat", "b": "sat"}
     answer = finished(whad_own.render, dict(state))
     assert answer["summary"].startswith("Your pair at ")
+    # the tokens as buttons: the tiny vocabulary reads " on" as a space, "o", "n"; the
+    # space alone is shown as "␣" and named for a screen reader
+    buttons = re.findall(r'<button[^>]*data-fk="t\d+"([^>]*)>([^<]*)</button>', answer["html"])
+    shown = [text for _, text in buttons]
+    assert shown[:7] == ["T", "he", " cat", " sat", "␣", "o", "n"]
+    assert 'aria-label="a space"' in buttons[4][0] and "aria-label" not in buttons[5][0]
     own = whad_own.read(dict(answer["state"]))
     ids, t, a, b = own["ids"], own["token"], own["a"], own["b"]
     assert ids == gtok.for_model(tok, state["clean"]) and t == len(ids) - 1
@@ -245,6 +259,44 @@ def test_what_a_head_does_figure_3_attributes_with_the_readers_output_matrix(rea
     assert parts["heads"].shape == (2, 4)
     assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
     assert abs(total - parts["total"]) < 1e-6
+
+
+def test_what_a_head_does_figure_3_measures_and_patches_a_gpt2_file(tmp_path):
+    """A gpt2 file (final LayerNorm with a bias, its own output matrix) opened: Figure 3 draws
+    every head's attribution of the pair, adding up with the norm's bias to the logit
+    difference of the whole-file loader's forward, and lists a patch asked for with the
+    patched run's difference as that loader's forward with the head swapped gives it."""
+    path = tinygguf.write(tmp_path / "gpt2.gguf", "gpt2")
+    ref = gf.load(path.read_bytes())
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    state |= {"a": "cat", "b": "sat", "patch": "L2H3"}
+    try:
+        opened(path)
+        answer = finished(whad_own.render, dict(state))
+        assert answer["summary"].startswith("Your pair at ")
+        own = whad_own.read(dict(answer["state"]))
+        ids, bad, t, a, b = own["ids"], own["pair"].traces[1].ids, own["token"], own["a"], own["b"]
+        logits = ref.forward(ids)[1][t].astype(np.float64)
+        parts = own["pair"].attribution(t, a, b)
+        total = parts["heads"].sum() + parts["embed"] + parts["mlp"].sum() + parts["bias"]
+        assert parts["heads"].shape == (2, 4) and parts["bias"] != 0
+        assert abs(parts["total"] - (logits[a] - logits[b])) < 1e-3
+        assert abs(total - parts["total"]) < 1e-6
+        seen = {}
+        ref.forward(ids, tap=lambda i, y: seen.__setitem__(i, y.copy()) if i == 1 else None)
+
+        def swap(i, y):
+            if i == 1:
+                y[2] = seen[1][2]
+
+        patched = ref.forward(bad, tap=swap)[1][t].astype(np.float64)
+        row = (
+            '<th scope="row">L2\u00a0H3</th><td>clean into corrupted, at every position</td>'
+            f"<td>{whad_own.logits(patched[a] - patched[b])}</td>"
+        )
+        assert row in answer["html"]
+    finally:
+        ownfile.close()
 
 
 @pytest.mark.parametrize("arch", ["qwen2", "gpt2"])
@@ -272,6 +324,23 @@ def test_qwen2_and_gpt2_files_run_in_pieces_and_write_on_through_the_cache(arch,
         # not GPT-2 small's shape: Figure 1 offers no check of the source's claim
         drawn = finished(layer_fig.render, {"text": "own", "own": TEXT})
         assert "hc-source" not in drawn["html"] and "data-ownfile-close" in drawn["html"]
+        # the layer's heads boxed by the keys and values they share; GPT-2's share none
+        boxes = re.findall(
+            r'<section class="hc-group".*?<h3 class="hc-kv">([^<]*)</h3>(.*?)</section>',
+            drawn["html"],
+            re.S,
+        )
+        titles = [title for title, _ in boxes]
+        heads = [re.findall(r'data-head="(\d+)"', inside) for _, inside in boxes]
+        if arch == "gpt2":
+            assert titles == ["4 heads, each with its own keys and values"]
+            assert heads == [["1", "2", "3", "4"]]
+        else:
+            assert titles == [
+                "Key/value head 1 · shared by H1–H2",
+                "Key/value head 2 · shared by H3–H4",
+            ]
+            assert heads == [["1", "2"], ["3", "4"]]
     finally:
         ownfile.close()
 
@@ -326,3 +395,57 @@ def test_a_gpt2_small_file_gets_the_sources_sentence_and_every_heads_shares(tmp_
         ownfile.close()
     assert "hc-source" not in html
     assert "Your file has GPT-2 small’s shape, but the file&#x27;s tokenizer does not read" in html
+
+
+def test_writing_on_stops_at_a_control_character_the_text_would_lose(reader_model, monkeypatch):
+    """A token that writes a control character (a random model's likeliest, here the bell) is
+    taken out of the text by tidy, so the same token would be chosen at every call and the
+    text would never grow: writing stops, saying why, with the text as it was."""
+    from toymodels.models.smollm2 import bpe
+
+    bell = tinygguf.vocabulary()[0].index(bpe.byte_alphabet()[7])
+    monkeypatch.setattr(ownfile, "choose", lambda *args: bell)
+    state = finished(layer_fig.render, {"text": "own", "own": TEXT})["state"]
+    answer = check(layer_fig.render(dict(state, write="on")))
+    assert answer["state"]["write"] == "" and not answer.get("more")
+    assert answer["state"]["own"] == TEXT
+    assert esc(ownfile.CONTROL) in answer["html"]
+
+
+def test_the_patch_box_gives_examples_of_heads_the_readers_model_has(reader_model):
+    """The patch box's placeholder and help name heads of the model open: typed as shown they
+    are patched, on the tiny llama (2 layers of 4 heads) as on SmolLM2 (30 of 9)."""
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    html = finished(whad_own.render, state | {"a": "cat", "b": "sat"})["html"]
+    placeholder = re.search(r'name="patch"[^>]*placeholder="([^"]*)"', html)[1]
+    example = re.search(r"Name heads as (L\d+H\d+) \(layer", html)[1]
+    assert placeholder == "L2H4 L1H3, or L2" and example == "L2H4"
+    for typed in (*placeholder.replace(",", "").split(" or "), example):
+        chosen, _, error = whad_own.read_patch(typed)
+        assert error is None and chosen
+    ownfile.close()
+    assert whad_own.patch_examples()[0] == "L24H4 L20H3, or L24"  # SmolLM2's 30 layers of 9
+
+
+def test_closing_the_readers_file_lets_its_model_go_with_the_pairs_measured(tiny):
+    """What a head does 3 keeps the last pairs' traces, each holding the model it ran: those of
+    a reader's file are let go with it, so Back to SmolLM2 or a second file does not keep the
+    first one's weights in the browser's memory."""
+    opened(tiny[0])
+    try:
+        state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+        finished(whad_own.render, state | {"a": "cat", "b": "sat", "patched": "L1H2"})
+        held = weakref.ref(ownfile.model()[0])
+    finally:
+        ownfile.close()
+    gc.collect()
+    assert held() is None
+
+
+def test_each_patch_says_the_layers_its_forward_ran(reader_model):
+    """A patch reruns the model from its first patched layer up: on the tiny llama's 2 layers,
+    a head of layer 1 reruns layers 1–2, the last layer alone "layer 2"."""
+    state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+    html = finished(whad_own.render, state | {"a": "cat", "b": "sat", "patched": "L1H2|L2"})["html"]
+    ran = re.findall(r"<td>\d+ ms, ([^<]*)</td></tr>", html)
+    assert sorted(ran) == ["layer 2", "layers 1–2"]

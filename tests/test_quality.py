@@ -1,5 +1,12 @@
-"""Accessibility (axe-core, keyboard, focus, motion) and the security policy, on every page of
-the built site."""
+"""Accessibility (axe-core, keyboard, focus, motion), the security policy, and every figure's SVG
+download, on every page of the built site. The chapters' pages with Python ready are opened
+once, by the axe check, and borrowed by the downloads and the keyboard walk, in that order.
+
+Every figure's SVG download stands alone: saved from the page as a reader saves it, then opened
+by itself in Chromium (tests/support/svgalone.py), it looks like the figure on the page: no
+large dark areas where the page has light fills, the page's words and the numbers of its tables
+and pictures in it, every line of text inside the picture, and bars in the rows they belong
+to. Its name says the chapter, the figure and its state, in safe characters."""
 
 import base64
 import contextlib
@@ -9,12 +16,17 @@ import re
 import pytest
 from conftest import ROOT, hold_python, open_ready
 from playwright.sync_api import Error, expect
+from support.svgalone import CONTROLS, NAME, PAGE_TEXT, alone, blank, download_svg, words
 
 from sitebuild.fetched import assets
 from sitebuild.pipeline import styles
 from sitebuild.pipeline.policy import content_security_policy, framing
 
 pytestmark = pytest.mark.browser
+
+# its tests walk every page of the site, each worth several browser tests in the order
+# workers take modules (conftest.py), which starts it early rather than last
+SCHEDULE_WEIGHT = 40
 SERIOUS = ("serious", "critical")
 
 
@@ -91,6 +103,7 @@ def test_axe_finds_nothing_serious(new_page, ready_page, site, base_url, axe):
     assert not problems, "\n\n".join(problems)
 
 
+CHAPTERS = sorted(re.sub(r"^\d+-", "", p.stem) for p in (ROOT / "chapters").glob("*.md"))
 FOCUS = """() => { const el = document.activeElement; const s = getComputedStyle(el);
     return { inFigure: !!el.closest("figure[data-figure]"),
              inGroup: !!el.closest("figure [data-roving]"),
@@ -98,26 +111,87 @@ FOCUS = """() => { const el = document.activeElement; const s = getComputedStyle
              visible: s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2 }; }"""
 
 
-def test_keyboard_walks_into_figure_one_of_each_chapter_with_visible_focus(ready_page, site):
-    for name in chapters(site):
-        page = ready_page(name, changes=True)  # its URL changes: closed when the test ends
-        invisible, info = [], {}
-        for _ in range(
-            100
-        ):  # Tab from the top of the page until a control group of Figure 1 has focus
-            page.keyboard.press("Tab")
-            info = page.evaluate(FOCUS)
-            if not info["visible"]:
-                invisible.append(info)
-            if info["inGroup"]:
-                break
-        assert info["inGroup"], f"{name}: Tab never reached a control group of Figure 1"
-        assert invisible == [], f"{name}: focus not visible on {invisible}"
-        before = page.url
-        page.keyboard.press("ArrowRight")
-        assert page.evaluate(FOCUS)["visible"]
-        page.keyboard.press("Enter")
-        expect(page, f"{name}: arrow and Enter in Figure 1 changed nothing").not_to_have_url(before)
+def walk_into_figure_one(page, chapter):
+    """Tab from the top of CHAPTER's page until a control group of Figure 1 has focus, every
+    focus visible on the way; then an arrow and Enter there change the figure."""
+    invisible, info = [], {}
+    for _ in range(100):
+        page.keyboard.press("Tab")
+        info = page.evaluate(FOCUS)
+        if not info["visible"]:
+            invisible.append(info)
+        if info["inGroup"]:
+            break
+    assert info["inGroup"], f"{chapter}: Tab never reached a control group of Figure 1"
+    assert invisible == [], f"{chapter}: focus not visible on {invisible}"
+    before = page.url
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUS)["visible"]
+    page.keyboard.press("Enter")
+    expect(page, f"{chapter}: arrow and Enter in Figure 1 changed nothing").not_to_have_url(before)
+
+
+def every_svg_stands_alone(page, chapter, empty):
+    """Each figure of CHAPTER's PAGE saved as SVG in the state it is in, drawn alone in the
+    blank page EMPTY, looks as the figure does on the page."""
+    figures = page.eval_on_selector_all(
+        "figure[data-figure]:has([data-download])", "fs => fs.map((f) => f.id)"
+    )
+    assert figures, f"{chapter} offers no download"
+    for fid in figures:
+        figure = page.locator(f"#{fid}")
+        shown = figure.evaluate(PAGE_TEXT)
+        controls = figure.locator(CONTROLS)  # not in the picture: its state is written there
+        shot = figure.screenshot(mask=[controls], mask_color="#ffffff")
+        name, svg = download_svg(page, fid)
+        figure.locator("[data-download]").click()  # the panel closed again
+        got = alone(empty, svg, shot)
+        where = f"{chapter}#{fid} ({name})"
+        # the page's light fills stay light: no large dark areas the page does not have
+        assert got["file"]["dark"] <= 2 * got["page"]["dark"] + 0.03, (where, got["file"]["dark"])
+        # the colours of the page's picture are in the file's (ignoring a share under 1%)
+        page_colours = {k for k, v in got["page"]["bins"].items() if v > 0.01}
+        file_colours = {k for k, v in got["file"]["bins"].items() if v > 0.0005}
+        assert page_colours <= file_colours, (where, page_colours - file_colours)
+        # every word the figure shows, every number and label its tables and pictures hold
+        in_file = " ".join(got["texts"])
+        missing = sorted(set(words(shown["words"])) - set(words(got["texts"])))
+        assert not missing, (where, missing)
+        for text in shown["pictures"] + shown["cells"]:
+            assert " ".join(text.split()) in in_file, (where, text)
+        # and all of it inside the picture
+        assert not got["outside"], (where, got["outside"])
+        # named by the chapter, the figure's number (or id) and its state, in safe characters
+        assert NAME.fullmatch(name) and len(name) <= 124, name
+        assert re.match(rf"{chapter}-(figure-\d+|{fid})(-|\.svg$)", name), name
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_keyboard_reaches_figure_one_and_every_svg_download_stands_alone(
+    chapter, ready_page, new_page, base_url
+):
+    """On the chapter's page the axe check opened with Python ready: the keyboard walk (its
+    taps change the page's address, so the page is not lent again), then every figure's SVG."""
+    page = ready_page(f"{chapter}.html", changes=True)
+    walk_into_figure_one(page, chapter)
+    page.wait_for_function("!document.querySelector('[aria-busy]')")  # Figure 1 drawn anew
+    every_svg_stands_alone(page, chapter, blank(new_page, base_url))
+
+
+def test_one_heads_bars_sit_in_their_rows_and_its_keys_are_whole(ready_page, new_page, base_url):
+    page = ready_page("one-head.html", changes=True)  # its panel filled
+    figure = page.locator("#move-query")
+    keys = figure.locator("tbody td:nth-child(2)").all_inner_texts()
+    name, svg = download_svg(page, "move-query")
+    assert name == "one-head-figure-2-angle-0-length-2.svg"
+    got = alone(blank(new_page, base_url), svg, figure.screenshot())
+    assert len(keys) == 4 and all(k in got["texts"] for k in keys), (keys, got["texts"])
+    # each bar beside its own row's word (the values' square, with the same words at its
+    # corners, is drawn after the table)
+    words = [(text, y) for text, y in got["rows"] if text in ("Puff", "found", "a", "key")]
+    assert len(got["bars"]) == 4
+    beside = [next((t for t, y in words if abs(y - bar) < 8), None) for bar in got["bars"]]
+    assert beside == ["Puff", "found", "a", "key"], (words, got["bars"])
 
 
 def test_reduced_motion_turns_transitions_off(new_page, base_url):

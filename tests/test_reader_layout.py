@@ -215,6 +215,51 @@ def test_on_a_phone_heads_that_copy_offers_its_texts_and_layers_compactly(new_pa
     assert len(tops) == 5 and max(tops) - min(tops) <= 2, tops
 
 
+def test_on_a_phone_a_table_wider_than_its_box_keeps_its_caption_in_the_box(
+    new_page, base_url, tmp_path
+):
+    # What a head does 3's table of patches, as Python draws it (a tiny llama's file opened as
+    # the reader's, tests/support/tinygguf.py), is wider than a phone's figure and scrolls
+    # sideways in its box; its caption wraps at the box's width, with none of it cut off
+    pytest.importorskip("gguf", reason="the file is written with the gguf package")
+    from support import tinygguf
+
+    from toymodels.models import ownfile
+    from toymodels.page.figure import check
+    from toymodels.what_a_head_does import own
+
+    path = tinygguf.write_llama(tmp_path / "tiny.gguf")
+    ownfile.open_source(ownfile.PathSource(path))
+    try:
+        while not ownfile.load_step()["ready"]:
+            pass
+        state = {"clean": "The cat sat on the mat", "corrupt": "The cat sat on the hat"}
+        state |= {"a": "cat", "b": "sat", "patched": "L1H2|L2"}
+        answer = check(own.render(state))
+        while answer.get("more"):
+            answer = check(own.render(answer["state"]))
+    finally:
+        ownfile.close()
+    table = re.search(
+        r'<div class="hc-scroll"><table class="mh-matrix wh-patches">.*?</div>',
+        answer["html"],
+        re.S,
+    )[0]
+    page = open_before_python(new_page(viewport=PHONE, **TOUCH), f"{base_url}what-a-head-does.html")
+    got = page.locator("#what-own .mh-body").evaluate(
+        """(body, table) => {
+          body.insertAdjacentHTML("beforeend", table);
+          const box = body.lastElementChild, t = box.querySelector("table");
+          const width = (e) => e.getBoundingClientRect().width;
+          return [width(box), width(t), width(t.querySelector("caption"))];
+        }""",
+        table,
+    )
+    box, wide, caption = got
+    assert wide > box + 20, got  # the table does scroll sideways
+    assert caption <= box + 0.5, got
+
+
 # each "Guess first"'s height as the page is parsed, before its script runs (module scripts
 # run after the document reaches "interactive")
 GUESS_AT_PARSE = """document.addEventListener("readystatechange", () => {

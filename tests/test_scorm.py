@@ -48,15 +48,16 @@ SOLVED = (
 
 
 @pytest.fixture(scope="session")
-def packages(tmp_path_factory):
+def packages(tmp_path_factory, rendered):
     """{version: {name: zip}}: every chapter as a SCORM 1.2 package, the author guide as a 2004
     one, and all chapters together as one 2004 package."""
     out = tmp_path_factory.mktemp("scorm")
+    every = [c.meta["slug"] for c in load_chapters(ROOT)]
     made = {
         # the path's chapters and, named (an appendix is packaged only when named), the guide
-        "1.2": write_packages(ROOT, out, "1.2", only=[c.meta["slug"] for c in load_chapters(ROOT)]),
-        "2004": write_packages(ROOT, out, "2004", only=[GUIDE])
-        + write_packages(ROOT, out, "2004", together=True),
+        "1.2": write_packages(ROOT, out, "1.2", only=every, reuse=rendered),
+        "2004": write_packages(ROOT, out, "2004", only=[GUIDE], reuse=rendered)
+        + write_packages(ROOT, out, "2004", together=True, reuse=rendered),
     }
     return {v: {p.name: p for p in found} for v, found in made.items()}
 

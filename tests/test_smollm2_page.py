@@ -31,6 +31,10 @@ from toymodels.models.minilm import live as minilm
 from toymodels.models.smollm2 import live
 
 pytestmark = pytest.mark.browser
+
+# its few tests each load SmolLM2 in the page, worth several browser tests in the order
+# workers take modules (conftest.py), which starts it early rather than last
+SCHEDULE_WEIGHT = 40
 CHAPTER = "heads-that-copy.html"
 FID = "copy-layer"
 TEXT = "The quick brown fox jumps over the lazy dog, and the dog sleeps on."

@@ -244,6 +244,131 @@ def test_attribution_reads_an_untied_models_output_matrix(tmp_path):
     assert at.logit_diff(m, trace.x[-1, t], a, b) == pytest.approx(diff, abs=1e-4)
 
 
+# a gpt2 file: LayerNorm, learned positions, biases
+
+
+@pytest.fixture(scope="module")
+def gpt2_file(tmp_path_factory):
+    """A tiny random gpt2 file (tests/support/tinygguf.py, F32, its own output matrix) -> (the
+    model as the page loads it, its tensors as the gguf package reads them, float64 (out, in))."""
+    gguf = pytest.importorskip("gguf", reason="the file is written with the gguf package")
+    from support import tinygguf
+
+    from toymodels.models.gguffile import model as gf
+
+    path = tinygguf.write(tmp_path_factory.mktemp("gpt2") / "gpt2.gguf", "gpt2")
+    file = {t.name: np.asarray(t.data, np.float64) for t in gguf.GGUFReader(str(path)).tensors}
+    return gf.load(path.read_bytes()), file
+
+
+def layernorm64(x, w, b, eps=1e-5):
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * w + b
+
+
+def gpt2_by_hand(file, ids, n_head, patch=()):
+    """GPT-2's forward written out in float64 over the file's tensors -> (logits (T, V), every
+    layer's heads' outputs (layers, H, T, hs)). PATCH: (layer, head, positions, y (T, hs)), that
+    head's output replaced at those positions before the output projection."""
+    T = len(ids)
+    x = file["token_embd.weight"][ids] + file["position_embd.weight"][:T]
+    d, ys = x.shape[1], []
+    hs = d // n_head
+    n_layer = 1 + max(int(k.split(".")[1]) for k in file if k.startswith("blk."))
+    for i in range(n_layer):
+        w = {k[len(f"blk.{i}.") :]: v for k, v in file.items() if k.startswith(f"blk.{i}.")}
+        h = layernorm64(x, w["attn_norm.weight"], w["attn_norm.bias"])
+        qkv = h @ w["attn_qkv.weight"].T + w["attn_qkv.bias"]  # (T, 3d)
+        q, k, v = (
+            qkv[:, j * d : (j + 1) * d].reshape(T, n_head, hs).transpose(1, 0, 2) for j in range(3)
+        )
+        s = q @ k.transpose(0, 2, 1) / np.sqrt(hs)  # (H, T, T)
+        s[:, np.triu(np.ones((T, T), bool), 1)] = -np.inf
+        att = np.exp(s - s.max(-1, keepdims=True))
+        y = (att / att.sum(-1, keepdims=True)) @ v  # (H, T, hs)
+        for L, head, cols, src in patch:
+            if i == L:
+                y[head, cols] = src[cols]
+        ys.append(y.copy())
+        x = x + y.transpose(1, 0, 2).reshape(T, d) @ w["attn_output.weight"].T
+        x = x + w["attn_output.bias"]
+        h = layernorm64(x, w["ffn_norm.weight"], w["ffn_norm.bias"]) @ w["ffn_up.weight"].T
+        h = h + w["ffn_up.bias"]
+        g = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h**3)))
+        x = x + g @ w["ffn_down.weight"].T + w["ffn_down.bias"]
+    final = layernorm64(x, file["output_norm.weight"], file["output_norm.bias"])
+    return final @ file["output.weight"].T, np.stack(ys)
+
+
+def test_gpt2_attribution_freezes_the_layernorms_scale_and_adds_up(gpt2_file):
+    """A gpt2 file's final norm is a LayerNorm: with its scale frozen at the position, each
+    head's share is its write centred, scaled, weighted and read by the file's own output
+    rows (computed here part by part), the embedding's includes the learned position, the
+    norm's bias is a share of its own, and the parts add up to the forward's own logit
+    difference as SmolLM2's do."""
+    m, file = gpt2_file
+    ids, a, b = [40, 71, 3, 88, 100, 71, 9, 12, 255], 71, 88
+    trace = at.Trace(m, ids)
+    _, logits = m.forward(ids)
+    want_logits, ys = gpt2_by_hand(file, ids, m.n_head)
+    assert np.abs(logits - want_logits).max() < 1e-4  # the hand forward is the model's
+    w, bias, out = file["output_norm.weight"], file["output_norm.bias"], file["output.weight"]
+    diff = out[a] - out[b]
+    hs = m.hs
+    for t in (0, 4, len(ids) - 1):
+        got = at.attribute(trace, t, a, b)
+        x = trace.x[-1, t].astype(np.float64)
+        s = np.sqrt(((x - x.mean()) ** 2).mean() + 1e-5)
+
+        def share(part, s=s):
+            return float(((part - part.mean()) / s * w) @ diff)
+
+        for i in range(m.n_layer):
+            Wo = file[f"blk.{i}.attn_output.weight"]  # (d, H*hs)
+            for h in range(m.n_head):
+                part = Wo[:, h * hs : (h + 1) * hs] @ ys[i][h, t]
+                assert got["heads"][i, h] == pytest.approx(share(part), rel=1e-4, abs=1e-5)
+        embedded = file["token_embd.weight"][ids[t]] + file["position_embd.weight"][t]
+        assert got["embed"] == pytest.approx(share(embedded), rel=1e-5, abs=1e-6)
+        assert got["bias"] == pytest.approx(float(bias @ diff), rel=1e-9)
+        parts = got["heads"].sum() + got["embed"] + got["mlp"].sum() + got["bias"]
+        assert parts == pytest.approx(got["total"], abs=1e-9)
+        assert got["total"] == pytest.approx(float(logits[t, a] - logits[t, b]), abs=2e-4)
+        assert at.logit_diff(m, trace.x[-1, t], a, b) == pytest.approx(got["total"])
+        assert np.abs(got["heads"]).max() > 0.05 and abs(got["bias"]) > 0.01  # not all ~0
+
+
+def test_a_gpt2_patch_equals_the_forward_by_hand(gpt2_file):
+    """Patches of a gpt2 pair (from layer 1 and from layer 2, at every position, at one token,
+    both ways) against GPT-2's forward written out with those heads' outputs swapped."""
+    from toymodels.what_a_head_does.patching import Patch, positions
+
+    m, file = gpt2_file
+    clean, bad = [40, 71, 3, 88, 100, 71, 9, 12], [40, 88, 3, 88, 100, 71, 9, 12]
+    a, b, t = 71, 88, len(clean) - 1
+    tc, tk = at.Trace(m, clean), at.Trace(m, bad)
+    ys = {
+        "clean": gpt2_by_hand(file, clean, m.n_head)[1],
+        "bad": gpt2_by_hand(file, bad, m.n_head)[1],
+    }
+    moved = []
+    for heads, way, where in (
+        ([(0, 1)], "denoise", "every"),
+        ([(1, 0), (1, 3)], "noise", "every"),
+        ([(0, 2), (1, 2)], "denoise", "token"),
+    ):
+        cols = positions(where, t, [1])
+        patch = Patch(tc, tk, heads, way, cols).advance(float("inf"))
+        base, source = (bad, "clean") if way == "denoise" else (clean, "bad")
+        swapped = [(L, h, cols, ys[source][L, h]) for L, h in heads]
+        logits, _ = gpt2_by_hand(file, base, m.n_head, swapped)
+        want = float(logits[t, a] - logits[t, b])
+        assert patch.logit_diff(t, a, b) == pytest.approx(want, abs=1e-4), (heads, way, where)
+        unpatched = float(np.subtract(*gpt2_by_hand(file, base, m.n_head)[0][t, [a, b]]))
+        moved.append(abs(want - unpatched))
+    assert max(moved) > 1e-2  # the patches do change the answer
+
+
 def test_a_run_from_a_later_layer_and_in_a_batch_equals_the_whole_forward():
     m, _ = tiny(seed=1)
     ids = [1, 2, 3, 4, 5, 6]

@@ -16,10 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..pipeline.build import build, environment
+from ..pipeline.build import build, render_each
 from ..pipeline.chapters import APPENDIX_ORDER, AuthorError, Block, read
 from ..pipeline.markup import elements, in_select, parsed
-from ..pipeline.pages import ChapterRenderer
 from . import drawtime, sanitizer
 from .scaffold import placeholders
 
@@ -218,20 +217,15 @@ def check(root, strict=False, timed=None):
     warnings too and TIMED (by default STRICT) times each live figure in Pyodide."""
     timed = strict if timed is None else timed
     problems, found = [], warnings(root)
-    # each chapter on its own first, so that one broken chapter does not hide another's mistakes
-    env = environment(root)
-    rendered = []
-    for path in sorted((root / "chapters").glob("*.md")):
-        try:
-            renderer = ChapterRenderer(read(path, root), env, root, notes=found)
-            renderer.render()
-            rendered.append(renderer)
-        except AuthorError as e:
-            problems.append(str(e))
     with tempfile.TemporaryDirectory() as tmp:
+        # each chapter on its own first, so that one broken chapter does not hide another's
+        # mistakes, kept for the whole build, which then renders none again
+        kept = Path(tmp) / "rendered"
+        rendered, errors = render_each(root, kept, found)
+        problems += [str(e) for e in errors]
         try:
             # the whole build then finds what spans chapters: duplicate slugs, broken links
-            site = build(root, Path(tmp) / "site", notes=found)
+            site = build(root, Path(tmp) / "site", notes=found, reuse=kept)
         except AuthorError as e:
             if str(e) not in problems:
                 problems.append(str(e))

@@ -57,10 +57,10 @@ def lrs_origin(url):
     return f"{parts.scheme}://{parts.netloc.lower()}"
 
 
-def write_packages(root, dest, together=False, only=None, mastery=None, lrs=None):
+def write_packages(root, dest, together=False, only=None, mastery=None, lrs=None, reuse=None):
     """Build the chapters for cmi5 and write one package per chapter (or, TOGETHER, one course
     of them all) into DEST, each checked before it is kept; ONLY, MASTERY (0-1) and LRS (an
-    origin) as the module says. Returns the packages' paths."""
+    origin) as the module says, REUSE as build's. Returns the packages' paths."""
     if mastery is not None and not 0 <= mastery <= 1:
         raise PackageError(f"--mastery {mastery} is not a score from 0 to 1, such as 0.8")
     lrs = lrs and lrs_origin(lrs)
@@ -69,7 +69,7 @@ def write_packages(root, dest, together=False, only=None, mastery=None, lrs=None
     written = []
     with tempfile.TemporaryDirectory(prefix="cmi5.") as tmp:
         built = None if only is None else [ch["slug"] for ch in chapters]
-        site = build(root, Path(tmp) / "site", lms="cmi5", only=built, lrs=lrs)
+        site = build(root, Path(tmp) / "site", lms="cmi5", only=built, lrs=lrs, reuse=reuse)
         needs = {ch.meta["slug"]: data_paths(ch, root) for ch in loaded}
         shared = shared_files(site, every)
         for name, members in groups:

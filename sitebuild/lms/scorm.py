@@ -71,11 +71,12 @@ def package_name(name, version):
     return f"manyheads-{name}-{EDITIONS[version]['tag']}.zip"
 
 
-def write_packages(root, dest, version="1.2", together=False, only=None):
+def write_packages(root, dest, version="1.2", together=False, only=None, reuse=None):
     """Build the chapters for an LMS and write one package per chapter (or, TOGETHER, one for
     them all) into DEST; each is checked before it is kept. The chapters are those of the
     readers' path (no appendix: the author guide is for authors); ONLY, a list of slugs, names
-    the chapters to package instead. Returns the packages' paths."""
+    the chapters to package instead; REUSE, a folder of chapters rendered before, as build's.
+    Returns the packages' paths."""
     if version not in EDITIONS:
         raise ValueError(f"SCORM version must be one of {', '.join(EDITIONS)}, got {version!r}")
     root, dest = Path(root), Path(dest)
@@ -83,7 +84,7 @@ def write_packages(root, dest, version="1.2", together=False, only=None):
     written = []
     with tempfile.TemporaryDirectory(prefix="scorm.") as tmp:
         built = None if only is None else [ch["slug"] for ch in chapters]
-        site = build(root, Path(tmp) / "site", lms=version, only=built)
+        site = build(root, Path(tmp) / "site", lms=version, only=built, reuse=reuse)
         # after the build, which records what each figure read (sitebuild/authoring/browser.py)
         needs = {ch.meta["slug"]: data_paths(ch, root) for ch in loaded}
         shared = shared_files(site, every)

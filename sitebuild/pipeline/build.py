@@ -204,10 +204,11 @@ class Memory:
 
     def __init__(self):
         self.last = None  # Built
-        # kept while the code is as it was (chaptercache.code): the templates as read, and each
+        # kept while the code is as it was (chaptercache.code): the templates as read, each
         # chapter's live cells' requests and answers (cellrunner.Replay), so that an edit to
-        # its prose runs no cell again
-        self.code, self.env, self.replays = None, None, {}
+        # its prose runs no cell again, and the toymodels modules that the modules its
+        # chapters name import (_python_of), so that no module's source is parsed again
+        self.code, self.env, self.replays, self.imported = None, None, {}, {}
 
 
 def _identity(site):
@@ -239,13 +240,14 @@ def _render_site(
     code = chaptercache.code(root) if reuse is not None else None
     if memory is not None and (memory.code != code or code is None):
         # what is kept only while the code is as it was: the templates read, the cells' answers
-        memory.code, memory.env, memory.replays = code, environment(root), {}
+        memory.code, memory.env, memory.replays, memory.imported = code, environment(root), {}, {}
     env = environment(root) if memory is None else memory.env
     chapters = load_chapters(root)
     built = [ch for ch in chapters if only is None or ch.meta["slug"] in only]
     following = {ch.path: _following(chapters, ch) for ch in built}
     keys = {ch.path: code and chaptercache.key(ch, following[ch.path], code) for ch in built}
-    modules = frozenset(_python_of(root, built))  # which models' files the site carries
+    # which models' files the site carries
+    modules = _python_of(root, built, {} if memory is None else memory.imported)
     inputs = (code, pyodide_url, lms, only, lrs, modules)
     metas = [c.meta for c in chapters]
     last = memory.last if memory is not None else None
@@ -371,11 +373,15 @@ def _carry(site, out, slugs):
                 assets.copy_file(Path(top) / name, out / rel / name)
 
 
-def _python_of(root, chapters):
+def _python_of(root, chapters, known):
     """The toymodels modules the browser may import for CHAPTERS: those their figures, checks
-    and live cells name, with every module these import (read from their source)."""
-    named = set().union(*(imports.named_modules(ch) for ch in chapters))
-    return imports.imported(named, root)
+    and live cells name, with every module these import (read from their source), as a
+    frozenset. KNOWN, a dict, keeps the answer for the modules named, for a build of the same
+    code (parsing every module's source is a good part of a one-chapter build)."""
+    named = frozenset().union(*(imports.named_modules(ch) for ch in chapters))
+    if named not in known:
+        known[named] = frozenset(imports.imported(named, root))
+    return known[named]
 
 
 def _following(chapters, ch):
@@ -452,12 +458,48 @@ class Page:
 
 def _render_chapter(ch, env, root, following=None, notes=None, replay=None):
     """One chapter rendered: its Page (REPLAY: its cells' last answers, cellrunner.Replay)."""
+    return _rendered(ch, env, root, following, notes, replay)[0]
+
+
+def _rendered(ch, env, root, following=None, notes=None, replay=None):
+    """(CH's Page, its ChapterRenderer, which holds its figures)."""
     renderer = ChapterRenderer(ch, env, root, following, notes, replay)
     body = renderer.render()
     prose = Prose(ch.path)
     sources = [prose.inline(s, ch.meta_lines["sources"]) for s in ch.meta["sources"]]
     answers, report = prerender.page_answers(renderer.figures, str(body))
-    return Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
+    page = Page(ch, body, sources, renderer.figure_html, answers, report, renderer.questions)
+    return page, renderer
+
+
+def render_each(root, reuse, notes):
+    """Each chapter of ROOT read and rendered on its own, as the build renders it, so that one
+    broken chapter does not hide another's mistakes (`build.py check`): -> (the renderers of
+    those rendered, which hold their figures; the AuthorErrors of the others). Warnings go to
+    NOTES. Each Page is kept in REUSE (chaptercache.py) under the build's key, so a build given
+    REUSE next renders none of them again."""
+    env, code = environment(root), chaptercache.code(root)
+    read_ok, errors = [], []
+    for path in sorted((root / "chapters").glob("*.md")):
+        try:
+            read_ok.append(read(path, root))
+        except AuthorError as e:
+            errors.append(e)
+    chapters = sorted(read_ok, key=lambda c: c.meta["order"])
+    renderers = []
+    for ch in read_ok:
+        following, mine = _following(chapters, ch), []
+        try:
+            page, renderer = _rendered(ch, env, root, following, mine)
+        except AuthorError as e:
+            errors.append(e)
+        else:
+            renderers.append(renderer)
+            k = chaptercache.key(ch, following, code)
+            chaptercache.store(reuse, ch, k, page, mine)
+        finally:
+            notes += mine
+    return renderers, errors
 
 
 def _chapter_page(ch, env, root, following, notes, reuse, k, replay=None):

@@ -13,7 +13,9 @@ A build that renders the same page again in the same process (serve's builder, a
 the chapter's prose) may hand it a Replay of the last render's requests and answers: while the
 page asks what it asked then, in the same order, the answers are the last ones and no child is
 started; from the first request that differs, a child is started, given the requests before it
-(so that it holds the same variables) and asked from there on.
+(so that it holds the same variables) and asked from there on. No request names a line of the
+chapter (the build adds the place to what a cell or an exercise's check answers), so that lines
+added or removed above a cell or an exercise leave the requests as they were.
 
 The child's requests and answers pass through two pipes of their own, one JSON line each, so
 that what a cell prints (to sys.stdout, or to the file descriptors 1 and 2, which go nowhere)

@@ -9,8 +9,10 @@ under a key of all that (each file by its path, size and modification time), and
 given the folder (`build.py build --reuse DIR`, which serve passes) renders only the chapters
 whose key changed; any doubt, such as an edited template or model, renders them all. Every
 other step of the build runs as always, so the home page, the neighbours' links, the link
-check and the service worker stay whole. Only serve uses it: `build.py build` alone always
-renders every chapter.
+check and the service worker stay whole. A chapter renders the same for the site and for an
+LMS, so SCORM and cmi5 packages take a folder too. Serve uses it, and the test suite for its
+builds of the project's own chapters; `build.py build` alone always renders every chapter.
+Builds in several processes may share a folder: each file is written whole, then renamed.
 """
 
 import dataclasses
@@ -79,7 +81,7 @@ def store(folder, chapter, k, page, notes):
     path = _file(folder, chapter)
     _held[path] = {"key": k, "page": page, "notes": notes}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(pickle.dumps({"key": k, "page": page, "notes": notes}))
     tmp.replace(path)
 

@@ -6,6 +6,7 @@ macro such as {{ toymodels.many_heads.model.D_HEAD }} puts a number computed by 
 prose, so no number in the text has to be typed by hand.
 """
 
+import functools
 import importlib
 import inspect
 import math
@@ -489,7 +490,13 @@ def parsed(html, document=False):
     """HTML parsed as a browser parses it (by html5lib, which follows the HTML standard's
     parser: comments, raw text, foreign content), a document or else a fragment: -> (its root,
     an ElementTree element with tags and attributes named {namespace}name but for HTML's, and
-    the parser's errors, each ((line, column), code, details))."""
+    the parser's errors, each ((line, column), code, details)). The last few are kept, since
+    checks of one markup parse it one after the other: callers read the tree, never change it."""
+    return _parsed(html, bool(document))
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(html, document):
     parser = html5lib.HTMLParser(tree=html5lib.getTreeBuilder("etree"), namespaceHTMLElements=False)
     root = parser.parse(html) if document else parser.parseFragment(html)
     return root, parser.errors

@@ -495,29 +495,31 @@ class ChapterRenderer:
         """Run the exercise's CHECK (named at line AT) on the variables WHOSE code left in the
         page's namespace (or NS), in the page's cell process where those variables are, as a
         reader's Run does (exercise_verdict). -> the verdict."""
+        given = f"the check '{check}' ({self.rel}:{at}), given {whose} variables,"
         try:
             said = self.cells.call(
                 f"{__name__}:exercise_verdict",
-                [check, ns or self.ns, self.rel, at, whose, limits.FIGURE_SECONDS],
+                [check, ns or self.ns, limits.FIGURE_SECONDS],
                 limits.BACKSTOP_SECONDS + 5,
             )
         except CellStopped:
             raise AuthorError(
                 self.rel,
                 at,
-                f"the check '{check}' ({self.rel}:{at}), given {whose} variables, was still "
-                f"running after {limits.BACKSTOP_SECONDS} s (an endless loop?)",
+                f"{given} was still running after {limits.BACKSTOP_SECONDS} s (an endless loop?)",
             ) from None
         except CellEnded as e:
             raise AuthorError(
                 self.rel,
                 at,
-                f"the check '{check}' ({self.rel}:{at}), given {whose} variables, ended the "
-                f"Python that runs the page's cells ({e})",
+                f"{given} ended the Python that runs the page's cells ({e})",
             ) from None
+        here = (self.rel, at)  # where a fault that names no line of toymodels/ is
         if "error" in said:
-            raise AuthorError(*said["error"])
-        for note in map(tuple, said["warnings"]):
+            place, what = said["error"]
+            raise AuthorError(*(place or here), f"{given} {what}")
+        warned = [(place and tuple(place), what) for place, what in said["warned"]]
+        for note in blame.warning_notes(warned, given, here):
             if note not in self.notes:
                 self.notes.append(note)
         return said["verdict"]
@@ -597,17 +599,21 @@ def forget_namespace(ns):
     cells.forget(ns)
 
 
-def exercise_verdict(check, ns, rel, at, whose, seconds):
-    """The exercise's CHECK ("toymodels.MODULE:FUNCTION", named at REL:AT) run on the variables
-    WHOSE code left in namespace NS, as a reader's Run does: it must return a verdict,
-    (passed, message), within the per-call limit (limits.FIGURE_SECONDS), since a check that
-    raises or never returns leaves the reader with no verdict; SECONDS is the build's limit.
-    -> {"verdict": [passed, message], "warnings": [[file, line, message], …]} (each warning
-    the check set off, numpy's) or {"error": [file, line, message]} for an AuthorError."""
+def exercise_verdict(check, ns, seconds):
+    """The exercise's CHECK ("toymodels.MODULE:FUNCTION") run on the variables left in
+    namespace NS, as a reader's Run does: it must return a verdict, (passed, message), within
+    the per-call limit (limits.FIGURE_SECONDS), since a check that raises or never returns
+    leaves the reader with no verdict; SECONDS is the build's limit. -> {"verdict": [passed,
+    message], "warned": [[place, "Category: message"], …]} (each warning the check set off,
+    numpy's) or {"error": [place, what is wrong]}, for the build to name the check and the
+    exercise's line before what is wrong (ChapterRenderer._try_check). A place is the (file,
+    line) of toymodels/ to fix, or None for the exercise's line. The exercise's line is not
+    asked, so that the answer stays the same when lines are added or removed above the
+    exercise, and serve's builder gives it again without running the check
+    (cellrunner.Replay)."""
     module, _, func = check.partition(":")
     with blame.warnings_caught(module):  # the build's own Python noted its import's
         fn = getattr(importlib.import_module(module), func)
-    given = f"the check '{check}' ({rel}:{at}), given {whose} variables,"
     try:
         with (
             limits.backstop(limits.BACKSTOP_SECONDS),
@@ -623,18 +629,21 @@ def exercise_verdict(check, ns, rel, at, whose, seconds):
             what = f"raised {blame.exception_text(e)}{blame.reached(inner)}"
         return {
             "error": [
-                *(own or blame.defined_at(fn) or (rel, at)),
-                f"{given} {what}; a check gives every reader's code a verdict quickly: return "
+                own or blame.defined_at(fn),
+                f"{what}; a check gives every reader's code a verdict quickly: return "
                 "(False, 'what to change') where the variables are not what it needs",
             ]
         }
     if not (isinstance(verdict, tuple) and len(verdict) == 2 and isinstance(verdict[1], str)):
         return {
             "error": [
-                *(blame.defined_at(fn) or (rel, at)),
-                f"{given} returned {type(verdict).__name__} {_short(verdict)}; a check returns "
+                blame.defined_at(fn),
+                f"returned {type(verdict).__name__} {_short(verdict)}; a check returns "
                 "(passed, message), e.g. return False, 'Make each row of w add up to 1.'",
             ]
         }
-    notes = blame.warning_notes(warned, given, blame.defined_at(fn) or (rel, at))
-    return {"verdict": [bool(verdict[0]), verdict[1]], "warnings": [list(n) for n in notes]}
+    fallback = blame.defined_at(fn)
+    return {
+        "verdict": [bool(verdict[0]), verdict[1]],
+        "warned": [[at or fallback, said] for at, said in warned],
+    }

@@ -49,10 +49,11 @@ def open_before_python(page, url):
     return page
 
 
-def hold_python(page, files="**/pyodide.asm.wasm"):
-    """Hold back PAGE's Python runtime (the WebAssembly file its worker fetches; or the FILES
-    of a later step) until the function returned is called: until then the page stays as a
-    reader sees it while Python loads."""
+def hold_python(page, files="**/pyodide.mjs"):
+    """Hold back PAGE's Python runtime (the first of its files the worker fetches; or the
+    FILES of a later step) until the function returned is called: until then the page stays as
+    a reader sees it while Python loads. Held at its first file, the runtime's script is not
+    compiled either: a page with a route of Playwright's has no cache to keep it in."""
     held, released = [], []
 
     def hold(route):

@@ -163,7 +163,8 @@ def own_text(state):
 
 def _write(state, r, notes):
     """One more token after the complete run R, as the state asks: -> the new text's run;
-    writing stops (state["write"] = "") at the token limit or the model's end token."""
+    writing stops (state["write"] = "") at the token limit, the model's end token or a token
+    that writes a control character (which tidy would take out of the text)."""
     if len(r.ids) >= live.MAX_TOKENS:
         notes.append(live.FULL)
         state["write"] = ""
@@ -171,6 +172,11 @@ def _write(state, r, notes):
     nxt = live.choose(r, state["how"], float(state["temp"]), int(state["seed"]))
     if live.ends(nxt):
         notes.append(live.FINISHED)
+        state["write"] = ""
+        return r
+    text = live.text_of(r.ids + [nxt])
+    if live.tidy(text)[0] != text:  # tidied away, the token would be chosen again and again
+        notes.append(live.CONTROL)
         state["write"] = ""
         return r
     r = live.extend(r, nxt)
@@ -200,6 +206,24 @@ def row_line(pieces, row, selected, first):
     return ", ".join(parts)
 
 
+def _groups(heads, kv_heads):
+    """The layer's heads in the boxes drawn: [(head indices, title, label)], a box per
+    key/value head that several query heads share (SmolLM2's 3 of 3), or, in a model where
+    every head has keys and values of its own (GPT-2), every head in one box."""
+    if kv_heads == heads:
+        title = f"{heads} heads, each with its own keys and values"
+        return [(range(heads), title, title)]
+    per = heads // kv_heads
+    return [
+        (
+            range(g * per, (g + 1) * per),
+            f"Key/value head {g + 1} · shared by H{g * per + 1}–H{(g + 1) * per}",
+            f"Query heads {g * per + 1} to {(g + 1) * per}, sharing key/value head {g + 1}",
+        )
+        for g in range(kv_heads)
+    ]
+
+
 def render(state=None, fid="copy-layer"):
     read = normalise(state)
     state, entry, own = read.state, read.entry, read.own
@@ -221,11 +245,10 @@ def render(state=None, fid="copy-layer"):
     else:
         title = quoted(entry["text"]) if entry["kind"] != "repeat" else text_label(entry).lower()
     groups = []
-    per_group = model["heads"] // model["kv_heads"]
     lines = []
-    for g in range(model["kv_heads"]):
+    for heads, box, box_label in _groups(model["heads"], model["kv_heads"]):
         items = []
-        for h in range(g * per_group, (g + 1) * per_group):
+        for h in heads:
             name = head_name(layer + 1, h + 1)
             visible = selected >= first
             row = shown[h][selected - first] if visible else np.zeros(0)
@@ -250,11 +273,9 @@ def render(state=None, fid="copy-layer"):
                 f'<span class="hc-row">{esc(text)}</span></li>'
             )
         groups.append(
-            f'<section class="hc-group" aria-label="Query heads {g * per_group + 1} to '
-            f'{(g + 1) * per_group}, sharing key/value head {g + 1}">'
-            f'<h3 class="hc-kv">Key/value head {g + 1} · shared by H{g * per_group + 1}–'
-            f"H{(g + 1) * per_group}</h3>"
-            f'<ol class="hc-heads">{"".join(items)}</ol></section>'
+            f'<section class="hc-group" aria-label="{esc(box_label)}">'
+            f'<h3 class="hc-kv">{esc(box)}</h3><ol class="hc-heads">{"".join(items)}</ol>'
+            "</section>"
         )
     controls = kit.controls(
         text_choices(state["text"]),

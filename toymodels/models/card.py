@@ -65,6 +65,7 @@ from . import gguf, quants
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
 BUDGET_MB = 1536  # the worker's memory for the largest model the page accepts (about 500M)
 MB = 2**20
+SMALL = 100_000  # parameters: fewer are counted one by one on the card, more in millions
 MAX_HEADER = gguf.MAX_HEADER
 # the most a real small model has of each; more is a damaged or hostile header
 LIMITS = {"layers": 1024, "heads": 1024, "width": 2**17, "context": 2**24, "vocabulary": 2**22}
@@ -281,7 +282,11 @@ class Card:
             )
         return [
             f"{self.name or 'An unnamed model'}: {self.architecture} architecture.",
-            f"{self.parameters / 1e6:,.1f} million parameters.",
+            (
+                f"{self.parameters / 1e6:,.1f} million parameters."
+                if self.parameters >= SMALL
+                else f"{self.parameters:,} parameters."  # not "0.0 million"
+            ),
             f"{self.layers} layers × {self.heads} heads, {share}.",
             f"{self.width} wide; a vocabulary of {self.vocabulary:,} tokens; a context of "
             f"{self.context:,} tokens.",

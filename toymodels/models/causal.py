@@ -8,7 +8,7 @@ they run on either without knowing which:
     guess_all(), best_after(rows), cache, llama: n_layer, n_head, n_kv, hs), choose(run, how,
     temperature, seed), extend(run, token) (the KV cache goes on), ends(token), text_of(ids),
     piece(i), next_piece(ids, i); SID, MAX_TOKENS, MAX_CHARS, MEMORY and the messages EMPTY,
-    ONE, FULL, FINISHED.
+    ONE, FULL, FINISHED, CONTROL.
 
 `chooser()` is the choice beside "Load SmolLM2": open a model file, or, with one open, its card
 and the way back (templates/static/ownfile.js reads the file into the worker).
@@ -40,19 +40,6 @@ def shape():
         return None
     m = ownfile.model()[0]
     return m.n_layer, m.n_head, m.n_kv
-
-
-NOT_ATTRIBUTABLE = (
-    "Your model file is a GPT-2, whose last norm is a LayerNorm: this figure's direct "
-    "attribution reads models with an RMSNorm (Llama, Qwen2). Open a Llama or Qwen2 file, or "
-    "go back to SmolLM2; Heads that copy runs your GPT-2."
-)
-
-
-def attributable():
-    """Whether What a head does' direct attribution (what_a_head_does/attribution.py: the last
-    norm an RMSNorm) reads the model open now."""
-    return not ownfile.is_open() or ownfile.architecture() != "gpt2"
 
 
 def layers_heads():

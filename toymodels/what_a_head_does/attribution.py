@@ -3,30 +3,39 @@ pushes the model towards token a rather than token b at one position.
 
 The residual stream leaving the last layer at position t is a sum of what wrote into it:
 
-    x[t] = embed[id_t] + sum over layers (sum over heads y_h[t] @ Wo[h] + mlp[t])
+    x[t] = embed[id_t] + sum over layers (sum over heads y_h[t] @ Wo[h] + rest[t])
 
-where y_h (T, hs) is head h's output before the output projection and Wo[h] (hs, d) its slice
-of that projection. The logits are rmsnorm(x) @ out.T, where out (V, d) is the model's output
-matrix (the embedding itself in a tied model such as SmolLM2, a matrix of its own where the
-file has output.weight), so with the norm's scale frozen at r = sqrt(mean(x[t]^2) + eps), the
-logit difference is linear in x[t]:
+where y_h (T, hs) is head h's output before the output projection, Wo[h] (hs, d) its slice
+of that projection and rest the layer's other writes (its MLP, and in GPT-2 the biases of the
+attention's output and the MLP). The logits are norm(x) @ out.T, where out (V, d) is the
+model's output matrix (the embedding itself in a tied model such as SmolLM2, a matrix of its
+own where the file has output.weight). With the final norm's scale frozen at the value it
+takes at x[t], the logit difference is linear in x[t], plus a constant:
 
-    logit[a] - logit[b] = x[t] . u,    u = norm_weight * (out[a] - out[b]) / r   (d,)
+    logit[a] - logit[b] = x[t] . u + c
 
-and each term of the sum gets its share, x_part . u: the heads' shares (layers, heads), the
-embedding's and each layer's MLP's (the rest), which add up to the model's own difference.
-Freezing r is what makes it "direct": a head also changes r, and everything after it; those
-indirect paths are what patching (the export's) measures instead.
+    RMSNorm (Llama, Qwen2):  u = w * (out[a] - out[b]) / r,  r = sqrt(mean(x[t]^2) + eps),  c = 0
+    LayerNorm (GPT-2):       u = centre(w * (out[a] - out[b])) / s,
+                             s = sqrt(mean(centre(x[t])^2) + eps),  c = bias . (out[a] - out[b])
+
+(centre(v) = v - mean(v): subtracting the mean is linear, and centre(x) . v = x . centre(v)).
+Each term of the sum gets its share, x_part . u: the heads' shares (layers, heads), the
+embedding's (in GPT-2 with its learned position) and each layer's rest ("mlp"), and the final
+norm's bias gets c ("bias", 0 without one); together they add up to the model's own difference.
+Freezing the scale is what makes it "direct": a head also changes r (or s), and everything
+after it; those indirect paths are what patching measures instead.
 """
 
 import time
 
 import numpy as np
 
+from ..models.gguffile.gpt2 import GPT2
+
 
 class Trace:
-    """One forward of `model` (a toymodels.models.smollm2.llama.Llama, or a llama or qwen2
-    file's model from toymodels.models.gguffile) on `ids`, kept whole:
+    """One forward of `model` (a toymodels.models.smollm2.llama.Llama, or a llama, qwen2 or
+    gpt2 file's model from toymodels.models.gguffile) on `ids`, kept whole:
     y (layers, H, T, hs) every head's output before the output projection, x (layers+1, T, d)
     the residual stream entering each layer and (last) leaving the model, maps
     (layers, H, T, T) the attention. float32, as the forward computed them. With `lazy`, the
@@ -39,7 +48,7 @@ class Trace:
         self.y = np.empty((n, model.n_head, T, model.hs), np.float32)
         self.x = np.empty((n + 1, T, model.d), np.float32)
         self.maps = np.empty((n, model.n_head, T, T), np.float32)
-        self.x[0] = model.embed[np.asarray(ids, dtype=np.int64)]
+        self.x[0] = model.inputs(ids)
         self.done = 0
 
         def keep(i, y):
@@ -70,29 +79,45 @@ def out_proj(model, i):
 
 
 def direction(model, x, a, b):
-    """u (d,) float64: x (d,) . u is logit[a] - logit[b] for the residual stream x at one
-    position, and part . u the share of any part of x, with the norm's scale frozen at x's.
-    The rows are the model's output matrix's (`model.out`: the embedding where tied)."""
+    """u (d,) float64: x (d,) . u + offset(model, a, b) is logit[a] - logit[b] for the residual
+    stream x at one position, and part . u the share of any part of x, with the final norm's
+    scale frozen at x's (see the module). The rows are the model's output matrix's
+    (`model.out`: the embedding where tied)."""
     x = np.asarray(x, np.float64)
-    r = np.sqrt((x * x).mean() + model.eps)
     diff = model.out[a].astype(np.float64) - model.out[b].astype(np.float64)
+    if isinstance(model, GPT2):  # LayerNorm: centres x, then scales and adds its bias
+        c = x - x.mean()
+        v = model.norm[0].astype(np.float64) * diff
+        return (v - v.mean()) / np.sqrt((c * c).mean() + model.eps)
+    r = np.sqrt((x * x).mean() + model.eps)
     return model.norm.astype(np.float64) * diff / r
+
+
+def offset(model, a, b):
+    """What the final norm's bias adds to logit[a] - logit[b], the same at every position
+    (GPT-2's LayerNorm; 0.0 for an RMSNorm, which has none)."""
+    if not isinstance(model, GPT2):
+        return 0.0
+    diff = model.out[a].astype(np.float64) - model.out[b].astype(np.float64)
+    return float(model.norm[1].astype(np.float64) @ diff)
 
 
 def logit_diff(model, x, a, b):
     """logit[a] - logit[b] for the residual stream x (d,) leaving the last layer (float64,
     without the other V - 2 logits)."""
-    return float(np.asarray(x, np.float64) @ direction(model, x, a, b))
+    return float(np.asarray(x, np.float64) @ direction(model, x, a, b)) + offset(model, a, b)
 
 
 def attribute(trace, t, a, b):
     """Each part's direct share of logit[a] - logit[b] at position t: {"heads": (layers, H),
-    "embed": float, "mlp": (layers,), "total": the model's difference}, float64. The heads,
-    the embedding and the MLPs add up to the total (to float rounding); a layer's MLP share is
-    what its whole step wrote minus its heads' (so the rounding of the forward's own sums
-    lands there, ~1e-6)."""
+    "embed": float, "mlp": (layers,), "bias": float, "total": the model's difference},
+    float64. The heads, the embedding (with GPT-2's learned position), the MLPs and the final
+    norm's bias add up to the total (to float rounding); a layer's "mlp" share is what its
+    whole step wrote minus its heads' (its MLP's, and in GPT-2 its biases'; the rounding of the
+    forward's own sums lands there too, ~1e-6)."""
     m, x = trace.model, trace.x.astype(np.float64)  # x (layers+1, T, d)
     u = direction(m, x[-1, t], a, b)  # (d,)
+    bias = offset(m, a, b)
     n, H, hs = m.n_layer, m.n_head, m.hs
     heads = np.empty((n, H))
     for i in range(n):
@@ -103,7 +128,8 @@ def attribute(trace, t, a, b):
         "heads": heads,
         "embed": float(x[0, t] @ u),
         "mlp": step - heads.sum(-1),
-        "total": float(x[-1, t] @ u),
+        "bias": bias,
+        "total": float(x[-1, t] @ u) + bias,
     }
 
 

@@ -11,6 +11,7 @@ to the word that differs, both read from the kept traces (no forward); and the p
 reader asks for (patching.py), each one forward, also computed in pieces and timed.
 """
 
+from ..models import ownfile
 from ..models.causal import live as model_live
 from ..page.recent import Recent
 from .attribution import Trace, attribute, logit_diff
@@ -25,7 +26,7 @@ SAME_CANDIDATES = (
     "0: type two different words."
 )
 SAME_TEXTS = "The two texts are the same: change one word in the second."
-_pairs = Recent(KEEP)  # (the model's id, clean ids, corrupt ids) -> Pair
+_pairs = Recent(KEEP)  # SmolLM2's: (the model's id, clean ids, corrupt ids) -> Pair
 
 
 class Pair:
@@ -100,4 +101,13 @@ def pair(clean, corrupt):
     """The Pair of two token-id lists of the same length (kept for the last KEEP pairs)."""
     model = model_live.model()[0]  # the live model open now (SmolLM2, or the reader's file)
     key = (id(model), tuple(clean), tuple(corrupt))  # a kept pair holds its model: ids differ
-    return _pairs.keep(key, lambda: Pair(model, clean, corrupt))
+    return kept_pairs().keep(key, lambda: Pair(model, clean, corrupt))
+
+
+def kept_pairs():
+    """Where the pairs of the model open now are kept: SmolLM2's here; a reader's file's with
+    the file (ownfile.kept), so that closing it, or opening another, lets its pairs go and with
+    them its model, which each pair holds (hundreds of MB for a file of SmolLM2's size)."""
+    if ownfile.is_open():
+        return ownfile.kept("what_a_head_does.pairs", lambda: Recent(KEEP))
+    return _pairs

@@ -67,7 +67,19 @@ CHOICES = {"at": tuple(AT), "way": tuple(WAYS)}
 MAX_CANDIDATE = 40  # characters of a candidate word
 SHOWN_PATCHES = 8  # the latest patches listed
 PATCH_ITEM = re.compile(r"[Ll]([0-9]{1,2})(?:[Hh]([0-9]{1,2}))?")
-PATCH_HELP = "Name heads as L24H4 (layer 24, head 4) and a whole layer as L24, separated by spaces."
+
+
+def patch_examples():
+    """(placeholder, help) of the patch box, naming heads the open model has: SmolLM2's
+    L24H4 L20H3 (layers 4/5 and 2/3 of the way up), a reader's file its own."""
+    layers, heads = causal.layers_heads()
+    a, b = max(1, round(layers * 4 / 5)), max(1, round(layers * 2 / 3))
+    h, g = min(4, heads), min(3, heads)
+    return (
+        f"L{a}H{h} L{b}H{g}, or L{a}",
+        f"Name heads as L{a}H{h} (layer {a}, head {h}) and a whole layer as L{a}, separated "
+        "by spaces.",
+    )
 
 
 def read_patch(text):
@@ -80,7 +92,7 @@ def read_patch(text):
             continue
         m = PATCH_ITEM.fullmatch(item)
         if not m:
-            return [], "", f"{quoted(item[:20])} is not a head. {PATCH_HELP}"
+            return [], "", f"{quoted(item[:20])} is not a head. {patch_examples()[1]}"
         L = int(m.group(1)) - 1
         hs = range(heads) if m.group(2) is None else [int(m.group(2)) - 1]
         if not 0 <= L < layers or not all(0 <= h < heads for h in hs):
@@ -124,8 +136,6 @@ def read(state):
     out = {"note": None, "notes": [], "pair": None}
     if not model.loaded():
         return out | {"note": "load"}
-    if not causal.attributable():
-        return out | {"note": causal.NOT_ATTRIBUTABLE}
     clean, notes = model.tidy(state["clean"])
     corrupt, more = model.tidy(state["corrupt"])
     out["notes"] = notes + [n for n in more if n not in notes]
@@ -257,12 +267,18 @@ def backwards(own, lds):
     )
 
 
+def blank_name(piece):
+    """A token of white space alone named for a screen reader (its button shows '␣')."""
+    return "a line break" if "\n" in piece else "a space"
+
+
 def patch_form(state, fid, error, to):
+    placeholder, hint = patch_examples()
     field = kit.text_box(
         fid,
         "patch",
         state["patch"],
-        placeholder="L24H4 L20H3, or L24",
+        placeholder=placeholder,
         aria_describedby=f"{fid}-patch-help",
     )
     said = f'<p class="hc-own-msg" role="alert">{esc(error)}</p>' if error else ""
@@ -270,7 +286,7 @@ def patch_form(state, fid, error, to):
         '<form class="wh-patch" data-state-form>'
         f'<label class="hc-what" for="{esc(fid)}-patch">Patch together</label> {field} '
         '<button type="submit" data-fk="patch-go">Patch</button> '
-        f'<span class="mh-help" id="{esc(fid)}-patch-help">{esc(PATCH_HELP)}</span>{said}</form>'
+        f'<span class="mh-help" id="{esc(fid)}-patch-help">{esc(hint)}</span>{said}</form>'
         + settings(state, to)
     )
 
@@ -325,11 +341,13 @@ def patch_rows(own, lds, heads, asked, to):
         ld = patch.logit_diff(t, a, b)
         part = share(ld, *lds, way)
         done = "—" if part is None else f"{WAYS[way][2]} {percent(part)}"
+        first = chosen[0][0] + 1  # the forward runs from the first patched layer up
+        ran = f"layers {first}–{n}" if first < n else f"layer {n}"
         rows.append(
             f'<tr><th scope="row">{esc(patch_name(chosen, heads))}</th>'
             f"<td>{esc(WAYS[way][1])}, {esc(AT[at][1].format(to=to))}</td>"
             f"<td>{esc(logits(ld))}</td><td>{esc(done)}</td>"
-            f"<td>{1000 * patch.seconds:.0f} ms, layers {chosen[0][0] + 1}–{n}</td></tr>"
+            f"<td>{1000 * patch.seconds:.0f} ms, {ran}</td></tr>"
         )
     if not rows:
         return ""
@@ -457,13 +475,15 @@ def _measured(state, own, said, fid):
     working, more = advance_patches(p, asked, heads, t)
     piece = model.piece(own["ids"][t])
     measured = quoted(word(piece) or piece)
+    pieces = [model.piece(i) for i in own["ids"]]
     tokens = kit.token_buttons(
-        [model.piece(i) for i in own["ids"]],
+        [q if q.strip() else "␣" for q in pieces],  # a piece of white space alone shows '␣'
         t,
         key="token",
         label="The token measured: its next-word guess is what a and b compete for",
         fk="t",
         group="hc-tokens",
+        names=lambda i: None if pieces[i].strip() else blank_name(pieces[i]),
         pieces=True,
     )
     opened, facts = head_section(state, own, at, att, dla, to)

@@ -1,28 +1,34 @@
-"""Figure "Your own text": the reader's text run through SmolLM2 in the page (the opt-in model
-of "Heads that copy" and "What a head does", loaded once for all three), and one head's score
-from a query token to a key token split into what each earlier component wrote (smollm2.py),
-with one component taken out of the keys or the query.
+"""Figure "Your own text": the reader's text run through the live causal model in the page
+(toymodels/models/causal.py: SmolLM2, the opt-in model of "Heads that copy" and "What a head
+does", loaded once for all three, or the reader's own GGUF file), and one head's score from a
+query token to a key token split into what each earlier component wrote (smollm2.py; a GPT-2
+file's by gpt2.py), with one component taken out of the keys or the query.
 
 The forward is computed in pieces of a frame each (PIECE_S in smollm2.py), parts of a layer,
 one piece a call (`more`), so the page draws progress and answers other taps between the pieces;
 then each tap splits one score row (no forward; a tap on another key reuses the row's totals) and
 a knockout recomputes one head's row.
 
-State: text; head ("L19H7"; "" for the export's strongest induction head); query, key (token
-positions, 0-based; "" for the last token and the key it gives most); remove (a component,
-"L17H1", "MLP1", "token"; "" for none); side ("keys" or "queries").
+State: text; head ("L19H7"; "" for the export's strongest induction head, or on the reader's
+file the head `looking` picks); query, key (token positions, 0-based; "" for the last token and
+the key it gives most); remove (a component, "L17H1", "MLP1", "token"; "" for none); side
+("keys" or "queries").
 """
 
 import re
 
 import numpy as np
 
+from ..models import causal, ownfile
+from ..models.causal import live
 from ..models.smollm2 import live as smollm2
 from ..page import kit
 from ..page.html import esc, head_name, pct, quoted, tenths, whole
 from ..page.recent import Recent
 from . import exported as ex
+from . import gpt2
 from . import smollm2 as s2
+from . import split as sp
 
 DEFAULTS = {
     "text": "Puff found a shiny key and kept it. Puff found a shiny key and",
@@ -37,7 +43,31 @@ CHOICES = {"side": tuple(SIDES)}
 FRESH = ("query", "key", "remove")  # what a new text sets back to its default
 TOP = 6  # components listed per side
 HEAD = re.compile(r"[Ll]([0-9]{1,2})\s*[Hh]([0-9]{1,2})")
-_splits = Recent(2)  # token ids -> s2.Split, computed in pieces
+_splits = Recent(2)  # SmolLM2's: token ids -> s2.Split, computed in pieces
+
+
+def kept():
+    """The splits kept for the model open now (token ids -> split): the reader's file's are
+    kept with it (ownfile.kept), so they and the model they hold go when it is closed."""
+    return ownfile.kept("why-splits", lambda: Recent(2)) if ownfile.is_open() else _splits
+
+
+def split(model, ids):
+    """The split of MODEL's forward on IDS, computed in pieces: GPT-2's (gpt2.py) for a
+    reader's GPT-2 file, else SmolLM2's (smollm2.py), which reads llama and qwen2 files too."""
+    kind = gpt2.Split if getattr(model, "arch", None) == "gpt2" else s2.Split
+    return kind(model, ids, lazy=True)
+
+
+def looking(s, i):
+    """The reader's model's default head (layer, head) for query I: of the heads past the first
+    layer (whose stream holds only the embeddings), the one that gives the most attention to one
+    key other than the first token (where most heads rest)."""
+    first = 1 if s.model.n_layer > 1 else 0
+    rows = s.maps[first:, :, i, 1 : i + 1] if i else s.maps[first:, :, i, :1]
+    most = rows.max(-1)  # (layers, heads)
+    L, H = np.unravel_index(int(np.argmax(most)), most.shape)
+    return first + int(L), int(H)
 
 
 def slug(name):
@@ -69,7 +99,8 @@ def form(state, said, fid):
         + kit.text_box(fid, "text", state["text"])
         + "".join(f'<input type="hidden" name="{k}" value="">' for k in FRESH)
         + f'<button type="submit" data-fk="own-show">Split its scores</button>{said}</form>'
-        '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
+        + causal.chooser()
+        + '<noscript><p class="hc-own-msg">Your own text: with JavaScript on, this figure runs '
         f"SmolLM2 on a text you type ({smollm2.size_mb()}, loaded only when you ask).</p>"
         "</noscript>"
         '<p class="wh-lms-note">A course package leaves the live model out: this figure works '
@@ -80,8 +111,8 @@ def form(state, said, fid):
 def render(state=None, fid="why-own"):
     """State in; the figure's html, slots, state, error and summary out."""
     state = kit.merge(DEFAULTS, state, choices=CHOICES)
-    state["text"] = state["text"][: smollm2.MAX_CHARS + 1]
-    if not smollm2.loaded():
+    state["text"] = state["text"][: live.MAX_CHARS + 1]
+    if not live.loaded():
         said = smollm2.load_box(
             "Nothing is split yet: this figure runs SmolLM2 in your browser on the text above, "
             f"or one you type. The same download as in “Heads that copy”: {smollm2.size_mb()}, "
@@ -90,24 +121,25 @@ def render(state=None, fid="why-own"):
         summary = f"Your own text: load SmolLM2 ({smollm2.size_mb()}) to split its scores."
         html = form(state, said, fid) + kit.summary_line(summary)
         return kit.result(html, state, summary=summary)
-    text, notes = smollm2.tidy(state["text"])
-    note = smollm2.problem(text)
+    text, notes = live.tidy(state["text"])
+    note = live.problem(text)
     lines = "".join(f'<p class="hc-own-msg">{esc(n)}</p>' for n in notes)
     if note:
         said = lines + f'<p class="hc-own-msg" role="alert">{esc(note)}</p>'
         return kit.result(form(state, said, fid), state, summary=f"Your own text: {note}")
     ids = ()
     try:
-        ids, cut = smollm2.encode(text)
+        ids, cut = live.encode(text)
         if cut:
-            lines += f'<p class="hc-own-msg">{esc(smollm2.cut_note(ids))}</p>'
-        s = _splits.keep(tuple(ids), lambda: s2.Split(smollm2.model()[0], ids, lazy=True))
+            lines += f'<p class="hc-own-msg">{esc(live.cut_note(ids))}</p>'
+        m = live.model()[0]
+        s = kept().keep(tuple(ids), lambda: split(m, ids))
         if not s.complete:
             s.advance(s2.PIECE_S if s.ran else 0.0)
     except MemoryError:
-        _splits.pop(tuple(ids), None)  # its forward is spent: a later try starts it again
-        said = f'<p class="hc-own-msg" role="alert">{esc(smollm2.MEMORY)}</p>'
-        return kit.result(form(state, said, fid), state, summary=smollm2.MEMORY)
+        kept().pop(tuple(ids), None)  # its forward is spent: a later try starts it again
+        said = f'<p class="hc-own-msg" role="alert">{esc(live.MEMORY)}</p>'
+        return kit.result(form(state, said, fid), state, summary=live.MEMORY)
     if not s.complete:
         n = s.model.n_layer
         line = f"Running your text: {s.done} of {n} layers."
@@ -116,39 +148,48 @@ def render(state=None, fid="why-own"):
             f'aria-label="Layers computed"></progress> {esc(line)}</p>'
         )
         return kit.result(form(state, lines, fid) + bar, state, summary=line, more=True)
-    return measured(state, s, ids, lines, fid)
+    try:
+        return measured(state, s, ids, lines, fid)
+    except MemoryError:  # a late layer's reads of a large model: (components, T, d) float64
+        said = lines + f'<p class="hc-own-msg" role="alert">{esc(live.MEMORY)}</p>'
+        return kit.result(form(state, said, fid), state, summary=live.MEMORY)
 
 
 def measured(state, s, ids, lines, fid):
     """The figure once the text has run: the head, the query and key tokens, each side's
     largest lifts, and the knockout asked for."""
     m = s.model
-    top = ex.heads()[0]
+    T = len(ids)
+    i = whole(state["query"], 4)
+    i = T - 1 if i is None or i >= T else i
+    if ownfile.is_open():
+        default = looking(s, i)
+    else:
+        default = (ex.heads()[0]["layer"], ex.heads()[0]["head"])
     asked = read_head(state["head"], m.n_layer, m.n_head)
-    layer, head = asked or (top["layer"], top["head"])
+    layer, head = asked or default
     typed, state["head"] = state["head"].strip(), f"L{layer + 1}H{head + 1}"
+    which = "Your model" if ownfile.is_open() else "SmolLM2"
     no_head = (
         f'<p class="hc-own-msg" role="alert">There is no head “{esc(typed[:20])}” here: '
-        f"SmolLM2 has {m.n_layer} layers of {m.n_head} heads, L1H1 to L{m.n_layer}H{m.n_head}; "
+        f"{which} has {m.n_layer} layers of {m.n_head} heads, L1H1 to L{m.n_layer}H{m.n_head}; "
         f"{esc(head_name(layer + 1, head + 1))} is shown.</p>"
         if typed and not asked
         else ""
     )
-    T = len(ids)
-    i = whole(state["query"], 4)
-    i = T - 1 if i is None or i >= T else i
     row = s.attention(layer, head, i).astype(np.float64)
     j = whole(state["key"], 4)
     j = int(np.argmax(row)) if j is None or j > i else j
     state["query"], state["key"] = str(i), str(j)
-    pieces = [smollm2.piece(t) for t in ids]
+    pieces = [live.piece(t) for t in ids]
     who = head_name(layer + 1, head + 1)
     q, k = quoted(pieces[i]), quoted(pieces[j])
     names, query_side, key_side = s.totals(layer, head, i)
     key_lift = key_side[:, j] - key_side.mean(-1)  # what the take-out buttons offer
     query_lift = query_side[:, j] - query_side.mean(-1)
     tables, said = kit.score_split(s, layer, head, i, j, words=pieces, top=TOP)
-    gone = next((n for n in names if slug(n) == state["remove"]), None)
+    takeable = [c for c, n in enumerate(names) if n != sp.NORM_BIAS]  # not in the stream
+    gone = next((names[c] for c in takeable if slug(names[c]) == state["remove"]), None)
     state["remove"] = slug(gone) if gone else ""
     line = (
         f"{who} from {q} (token {i + 1}) gives {pct(int(tenths(row)[j]))} of its attention to "
@@ -166,7 +207,7 @@ def measured(state, s, ids, lines, fid):
         + f'<button type="submit" data-fk="head-go">Open</button>{no_head}</form>'
     )
     shown_side = key_lift if state["side"] == "keys" else query_lift
-    order = sorted(range(len(names)), key=lambda c: (-shown_side[c], c))[:TOP]
+    order = sorted(takeable, key=lambda c: (-shown_side[c], c))[:TOP]
     if gone and gone not in [names[c] for c in order]:  # the one taken out stays offered, pressed
         order.append(names.index(gone))
     take = kit.choices(

@@ -23,6 +23,11 @@ is exactly a sum over (query component a, key component b) pairs. Freezing r is 
 split (r is what the forward used) and an approximation for what would happen without a
 component: the knockout recomputes the norm.
 
+The same split reads a reader's own llama or qwen2 file (toymodels/models/gguffile/), whose
+forward is this one: qwen2 adds a bias to each query and key after the projection, before
+RoPE, so the turned bias is one more component (split.QK_BIAS); a file too large for float32
+keeps its blocks, and the split makes one layer's weights at a time (`_layer`).
+
 The forward runs in float32 (the page's model); the split works in float64 on the forward's
 own numbers. Each feed-forward component is what its layer's step wrote minus its heads'
 writes, so the components add up to the float32 stream the forward carried (to float64's
@@ -59,7 +64,7 @@ class Split(sp.Components):
         self.y = np.empty((n, H, T, m.hs), np.float32)  # every head's output before Wo
         self.x = np.empty((n + 1, T, m.d), np.float32)  # the stream entering each layer
         self.maps = np.empty((n, H, T, T), np.float32)
-        self.x[0] = m.embed[self.ids]
+        self.x[0] = self.embedded()
         self.done = 0  # layers computed
         self.ran = 0  # parts of the forward computed (a layer has several when LAZY)
 
@@ -69,10 +74,19 @@ class Split(sp.Components):
         self._steps = m.run(self.ids, tap=keep, rows=ROWS if lazy else None)
         if not lazy:
             self.advance(float("inf"))
-        cos, sin = m.rope(0, T)  # (T, hs) the forward's own angles
-        self.cos, self.sin = cos.astype(np.float64), sin.astype(np.float64)
+        self.cos, self.sin = self.angles(T)
         self._writes = [None] * n  # each layer's (head writes (H, T, d), MLP write (T, d))
+        self._made = (None, None)  # (layer, its weights): the last layer dequantised
         self._reads = (None, None)  # the last layer read: (layer, (names, reads))
+
+    def embedded(self):
+        """The stream entering the first layer (T, d), float32, as the forward makes it."""
+        return self.model.embed[self.ids]
+
+    def angles(self, T):
+        """RoPE's cos and sin at positions 0..T-1 (T, hs), float64: the forward's own."""
+        cos, sin = self.model.rope(0, T)
+        return cos.astype(np.float64), sin.astype(np.float64)
 
     @property
     def complete(self):
@@ -100,8 +114,15 @@ class Split(sp.Components):
         return self
 
     def _layer(self, i):
+        """Layer I's weights: the model's kept ones, or (a model that keeps its blocks) made
+        once for as long as the split reads that layer."""
         m = self.model
-        return m.layers[i] if m.layers is not None else m.layer(i)
+        if m.layers is not None:
+            return m.layers[i]
+        if self._made[0] != i:
+            self._made = (None, None)  # let the last go before the next is made
+            self._made = (i, m.layer(i))
+        return self._made[1]
 
     def writes(self, m):
         """Layer M's heads' writes (H, T, d) and its feed-forward block's (T, d), float64:
@@ -170,6 +191,21 @@ class Split(sp.Components):
         wk = qkv[:, (m.n_head + g) * hs : (m.n_head + g + 1) * hs]
         return wq.astype(np.float64), wk.astype(np.float64)  # made afresh: 0.6 MB, not kept
 
+    def bias(self, layer, head, i):
+        """Qwen2's query and key biases (split.Components.bias), turned by RoPE as the forward
+        turns them (after the bias is added); None for a model without them (llama)."""
+        b = self._layer(layer).get("qkv_b")
+        if b is None:
+            return None
+        m, hs = self.model, self.model.hs
+        g = head // (m.n_head // m.n_kv)
+        bq = b[head * hs : (head + 1) * hs].astype(np.float64)
+        bk = b[(m.n_head + g) * hs : (m.n_head + g + 1) * hs].astype(np.float64)
+        keys = np.broadcast_to(bk, (i + 1, hs))
+        return rotate(bq, self.cos[i], self.sin[i]), rotate(
+            keys, self.cos[: i + 1], self.sin[: i + 1]
+        )
+
     def query(self, layer, head, read, i):
         wq = self.weights(layer, head)[0]
         return rotate(read @ wq, self.cos[i], self.sin[i])  # turned as at position i
@@ -185,7 +221,11 @@ class Split(sp.Components):
         frozen but recomputed: what the pairs add up to."""
         x = self.stream(layer)[: i + 1]
         q = self.query(layer, head, self.norm(layer, x[i]), i)  # (hs,)
-        return self.key(layer, head, self.norm(layer, x)) @ q * self.scale  # (i+1,)
+        k = self.key(layer, head, self.norm(layer, x))  # (i+1, hs)
+        b = self.bias(layer, head, i)
+        if b is not None:
+            q, k = q + b[0], k + b[1]
+        return k @ q * self.scale  # (i+1,)
 
     def attention(self, layer, head, i):
         """The forward's own attention row of head HEAD from query i (i+1,)."""

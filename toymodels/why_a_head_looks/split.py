@@ -45,6 +45,7 @@ from ..page.html import head_name
 from ..page.linalg import matmul
 
 CHARACTER, POSITION, NORM_BIAS = "character", "position", "norm bias"
+QK_BIAS = "q/k\u00a0bias"  # a query and key projection's own bias (Qwen2's, GPT-2's)
 
 
 def widen(params):
@@ -114,18 +115,37 @@ class Components:
     def _part(self, layer, n):
         return self.parts(layer)[1][n]
 
-    def pairs(self, layer, head, i):
-        """(names, terms (C', C', i+1)): terms[a, b, j] is query component a's part of query
-        i times key component b's part of key j, times the scale, for every key j <= i;
-        terms.sum((0, 1)) is the head's score row s[i, :i+1]."""
+    def bias(self, layer, head, i):
+        """(the projection's bias's part of query I (K,), of keys 0..I (I+1, K)), each turned
+        as the model turns its query and keys, or None for a model whose query and key
+        projections have no bias (the default). A bias is added after the norm, so it is no
+        part of the stream: one more component, QK_BIAS, the query's bias on the query side and
+        the key's on the key side."""
+        return None
+
+    def _sides(self, layer, head, i):
+        """(names, each component's part of query i (C'', K), of keys 0..i (C'', i+1, K)):
+        the reads' projections, and the bias's last where the model has one."""
         names, reads = self.reads(layer)
         q = self.query(layer, head, reads[:, i], i)  # (C', K) each component's part of the query
         k = self.key(layer, head, reads[:, : i + 1])  # (C', i+1, K) … of every key
+        b = self.bias(layer, head, i)
+        if b is not None:
+            names = names + [QK_BIAS]
+            q = np.concatenate([q, b[0][None]])
+            k = np.concatenate([k, b[1][None]])
+        return names, q, k
+
+    def pairs(self, layer, head, i):
+        """(names, terms (C'', C'', i+1)): terms[a, b, j] is query component a's part of query
+        i times key component b's part of key j, times the scale, for every key j <= i;
+        terms.sum((0, 1)) is the head's score row s[i, :i+1]."""
+        names, q, k = self._sides(layer, head, i)
         terms = matmul(q, k.reshape(-1, k.shape[-1]), transposed=True) * self.scale
-        return names, terms.reshape(len(q), *k.shape[:2])  # (C', C', i+1)
+        return names, terms.reshape(len(q), *k.shape[:2])  # (C'', C'', i+1)
 
     def totals(self, layer, head, i):
-        """(names, query side (C', i+1), key side (C', i+1)): each component's total on each
+        """(names, query side (C'', i+1), key side (C'', i+1)): each component's total on each
         side of every score s[i, j <= i], the other side whole: pairs' terms summed over key
         components, and over query components, without making every pair. The last row asked
         is kept (read-only): a figure and the kit's score_split draw from the same totals, and
@@ -133,9 +153,7 @@ class Components:
         kept = getattr(self, "_totals", None)
         if kept is not None and kept[0] == (layer, head, i):
             return kept[1]
-        names, reads = self.reads(layer)
-        q = self.query(layer, head, reads[:, i], i)  # (C', K)
-        k = self.key(layer, head, reads[:, : i + 1])  # (C', i+1, K)
+        names, q, k = self._sides(layer, head, i)
         query_side = np.einsum("ak,jk->aj", q, k.sum(0)) * self.scale
         key_side = np.einsum("k,bjk->bj", q.sum(0), k) * self.scale
         query_side.flags.writeable = key_side.flags.writeable = False
@@ -146,19 +164,25 @@ class Components:
         """Head HEAD's attention row from query i (i+1,) with component NAME (or each of a
         tuple of names) taken out of the keys only (side="keys": x_j - c_j at every key
         j <= i) or of the query only ("queries": x_i - c_i); the norm is recomputed on the
-        edited stream and nothing else changes. It shows the component's direct path into
-        this head's pattern, not what it does through later layers."""
+        edited stream and nothing else changes (QK_BIAS, the projection's bias, is taken out
+        of that side's projection). It shows the component's direct path into this head's
+        pattern, not what it does through later layers."""
         taken = (name,) if isinstance(name, str) else tuple(name)
-        gone = sum(self.part(layer, n)[: i + 1] for n in taken)  # (i+1, D)
-        return self.without(layer, head, i, gone, side)
+        gone = sum(self.part(layer, n)[: i + 1] for n in taken if n != QK_BIAS)  # (i+1, D)
+        return self.without(layer, head, i, gone, side, bias=QK_BIAS not in taken)
 
-    def without(self, layer, head, i, gone, side="keys"):
+    def without(self, layer, head, i, gone, side="keys", bias=True):
         """`knockout` of any vectors GONE (i+1, D), one per position up to i, such as a random
-        direction as long as a component (the control for what the norm alone does)."""
+        direction as long as a component (the control for what the norm alone does); without
+        BIAS, the projection's bias is left out of that side too."""
         x = self.stream(layer)[: i + 1]  # (i+1, D) the stream at the query and its keys
         xq, xk = (x, x - gone) if side == "keys" else (x - gone, x)
         q = self.query(layer, head, self.norm(layer, xq[i]), i)  # (K,)
         k = self.key(layer, head, self.norm(layer, xk))  # (i+1, K)
+        b = self.bias(layer, head, i)
+        if b is not None:
+            q = q + b[0] if bias or side == "keys" else q
+            k = k + b[1] if bias or side == "queries" else k
         s = k @ q * self.scale  # (i+1,)
         e = np.exp(s - s.max())
         return e / e.sum()  # (i+1,)

@@ -19,7 +19,7 @@ other's.
 
 import numpy as np
 
-from ..smollm2.llama import Llama, dot, softmax
+from ..smollm2.llama import Llama, dot, row_edges, sliced, softmax
 
 GELU_C = np.float32(np.sqrt(2.0 / np.pi))
 
@@ -70,14 +70,21 @@ class GPT2(Llama):
             "down_b": w(p + "ffn_down.bias"),
         }
 
+    def inputs(self, ids, start=0):
+        """The residual stream entering the first layer for token IDS at positions START on
+        (T, d): their embedding rows plus the learned positions'."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return self.embed[ids] + self.pos[start : start + len(ids)]
+
     def logits(self, x):
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
         return dot(layernorm(x, *self.norm, self.eps), self.out.T).astype(np.float32)
 
-    def run(self, ids, ablate=(), cache=None, tap=None, start=0, x=None):
+    def run(self, ids, ablate=(), cache=None, tap=None, start=0, x=None, rows=None):
         """The forward one layer at a time, as Llama.run: yields (i, maps_i (heads, T, P+T),
-        x (T, d)). Raises ValueError past the file's context length (its learned positions
-        end there)."""
+        x (T, d)), and with ROWS None after each slice of a product's rows and after the
+        attention, as Llama.run does. Raises ValueError past the file's context length (its
+        learned positions end there)."""
         ids = np.asarray(ids, dtype=np.int64)
         T, H, hs = len(ids), self.n_head, self.hs
         P = len(cache) if cache is not None else 0
@@ -87,16 +94,23 @@ class GPT2(Llama):
             raise ValueError(f"{P + T} tokens: this GPT-2 reads at most {self.n_ctx}")
         off = set(map(tuple, ablate))
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
-        x = self.embed[ids] + self.pos[P : P + T] if x is None else x
+        x = self.inputs(ids, P) if x is None else x
         lead = x.shape[:-2]
 
         def mm(t, w):
             return dot(t.reshape(-1, t.shape[-1]), w).reshape(*t.shape[:-1], w.shape[1])
 
+        if rows and x.ndim > 2:
+            raise ValueError("a forward in slices of rows takes one text, not variants of it")
+        edges = row_edges(T, rows)
+
+        def product(t, w):
+            return (yield from sliced(mm, t, w, edges))
+
         for i in range(start, self.n_layer):
             L = self.layers[i] if self.layers is not None else self.layer(i)
             h = layernorm(x, *L["attn_norm"], self.eps)
-            qkv = mm(h, L["qkv"]) + L["qkv_b"]  # (T, 3d)
+            qkv = (yield from product(h, L["qkv"])) + L["qkv_b"]  # (T, 3d)
             q, k, v = (
                 t.reshape(*lead, T, H, hs).swapaxes(-2, -3) for t in np.split(qkv, 3, -1)
             )  # (H, T, hs) each
@@ -111,7 +125,11 @@ class GPT2(Llama):
             if tap is not None:
                 z = tap(i, y)
                 y = y if z is None else z
-            x = x + mm(y.swapaxes(-2, -3).reshape(*lead, T, H * hs), L["o"]) + L["o_b"]
+            if rows:
+                yield
+            y = y.swapaxes(-2, -3).reshape(*lead, T, H * hs)
+            x = x + (yield from product(y, L["o"])) + L["o_b"]
             h = layernorm(x, *L["ffn_norm"], self.eps)
-            x = x + mm(gelu(mm(h, L["up"]) + L["up_b"]), L["down"]) + L["down_b"]
+            up = (yield from product(h, L["up"])) + L["up_b"]
+            x = x + (yield from product(gelu(up), L["down"])) + L["down_b"]
             yield i, a, x

@@ -58,7 +58,7 @@ class FileError(gguf.GGUFError):
 
 
 class Steps:
-    """What a model of a file gives beyond the forward: a KV cache read token by token."""
+    """What a model of a file gives beyond the forward: a KV cache read a piece at a time."""
 
     def new_cache(self):
         return Cache(self.n_layer)

@@ -62,6 +62,10 @@ ONE = (
 )
 FULL = f"The text has {MAX_TOKENS} tokens, the most the model here reads: writing stopped."
 FINISHED = "The model wrote its end-of-text token: it has finished, so writing stopped."
+CONTROL = (
+    "The model wrote a control character, which is not text this page reads (it would be "
+    "removed, and the model would write it again): writing stopped."
+)
 MEMORY = (
     "This browser did not give the model the memory it needs (about 700 MB): close other "
     "tabs and try again, or use a computer rather than a phone."

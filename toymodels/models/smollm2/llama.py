@@ -50,6 +50,18 @@ def unpermute(w, n_heads):
     return w.reshape(n_heads, rows // n_heads // 2, 2, d).swapaxes(1, 2).reshape(rows, d)
 
 
+def stacked_t(*ws):
+    """Matrices WS (rows_i, n) stacked and transposed, contiguous: (n, sum of rows_i), as
+    np.concatenate(ws).T.copy() gives it, with no stacked copy made on the way (a model's
+    load makes every layer's so; half the time, and less memory at once)."""
+    out = np.empty((ws[0].shape[1], sum(len(w) for w in ws)), np.result_type(*ws))
+    at = 0
+    for w in ws:
+        out[:, at : at + len(w)] = w.T
+        at += len(w)
+    return out
+
+
 def rmsnorm(x, w, eps):
     # x (T, d), w (d,)
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
@@ -102,6 +114,28 @@ class Cache:
         return k, v
 
 
+def row_edges(T, rows):
+    """The bounds of T rows cut into slices of ROWS to 2 ROWS - 1 (all of them when fewer); ()
+    for ROWS None: no slices."""
+    if not rows:
+        return ()
+    n = max(1, T // rows)
+    return [T * k // n for k in range(n + 1)]
+
+
+def sliced(mm, t, w, edges):
+    """MM(T, W), a forward's product, a slice of EDGES (row_edges) at a time, with None yielded
+    after each (at once for no EDGES): `yield from` gives the product. Each row is the
+    product's own row."""
+    if not edges:
+        return mm(t, w)
+    out = np.empty((t.shape[0], w.shape[1]), np.float32)
+    for a, b in itertools.pairwise(edges):
+        out[a:b] = mm(t[a:b], w)
+        yield
+    return out
+
+
 class Llama:
     """A Llama-architecture decoder from `config` (n_layer, n_head, n_kv, d, eps, base) and
     `tensors(name)` -> float32 (out, in) matrix or vector. With keep, every layer's matrices
@@ -140,12 +174,10 @@ class Llama:
             extra["qkv_b"] = np.concatenate([w(p + f"attn_{n}.bias") for n in "qkv"])
         return extra | {
             "attn_norm": w(p + "attn_norm.weight"),  # (d,)
-            "qkv": np.concatenate([q, k, v]).T.copy(),  # (d, (H+2KV)*hs)
+            "qkv": stacked_t(q, k, v),  # (d, (H+2KV)*hs)
             "o": w(p + "attn_output.weight").T.copy(),  # (H*hs, d)
             "ffn_norm": w(p + "ffn_norm.weight"),  # (d,)
-            "gate_up": np.concatenate(
-                [w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")]
-            ).T.copy(),  # (d, 2*ff)
+            "gate_up": stacked_t(w(p + "ffn_gate.weight"), w(p + "ffn_up.weight")),  # (d, 2*ff)
             "down": w(p + "ffn_down.weight").T.copy(),  # (ff, d)
         }
 
@@ -177,6 +209,11 @@ class Llama:
         if logits is None:
             return maps, None
         return maps, self.logits(x[-1:] if logits == "last" else x)
+
+    def inputs(self, ids, start=0):
+        """The residual stream entering the first layer for token IDS read from position START
+        on (T, d): their embedding rows (rotary positions act inside each layer)."""
+        return self.embed[np.asarray(ids, dtype=np.int64)]
 
     def logits(self, x):
         """The residual stream after the last layer (T, d) -> next-token logits (T, V)."""
@@ -211,24 +248,17 @@ class Llama:
         off = set(map(tuple, ablate))
         cos, sin = self.rope(P, T)
         future = np.arange(P + T)[None, :] > np.arange(P, P + T)[:, None]  # (T, P+T)
-        x = self.embed[ids] if x is None else x  # (T, d), or (B, T, d) from `x`
+        x = self.inputs(ids, P) if x is None else x  # (T, d), or (B, T, d) from `x`
         lead = x.shape[:-2]  # (): one text; (B,): B variants of it (the export's patching)
 
         def mm(t, w):
             # (..., T, n) @ (n, m) as one product of (B*T, n)
             return dot(t.reshape(-1, t.shape[-1]), w).reshape(*t.shape[:-1], w.shape[1])
 
-        edges = [T * n // max(1, T // rows) for n in range(max(1, T // rows) + 1)] if rows else ()
+        edges = row_edges(T, rows)
 
         def product(t, w):
-            # mm(t, w), with `rows` a slice of rows at a time: `yield from` gives the product
-            if not rows:
-                return mm(t, w)
-            out = np.empty((T, w.shape[1]), np.float32)
-            for a, b in itertools.pairwise(edges):
-                out[a:b] = mm(t[a:b], w)
-                yield
-            return out
+            return (yield from sliced(mm, t, w, edges))
 
         for i in range(start, self.n_layer):
             L = self.layers[i] if self.layers is not None else self.layer(i)
