@@ -116,8 +116,9 @@ def test_the_card_of_a_llama_file(llama):
     assert c.float32_bytes == 4 * c.parameters
     assert c.blocks_bytes == sum(t.n_bytes for t in ref.tensors)
     assert c.layer_bytes == 4 * (256 * 256 + 128 * 256 + 256)
-    # the worker's base, a layer in float32 and 64 tokens' logits three times, then the weights
-    own = 128 * 2**20 + c.layer_bytes + 3 * 4 * 64 * 40
+    # the worker's base, a layer made (twice the layer), 64 tokens' logits three times and the
+    # header as Python objects (16 bytes a byte), then the weights
+    own = 128 * 2**20 + 2 * c.layer_bytes + 3 * 4 * 64 * 40 + 16 * ref.data_offset
     assert (c.base_bytes, c.work_bytes) == (128 * 2**20, own - 128 * 2**20)
     assert c.float32_memory_bytes == own + c.float32_bytes
     embedding_blocks = sum(t.n_bytes for t in ref.tensors if t.name in card.EMBEDDING)
@@ -133,8 +134,8 @@ def test_the_card_of_a_llama_file(llama):
         "2 layers × 4 heads, 2 key/value groups (2 heads share each).",
         "256 wide; a vocabulary of 40 tokens; a context of 512 tokens.",
         "Weights stored as Q8_0 (2), Q4_K (2), F32 (2), Q6_K (1), F16 (1) (tensors of each type).",
-        "Memory: 129 MB, the weights in float32 and the page's own 128 MB (the file's blocks "
-        "with a layer at a time would take 129 MB).",
+        "Memory: 130 MB, the page's own 129 MB included: the weights in float32 (the file's "
+        "blocks with a layer at a time would take 129 MB).",
     ]
 
 
@@ -204,14 +205,15 @@ def plans(path, chunk):
     embedding as rows, bytes)]."""
     n_layer, vocab, width = 2, 40, 256
     f32, blk, emb = [0] * n_layer, [0] * n_layer, [0, 0]  # emb: float32, blocks
-    for t in gguf.GGUFReader(path).tensors:
+    ref = gguf.GGUFReader(path)
+    for t in ref.tensors:
         if t.name.startswith("blk."):
             f32[int(t.name.split(".")[1])] += 4 * int(t.n_elements)
             blk[int(t.name.split(".")[1])] += int(t.n_bytes)
         else:  # the embedding and the output matrix: this file has no other tensor
             emb[0] += 4 * int(t.n_elements)
             emb[1] += int(t.n_bytes)
-    own = 128 * 2**20 + max(f32) + 3 * 4 * 64 * vocab
+    own = 128 * 2**20 + 2 * max(f32) + 3 * 4 * 64 * vocab + 16 * ref.data_offset
     rows_bytes = emb[1] + 4 * min(chunk, vocab) * width
     return [
         (n, rows, own + sum(f32[:n]) + sum(blk[n:]) + (rows_bytes if rows else emb[0]))
@@ -245,24 +247,24 @@ def test_the_plan_keeps_the_most_layers_in_float32_the_budget_holds(llama, monke
     mixed = card.read(data, budget_mb=every[1][2] / 2**20)  # layer 0 in float32, layer 1 not
     assert (mixed.keeps, mixed.plan) == ("mixed", (1, False))
     assert mixed.lines()[-1] == (
-        "Memory: 129 MB of the 129 MB this page can use, the page's own 128 MB included: 1 of "
+        "Memory: 129 MB of the 129 MB this page can use, the page's own 129 MB included: 1 of "
         "the 2 layers kept in float32, the other 1 as the file's blocks, each dequantised "
-        "again at every step (all in float32 would take 129 MB)."
+        "again at every step (all in float32 would take 130 MB)."
     )
     least = card.read(data, budget_mb=min(b for *_, b in every) / 2**20)
     assert least.keeps == "blocks" and least.plan == (0, True)
     assert least.lines()[-1] == (
-        "Memory: 129 MB, the file's blocks kept with one layer at a time in float32; the "
-        "embedding is read a few rows at a time, the "
-        "page's own 128 MB included (all in float32 would take 129 MB, over the 129 MB this "
-        "page can use); each layer is dequantised again at every step."
+        "Memory: 129 MB, the page's own 129 MB included: the file's blocks kept with one layer "
+        "at a time in float32, the embedding read a few rows at a time (all in float32 would "
+        "take 130 MB, over the 129 MB this page can use); each layer is dequantised again at "
+        "every step."
     )
     with pytest.raises(card.TooLarge) as e:
         card.read(data, budget_mb=100)
     assert str(e.value) == (
         "This model is too large for the memory this page can use here (100 MB): it needs 129 "
         "MB with its weights kept as the file's blocks, one layer at a time in float32, and "
-        "129 MB with them in float32. A smaller model (up to about 500 million parameters) or "
+        "130 MB with them in float32. A smaller model (up to about 500 million parameters) or "
         "a smaller quantisation, such as Q4_K_M, works; so may a browser on a computer with "
         "more memory."
     )

@@ -149,7 +149,7 @@ def test_a_mixed_plan_reads_the_file_as_planned_and_gives_the_same_numbers(
             )
         else:
             assert ownfile.keeps() == "blocks" and m.layers is None
-            assert "the embedding is read a few rows at a time" in card["lines"][-1]
+            assert "the embedding read a few rows at a time" in card["lines"][-1]
         ids = gtok.for_model(tok, TEXT)
         maps, logits = m.forward(ids)
         want_maps, want_logits = ref.forward(ids)

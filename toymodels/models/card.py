@@ -35,8 +35,10 @@ A Card has:
     blocks_bytes   the weights as the file holds them (the tensors' data)
     layer_bytes    the largest layer (blk.N.*) in float32
     base_bytes     the worker's memory before any model (BASE_MB: Pyodide, numpy, the site)
-    work_bytes     the forward's working memory: one layer made float32 at a time (or fused
-                   while the model is built) and TOKENS tokens' logits a few times over
+    work_bytes     the working memory: one layer made float32 at a time (its tensors and
+                   the fused matrices made of them: twice the layer), TOKENS tokens' logits a
+                   few times over, and the header as Python objects (HEADER_OBJECTS times its
+                   bytes: the fields and the tokenizer made of them)
     budget_bytes   the budget the card was read against: the worker's whole memory
     plan           Plan(layers, rows): the first `layers` layers kept in float32, the others
                    kept as the file's blocks and dequantised whenever the forward reaches
@@ -77,6 +79,9 @@ ARCHITECTURES = ("llama", "qwen2", "gpt2")
 BUDGET_MB = 1536  # the worker's whole memory for the largest model the page accepts (about 500M)
 BASE_MB = 128  # the worker's memory before any model: Pyodide, numpy, the site's modules
 TOKENS = 64  # the most tokens the page reads at once (smollm2.live.MAX_TOKENS)
+# the header's fields and the tokenizer made of them, as Python objects, in bytes a header byte
+# (SmolLM2's vocabulary: 1.7 MB of header, 24 MB of objects in CPython)
+HEADER_OBJECTS = 16
 CHUNK = 4096  # vocabulary rows made float32 at once for logits from rows (gguffile.model.CHUNK)
 MB = 2**20
 EMBEDDING = ("token_embd.weight", "output.weight")  # kept as rows under a plan with `rows`
@@ -228,7 +233,11 @@ class Card:
                 other += f32
         self.layer_bytes = max((f for f, _ in layers), default=0)
         self.base_bytes = BASE_MB * MB
-        self.work_bytes = self.layer_bytes + 3 * 4 * TOKENS * self.vocabulary
+        self.work_bytes = (
+            2 * self.layer_bytes  # a layer made: its tensors and the fused matrices of them
+            + 3 * 4 * TOKENS * self.vocabulary  # the logits, their softmax, a product's
+            + HEADER_OBJECTS * head.data_start  # the fields and the tokenizer made of them
+        )
         fixed = self.base_bytes + self.work_bytes + other
         # kept as rows: the blocks, and a chunk of the vocabulary in float32 at a time
         as_rows = embedding[1] + 4 * min(CHUNK, self.vocabulary) * self.width
@@ -308,30 +317,27 @@ class Card:
             else "a key and value per head"
         )
         kinds = ", ".join(f"{k} ({n})" for k, n in self.quants.items())
-        own = _mb(self.base_bytes + self.work_bytes)
-        rows = "; the embedding is read a few rows at a time" if self.plan.rows else ""
+        own = f"the page's own {_mb(self.base_bytes + self.work_bytes)} included"
+        rows = ", the embedding read a few rows at a time" if self.plan.rows else ""
         if self.keeps == "float32":
             memory = (
-                f"Memory: {_mb(self.memory_bytes)}, the weights in float32 and the page's own "
-                f"{own} (the file's blocks with a layer at a time would take "
-                f"{_mb(self.quantised_bytes)})."
+                f"Memory: {_mb(self.memory_bytes)}, {own}: the weights in float32 (the file's "
+                f"blocks with a layer at a time would take {_mb(self.quantised_bytes)})."
             )
         elif self.keeps == "mixed":
             n, rest = self.plan.layers, self.layers - self.plan.layers
             memory = (
                 f"Memory: {_mb(self.memory_bytes)} of the {_mb(self.budget_bytes)} this page "
-                f"can use, the page's own {own} included: {n} of the {self.layers} layers kept "
-                f"in float32, the other {rest} as the file's blocks, each dequantised again at "
-                f"every step{rows} (all in float32 would take "
-                f"{_mb(self.float32_memory_bytes)})."
+                f"can use, {own}: {n} of the {self.layers} layers kept in float32, the other "
+                f"{rest} as the file's blocks, each dequantised again at every step{rows} (all "
+                f"in float32 would take {_mb(self.float32_memory_bytes)})."
             )
         else:
             memory = (
-                f"Memory: {_mb(self.memory_bytes)}, the file's blocks kept with one layer "
-                f"at a time in float32{rows}, the page's own {own} included (all in float32 "
-                f"would take {_mb(self.float32_memory_bytes)}, over the "
-                f"{_mb(self.budget_bytes)} this page can use); each layer is dequantised again "
-                "at every step."
+                f"Memory: {_mb(self.memory_bytes)}, {own}: the file's blocks kept with one layer "
+                f"at a time in float32{rows} (all in float32 would take "
+                f"{_mb(self.float32_memory_bytes)}, over the {_mb(self.budget_bytes)} this page "
+                "can use); each layer is dequantised again at every step."
             )
         return [
             f"{self.name or 'An unnamed model'}: {self.architecture} architecture.",
