@@ -63,6 +63,9 @@ def measure(where, text):
         ownfile.checks = checks
     out |= {
         "keeps": ownfile.keeps(),
+        "plan": list(ownfile._state["card"].plan),
+        "layers": ownfile._state["card"].layers,
+        "planned_bytes": ownfile._state["card"].memory_bytes,
         "parameters": ownfile._state["card"].parameters,
         "quants": ownfile._state["card"].quants,
         "tokens": len(ids),
