@@ -243,7 +243,7 @@ def architecture():
 
 
 def keeps():
-    """ "float32" or "blocks": how the open file's weights are held (card.Card.keeps)."""
+    """ "float32", "mixed" or "blocks": how the open file's weights are held (card.Card.keeps)."""
     return _state["card"].keeps
 
 
