@@ -981,6 +981,8 @@ def own_file_markdown(r):
             if "planned_bytes" in x
             else ""
         )
+        if x.get("base_bytes"):
+            planned += f", {x['base_bytes'] / 2**20:.0f} MiB before the file"
         return (
             f"{name}: the {x['bytes'] / 1e6:.1f} MB file ({kinds}; {x['parameters'] / 1e6:.0f}M "
             f"parameters, kept as {kept(x)}) to the first layer's maps of a "

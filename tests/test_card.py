@@ -116,15 +116,18 @@ def test_the_card_of_a_llama_file(llama):
     assert c.float32_bytes == 4 * c.parameters
     assert c.blocks_bytes == sum(t.n_bytes for t in ref.tensors)
     assert c.layer_bytes == 4 * (256 * 256 + 128 * 256 + 256)
-    # the worker's base, a layer made (twice the layer), 64 tokens' logits three times and the
-    # header as Python objects (16 bytes a byte), then the weights
-    own = 128 * 2**20 + 2 * c.layer_bytes + 3 * 4 * 64 * 40 + 16 * ref.data_offset
-    assert (c.base_bytes, c.work_bytes) == (128 * 2**20, own - 128 * 2**20)
-    assert c.float32_memory_bytes == own + c.float32_bytes
+    # the worker's base, 64 tokens' logits and a copy, the header as Python objects (14 bytes a
+    # byte), and a layer being made: once as the model is built, twice at every step for a
+    # layer kept as blocks; then the weights
+    own = 128 * 2**20 + 2 * 4 * 64 * 40 + 14 * ref.data_offset
+    assert (c.base_bytes, c.work_bytes) == (128 * 2**20, own - 128 * 2**20 + c.layer_bytes)
+    assert c.float32_memory_bytes == own + c.layer_bytes + c.float32_bytes
     embedding_blocks = sum(t.n_bytes for t in ref.tensors if t.name in card.EMBEDDING)
     layer_blocks = c.blocks_bytes - embedding_blocks
     # the least plan: every block, and the embedding's or output's 40 rows in float32 at once
-    assert c.quantised_bytes == own + layer_blocks + embedding_blocks + 4 * 40 * 256
+    assert c.quantised_bytes == (
+        own + 2 * c.layer_bytes + layer_blocks + embedding_blocks + 4 * 40 * 256
+    )
     assert (c.keeps, c.plan, c.memory_bytes, c.budget_bytes) == (
         "float32", (2, False), c.float32_memory_bytes, 1536 * 2**20,
     )  # fmt: skip
@@ -134,7 +137,7 @@ def test_the_card_of_a_llama_file(llama):
         "2 layers × 4 heads, 2 key/value groups (2 heads share each).",
         "256 wide; a vocabulary of 40 tokens; a context of 512 tokens.",
         "Weights stored as Q8_0 (2), Q4_K (2), F32 (2), Q6_K (1), F16 (1) (tensors of each type).",
-        "Memory: 130 MB, the page's own 129 MB included: the weights in float32 (the file's "
+        "Memory: 129 MB, the page's own 128 MB included: the weights in float32 (the file's "
         "blocks with a layer at a time would take 129 MB).",
     ]
 
@@ -199,11 +202,11 @@ def test_qwen2_and_gpt2_files(tmp_path, arch):
     assert c.quants == {"BF16": 3, "Q5_K": 1, "F32": 1}
 
 
-def plans(path, chunk):
-    """Every plan of the tiny llama at PATH with the worker's memory it takes, worked out from
-    gguf's reader, the embedding as rows made CHUNK rows at a time: [(layers in float32,
-    embedding as rows, bytes)]."""
-    n_layer, vocab, width = 2, 40, 256
+def plans(path, chunk, n_layer=4):
+    """Every plan of the tiny llama at PATH (N_LAYER layers) with the worker's memory it
+    takes, worked out from gguf's reader, the embedding as rows made CHUNK rows at a time:
+    [(layers in float32, embedding as rows, bytes)]."""
+    vocab, width = 40, 256
     f32, blk, emb = [0] * n_layer, [0] * n_layer, [0, 0]  # emb: float32, blocks
     ref = gguf.GGUFReader(path)
     for t in ref.tensors:
@@ -213,24 +216,33 @@ def plans(path, chunk):
         else:  # the embedding and the output matrix: this file has no other tensor
             emb[0] += 4 * int(t.n_elements)
             emb[1] += int(t.n_bytes)
-    own = 128 * 2**20 + 2 * max(f32) + 3 * 4 * 64 * vocab + 16 * ref.data_offset
+    own = 128 * 2**20 + 2 * 4 * 64 * vocab + 14 * ref.data_offset
     rows_bytes = emb[1] + 4 * min(chunk, vocab) * width
     return [
-        (n, rows, own + sum(f32[:n]) + sum(blk[n:]) + (rows_bytes if rows else emb[0]))
+        (
+            n,
+            rows,
+            own
+            + max(f32) * (1 if n == n_layer else 2)  # a layer made: at build, or at every step
+            + sum(f32[:n])
+            + sum(blk[n:])
+            + (rows_bytes if rows else emb[0]),
+        )
         for rows in (False, True)
         for n in range(n_layer + 1)
     ]
 
 
 @pytest.mark.parametrize("chunk", [4, 4096])
-def test_the_plan_keeps_the_most_layers_in_float32_the_budget_holds(llama, monkeypatch, chunk):
-    """At every budget around each plan's cost, the card keeps as many layers (the first) in
-    float32 as the budget holds, the embedding and output as rows only when no plan holds
-    them in float32 (4 rows at a time, or all 40 of each: still half their float32, the
-    two matrices made one at a time); under the least plan the file is refused with both
-    ends stated."""
+def test_the_plan_keeps_the_most_layers_in_float32_the_budget_holds(tmp_path, monkeypatch, chunk):
+    """A llama of 4 layers in Q4_K: at every budget around each plan's cost, the card keeps
+    every weight in float32 if that fits, else as many layers (the first) in float32 as the
+    budget holds, a layer made at every step counted, the embedding and output as rows only
+    when no plan holds them in float32 (4 rows at a time, or all 40 of each: still half their
+    float32, the two matrices made one at a time); under the least plan the file is refused
+    with both ends stated."""
     monkeypatch.setattr(card, "CHUNK", chunk)
-    path, _, _ = llama
+    path, _, _ = write(tmp_path / "four.gguf", layers=4, kinds=("Q4_K",))
     data = path.read_bytes()
     every = plans(path, chunk)
     for budget in sorted({b + d for *_, b in every for d in (-1, 0, 1)}):
@@ -243,12 +255,12 @@ def test_the_plan_keeps_the_most_layers_in_float32_the_budget_holds(llama, monke
         n, as_rows, cost = max(plain or rows)
         c = card.read(data, budget_mb=budget / 2**20)
         assert (c.plan, c.memory_bytes) == ((n, as_rows), cost)
-        assert c.keeps == ("float32" if c.plan == (2, False) else "mixed" if n else "blocks")
-    mixed = card.read(data, budget_mb=every[1][2] / 2**20)  # layer 0 in float32, layer 1 not
+        assert c.keeps == ("float32" if c.plan == (4, False) else "mixed" if n else "blocks")
+    mixed = card.read(data, budget_mb=every[1][2] / 2**20)  # layer 0 in float32, 1 to 3 not
     assert (mixed.keeps, mixed.plan) == ("mixed", (1, False))
     assert mixed.lines()[-1] == (
         "Memory: 129 MB of the 129 MB this page can use, the page's own 129 MB included: 1 of "
-        "the 2 layers kept in float32, the other 1 as the file's blocks, each dequantised "
+        "the 4 layers kept in float32, the other 3 as the file's blocks, each dequantised "
         "again at every step (all in float32 would take 130 MB)."
     )
     least = card.read(data, budget_mb=min(b for *_, b in every) / 2**20)

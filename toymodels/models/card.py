@@ -35,10 +35,11 @@ A Card has:
     blocks_bytes   the weights as the file holds them (the tensors' data)
     layer_bytes    the largest layer (blk.N.*) in float32
     base_bytes     the worker's memory before any model (BASE_MB: Pyodide, numpy, the site)
-    work_bytes     the working memory: one layer made float32 at a time (its tensors and
-                   the fused matrices made of them: twice the layer), TOKENS tokens' logits a
-                   few times over, and the header as Python objects (HEADER_OBJECTS times its
-                   bytes: the fields and the tokenizer made of them)
+    work_bytes     the working memory under the plan: a layer being made float32 (its
+                   tensors and the fused matrices made of them: once the layer while the model
+                   is built, twice at every step for a layer kept as blocks), TOKENS tokens'
+                   logits and a copy, and the header as Python objects (HEADER_OBJECTS times
+                   its bytes: the fields and the tokenizer, made before any weight is read)
     budget_bytes   the budget the card was read against: the worker's whole memory
     plan           Plan(layers, rows): the first `layers` layers kept in float32, the others
                    kept as the file's blocks and dequantised whenever the forward reaches
@@ -81,7 +82,7 @@ BASE_MB = 128  # the worker's memory before any model: Pyodide, numpy, the site'
 TOKENS = 64  # the most tokens the page reads at once (smollm2.live.MAX_TOKENS)
 # the header's fields and the tokenizer made of them, as Python objects, in bytes a header byte
 # (SmolLM2's vocabulary: 1.7 MB of header, 24 MB of objects in CPython)
-HEADER_OBJECTS = 16
+HEADER_OBJECTS = 14
 CHUNK = 4096  # vocabulary rows made float32 at once for logits from rows (gguffile.model.CHUNK)
 MB = 2**20
 EMBEDDING = ("token_embd.weight", "output.weight")  # kept as rows under a plan with `rows`
@@ -233,24 +234,35 @@ class Card:
                 other += f32
         self.layer_bytes = max((f for f, _ in layers), default=0)
         self.base_bytes = BASE_MB * MB
-        self.work_bytes = (
-            2 * self.layer_bytes  # a layer made: its tensors and the fused matrices of them
-            + 3 * 4 * TOKENS * self.vocabulary  # the logits, their softmax, a product's
+        work = (
+            2 * 4 * TOKENS * self.vocabulary  # TOKENS tokens' logits, and a copy
             + HEADER_OBJECTS * head.data_start  # the fields and the tokenizer made of them
         )
-        fixed = self.base_bytes + self.work_bytes + other
+        fixed = self.base_bytes + work + other
         # kept as rows: the blocks, and a chunk of the vocabulary in float32 at a time
         as_rows = embedding[1] + 4 * min(CHUNK, self.vocabulary) * self.width
-        self.float32_memory_bytes = fixed + embedding[0] + sum(f for f, _ in layers)
-        self.quantised_bytes = fixed + min(as_rows, embedding[0]) + sum(b for _, b in layers)
+        # a layer made float32 holds its tensors and the fused matrices made of them: once as
+        # the model is built (then the tensors are let go), twice at every step for a layer
+        # kept as blocks
+        made = (self.layer_bytes, 2 * self.layer_bytes)
+        self.float32_memory_bytes = fixed + made[0] + embedding[0] + sum(f for f, _ in layers)
+        least = fixed + made[1] + min(as_rows, embedding[0]) + sum(b for _, b in layers)
+        self.quantised_bytes = least
         self.budget_bytes = int(budget_mb * MB)
         for rows in (False, True):
-            total = fixed + (as_rows if rows else embedding[0]) + sum(b for _, b in layers)
+            if not rows and self.float32_memory_bytes <= self.budget_bytes:
+                self.plan, self.memory_bytes = Plan(self.layers, False), self.float32_memory_bytes
+                break
+            total = fixed + made[1] + (as_rows if rows else embedding[0])
+            total += sum(b for _, b in layers)
             if total > self.budget_bytes or (rows and as_rows >= embedding[0]):
                 continue  # rows only where nothing else fits, and only if they take less
-            n = 0
-            while n < self.layers and total + layers[n][0] - layers[n][1] <= self.budget_bytes:
-                total += layers[n][0] - layers[n][1]
+            n = 0  # layers in float32, the first ones, while the budget holds them
+            while n < self.layers:
+                more = layers[n][0] - layers[n][1] - (made[1] - made[0]) * (n + 1 == self.layers)
+                if total + more > self.budget_bytes:
+                    break
+                total += more
                 n += 1
             self.plan, self.memory_bytes = Plan(n, rows), total
             break
@@ -267,6 +279,8 @@ class Card:
             self.keeps = "float32"
         else:
             self.keeps = "mixed" if self.plan.layers else "blocks"
+        every = self.plan.layers == self.layers
+        self.work_bytes = work + made[0 if every else 1]
 
     def _number(self, key, what):
         """A positive whole number from the header, within what a small model has."""

@@ -153,6 +153,8 @@ def load_step(budget=None):
     gets MemoryError(MEMORY), and what was read is let go."""
     budget = BUDGET_S if budget is None else budget
     try:
+        if "tok" not in _state:  # first, while the worker holds no weights: its making
+            _state["tok"] = gtok.tokenizer(_state["card"].fields)  # takes several times its size
         _read(budget)
         ready = _state["read"] == len(_state["order"])
         if ready and not is_open():
@@ -205,7 +207,7 @@ def _build():
     if c.keeps == "float32":
         model.tensors = None
         store.clear()
-    _state.update(model=model, tok=gtok.tokenizer(c.fields))
+    _state["model"] = model
     _runs.clear()
     _written.clear()
     _state["checks"] = checks()
