@@ -12,8 +12,9 @@ CPython (tests) `PathSource` reads a file on disk the same way.
                          work, for the reader; a browser that cannot give the memory the card
                          states is told so here, before any weight is read
     load_step(budget)    reads tensors, one slice each, until BUDGET seconds have gone:
-                         {"done", "of", "ready"}; the last step builds the model, the tokenizer
-                         and runs the checks (`checks`)
+                         {"done", "of", "ready"}; the first makes the tokenizer, before any
+                         weight is held; the last builds the model and runs the checks
+                         (`checks`)
     close()              drops the file's model: the figures run SmolLM2 again
 
 Memory: the card plans it (card.Card.plan), the worker's base and the forward's working memory
