@@ -214,7 +214,7 @@ def test_a_browser_without_the_memory_is_told_before_any_weight_is_read(tiny, mo
 
 
 def test_a_browser_that_runs_out_of_memory_while_reading_is_told_and_let_go(tiny, monkeypatch):
-    def no_room(raw, kind, shape):
+    def no_room(raw, kind, shape, out=None):
         raise MemoryError
 
     ownfile.open_source(ownfile.PathSource(tiny[0]))

@@ -173,10 +173,13 @@ def _read(budget):
     while _state["read"] < len(order):
         name = order[_state["read"]]
         t = c.tensors[name]
+        # the float32 array first, the bytes after it: let go, they leave no hole under the
+        # weights (Pyodide's heap never gives memory back)
+        out = None if _as_blocks(c, name) else np.empty(t.shape, np.float32)
         raw = np.frombuffer(_state["source"].slice(t.start, t.nbytes), np.uint8)
         if len(raw) != t.nbytes:
             raise cards.Truncated(f"The file ended inside tensor {name}: download it again.")
-        store[name] = raw if _as_blocks(c, name) else quants.dequantize(raw, t.kind, t.shape)
+        store[name] = raw if out is None else quants.dequantize(raw, t.kind, t.shape, out=out)
         _state["read"] += 1
         if time.perf_counter() - start >= budget:
             break
