@@ -112,6 +112,22 @@ def budget(path, layers=0):
     return (c.quantised_bytes + more) / 2**20
 
 
+def test_the_tokenizer_is_made_before_any_weight_is_held(tiny, monkeypatch):
+    """Making a vocabulary's tokenizer takes several times what it keeps (SmolLM2's: some
+    100 MB for a moment), so the first step makes it while the worker holds no weight, and the
+    moment adds nothing to the peak the card plans."""
+    held = []
+    real = gtok.tokenizer
+    monkeypatch.setattr(
+        gtok, "tokenizer", lambda fields: held.append(ownfile._state["read"]) or real(fields)
+    )
+    try:
+        opened(tiny[0])
+        assert held == [0] and ownfile.loaded()
+    finally:
+        ownfile.close()
+
+
 def test_a_model_too_large_for_float32_keeps_its_blocks_and_gives_the_same_numbers(four):
     path, ref, tok = four
     try:
