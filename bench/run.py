@@ -968,18 +968,31 @@ def own_file_markdown(r):
             f"{x['memory_bytes'] / 2**20:.0f} MiB"
         )
 
+    def kept(x):
+        if x["keeps"] != "mixed" or "plan" not in x:
+            return x["keeps"]
+        rows = ", the embedding as rows" if x["plan"][1] else ""
+        return f"mixed: {x['plan'][0]} of its {x['layers']} layers in float32{rows}"
+
     def opened(x, name):
         kinds = ", ".join(f"{k} {n}" for k, n in x["quants"].items())
+        planned = (
+            f" (the card planned {x['planned_bytes'] / 2**20:.0f} MiB)"
+            if "planned_bytes" in x
+            else ""
+        )
+        if x.get("base_bytes"):
+            planned += f", {x['base_bytes'] / 2**20:.0f} MiB before the file"
         return (
             f"{name}: the {x['bytes'] / 1e6:.1f} MB file ({kinds}; {x['parameters'] / 1e6:.0f}M "
-            f"parameters, kept as {x['keeps']}) to the first layer's maps of a "
+            f"parameters, kept as {kept(x)}) to the first layer's maps of a "
             f"{x['tokens']}-token text in {x['to_first_maps_ms'] / 1000:.1f} s: the card "
             f"{x['card_ms']:.0f} ms, the tensors read in {x['steps']} steps, the model built "
             f"and its checks {x['load_ms'] / 1000:.1f} s (the checks {x['checks_ms']:.0f} ms), "
             f"the text tokenized {x['tokenizer_ms']:.0f} ms, the first layer "
             f"{x['first_layer_ms']:.0f} ms; all {x['tokens']} tokens' maps "
             f"{x['all_maps_ms'] / 1000:.1f} s, the last token's logits {x['logits_ms']:.0f} ms. "
-            f"Memory: {x['memory_bytes'] / 2**20:.0f} MiB"
+            f"Memory: {x['memory_bytes'] / 2**20:.0f} MiB{planned}"
         )
 
     def targets(first, maps, memory):

@@ -116,16 +116,29 @@ def test_the_card_of_a_llama_file(llama):
     assert c.float32_bytes == 4 * c.parameters
     assert c.blocks_bytes == sum(t.n_bytes for t in ref.tensors)
     assert c.layer_bytes == 4 * (256 * 256 + 128 * 256 + 256)
-    assert c.quantised_bytes == c.blocks_bytes + c.layer_bytes
-    assert (c.keeps, c.memory_bytes, c.budget_bytes) == ("float32", c.float32_bytes, 1536 * 2**20)
+    # the worker's base, 64 tokens' logits and a copy, the header as Python objects (14 bytes a
+    # byte), and a layer being made: once as the model is built, twice at every step for a
+    # layer kept as blocks; then the weights
+    own = 128 * 2**20 + 2 * 4 * 64 * 40 + 14 * ref.data_offset
+    assert (c.base_bytes, c.work_bytes) == (128 * 2**20, own - 128 * 2**20 + c.layer_bytes)
+    assert c.float32_memory_bytes == own + c.layer_bytes + c.float32_bytes
+    embedding_blocks = sum(t.n_bytes for t in ref.tensors if t.name in card.EMBEDDING)
+    layer_blocks = c.blocks_bytes - embedding_blocks
+    # the least plan: every block, and the embedding's or output's 40 rows in float32 at once
+    assert c.quantised_bytes == (
+        own + 2 * c.layer_bytes + layer_blocks + embedding_blocks + 4 * 40 * 256
+    )
+    assert (c.keeps, c.plan, c.memory_bytes, c.budget_bytes) == (
+        "float32", (2, False), c.float32_memory_bytes, 1536 * 2**20,
+    )  # fmt: skip
     assert c.lines() == [
         "Tiny test model: llama architecture.",
         "0.2 million parameters.",
         "2 layers × 4 heads, 2 key/value groups (2 heads share each).",
         "256 wide; a vocabulary of 40 tokens; a context of 512 tokens.",
         "Weights stored as Q8_0 (2), Q4_K (2), F32 (2), Q6_K (1), F16 (1) (tensors of each type).",
-        "Memory: 0.8 MB, the weights in float32 (the file's blocks with a layer at a time "
-        "would take 0.6 MB).",
+        "Memory: 129 MB, the page's own 128 MB included: the weights in float32 (the file's "
+        "blocks with a layer at a time would take 129 MB).",
     ]
 
 
@@ -189,25 +202,83 @@ def test_qwen2_and_gpt2_files(tmp_path, arch):
     assert c.quants == {"BF16": 3, "Q5_K": 1, "F32": 1}
 
 
-def test_too_large_for_the_budget_states_both_numbers(llama):
-    path, _, _ = llama
+def plans(path, chunk, n_layer=4):
+    """Every plan of the tiny llama at PATH (N_LAYER layers) with the worker's memory it
+    takes, worked out from gguf's reader, the embedding as rows made CHUNK rows at a time:
+    [(layers in float32, embedding as rows, bytes)]."""
+    vocab, width = 40, 256
+    f32, blk, emb = [0] * n_layer, [0] * n_layer, [0, 0]  # emb: float32, blocks
+    ref = gguf.GGUFReader(path)
+    for t in ref.tensors:
+        if t.name.startswith("blk."):
+            f32[int(t.name.split(".")[1])] += 4 * int(t.n_elements)
+            blk[int(t.name.split(".")[1])] += int(t.n_bytes)
+        else:  # the embedding and the output matrix: this file has no other tensor
+            emb[0] += 4 * int(t.n_elements)
+            emb[1] += int(t.n_bytes)
+    own = 128 * 2**20 + 2 * 4 * 64 * vocab + 14 * ref.data_offset
+    rows_bytes = emb[1] + 4 * min(chunk, vocab) * width
+    return [
+        (
+            n,
+            rows,
+            own
+            + max(f32) * (1 if n == n_layer else 2)  # a layer made: at build, or at every step
+            + sum(f32[:n])
+            + sum(blk[n:])
+            + (rows_bytes if rows else emb[0]),
+        )
+        for rows in (False, True)
+        for n in range(n_layer + 1)
+    ]
+
+
+@pytest.mark.parametrize("chunk", [4, 4096])
+def test_the_plan_keeps_the_most_layers_in_float32_the_budget_holds(tmp_path, monkeypatch, chunk):
+    """A llama of 4 layers in Q4_K: at every budget around each plan's cost, the card keeps
+    every weight in float32 if that fits, else as many layers (the first) in float32 as the
+    budget holds, a layer made at every step counted, the embedding and output as rows only
+    when no plan holds them in float32 (4 rows at a time, or all 40 of each: still half their
+    float32, the two matrices made one at a time); under the least plan the file is refused
+    with both ends stated."""
+    monkeypatch.setattr(card, "CHUNK", chunk)
+    path, _, _ = write(tmp_path / "four.gguf", layers=4, kinds=("Q4_K",))
     data = path.read_bytes()
-    c = card.read(data)
-    between = (c.quantised_bytes + c.float32_bytes) / 2 / 2**20
-    kept = card.read(data, budget_mb=between)
-    assert (kept.keeps, kept.memory_bytes) == ("blocks", c.quantised_bytes)
-    assert kept.lines()[-1] == (
-        "Memory: 0.6 MB, the file's blocks kept with one layer at a time in float32 (all in "
-        "float32 would take 0.8 MB, over the 0.7 MB this page can use); each layer is "
-        "dequantised again at every step."
+    every = plans(path, chunk)
+    for budget in sorted({b + d for *_, b in every for d in (-1, 0, 1)}):
+        plain = [p for p in every if not p[1] and p[2] <= budget]
+        rows = [p for p in every if p[1] and p[2] <= budget and p[2] < every[0][2]]
+        if not plain and not rows:
+            with pytest.raises(card.TooLarge):
+                card.read(data, budget_mb=budget / 2**20)
+            continue
+        n, as_rows, cost = max(plain or rows)
+        c = card.read(data, budget_mb=budget / 2**20)
+        assert (c.plan, c.memory_bytes) == ((n, as_rows), cost)
+        assert c.keeps == ("float32" if c.plan == (4, False) else "mixed" if n else "blocks")
+    mixed = card.read(data, budget_mb=every[1][2] / 2**20)  # layer 0 in float32, 1 to 3 not
+    assert (mixed.keeps, mixed.plan) == ("mixed", (1, False))
+    assert mixed.lines()[-1] == (
+        "Memory: 129 MB of the 129 MB this page can use, the page's own 129 MB included: 1 of "
+        "the 4 layers kept in float32, the other 3 as the file's blocks, each dequantised "
+        "again at every step (all in float32 would take 130 MB)."
+    )
+    least = card.read(data, budget_mb=min(b for *_, b in every) / 2**20)
+    assert least.keeps == "blocks" and least.plan == (0, True)
+    assert least.lines()[-1] == (
+        "Memory: 129 MB, the page's own 129 MB included: the file's blocks kept with one layer "
+        "at a time in float32, the embedding read a few rows at a time (all in float32 would "
+        "take 130 MB, over the 129 MB this page can use); each layer is dequantised again at "
+        "every step."
     )
     with pytest.raises(card.TooLarge) as e:
-        card.read(data, budget_mb=0.1)
+        card.read(data, budget_mb=100)
     assert str(e.value) == (
-        "This model is too large for the memory this page can use here (0.1 MB): its weights "
-        "take 0.8 MB in float32, and 0.6 MB kept as the file's blocks with one layer at a time in "
-        "float32. A smaller model (up to about 500 million parameters) or a smaller "
-        "quantisation, such as Q4_K_M, works; so may a browser on a computer with more memory."
+        "This model is too large for the memory this page can use here (100 MB): it needs 129 "
+        "MB with its weights kept as the file's blocks, one layer at a time in float32, and "
+        "130 MB with them in float32. A smaller model (up to about 500 million parameters) or "
+        "a smaller quantisation, such as Q4_K_M, works; so may a browser on a computer with "
+        "more memory."
     )
     assert e.value.reason == "memory"
 

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from toymodels.models import gguf as reader
+from toymodels.models.card import Plan
 from toymodels.models.gguffile import model as gf
 
 torch = pytest.importorskip("torch", reason="the reference needs torch (export tier)")
@@ -202,22 +203,35 @@ def test_kv_cache_equals_the_full_forward(made, arch):
     assert at == len(IDS)
 
 
+@pytest.mark.parametrize("keeps", ["blocks", Plan(1, False), Plan(1, True)])
 @pytest.mark.parametrize("arch", gf.ARCHITECTURES)
-def test_blocks_kept_give_the_float32_models_numbers(made, arch, monkeypatch):
+def test_blocks_kept_give_the_float32_models_numbers(made, arch, keeps, monkeypatch):
     """keeps="blocks" holds no layer and no embedding or output matrix in float32 (qwen2's and
-    gpt2's files have an output matrix, llama's is tied), and gives the float32 model's maps
-    and logits, whole and through the KV cache (the logits made 7 vocabulary rows at a
-    time)."""
+    gpt2's files have an output matrix, llama's is tied); a mixed plan holds its first layer
+    in float32 once and makes the second from its blocks at each step, the embedding and
+    output in float32 or as rows. Each gives the float32 model's maps and logits, whole and
+    through the KV cache (the logits from rows made 7 vocabulary rows at a time)."""
     monkeypatch.setattr(gf, "CHUNK", 7)
     ours = made[arch, "F16"][0]
-    kept = gf.load(made["path", arch, "F16"].read_bytes(), keeps="blocks")
-    assert kept.keeps == "blocks" and kept.layers is None
-    assert isinstance(kept.embed, gf.Rows) and isinstance(kept.out, gf.Rows)
+    kept = gf.load(made["path", arch, "F16"].read_bytes(), keeps=keeps)
+    rows = keeps == "blocks" or keeps.rows
+    if keeps == "blocks":
+        assert kept.keeps == "blocks" and kept.plan == (0, True) and kept.layers is None
+    else:
+        assert kept.keeps == "mixed" and kept.plan == keeps and len(kept.layers) == LAYERS
+        assert kept.layers[0] is kept.layers[0]  # made once and kept
+        assert kept.layers[1] is not kept.layers[1]  # made from the blocks each time
+        for name, w in kept.layers[1].items():
+            assert np.array_equal(np.asarray(w), np.asarray(ours.layers[1][name])), name
+    assert isinstance(kept.embed, gf.Rows) == rows and isinstance(kept.out, gf.Rows) == rows
     assert (kept.out is kept.embed) == (arch == "llama")
     maps, logits = ours.forward(IDS)
     kept_maps, kept_logits = kept.forward(IDS)
     assert np.array_equal(kept_maps, maps)
-    assert np.allclose(kept_logits, logits, rtol=1e-6, atol=1e-5)  # products in pieces
+    if rows:
+        assert np.allclose(kept_logits, logits, rtol=1e-6, atol=1e-5)  # products in pieces
+    else:
+        assert np.array_equal(kept_logits, logits)
     cache = kept.new_cache()
     kept.step(IDS[:6], cache)
     part_maps, part_logits = kept.step(IDS[6:], cache)
@@ -227,6 +241,8 @@ def test_blocks_kept_give_the_float32_models_numbers(made, arch, monkeypatch):
     assert np.array_equal(kept.embed[3], ours.embed[3])
     with pytest.raises(ValueError, match="keeps is one of"):
         gf.load(made["path", arch, "F16"].read_bytes(), keeps="float16")
+    with pytest.raises(ValueError, match="a plan keeps 0 to 2 layers in float32, not 3"):
+        gf.load(made["path", arch, "F16"].read_bytes(), keeps=Plan(3, False))
 
 
 def test_files_it_cannot_run_are_refused(made, tmp_path):

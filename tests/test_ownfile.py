@@ -18,6 +18,7 @@ from support import tinygguf
 from toymodels.heads_that_copy import figure as layer_fig
 from toymodels.heads_that_copy import heads as hc
 from toymodels.heads_that_copy import map as map_fig
+from toymodels.models import card as cards
 from toymodels.models import causal, gguf, ownfile
 from toymodels.models.gguffile import gpt2check
 from toymodels.models.gguffile import model as gf
@@ -92,15 +93,103 @@ def test_the_card_is_read_from_the_header_and_the_tensors_one_slice_a_call(tiny)
     assert causal.model() is smollm2 and not ownfile.loaded()
 
 
-def test_a_model_too_large_for_float32_keeps_its_blocks_and_gives_the_same_numbers(tiny):
-    path, ref, tok = tiny
+@pytest.fixture(scope="module")
+def four(tmp_path_factory):
+    """A tiny llama of 4 layers in F16: (its path, the whole-file loader's model, tokenizer).
+    Its layers' blocks take half their float32, so keeping three of them as blocks saves more
+    than the layer a step makes, and a plan between float32 and blocks can be the cheaper."""
+    where = tmp_path_factory.mktemp("ownfile-four") / "four.gguf"
+    path = tinygguf.write(where, "llama", "F16", shape=(4, 4, 32, 48))
+    data = path.read_bytes()
+    return path, gf.load(data), gtok.tokenizer(gguf.Header(data).fields)
+
+
+def budget(path, layers=0):
+    """The budget (MB) that holds the llama at PATH with its first LAYERS layers in
+    float32 and the rest as blocks, the embedding in float32: the least plan's cost, as the
+    card states it, and each such layer's float32 bytes less its blocks, from the tensors."""
+    c = cards.read(path.read_bytes())
+    more = 0
+    for name, t in c.tensors.items():
+        if name.startswith("blk.") and int(name.split(".")[1]) < layers:
+            more += 4 * int(np.prod(t.shape)) - t.nbytes
+    return (c.quantised_bytes + more) / 2**20
+
+
+def test_the_tokenizer_is_made_before_any_weight_is_held(tiny, monkeypatch):
+    """Making a vocabulary's tokenizer takes several times what it keeps (SmolLM2's: some
+    100 MB for a moment), so the first step makes it while the worker holds no weight, and the
+    moment adds nothing to the peak the card plans."""
+    held = []
+    real = gtok.tokenizer
+    monkeypatch.setattr(
+        gtok, "tokenizer", lambda fields: held.append(ownfile._state["read"]) or real(fields)
+    )
     try:
-        card, _ = opened(path, budget_mb=0.1)  # float32 0.12 MB; blocks and a layer 0.09 MB
+        opened(tiny[0])
+        assert held == [0] and ownfile.loaded()
+    finally:
+        ownfile.close()
+
+
+def test_a_model_too_large_for_float32_keeps_its_blocks_and_gives_the_same_numbers(four):
+    path, ref, tok = four
+    try:
+        card, _ = opened(path, budget_mb=budget(path))
         assert ownfile.keeps() == "blocks"
         assert any("the file's blocks kept with one layer" in line for line in card["lines"])
         assert ownfile.model()[0].layers is None  # each layer made again at every step
         ids = gtok.for_model(tok, TEXT)
         assert np.array_equal(ownfile.model()[0].forward(ids)[1], ref.forward(ids)[1])
+    finally:
+        ownfile.close()
+
+
+@pytest.mark.parametrize("chunk, plan", [(4096, (1, False)), (4, (0, True))])
+def test_a_mixed_plan_reads_the_file_as_planned_and_gives_the_same_numbers(
+    four, monkeypatch, chunk, plan
+):
+    """Under a budget that holds one of its four layers in float32, the page's reading keeps
+    that layer made once and the others' blocks, made at each step; with the vocabulary made
+    4 rows at a time (so that rows take less than the float32 embedding) and the least
+    budget, the embedding is kept as rows. The same maps to the bit and logits (to float32
+    rounding where they come from rows), the memory asked the card's plan, and the card says
+    so."""
+    monkeypatch.setattr(cards, "CHUNK", chunk)
+    monkeypatch.setattr(gf, "CHUNK", chunk)
+    asked = []
+    monkeypatch.setattr(ownfile.memory, "room", lambda mb: asked.append(mb) or True)
+    path, ref, tok = four
+    least = cards.read(path.read_bytes(), budget_mb=1536).quantised_bytes / 2**20
+    try:
+        card, _ = opened(path, budget_mb=budget(path, 1) if plan[0] else least)
+        c = ownfile._state["card"]
+        assert c.plan == plan and asked == [-(-c.memory_bytes // 2**20)]
+        m = ownfile.model()[0]
+        assert isinstance(m.embed, gf.Rows) == plan[1]
+        if plan[0]:
+            assert ownfile.keeps() == "mixed" and len(m.layers.kept) == 1
+            assert m.layers[0] is m.layers[0] and m.layers[1] is not m.layers[1]
+            assert (
+                "1 of the 4 layers kept in float32, the other 3 as the file's blocks, each "
+                "dequantised again at every step (all in float32 would take"
+            ) in card["lines"][-1]
+            # what is held: the blocks of layers 1 to 3, nothing of layer 0 or the rest
+            assert sorted(ownfile._state["store"]) == sorted(
+                n for n in c.tensors if n.startswith("blk.") and n.split(".")[1] != "0"
+            )
+        else:
+            assert ownfile.keeps() == "blocks" and m.layers is None
+            assert "the embedding read a few rows at a time" in card["lines"][-1]
+        ids = gtok.for_model(tok, TEXT)
+        maps, logits = m.forward(ids)
+        want_maps, want_logits = ref.forward(ids)
+        assert np.array_equal(maps, want_maps)
+        if plan[1]:
+            assert np.allclose(logits, want_logits, rtol=1e-6, atol=1e-5)
+        else:
+            assert np.array_equal(logits, want_logits)
+        assert all(passed for _, passed, _ in ownfile.checked())
     finally:
         ownfile.close()
 
@@ -138,13 +227,14 @@ def test_a_browser_without_the_memory_is_told_before_any_weight_is_read(tiny, mo
     monkeypatch.setattr(ownfile.memory, "room", lambda mb: asked.append(mb) or False)
     source = ownfile.PathSource(tiny[0])
     answer = ownfile.open_source(source)
-    assert answer["reason"] == "memory" and asked == [ownfile.BASE_MB]  # 0.1 MB of weights
-    assert answer["message"].startswith(f"This model needs about {ownfile.BASE_MB} MB of memory")
+    # the worker's 128 MB with the weights' 0.1 MB and the forward's working memory, rounded up
+    assert answer["reason"] == "memory" and asked == [ownfile.BASE_MB + 1]
+    assert answer["message"].startswith(f"This model needs about {ownfile.BASE_MB + 1} MB")
     assert not ownfile.is_open()
 
 
 def test_a_browser_that_runs_out_of_memory_while_reading_is_told_and_let_go(tiny, monkeypatch):
-    def no_room(raw, kind, shape):
+    def no_room(raw, kind, shape, out=None):
         raise MemoryError
 
     ownfile.open_source(ownfile.PathSource(tiny[0]))

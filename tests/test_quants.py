@@ -72,10 +72,16 @@ def random_blocks(kind, rows, rng):
 
 @pytest.mark.parametrize("kind", list(quants.TYPES))
 def test_random_and_extreme_blocks_equal_gguf_bit_for_bit(kind):
+    """Also into an array made before the bytes (`out`, filled with NaN first): the same
+    bits, in that array."""
     rng = np.random.default_rng(sum(map(ord, kind)))
     raw, shape = random_blocks(kind, 160, rng)
     with np.errstate(all="ignore"):
         same_bits(quants.dequantize(raw, kind, shape), reference(raw, kind, shape))
+        out = np.full(shape, np.nan, np.float32)
+        got = quants.dequantize(raw, kind, shape, out=out)
+        assert got is out or got.base is out
+        same_bits(out, reference(raw, kind, shape))
 
 
 @pytest.mark.parametrize("kind", ["F32", "F16", "BF16"])

@@ -14,7 +14,8 @@ import pytest
 from support import tinygguf
 from test_ownfile import finished, opened
 
-from toymodels.models import ownfile
+from toymodels.models import card, ownfile
+from toymodels.models.card import Plan
 from toymodels.models.gguffile import gpt2
 from toymodels.models.gguffile import model as gf
 from toymodels.models.smollm2 import llama as lm
@@ -106,17 +107,23 @@ def rope(v, pos, base):
     )
 
 
-@pytest.mark.parametrize("keeps", ["float32", "blocks"])
+@pytest.mark.parametrize("keeps", ["float32", "blocks", Plan(1, False)])
 @pytest.mark.parametrize("arch", ["llama", "qwen2", "gpt2"])
 def test_pair_terms_add_up_to_the_files_own_scores(files, arch, keeps, monkeypatch):
     """200 random (layer, head, query, key) triples: the pair terms add up to the score the
     file's own forward computed within 1e-4; the components (the token, each earlier head and
     feed-forward block, the query and key bias of qwen2 and gpt2, and gpt2's position, output
     projection's bias and LayerNorm's bias) add up to the stream the forward carried. With 4
-    query heads sharing 2 key heads (llama, qwen2), every head of a group reads its keys."""
+    query heads sharing 2 key heads (llama, qwen2), every head of a group reads its keys. The
+    one layer a mixed plan keeps as blocks is made once for the split, not at every read."""
     model = gf.load(files[arch].read_bytes(), keeps=keeps)
     assert (model.layers is None) == (keeps == "blocks")
     scores, xs, _ = forward(model, IDS, monkeypatch)
+    made = []
+    make = model.layer
+    model.layer = lambda i: made.append(i) or make(i)
+    if keeps != "float32" and model.layers is not None:
+        model.layers.make = model.layer
     s = own.split(model, IDS).advance(float("inf"))  # as Figure 3 makes it, for any file
     rng = np.random.default_rng(62)
     worst = 0.0
@@ -127,6 +134,11 @@ def test_pair_terms_add_up_to_the_files_own_scores(files, arch, keeps, monkeypat
         names, terms = s.pairs(layer, head, i)
         worst = max(worst, abs(terms[:, :, j].sum() - scores[layer][head, i, j]))
     assert worst <= 1e-4
+    # float32: none made; the mixed plan's second layer, its only one as blocks, made by the
+    # split's forward, then once more and held for all the split's reads (blocks: one layer
+    # held at a time, made again as the reads alternate between the two)
+    if keeps != "blocks":
+        assert made == ([] if keeps == "float32" else [1, 1])
     names, parts = s.parts(1)
     assert np.abs(parts.sum(0) - xs[1]).max() < 1e-9
     heads = [f"L1\u00a0H{h}" for h in range(1, 5)]
@@ -168,17 +180,23 @@ def test_knockout_is_the_forward_without_the_component_at_the_keys(files, arch, 
         assert moved > 1e-3 if arch == "qwen2" else moved < 1e-6
 
 
-@pytest.mark.parametrize("arch, budget", [("qwen2", 0.1), ("gpt2", None)])
-def test_figure_3_splits_the_open_files_heads_in_pieces(files, arch, budget):
-    """Figure 3 with the reader's file open (qwen2's blocks kept): the forward comes in
-    pieces, then the summary gives the head that looks hardest at one token (not the first),
-    its attention from the last token as the file's forward computes it, and with a component
+@pytest.mark.parametrize("arch, least", [("qwen2", True), ("gpt2", False)])
+def test_figure_3_splits_the_open_files_heads_in_pieces(files, arch, least, tmp_path):
+    """Figure 3 with the reader's file open (qwen2's blocks kept, in a file of 4 layers, where
+    blocks take less than float32 and the layer a step makes): the forward comes in pieces,
+    then the summary gives the head that looks hardest at one token (not the first), its
+    attention from the last token as the file's forward computes it, and with a component
     taken out of the keys the attention the knockout leaves; the card and the way back to
     SmolLM2 are beside it. Closed, the file's model is let go with its splits."""
-    ref = gf.load(files[arch].read_bytes())
+    path = files[arch]
+    if least:
+        path = tinygguf.write(tmp_path / "four.gguf", arch, "F16", shape=(4, 4, 32, 48))
+    ref = gf.load(path.read_bytes())
     try:
-        opened(files[arch], budget_mb=budget)
-        assert ownfile.keeps() == ("blocks" if budget else "float32")
+        # the least budget the card would take the file under: its blocks kept
+        budget = card.read(path.read_bytes()).quantised_bytes / 2**20 if least else None
+        opened(path, budget_mb=budget)
+        assert ownfile.keeps() == ("blocks" if least else "float32")
         text = "The cat sat on the mat. The cat sat on"
         answer = finished(own.render, {"text": text})
         state = answer["state"]

@@ -10,7 +10,8 @@ FileReaderSync; in CPython, its path. Each step timed once, in ms: the card from
 running the card's checks (timed apart); TEXT tokenized; the first layer's maps; every
 layer's maps; the last token's logits. A file the page refuses gives its card's time and
 reason only. Then the memory: the worker's WebAssembly memory in Pyodide (it only grows, so
-this is its peak, and at least what the card asked for), the peak resident size in CPython.
+this is its peak, and at least what the card asked for; and before the file was opened, the
+card's BASE_MB), the peak resident size in CPython.
 """
 
 import json
@@ -32,6 +33,11 @@ def measure(where, text):
         return out
 
     ownfile.checks = timed_checks  # what the last load_step calls once the model is built
+    base = None
+    if sys.platform == "emscripten":
+        import pyodide_js
+
+        base = pyodide_js._module.HEAP8.length  # the worker's memory before the file
     try:
         if sys.platform == "emscripten":
             source = ownfile.BlobSource(int(where))
@@ -63,6 +69,10 @@ def measure(where, text):
         ownfile.checks = checks
     out |= {
         "keeps": ownfile.keeps(),
+        "plan": list(ownfile._state["card"].plan),
+        "layers": ownfile._state["card"].layers,
+        "planned_bytes": ownfile._state["card"].memory_bytes,
+        "base_bytes": base,
         "parameters": ownfile._state["card"].parameters,
         "quants": ownfile._state["card"].quants,
         "tokens": len(ids),

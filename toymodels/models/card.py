@@ -34,12 +34,26 @@ A Card has:
     float32_bytes  the weights in float32 (parameters * 4)
     blocks_bytes   the weights as the file holds them (the tensors' data)
     layer_bytes    the largest layer (blk.N.*) in float32
-    quantised_bytes
-                   blocks_bytes + layer_bytes: blocks kept, one layer dequantised at a time
-    budget_bytes   the budget the card was read against
-    keeps          "float32" when float32_bytes fits the budget, else "blocks" (then
-                   quantised_bytes fits it; a file that fits neither is refused)
-    memory_bytes   what `keeps` costs: float32_bytes or quantised_bytes
+    base_bytes     the worker's memory before any model (BASE_MB: Pyodide, numpy, the site)
+    work_bytes     the working memory under the plan: a layer being made float32 (its
+                   tensors and the fused matrices made of them: once the layer while the model
+                   is built, twice at every step for a layer kept as blocks), TOKENS tokens'
+                   logits and a copy, and the header as Python objects (HEADER_OBJECTS times
+                   its bytes: the fields and the tokenizer, made before any weight is read)
+    budget_bytes   the budget the card was read against: the worker's whole memory
+    plan           Plan(layers, rows): the first `layers` layers kept in float32, the others
+                   kept as the file's blocks and dequantised whenever the forward reaches
+                   them; with `rows`, the token embedding and output matrix kept as blocks too,
+                   read a few rows (or a chunk of the vocabulary) at a time. The most layers in
+                   float32 that fit the budget, the embedding as rows only if nothing fits
+                   without; a file that fits no plan is refused
+    keeps          the plan's name: "float32" (every weight in float32), "blocks" (no layer
+                   in float32) or "mixed"
+    memory_bytes   what the plan costs the worker: base, working memory and the weights as kept
+    float32_memory_bytes, quantised_bytes
+                   the same for every weight in float32, and for the least plan (no layer in
+                   float32, the embedding as rows where that takes less): the two numbers a
+                   refusal states
     lines()        the card as short sentences for the page, e.g. "30 layers × 9 heads"
 
 Refusals raise a subclass of Refused (a ValueError) whose str() is the reader-facing message:
@@ -54,8 +68,8 @@ the reason, then what would work. Each has `.reason`, a short machine-readable c
     UnknownArchitecture   "architecture"   general.architecture not in ARCHITECTURES
     UnsupportedQuant      "quant"          a tensor's block type quants.py does not read (named,
                                            with the ones it reads)
-    TooLarge              "memory"         neither float32 nor blocks fit the budget (both
-                                           numbers stated)
+    TooLarge              "memory"         not even the least plan fits the budget (it and
+                                           all in float32 stated)
 """
 
 from collections import Counter, namedtuple
@@ -63,14 +77,22 @@ from collections import Counter, namedtuple
 from . import gguf, quants
 
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
-BUDGET_MB = 1536  # the worker's memory for the largest model the page accepts (about 500M)
+BUDGET_MB = 1536  # the worker's whole memory for the largest model the page accepts (about 500M)
+BASE_MB = 128  # the worker's memory before any model: Pyodide, numpy, the site's modules
+TOKENS = 64  # the most tokens the page reads at once (smollm2.live.MAX_TOKENS)
+# the header's fields and the tokenizer made of them, as Python objects, in bytes a header byte
+# (SmolLM2's vocabulary: 1.7 MB of header, 24 MB of objects in CPython)
+HEADER_OBJECTS = 14
+CHUNK = 4096  # vocabulary rows made float32 at once for logits from rows (gguffile.model.CHUNK)
 MB = 2**20
 SMALL = 100_000  # parameters: fewer are counted one by one on the card, more in millions
+EMBEDDING = ("token_embd.weight", "output.weight")  # kept as rows under a plan with `rows`
 MAX_HEADER = gguf.MAX_HEADER
 # the most a real small model has of each; more is a damaged or hostile header
 LIMITS = {"layers": 1024, "heads": 1024, "width": 2**17, "context": 2**24, "vocabulary": 2**22}
 
 Tensor = namedtuple("Tensor", "kind shape start nbytes")
+Plan = namedtuple("Plan", "layers rows")
 
 
 class Refused(ValueError):
@@ -198,26 +220,68 @@ class Card:
         self.parameters = sum(_count(t.shape) for t in self.tensors.values())
         self.float32_bytes = 4 * self.parameters
         self.blocks_bytes = sum(t.nbytes for t in self.tensors.values())
-        layers = Counter()
+        layers = [[0, 0] for _ in range(self.layers)]  # [float32, blocks] bytes per layer
+        embedding, other = [0, 0], 0
         for tname, t in self.tensors.items():
-            if tname.startswith("blk."):
-                layers[tname.split(".")[1]] += 4 * _count(t.shape)
-        self.layer_bytes = max(layers.values(), default=0)
-        self.quantised_bytes = self.blocks_bytes + self.layer_bytes
+            f32 = 4 * _count(t.shape)
+            parts = tname.split(".")
+            if tname.startswith("blk.") and parts[1].isdigit() and int(parts[1]) < self.layers:
+                layers[int(parts[1])][0] += f32
+                layers[int(parts[1])][1] += t.nbytes
+            elif tname in EMBEDDING:
+                embedding[0] += f32
+                embedding[1] += t.nbytes
+            else:
+                other += f32
+        self.layer_bytes = max((f for f, _ in layers), default=0)
+        self.base_bytes = BASE_MB * MB
+        work = (
+            2 * 4 * TOKENS * self.vocabulary  # TOKENS tokens' logits, and a copy
+            + HEADER_OBJECTS * head.data_start  # the fields and the tokenizer made of them
+        )
+        fixed = self.base_bytes + work + other
+        # kept as rows: the blocks, and a chunk of the vocabulary in float32 at a time
+        as_rows = embedding[1] + 4 * min(CHUNK, self.vocabulary) * self.width
+        # a layer made float32 holds its tensors and the fused matrices made of them: once as
+        # the model is built (then the tensors are let go), twice at every step for a layer
+        # kept as blocks
+        made = (self.layer_bytes, 2 * self.layer_bytes)
+        self.float32_memory_bytes = fixed + made[0] + embedding[0] + sum(f for f, _ in layers)
+        least = fixed + made[1] + min(as_rows, embedding[0]) + sum(b for _, b in layers)
+        self.quantised_bytes = least
         self.budget_bytes = int(budget_mb * MB)
-        if self.float32_bytes <= self.budget_bytes:
-            self.keeps, self.memory_bytes = "float32", self.float32_bytes
-        elif self.quantised_bytes <= self.budget_bytes:
-            self.keeps, self.memory_bytes = "blocks", self.quantised_bytes
+        for rows in (False, True):
+            if not rows and self.float32_memory_bytes <= self.budget_bytes:
+                self.plan, self.memory_bytes = Plan(self.layers, False), self.float32_memory_bytes
+                break
+            total = fixed + made[1] + (as_rows if rows else embedding[0])
+            total += sum(b for _, b in layers)
+            if total > self.budget_bytes or (rows and as_rows >= embedding[0]):
+                continue  # rows only where nothing else fits, and only if they take less
+            n = 0  # layers in float32, the first ones, while the budget holds them
+            while n < self.layers:
+                more = layers[n][0] - layers[n][1] - (made[1] - made[0]) * (n + 1 == self.layers)
+                if total + more > self.budget_bytes:
+                    break
+                total += more
+                n += 1
+            self.plan, self.memory_bytes = Plan(n, rows), total
+            break
         else:
             raise TooLarge(
                 f"This model is too large for the memory this page can use here "
-                f"({_mb(self.budget_bytes)}): its weights take {_mb(self.float32_bytes)} "
-                f"in float32, and {_mb(self.quantised_bytes)} kept as the file's blocks with "
-                "one layer at a time in float32. A smaller model (up to about 500 million "
-                "parameters) or a smaller quantisation, such as Q4_K_M, works; so may a "
-                "browser on a computer with more memory."
+                f"({_mb(self.budget_bytes)}): it needs {_mb(self.quantised_bytes)} with its "
+                "weights kept as the file's blocks, one layer at a time in float32, and "
+                f"{_mb(self.float32_memory_bytes)} with them in float32. A smaller model (up to "
+                "about 500 million parameters) or a smaller quantisation, such as Q4_K_M, "
+                "works; so may a browser on a computer with more memory."
             )
+        if self.plan == (self.layers, False):
+            self.keeps = "float32"
+        else:
+            self.keeps = "mixed" if self.plan.layers else "blocks"
+        every = self.plan.layers == self.layers
+        self.work_bytes = work + made[0 if every else 1]
 
     def _number(self, key, what):
         """A positive whole number from the header, within what a small model has."""
@@ -268,17 +332,27 @@ class Card:
             else "a key and value per head"
         )
         kinds = ", ".join(f"{k} ({n})" for k, n in self.quants.items())
+        own = f"the page's own {_mb(self.base_bytes + self.work_bytes)} included"
+        rows = ", the embedding read a few rows at a time" if self.plan.rows else ""
         if self.keeps == "float32":
             memory = (
-                f"Memory: {_mb(self.float32_bytes)}, the weights in float32 (the file's "
+                f"Memory: {_mb(self.memory_bytes)}, {own}: the weights in float32 (the file's "
                 f"blocks with a layer at a time would take {_mb(self.quantised_bytes)})."
+            )
+        elif self.keeps == "mixed":
+            n, rest = self.plan.layers, self.layers - self.plan.layers
+            memory = (
+                f"Memory: {_mb(self.memory_bytes)} of the {_mb(self.budget_bytes)} this page "
+                f"can use, {own}: {n} of the {self.layers} layers kept in float32, the other "
+                f"{rest} as the file's blocks, each dequantised again at every step{rows} (all "
+                f"in float32 would take {_mb(self.float32_memory_bytes)})."
             )
         else:
             memory = (
-                f"Memory: {_mb(self.quantised_bytes)}, the file's blocks kept with one layer "
-                f"at a time in float32 (all in float32 would take {_mb(self.float32_bytes)}, "
-                f"over the {_mb(self.budget_bytes)} this page can use); each layer is "
-                "dequantised again at every step."
+                f"Memory: {_mb(self.memory_bytes)}, {own}: the file's blocks kept with one layer "
+                f"at a time in float32{rows} (all in float32 would take "
+                f"{_mb(self.float32_memory_bytes)}, over the {_mb(self.budget_bytes)} this page "
+                "can use); each layer is dequantised again at every step."
             )
         return [
             f"{self.name or 'An unnamed model'}: {self.architecture} architecture.",

@@ -12,13 +12,16 @@ CPython (tests) `PathSource` reads a file on disk the same way.
                          work, for the reader; a browser that cannot give the memory the card
                          states is told so here, before any weight is read
     load_step(budget)    reads tensors, one slice each, until BUDGET seconds have gone:
-                         {"done", "of", "ready"}; the last step builds the model, the tokenizer
-                         and runs the checks (`checks`)
+                         {"done", "of", "ready"}; the first makes the tokenizer, before any
+                         weight is held; the last builds the model and runs the checks
+                         (`checks`)
     close()              drops the file's model: the figures run SmolLM2 again
 
-Memory: a model whose float32 weights fit the card's budget has every tensor dequantised once
-(each slice read, dequantised and let go, so the file is never held whole); a larger one keeps
-the file's blocks and dequantises a layer's at every step (card.Card.keeps).
+Memory: the card plans it (card.Card.plan), the worker's base and the forward's working memory
+counted: a model whose float32 weights fit the budget has every tensor dequantised once (each
+slice read, dequantised and let go, so the file is never held whole); a larger one keeps as
+many layers in float32 as fit and the others as the file's blocks, dequantised whenever the
+forward reaches them, and, when nothing else fits, its embedding as blocks read by rows.
 """
 
 import time
@@ -46,7 +49,7 @@ MEMORY = (
 )
 CHECK_TEXT = "The cat sat on the mat because it was tired. The cat"
 ROUND_TRIP = "Hello, world! 123 naïve café 👋 https://example.org"
-BASE_MB = 128  # the worker's memory before any model: Pyodide, numpy, the site's modules
+BASE_MB = cards.BASE_MB  # the worker's memory before any model, in the card's plan
 # the check's text read through the KV cache in these pieces (single tokens after a longer prefix
 # among them): each piece is one forward, which a model kept as blocks pays with every layer
 # dequantised again, and each token checked is run twice (by the cache and in the whole text),
@@ -127,7 +130,7 @@ def open_source(source, budget_mb=cards.BUDGET_MB):
             f"This file cannot run here: {e}. A GGUF file of SmolLM2, Llama, Qwen2 or GPT-2 works."
         )
         return {"ok": False, "reason": "model", "message": message}
-    need = int(c.memory_bytes / cards.MB) + BASE_MB
+    need = -(-c.memory_bytes // cards.MB)  # the card's plan: base and working memory in it
     if not memory.room(need):
         message = (
             f"This model needs about {need:,} MB of memory here, more than this browser gives "
@@ -151,6 +154,8 @@ def load_step(budget=None):
     gets MemoryError(MEMORY), and what was read is let go."""
     budget = BUDGET_S if budget is None else budget
     try:
+        if "tok" not in _state:  # first, while the worker holds no weights: its making
+            _state["tok"] = gtok.tokenizer(_state["card"].fields)  # takes several times its size
         _read(budget)
         ready = _state["read"] == len(_state["order"])
         if ready and not is_open():
@@ -168,14 +173,25 @@ def _read(budget):
     while _state["read"] < len(order):
         name = order[_state["read"]]
         t = c.tensors[name]
+        # the float32 array first, the bytes after it: let go, they leave no hole under the
+        # weights (Pyodide's heap never gives memory back)
+        out = None if _as_blocks(c, name) else np.empty(t.shape, np.float32)
         raw = np.frombuffer(_state["source"].slice(t.start, t.nbytes), np.uint8)
         if len(raw) != t.nbytes:
             raise cards.Truncated(f"The file ended inside tensor {name}: download it again.")
-        blocks = c.keeps == "blocks" and name.startswith("blk.")
-        store[name] = raw if blocks else quants.dequantize(raw, t.kind, t.shape)
+        store[name] = raw if out is None else quants.dequantize(raw, t.kind, t.shape, out=out)
         _state["read"] += 1
         if time.perf_counter() - start >= budget:
             break
+
+
+def _as_blocks(c, name):
+    """Whether the card's plan keeps tensor NAME as the file's blocks: a layer past those it
+    keeps in float32, or the embedding and output matrix under a plan with rows."""
+    if name in cards.EMBEDDING:
+        return c.plan.rows
+    parts = name.split(".")
+    return parts[0] == "blk" and int(parts[1]) >= c.plan.layers
 
 
 def _build():
@@ -183,19 +199,19 @@ def _build():
 
     def tensor(name):
         t = c.tensors[name]
-        got = store[name] if c.keeps == "blocks" else store.pop(name)
-        return quants.dequantize(got, t.kind, t.shape) if got.dtype == np.uint8 else got
+        if _as_blocks(c, name):  # kept: read again whenever the forward needs it
+            if name in cards.EMBEDDING:
+                return gmodel.Rows(t.kind, t.shape, store[name])
+            return quants.dequantize(store[name], t.kind, t.shape)
+        return store.pop(name)  # float32 already, held by the model from now on
 
     if "rope_freqs.weight" in store:
         cfg["freq_factors"] = tensor("rope_freqs.weight")
-    keep = c.keeps == "float32"
-    Model = gmodel.GPT2File if c.architecture == "gpt2" else gmodel.LlamaFile
-    model = Model(cfg, tensor, keep=keep)
-    model.arch, model.config, model.keeps = c.architecture, cfg, c.keeps  # as gmodel.load's
-    if keep:
+    model = gmodel.build(c.architecture, cfg, tensor, c.plan)
+    if c.keeps == "float32":
         model.tensors = None
         store.clear()
-    _state.update(model=model, tok=gtok.tokenizer(c.fields))
+    _state["model"] = model
     _runs.clear()
     _written.clear()
     _state["checks"] = checks()
@@ -233,7 +249,7 @@ def architecture():
 
 
 def keeps():
-    """ "float32" or "blocks": how the open file's weights are held (card.Card.keeps)."""
+    """ "float32", "mixed" or "blocks": how the open file's weights are held (card.Card.keeps)."""
     return _state["card"].keeps
 
 

@@ -73,23 +73,32 @@ def nbytes(kind, shape):
     return int(np.prod(shape, dtype=np.int64)) // per * size
 
 
-def dequantize(raw, kind, shape):
-    """Raw bytes (a buffer or uint8 array) of one tensor -> float32 array of `shape`."""
+def dequantize(raw, kind, shape, out=None):
+    """Raw bytes (a buffer or uint8 array) of one tensor -> float32 array of `shape`; `out`, a
+    contiguous float32 array of `shape` made before the bytes were read, receives it (so the
+    bytes, let go after, leave no hole under it in an allocator that cannot give memory back,
+    as Pyodide's WebAssembly heap cannot)."""
     raw, need = _bytes(raw), nbytes(kind, shape)
     if raw.size != need:
         raise ValueError(f"{kind} {tuple(shape)} needs {need} bytes, got {raw.size}")
+    if out is None:
+        out = np.empty(shape, np.float32)
+    elif out.dtype != np.float32 or not out.flags.c_contiguous or out.shape != tuple(shape):
+        raise ValueError(f"out is a contiguous float32 array of {tuple(shape)}")
+    flat = out.reshape(-1)  # a view, `out` being contiguous
     if kind == "F32":
-        return raw.view("<f4").astype(np.float32).reshape(shape)
-    if kind == "F16":
-        return raw.view("<f2").astype(np.float32).reshape(shape)
-    if kind == "BF16":
-        return (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
-    per, size = TYPES[kind]
-    blocks = raw.reshape(-1, size)
-    out = np.empty((len(blocks), per), np.float32)
-    unpack = _UNPACK[kind]
-    for at in range(0, len(blocks), CHUNK):
-        unpack(blocks[at : at + CHUNK], out[at : at + CHUNK])
+        flat[...] = raw.view("<f4")
+    elif kind == "F16":
+        flat[...] = raw.view("<f2")
+    elif kind == "BF16":
+        flat.view(np.uint32)[...] = raw.view("<u2").astype(np.uint32) << 16
+    else:
+        per, size = TYPES[kind]
+        blocks = raw.reshape(-1, size)
+        rows = flat.reshape(len(blocks), per)
+        unpack = _UNPACK[kind]
+        for at in range(0, len(blocks), CHUNK):
+            unpack(blocks[at : at + CHUNK], rows[at : at + CHUNK])
     return out.reshape(shape)
 
 

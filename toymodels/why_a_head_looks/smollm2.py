@@ -114,11 +114,12 @@ class Split(sp.Components):
         return self
 
     def _layer(self, i):
-        """Layer I's weights: the model's kept ones, or (a model that keeps its blocks) made
-        once for as long as the split reads that layer."""
+        """Layer I's weights: the model's kept ones, or (a layer the model keeps as blocks,
+        gguffile's Layers past its `kept` ones) made once for as long as the split reads it."""
         m = self.model
-        if m.layers is not None:
-            return m.layers[i]
+        kept = getattr(m.layers, "kept", m.layers)
+        if kept is not None and i < len(kept):
+            return kept[i]
         if self._made[0] != i:
             self._made = (None, None)  # let the last go before the next is made
             self._made = (i, m.layer(i))

@@ -25,11 +25,17 @@ chooses for the page's memory:
                the bit and the logits to float32 rounding (their products made in pieces),
                for the file's bytes and one layer in float32 at a time, paid for by
                dequantising every layer again at every step.
+    Plan(n, rows)  mixed (card.Plan, what the card plans for a file between the two): the first
+               n layers made float32 once and kept (`Layers`), the others made from their
+               blocks whenever the forward reaches them; with `rows`, the embedding and
+               output matrix kept as Rows. The same maps to the bit and logits to float32
+               rounding. "float32" is Plan(layers, False), "blocks" Plan(0, True).
 """
 
 import numpy as np
 
 from .. import gguf, quants
+from ..card import EMBEDDING, Plan
 from ..smollm2.llama import Cache, Llama, dot, rmsnorm
 from .gpt2 import GPT2, layernorm
 
@@ -89,6 +95,57 @@ class Rows:
         n = n or CHUNK
         for start in range(0, self.shape[0], n):
             yield self[np.arange(start, min(start + n, self.shape[0]))]
+
+
+class Layers:
+    """A model's layers for the forward (`model.layers[i]`): the first N made once and kept,
+    the others made from the file's blocks (`model.layer(i)`) each time they are asked for."""
+
+    def __init__(self, model, n):
+        self.make = model.layer
+        self.kept = [model.layer(i) for i in range(n)]
+        self.n_layer = model.n_layer
+
+    def __len__(self):
+        return self.n_layer
+
+    def __getitem__(self, i):
+        if not 0 <= i < self.n_layer:
+            raise IndexError(i)
+        return self.kept[i] if i < len(self.kept) else self.make(i)
+
+
+def plan_of(keeps, n_layer):
+    """KEEPS ("float32", "blocks" or a Plan) as a Plan for a model of N_LAYER layers."""
+    if isinstance(keeps, str):
+        if keeps not in KEEPS:
+            raise ValueError(f"keeps is one of {KEEPS} or a Plan, not {keeps!r}")
+        return Plan(n_layer, False) if keeps == "float32" else Plan(0, True)
+    n, rows = keeps
+    if not 0 <= n <= n_layer:
+        raise ValueError(f"a plan keeps 0 to {n_layer} layers in float32, not {n}")
+    return Plan(int(n), bool(rows))
+
+
+def name_of(plan, n_layer):
+    """The plan's name, as the card gives it: "float32", "blocks" or "mixed"."""
+    if plan == (n_layer, False):
+        return "float32"
+    return "mixed" if plan.layers else "blocks"
+
+
+def build(arch, cfg, tensor, plan, keep=True):
+    """The model of architecture ARCH and config CFG from TENSOR(name) (float32, or a Rows for
+    the embedding and output under a plan with rows), its layers held as PLAN says (with every
+    layer in float32, `keep` as for Llama)."""
+    Model = GPT2File if arch == "gpt2" else LlamaFile
+    every = plan.layers == cfg["n_layer"]
+    model = Model(cfg, tensor, keep=keep and every)
+    if plan.layers and not every:
+        model.layers = Layers(model, plan.layers)
+    model.arch, model.config = arch, cfg
+    model.plan, model.keeps = plan, name_of(plan, cfg["n_layer"])
+    return model
 
 
 def blocks_logits(h, out):
@@ -188,25 +245,23 @@ def config(fields, names):
 
 
 def load(data, keep=True, keeps="float32"):
-    """The model in the GGUF file's bytes DATA, its weights held as KEEPS says ("float32" or
-    "blocks", see the module; with "float32", `keep` as for Llama): a LlamaFile or GPT2File,
-    with `.arch`, `.config` and `.keeps`. Raises gguf.GGUFError (FileError among them) for a
-    file it cannot run."""
-    if keeps not in KEEPS:
-        raise ValueError(f"keeps is one of {KEEPS}, not {keeps!r}")
+    """The model in the GGUF file's bytes DATA, its weights held as KEEPS says ("float32",
+    "blocks" or a Plan, see the module; with every layer in float32, `keep` as for Llama): a
+    LlamaFile or GPT2File, with `.arch`, `.config`, `.plan` and `.keeps` (the plan's name).
+    Raises gguf.GGUFError (FileError among them) for a file it cannot run."""
+    if isinstance(keeps, str) and keeps not in KEEPS:
+        raise ValueError(f"keeps is one of {KEEPS} or a Plan, not {keeps!r}")
     reader = gguf.Reader(data, quants.nbytes)
     raw = reader.tensors
     arch, cfg = config(reader.fields, set(raw))
+    plan = plan_of(keeps, cfg["n_layer"])
 
     def tensor(name):
         kind, shape, blocks = raw[name]
-        if keeps == "blocks" and name in ("token_embd.weight", "output.weight"):
+        if plan.rows and name in EMBEDDING:
             return Rows(kind, shape, blocks)
         return quants.dequantize(blocks, kind, shape)
 
     if "rope_freqs.weight" in raw:
         cfg["freq_factors"] = tensor("rope_freqs.weight")
-    kept = keep and keeps == "float32"
-    model = (GPT2File if arch == "gpt2" else LlamaFile)(cfg, tensor, keep=kept)
-    model.arch, model.config, model.keeps = arch, cfg, keeps
-    return model
+    return build(arch, cfg, tensor, plan, keep)
