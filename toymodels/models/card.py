@@ -3,7 +3,7 @@ work: what the model is, whether the page can run it, and the memory it will tak
 (numpy and the stdlib), so the worker reads the card from the reader's disk; nothing past the
 header and the tensor infos is read, so a file the page cannot run is refused at once.
 
-    card.read(source, *, file_size=None, budget_mb=BUDGET_MB) -> Card
+    card.read(source, *, file_size=None, budget_mb=PLAN_MB) -> Card
 
 `source` is what the caller can read of the file: bytes-like (a prefix of the file or all of
 it) or a binary file object with `.read(n)` (in the page, the worker's reader of the chosen
@@ -78,6 +78,10 @@ from . import gguf, quants
 
 ARCHITECTURES = ("llama", "qwen2", "gpt2")
 BUDGET_MB = 1536  # the worker's whole memory for the largest model the page accepts (about 500M)
+# Pyodide's heap grows by up to 96 MiB at a time (Emscripten's geometric step, capped), so a
+# plan short by a few MiB costs a whole step: the page plans to the budget less one step
+GROWTH_MB = 96
+PLAN_MB = BUDGET_MB - GROWTH_MB
 BASE_MB = 128  # the worker's memory before any model: Pyodide, numpy, the site's modules
 TOKENS = 64  # the most tokens the page reads at once (smollm2.live.MAX_TOKENS)
 # the header's fields and the tokenizer made of them, as Python objects, in bytes a header byte
@@ -133,7 +137,7 @@ FAMILIES = "Llama (llama: SmolLM2, Llama 3.2, TinyLlama), Qwen2 (qwen2) or GPT-2
 READS = ", ".join(quants.TYPES)
 
 
-def read(source, *, file_size=None, budget_mb=BUDGET_MB):
+def read(source, *, file_size=None, budget_mb=PLAN_MB):
     """The Card of the GGUF file `source` (see the module's docstring), or a Refused."""
 
     def early(key, value):  # an unknown family is refused before its tokenizer is read

@@ -116,7 +116,7 @@ def loaded():
     return is_open()
 
 
-def open_source(source, budget_mb=cards.BUDGET_MB):
+def open_source(source, budget_mb=cards.PLAN_MB):
     """The card of SOURCE's header, read before anything else (see the module)."""
     close()
     try:
