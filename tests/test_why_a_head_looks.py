@@ -3,6 +3,7 @@
 LayerNorm and softmax written out here, the paper's formulas with its matrices built here."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -336,3 +337,8 @@ def test_figures_2_and_4_say_what_the_export_measured():
         assert f"by the measure, first {', '.join(by_lift)}." in said
         rho = measure.rank_correlation(h["k"], h["lift"])  # of the rounded numbers: near ties
         assert abs(rho - h["rank"]) < 0.01 and f"lift: {h['rank']:.2f}." in said
+        # the table's heads by their score, ties by the earlier head: the same order in every
+        # process, whatever its hash seed (the build's and the reader's Python once differed)
+        html = composition.render({"head": value})["html"]
+        rows = [names.index(n) for n in re.findall(r'<th scope="row">([^<]+)</th>', html)]
+        assert len(rows) >= 5 and rows == sorted(rows, key=lambda i: (-h["k"][i], i)), value

@@ -49,7 +49,8 @@ def render(state=None, fid="why-weights"):
         x_ticks=[(x, num(x)) for x in (0, hi_k / 2, hi_k)],
         y_ticks=[(y, num(y, 1)) for y in (0, hi_l / 2, hi_l)],
     )
-    rows = sorted(set(by_k) | set(by_lift), key=lambda n: -k[names.index(n)])
+    at = {n: names.index(n) for n in {*by_k, *by_lift}}  # ties: the earlier head, as ranked()
+    rows = sorted(at, key=lambda n: (-k[at[n]], at[n]))
     table = kit.matrix(
         f"Earlier heads of {h['name']} that either measure ranks in its top {TOP}",
         rows,
