@@ -30,10 +30,11 @@ TIER = $(shell $(PYTHON) -c 'import sys, tomllib; p = tomllib.load(open("pyproje
 	print(*(p["dependencies"] if sys.argv[1] == "site" else p["optional-dependencies"][sys.argv[1]]))' $(1))
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
-# pytest-xdist's workers for `make test`, each taking whole modules (--dist loadfile): three
-# on CI's two CPUs made a clean clone's CI 26.3 minutes against 32.1 one at a time
-# (bench/RESULTS.md's history); more on a bigger machine
-TEST_WORKERS ?= 3
+# pytest-xdist's workers for `make test`, each taking whole modules (--dist loadfile): on CI's
+# two CPUs three made a clean clone's CI 26.3 minutes against 32.1 one at a time
+# (bench/RESULTS.md's history), and a fourth finds work for them while others wait on a server
+# or a timer; more on a bigger machine
+TEST_WORKERS ?= 4
 
 .PHONY: serve build test lint ci-time bench shots zip scorm questions export pyodide chromium corpus clean
 

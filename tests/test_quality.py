@@ -46,17 +46,22 @@ def chapters(site):
 # the rules that read colours: the dark scheme's styles set colours alone (custom properties
 # under prefers-color-scheme), so in dark only these can find what light did not
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+FIGURES = "figure[data-figure]"
 
 
-def axe_violations(page, axe=None, rules=None):
+def axe_violations(page, axe=None, rules=None, within=None):
     """The serious violations axe-core finds in the page as it is now (AXE: axe-core's script,
-    to load first where the page has not loaded it), by every rule or those named in RULES."""
+    to load first where the page has not loaded it), by every rule or those named in RULES, in
+    the whole page or in the elements the selector WITHIN matches."""
     if axe:
         page.evaluate(axe)
     options = {"resultTypes": ["violations"]}
     if rules:
         options["runOnly"] = {"type": "rule", "values": rules}
-    found = page.evaluate("(options) => axe.run(document, options)", options)["violations"]
+    context = {"include": [within]} if within else None
+    found = page.evaluate(
+        "([context, options]) => axe.run(context ?? document, options)", [context, options]
+    )["violations"]
     return [v for v in found if v["impact"] in SERIOUS]
 
 
@@ -71,13 +76,14 @@ def describe(violations):
     )
 
 
-def schemes_checked(page, where):
-    """AXE's serious violations in PAGE in light by every rule, then in dark by those that read
-    colours (then the page's own scheme again), each described under WHERE."""
+def schemes_checked(page, where, within=None):
+    """AXE's serious violations in PAGE (or in what WITHIN selects) in light by every rule, then
+    in dark by those that read colours (then the page's own scheme again), each described under
+    WHERE."""
     problems = []
     for scheme, rules in (("light", None), ("dark", COLOUR_RULES)):
         page.emulate_media(color_scheme=scheme)
-        found = axe_violations(page, rules=rules)
+        found = axe_violations(page, rules=rules, within=within)
         if found:
             problems.append(f"{where}, {scheme}:\n{describe(found)}")
     page.emulate_media(color_scheme="null")
@@ -85,8 +91,9 @@ def schemes_checked(page, where):
 
 
 def test_axe_finds_nothing_serious(new_page, ready_page, site, base_url, axe):
-    """Every page in light and dark, before Python (held back) and, for a chapter, after: its
-    page with Python ready is the one the keyboard test below walks."""
+    """Every page in light and dark, before Python (held back) and, for a chapter, its figures
+    after (Python redraws only them): its page with Python ready is the one the keyboard test
+    below walks."""
     problems = []
     page = new_page(viewport={"width": 1200, "height": 900})  # one page visits each, held back
     hold_python(page)
@@ -99,7 +106,7 @@ def test_axe_finds_nothing_serious(new_page, ready_page, site, base_url, axe):
             ready = ready_page(name)
             if not ready.evaluate("'axe' in window"):
                 ready.evaluate(axe)
-            problems += schemes_checked(ready, f"{name}, after Python")
+            problems += schemes_checked(ready, f"{name}, after Python", FIGURES)
     assert not problems, "\n\n".join(problems)
 
 
