@@ -306,7 +306,7 @@ def test_a_damaged_kept_model_is_dropped_said_and_fetched_again(browser, site, w
     try:
         page = context.new_page()
         page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
-        page.goto(base + CHAPTER)
+        page.goto(base)  # the home page: the origin's caches, no Python started
         page.evaluate(KEEP_DAMAGED.replace("DAMAGE_FN", f"({DAMAGE[damage]})"), model_url)
         text = "The kept copy was damaged but the model reads this"
         load_own(page, base, text)

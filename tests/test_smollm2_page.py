@@ -198,7 +198,7 @@ def test_load_keep_compare_then_a_second_visit_offline(new_page, server, cpython
     page = new_page(viewport={"width": 1200, "height": 900})
     requests = []
     page.context.on("request", lambda r: requests.append(r.url))
-    page.goto(base + CHAPTER)
+    page.goto(base)  # the home page: the origin's caches, no Python started
     minilm_url = base + "models/" + minilm.manifest()["file"]
     page.evaluate(PUT, [base, minilm_url, "real"])
     page.evaluate(PUT, [base, base + "models/smollm2-0123456789abcdef.bin", "old"])
@@ -292,7 +292,7 @@ def test_a_damaged_kept_file_is_dropped_said_and_fetched_again(new_page, server)
     page.on("console", lambda m: warnings.append(m.text) if m.type == "warning" else None)
     page.context.on("request", lambda r: requests.append(r.url))
     weights, tok = live.files()
-    page.goto(base + CHAPTER)
+    page.goto(base)  # the home page: the origin's caches, no Python started
     page.evaluate(PUT, [base, base + "models/" + weights["file"], "damaged"])
     page.evaluate(PUT, [base, base + "models/" + tok["file"], "real"])
     requests.clear()
