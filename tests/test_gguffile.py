@@ -23,9 +23,18 @@ from toymodels.models import gguf as reader
 from toymodels.models.card import Plan
 from toymodels.models.gguffile import model as gf
 
-torch = pytest.importorskip("torch", reason="the reference needs torch (export tier)")
-transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
 gguf = pytest.importorskip("gguf", reason="the files are written with the gguf package")
+torch = transformers = None  # the reference, imported when a test of this file first runs
+
+
+@pytest.fixture(scope="module", autouse=True)
+def reference_libraries():
+    """torch and transformers, imported when this file's tests run, not when every worker
+    collects them (seconds of each worker's processor time)."""
+    global torch, transformers
+    torch = pytest.importorskip("torch", reason="the reference needs torch (export tier)")
+    transformers = pytest.importorskip("transformers", reason="the reference needs transformers")
+
 
 VOCAB, D, HEADS, KV, LAYERS, FF = 80, 32, 4, 2, 2, 48
 KINDS = ("F32", "F16")
