@@ -862,3 +862,13 @@ def test_a_build_reusing_chapters_renders_only_those_whose_sources_changed(tmp_p
     rendered.clear()
     site_build.build(root, root / "site", reuse=kept)
     assert rendered == ["chapters/01-a.md", "chapters/02-b.md"]
+    # another project whose folders link to the same code, the same chapters in it: nothing
+    # rendered again (as the tests' builds of this repository's chapters share the run's)
+    (tmp_path / "other").mkdir()
+    other = project(tmp_path / "other", {"01-a.md": GOOD, "02-b.md": second})
+    (other / "templates").unlink()
+    (other / "templates").symlink_to(root / "templates")
+    (other / "chapters" / "02-b.md").write_text(second.replace("Some prose", "Edited prose"))
+    rendered.clear()
+    site_build.build(other, other / "site", reuse=kept)
+    assert rendered == []

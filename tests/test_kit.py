@@ -353,20 +353,26 @@ def test_new_figure_scaffolds_a_chapter_whose_kit_figure_builds_and_keeps_the_co
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_axe_finds_nothing_serious_on_a_page_built_only_from_the_kit(two_back, new_page, scheme):
+def test_axe_finds_nothing_serious_on_a_page_built_only_from_the_kit(two_back, new_page):
     """The scaffolded chapter's figure is kit components only: axe-core finds nothing serious or
-    critical on its page as built, once the page's Python is ready, and after the reader has
-    chosen a word and the masked view (markup drawn by Python in the browser)."""
+    critical on its page, in light and in dark, as built, once the page's Python is ready, and
+    after the reader has chosen a word and the masked view (markup drawn by Python in the
+    browser)."""
     server = serve_dir(two_back[1])
     found = {}
+
+    def schemes(moment):
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            found[f"{moment}, {scheme}"] = axe_violations(page, assets.axe_script())
+
     try:
-        page = new_page(color_scheme=scheme, viewport={"width": 1200, "height": 900})
+        page = new_page(viewport={"width": 1200, "height": 900})
         page.goto(f"http://127.0.0.1:{server.server_port}/two-back.html")
         expect(page.locator("figure[data-figure] table.mh-grid")).to_have_count(1)
-        found["as built"] = axe_violations(page, assets.axe_script())
+        schemes("as built")
         page.wait_for_selector("html.py-ready", timeout=90_000)
-        found["Python ready"] = axe_violations(page, assets.axe_script())
+        schemes("Python ready")
         figure = page.locator("figure[data-figure]")
         figure.locator('.mh-words [data-value="1"]').click()
         expect(figure.locator('.mh-words [data-value="1"]')).to_have_attribute(
@@ -374,7 +380,7 @@ def test_axe_finds_nothing_serious_on_a_page_built_only_from_the_kit(two_back, n
         )
         page.locator('[data-key="view"][data-value="mask"]').first.click()
         expect(figure.locator("td.num").first).to_be_attached()  # scores in the mask view
-        found["redrawn"] = axe_violations(page, assets.axe_script())
+        schemes("redrawn")
     finally:
         server.shutdown()
     problems = [f"{moment}:\n{describe(v)}" for moment, v in found.items() if v]

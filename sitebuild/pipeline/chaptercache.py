@@ -38,8 +38,9 @@ def key(chapter, following, code):
 
 
 def code(root):
-    """A hash of every file of templates/, toymodels/ and sitebuild/: path, size and
-    modification time (read once a build: it walks the folders)."""
+    """A hash of every file of templates/, toymodels/ and sitebuild/: real path, size and
+    modification time (read once a build: it walks the folders). By real path, so that a
+    project whose folders link to another's shares its renderings."""
     return hashlib.sha256(_code(root)).hexdigest()
 
 
@@ -48,7 +49,7 @@ def _code(root):
     folders += [Path(p) for p in toymodels.__path__]
     seen = []
     for folder in folders:
-        for top, dirs, files in os.walk(folder, followlinks=True):
+        for top, dirs, files in os.walk(os.path.realpath(folder), followlinks=True):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(files):
                 stat = os.stat(os.path.join(top, name))
