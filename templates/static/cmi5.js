@@ -276,6 +276,8 @@ async function start(found, late) {
     session?.problem("start this session", true);
     return null;
   }
+  // a session started ends when the page goes, even before its answers are read back
+  window.addEventListener("pagehide", () => session.finish());
   const kept = await session.readState();
   try {
     if (late()) {
@@ -295,7 +297,6 @@ async function start(found, late) {
     saveShared("student", name.slice(0, 200));
   }
   document.addEventListener("mh:answered", () => session.answered());
-  window.addEventListener("pagehide", () => session.finish());
   return session;
 }
 
