@@ -99,6 +99,14 @@ Tensor = namedtuple("Tensor", "kind shape start nbytes")
 Plan = namedtuple("Plan", "layers rows")
 
 
+def plan_name(plan, layers):
+    """A plan's name for a model of LAYERS layers: "float32" (every weight in float32),
+    "blocks" (no layer in float32) or "mixed"."""
+    if plan == (layers, False):
+        return "float32"
+    return "mixed" if plan.layers else "blocks"
+
+
 class Refused(ValueError):
     """A file the page will not run; str() is the reader-facing message."""
 
@@ -280,10 +288,7 @@ class Card:
                 "about 500 million parameters) or a smaller quantisation, such as Q4_K_M, "
                 "works; so may a browser on a computer with more memory."
             )
-        if self.plan == (self.layers, False):
-            self.keeps = "float32"
-        else:
-            self.keeps = "mixed" if self.plan.layers else "blocks"
+        self.keeps = plan_name(self.plan, self.layers)
         every = self.plan.layers == self.layers
         self.work_bytes = work + made[0 if every else 1]
 

@@ -35,7 +35,7 @@ chooses for the page's memory:
 import numpy as np
 
 from .. import gguf, quants
-from ..card import EMBEDDING, Plan
+from ..card import EMBEDDING, Plan, plan_name
 from ..smollm2.llama import Cache, Llama, dot, rmsnorm
 from .gpt2 import GPT2, layernorm
 
@@ -127,13 +127,6 @@ def plan_of(keeps, n_layer):
     return Plan(int(n), bool(rows))
 
 
-def name_of(plan, n_layer):
-    """The plan's name, as the card gives it: "float32", "blocks" or "mixed"."""
-    if plan == (n_layer, False):
-        return "float32"
-    return "mixed" if plan.layers else "blocks"
-
-
 def build(arch, cfg, tensor, plan, keep=True):
     """The model of architecture ARCH and config CFG from TENSOR(name) (float32, or a Rows for
     the embedding and output under a plan with rows), its layers held as PLAN says (with every
@@ -144,7 +137,7 @@ def build(arch, cfg, tensor, plan, keep=True):
     if plan.layers and not every:
         model.layers = Layers(model, plan.layers)
     model.arch, model.config = arch, cfg
-    model.plan, model.keeps = plan, name_of(plan, cfg["n_layer"])
+    model.plan, model.keeps = plan, plan_name(plan, cfg["n_layer"])
     return model
 
 
@@ -249,8 +242,6 @@ def load(data, keep=True, keeps="float32"):
     "blocks" or a Plan, see the module; with every layer in float32, `keep` as for Llama): a
     LlamaFile or GPT2File, with `.arch`, `.config`, `.plan` and `.keeps` (the plan's name).
     Raises gguf.GGUFError (FileError among them) for a file it cannot run."""
-    if isinstance(keeps, str) and keeps not in KEEPS:
-        raise ValueError(f"keeps is one of {KEEPS} or a Plan, not {keeps!r}")
     reader = gguf.Reader(data, quants.nbytes)
     raw = reader.tensors
     arch, cfg = config(reader.fields, set(raw))
